@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * records.h - encode and decode single perf.data records, byte for byte.
+ *
+ * Pure functions over caller-provided buffers: no I/O, no allocation, so each
+ * layout can be unit-tested against a hand-computed byte image.
+ *
+ * Encoders return the record size in bytes (always a multiple of 8 unless
+ * stated) or -E2BIG when `cap` is too small, -EINVAL for values that cannot
+ * be encoded (a record over 64 KiB, a build-id over 20 bytes). Records of
+ * kernel types (< 64) carry the sample_id trailer selected by `id_type`: pass
+ * the event's sample_type when attr.sample_id_all is set, 0 otherwise.
+ *
+ * Decoders take a whole record (header->size bytes, already bounds-checked by
+ * the caller) and return 0 or -EINVAL when the record is malformed for its
+ * type; strings point into the record.
+ */
+#ifndef PERFDATA_RECORDS_H
+#define PERFDATA_RECORDS_H
+
+#include <sys/types.h>
+
+#include "perfdata.h"
+
+/* MMAP (type 1) and MMAP2 (type 10). */
+struct perfdata_mmap {
+	uint16_t misc;		/* cpumode; MMAP2 adds PERF_RECORD_MISC_MMAP_BUILD_ID itself */
+	uint32_t pid, tid;	/* pid = tgid; -1 for the kernel map */
+	uint64_t start, len, pgoff;
+	/* MMAP2 only: either a build-id ... */
+	uint8_t build_id_size;	/* 0 = no build-id: maj/min/ino are written */
+	uint8_t build_id[PERFDATA_BUILD_ID_MAX];
+	/* ... or the inode triple */
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;	/* PROT_*, MAP_* */
+	const char *filename;
+};
+
+/* COMM (type 3); exec sets PERF_RECORD_MISC_COMM_EXEC. */
+struct perfdata_comm {
+	uint32_t pid, tid;
+	bool exec;
+	const char *comm;
+};
+
+/* FORK (type 7) and EXIT (type 4). */
+struct perfdata_task {
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+/* Size of the sample_id trailer for these sample_type bits. */
+size_t perfdata_sample_id_size(uint64_t id_type);
+/* Size of a SAMPLE record for this attr, or 0 if it cannot be encoded. */
+size_t perfdata_sample_size(const struct perf_event_attr *attr, const struct perfdata_sample *s);
+
+ssize_t perfdata_encode_mmap(void *buf, size_t cap, const struct perfdata_mmap *m,
+			     uint64_t id_type, const struct perfdata_sample_id *sid);
+ssize_t perfdata_encode_mmap2(void *buf, size_t cap, const struct perfdata_mmap *m,
+			      uint64_t id_type, const struct perfdata_sample_id *sid);
+ssize_t perfdata_encode_comm(void *buf, size_t cap, const struct perfdata_comm *c,
+			     uint64_t id_type, const struct perfdata_sample_id *sid);
+/* type is PERF_RECORD_FORK or PERF_RECORD_EXIT */
+ssize_t perfdata_encode_task(void *buf, size_t cap, uint32_t type, const struct perfdata_task *t,
+			     uint64_t id_type, const struct perfdata_sample_id *sid);
+ssize_t perfdata_encode_lost(void *buf, size_t cap, uint64_t id, uint64_t lost,
+			     uint64_t id_type, const struct perfdata_sample_id *sid);
+ssize_t perfdata_encode_lost_samples(void *buf, size_t cap, uint64_t lost,
+				     uint64_t id_type, const struct perfdata_sample_id *sid);
+/* The fields present are chosen by attr->sample_type; s->nr_regs must equal
+ * popcount(attr->sample_regs_user) when REGS_USER is set. */
+ssize_t perfdata_encode_sample(void *buf, size_t cap, const struct perf_event_attr *attr,
+			       const struct perfdata_sample *s);
+ssize_t perfdata_encode_finished_round(void *buf, size_t cap);
+/* HEADER_ATTR (64): the attr (PERFDATA_ATTR_SIZE bytes) then its ids. */
+ssize_t perfdata_encode_header_attr(void *buf, size_t cap, const struct perf_event_attr *attr,
+				    const uint64_t *ids, uint32_t nr_ids);
+/* HEADER_FEATURE (80): u64 feature id then the feature's payload. */
+ssize_t perfdata_encode_header_feature(void *buf, size_t cap, uint32_t feat,
+				       const void *payload, size_t size);
+/*
+ * A build-id record. type 0 inside the BUILD_ID feature (name padded to 64
+ * as perf does, so the size is 36 + 64*k), PERFDATA_RECORD_HEADER_BUILD_ID in
+ * a pipe (padded further so the record size is a multiple of 8).
+ */
+ssize_t perfdata_encode_build_id(void *buf, size_t cap, uint32_t type, uint16_t cpumode,
+				 int32_t pid, const uint8_t *build_id, size_t size,
+				 const char *filename);
+
+/* Decoders (see above). */
+int perfdata_decode_sample_id(const struct perf_event_header *h, uint64_t id_type,
+			      struct perfdata_sample_id *sid);
+int perfdata_decode_sample(const struct perf_event_header *h, const struct perf_event_attr *attr,
+			   struct perfdata_sample *s);
+int perfdata_decode_mmap(const struct perf_event_header *h, struct perfdata_mmap *m);
+int perfdata_decode_mmap2(const struct perf_event_header *h, struct perfdata_mmap *m);
+int perfdata_decode_comm(const struct perf_event_header *h, struct perfdata_comm *c);
+int perfdata_decode_task(const struct perf_event_header *h, struct perfdata_task *t);
+/* The u64 id of a SAMPLE, from IDENTIFIER (first word) or ID, or 0. Needed to
+ * pick the event before the rest can be decoded. */
+int perfdata_decode_sample_event_id(const struct perf_event_header *h, uint64_t sample_type,
+				    uint64_t *id);
+
+#endif /* PERFDATA_RECORDS_H */

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolize.h - turn addresses from a profile into functions, files and lines.
+ *
+ * One symbolizer serves a whole conversion. It caches every file it opens
+ * (one libdw Dwfl module per distinct file) and every kernel symbol table,
+ * so callers can ask per address; callers should still look each distinct
+ * address up once.
+ *
+ * Where debug info is found, in the order perf and gdb use:
+ *   the file itself, its .gnu_debuglink (next to it, in .debug/, and under
+ *   the debug dir), <debug-dir>/.build-id/xx/yyyy.debug,
+ *   ~/.debug/.build-id/xx/yyyy/ (perf's build-id cache).
+ * A file whose build-id differs from the recorded one is not used.
+ *
+ * Addresses: user addresses are runtime addresses inside a mapping; the
+ * caller passes the mapping (start, pgoff, path, build-id). Return addresses
+ * (callers) should be looked up at address - 1 by the caller.
+ */
+#ifndef SYMBOLIZE_SYMBOLIZE_H
+#define SYMBOLIZE_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buildid.h"
+
+struct symbolizer;
+
+struct symbolizer_opts {
+	const char *kallsyms;	/* NULL = /proc/kallsyms */
+	const char *symfs;	/* prefix for every file path, as perf --symfs; NULL = none */
+	const char *debug_dir;	/* NULL = /usr/lib/debug */
+	const char *jit_dir;	/* where perf-PID.map files are; NULL = /tmp */
+	bool no_inlines;	/* only the outermost function per address */
+};
+
+/* One inline level of an address: innermost first. Strings are owned by the symbolizer. */
+struct sym_frame {
+	const char *function;	/* NULL when unknown */
+	const char *file;	/* NULL when unknown */
+	int line;		/* 0 when unknown */
+};
+
+#define SYM_MAX_FRAMES 16
+
+struct sym_result {
+	size_t nr_frames;	/* >= 1 when anything was found, else 0 */
+	struct sym_frame frames[SYM_MAX_FRAMES];
+	/* What the source of the answer had, for pprof's Mapping.has_* flags. */
+	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+};
+
+/* A mapping as recorded (MMAP/MMAP2). */
+struct sym_mapping {
+	const char *path;
+	uint64_t start, len, pgoff;
+	const uint8_t *build_id;	/* NULL when not recorded */
+	size_t build_id_size;
+};
+
+int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out);
+void symbolizer_free(struct symbolizer *s);
+
+/* Kernel address from kallsyms. 0, -ENOENT when not found, -errno. */
+int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
+/* User address inside mapping m. 0, -ENOENT (nothing found: out->nr_frames = 0). */
+int symbolize_user(struct symbolizer *s, const struct sym_mapping *m, uint64_t addr,
+		   struct sym_result *out);
+/* Address in anonymous executable memory of pid, from perf-PID.map. */
+int symbolize_jit(struct symbolizer *s, int pid, uint64_t addr, struct sym_result *out);
+
+#endif /* SYMBOLIZE_SYMBOLIZE_H */

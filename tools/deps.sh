@@ -1,0 +1,33 @@
+#!/bin/sh
+# Install the Debian packages bpfrec needs to build and test. Idempotent:
+# does nothing (and needs no network) when everything is present.
+# Usage: tools/deps.sh [build|test]   (test adds the readers the tests use)
+set -eu
+
+mode=${1:-build}
+build_pkgs="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
+libtraceevent-dev pkg-config"
+test_pkgs="libcriterion-dev linux-perf golang-go hotspot binutils"
+
+pkgs=$build_pkgs
+[ "$mode" = test ] && pkgs="$build_pkgs $test_pkgs"
+
+missing=""
+for p in $pkgs; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$st" in
+	*"install ok installed"*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages:$missing; run as root or: apt-get install -y$missing" >&2
+	exit 1
+fi
+echo "deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing >/dev/null
