@@ -16,6 +16,7 @@
 #include "symbolize/buildid.h"
 #include "symbolize/debugfind.h"
 #include "symbolize/util.h"
+#include "symbolize/vdso.h"
 
 /* What a candidate must be to be used. */
 struct want {
@@ -139,6 +140,29 @@ static char *home_cache_path(const struct debug_paths *dp, const char *hex, cons
 	return str_join(dp->home, "/.debug/.build-id/", xx, "/", hex + 2, "/", leaf, NULL);
 }
 
+/* perf's cache (.../<id>/vdso), else this process's own vDSO if it matches. */
+static int find_vdso(const struct debug_paths *dp, const struct want *w, struct found_file *out)
+{
+	char hex[2 * BUILDID_MAX + 1];
+	char *p;
+	int fd;
+
+	if (w->build_id) {
+		buildid_to_hex(w->build_id, w->build_id_size, hex);
+		p = home_cache_path(dp, hex, "vdso");
+		if (p && !try_owned(p, w, out))
+			return 0;
+	}
+	if (vdso_open_self(&fd))
+		return -ENOENT;
+	if (!elf_matches(fd, w) || !(out->path = strdup("[vdso]"))) {
+		close(fd);
+		return -ENOENT;
+	}
+	out->fd = fd;
+	return 0;
+}
+
 int debugfind_binary(const struct debug_paths *dp, const char *path, const uint8_t *build_id,
 		     size_t build_id_size, struct found_file *out)
 {
@@ -148,6 +172,8 @@ int debugfind_binary(const struct debug_paths *dp, const char *path, const uint8
 
 	if (build_id && (!build_id_size || build_id_size > BUILDID_MAX))
 		return -EINVAL;
+	if (!strcmp(path, "[vdso]"))
+		return find_vdso(dp, &w, out);
 	if (!try_owned(str_join(dp->symfs, path, NULL), &w, out))
 		return 0;
 	if (!build_id)

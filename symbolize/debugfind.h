@@ -35,7 +35,10 @@ struct found_file {
  * The binary for a mapping of `path` (as recorded): symfs+path when it is an
  * ELF file with the recorded build-id (or none was recorded), else the
  * build-id caches: ~/.debug/.build-id/xx/rest/elf, <debug_dir>/.build-id/
- * xx/rest.debug, ~/.debug/.build-id/xx/rest/debug. 0 or -ENOENT.
+ * xx/rest.debug, ~/.debug/.build-id/xx/rest/debug. "[vdso]" is looked
+ * for in perf's cache (.../xx/rest/vdso), then taken from this process
+ * (same kernel, same vDSO: the build-id decides when one was recorded).
+ * 0 or -ENOENT.
  */
 int debugfind_binary(const struct debug_paths *dp, const char *path, const uint8_t *build_id,
 		     size_t build_id_size, struct found_file *out);

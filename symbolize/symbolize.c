@@ -132,7 +132,8 @@ int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out
 
 /*
  * The path of a file a mapping can be symbolized from, or NULL: anonymous
- * and special mappings ([heap], //anon, /memfd:...) have none, and a
+ * and special mappings ([heap], //anon, /memfd:...) have none ([vdso] is
+ * found by debugfind_binary), and a
  * deleted file is only worth opening when the build-id can prove that
  * what is at its path now is what was mapped.
  */
@@ -143,6 +144,8 @@ static const char *file_path(const struct sym_mapping *m, bool have_build_id, ch
 	const char *p = m->path;
 	size_t len = strlen(p);
 
+	if (!strcmp(p, "[vdso]"))
+		return p;
 	if (p[0] != '/' || !strncmp(p, "//anon", 6) || !strncmp(p, "/memfd:", 7) ||
 	    !strncmp(p, "/SYSV", 5))
 		return NULL;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -979,6 +980,118 @@ Test(symbolize, libc_with_system_debug_info)
 	cr_assert(r.has_functions && r.has_filenames && r.has_line_numbers);
 	symbolizer_free(s);
 	dlclose(libc);
+}
+
+/* ---- the vDSO ------------------------------------------------------ */
+
+struct vdso_info {
+	struct sym_mapping m;
+	uint64_t func;		/* __vdso_clock_gettime, relative to the image */
+	char names[4][256];	/* every dynamic symbol at that address */
+	size_t nr_names;
+	uint8_t id[BUILDID_MAX];
+	size_t id_size;
+};
+
+/* Our own [vdso]: its mapping, and a copy on disk for nm and the build-id. */
+static void own_vdso(struct vdso_info *v)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	char line[512], cmd[4200], sym[256];
+	const char *copy = tmp("vdso.so");
+	unsigned long long val, sz, func = ~0ULL;
+	FILE *f;
+
+	memset(v, 0, sizeof(*v));
+	cr_assert(base, "no vDSO in this process");
+	f = fopen("/proc/self/maps", "r");
+	cr_assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long st, en;
+
+		if (sscanf(line, "%llx-%llx", &st, &en) == 2 && st == base && strstr(line, "[vdso]"))
+			v->m = (struct sym_mapping){ .path = "[vdso]", .start = st, .len = en - st };
+	}
+	fclose(f);
+	cr_assert(v->m.len, "no [vdso] line in /proc/self/maps");
+	f = fopen(copy, "w");
+	cr_assert(f);
+	cr_assert_eq(fwrite((const void *)base, 1, v->m.len, f), v->m.len);
+	fclose(f);
+	cr_assert_eq(buildid_read_file(copy, v->id, &v->id_size), 0);
+	snprintf(cmd, sizeof(cmd), "nm -D -S '%s'", copy);
+	for (int pass = 0; pass < 2; pass++) {
+		FILE *p = popen(cmd, "r");
+
+		cr_assert(p);
+		while (fgets(line, sizeof(line), p)) {
+			char type;
+
+			if (sscanf(line, "%llx %llx %c %255s", &val, &sz, &type, sym) != 4)
+				continue;
+			sym[strcspn(sym, "@")] = '\0';
+			if (pass == 0 && !strcmp(sym, "__vdso_clock_gettime"))
+				func = val;
+			if (pass == 1 && val == func && v->nr_names < 4)
+				snprintf(v->names[v->nr_names++], sizeof(v->names[0]), "%s", sym);
+		}
+		pclose(p);
+	}
+	cr_assert_neq(func, ~0ULL, "no __vdso_clock_gettime in the vDSO");
+	v->func = func;
+}
+
+static bool is_one_of(const char *name, const struct vdso_info *v)
+{
+	for (size_t i = 0; name && i < v->nr_names; i++)
+		if (!strcmp(name, v->names[i]))
+			return true;
+	return false;
+}
+
+Test(symbolize, vdso_of_this_kernel, .init = make_tmpdir, .fini = cleanup)
+{
+	struct symbolizer *s = isolated_symbolizer(false);
+	struct vdso_info v;
+	struct sym_result r;
+	uint8_t wrong[BUILDID_MAX];
+
+	own_vdso(&v);
+	cr_assert_eq(symbolize_user(s, &v.m, v.m.start + v.func + 1, &r), 0);
+	cr_assert(is_one_of(r.frames[r.nr_frames - 1].function, &v), "got %s",
+		  r.frames[r.nr_frames - 1].function);
+	/* The recorded build-id is this vDSO's: the same answer. */
+	v.m.build_id = v.id;
+	v.m.build_id_size = v.id_size;
+	cr_assert_eq(symbolize_user(s, &v.m, v.m.start + v.func + 1, &r), 0);
+	cr_assert(is_one_of(r.frames[r.nr_frames - 1].function, &v));
+	/* Recorded under another kernel: not this vDSO. */
+	memcpy(wrong, v.id, v.id_size);
+	wrong[0] ^= 0xff;
+	v.m.build_id = wrong;
+	cr_assert_eq(symbolize_user(s, &v.m, v.m.start + v.func + 1, &r), -ENOENT);
+	cr_assert_eq(r.nr_frames, 0);
+	symbolizer_free(s);
+}
+
+Test(symbolize, vdso_from_perf_cache, .init = make_tmpdir, .fini = cleanup)
+{
+	uint8_t id[BUILDID_MAX];
+	size_t id_size = 0;
+	struct symbolizer *s, *ref;
+	char hex[41];
+
+	isolate_home();
+	/* Any ELF stands in for another kernel's vDSO, kept as perf does. */
+	cr_assert_eq(buildid_read_file(fixture("sym_target"), id, &id_size), 0);
+	buildid_to_hex(id, id_size, hex);
+	run("mkdir -p '%s/.debug/.build-id/%.2s/%s' && cp '%s' '%s/.debug/.build-id/%.2s/%s/vdso'",
+	    tmp("home"), hex, hex + 2, fixture("sym_target"), tmp("home"), hex, hex + 2);
+	s = new_symbolizer(tmp("debug"), false);
+	ref = new_symbolizer(tmp("debug"), false);
+	check_same_answers(s, "[vdso]", ref, fixture("sym_target"), "sym_leaf", id, id_size);
+	symbolizer_free(s);
+	symbolizer_free(ref);
 }
 
 /* ---- JIT perf maps -------------------------------------------------- */
