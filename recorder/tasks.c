@@ -35,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "perfdata/writer.h"
@@ -186,6 +188,7 @@ struct task_file {
 	uint64_t hash;
 	uint32_t maj, min;
 	uint64_t ino;
+	bool vdso32;		/* a [vdso] of a 32-bit process: not our image */
 	uint32_t refs;		/* task_maps pointing here */
 	bool registered;	/* build-id given to the writer (the file has samples) */
 	uint8_t build_id_size;	/* 0: none found, MMAP2 carries maj/min/ino */
@@ -225,6 +228,9 @@ struct task_tracker {
 	struct tt_table procs, threads;
 	struct task_file **files;
 	size_t files_nbuckets, nr_files, files_sweep_at;
+	/* This process's vDSO build-id: the kernel maps the same image into every 64-bit process. */
+	uint8_t vdso_id[BUILDID_MAX];
+	size_t vdso_id_size;
 };
 
 /* ---- files and their build-ids ------------------------------------------ */
@@ -238,6 +244,32 @@ static uint64_t file_hash(uint32_t maj, uint32_t min, uint64_t ino, const char *
 	h ^= ino * 0x9e3779b97f4a7c15ull;
 	h ^= ((uint64_t)maj << 32 | min) * 0xc2b2ae3d27d4eb4full;
 	return h;
+}
+
+/* x86_64 maps the vDSO of 32-bit (and x32) processes below 4 GiB: a different image. */
+static bool is_vdso32(const struct procmaps_entry *e)
+{
+	return !strcmp(e->path, "[vdso]") && e->end <= (1ull << 32);
+}
+
+/* The build-id of our own vDSO, from its ELF notes in memory. */
+static void read_self_vdso_build_id(struct task_tracker *t)
+{
+	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const void *)base;
+	const Elf64_Phdr *ph;
+
+	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return;
+	ph = (const void *)(base + eh->e_phoff);
+	for (unsigned int i = 0; i < eh->e_phnum; i++) {
+		/* The image is mapped as laid out in the file: offsets are addresses. */
+		if (ph[i].p_type == PT_NOTE &&
+		    !buildid_parse_notes(base + ph[i].p_offset, ph[i].p_filesz, t->vdso_id,
+					 &t->vdso_id_size))
+			return;
+	}
+	t->vdso_id_size = 0;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -260,8 +292,16 @@ static void read_build_id(const struct task_tracker *t, uint32_t pid,
 	size_t size = 0;
 	int err = -ENOENT;
 
+	if (!strcmp(e->path, "[vdso]")) {
+		/* perf, too, takes the image from its own process. */
+		if (!f->vdso32 && t->vdso_id_size) {
+			memcpy(f->build_id, t->vdso_id, t->vdso_id_size);
+			f->build_id_size = (uint8_t)t->vdso_id_size;
+		}
+		return;
+	}
 	if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME))
-		return;	/* "[vdso]", "//anon": no file to read */
+		return;	/* "//anon": no file to read */
 	if (snprintf(path, sizeof(path), "%s/%u/map_files/%lx-%lx", t->proc_root, pid,
 		     (unsigned long)e->start, (unsigned long)e->end) < (int)sizeof(path))
 		err = buildid_read_file(path, f->build_id, &size);
@@ -326,13 +366,14 @@ static void files_grow(struct task_tracker *t)
 static struct task_file *file_get(struct task_tracker *t, uint32_t pid,
 				  const struct procmaps_entry *e)
 {
-	uint64_t h = file_hash(e->maj, e->min, e->ino, e->path);
+	bool vdso32 = is_vdso32(e);
+	uint64_t h = file_hash(e->maj, e->min, e->ino, e->path) + vdso32;
 	struct task_file *f;
 	size_t len;
 
 	for (f = t->files[h & (t->files_nbuckets - 1)]; f; f = f->hnext) {
 		if (f->hash == h && f->maj == e->maj && f->min == e->min && f->ino == e->ino &&
-		    !strcmp(f->path, e->path)) {
+		    f->vdso32 == vdso32 && !strcmp(f->path, e->path)) {
 			f->refs++;
 			return f;
 		}
@@ -347,6 +388,7 @@ static struct task_file *file_get(struct task_tracker *t, uint32_t pid,
 	f->maj = e->maj;
 	f->min = e->min;
 	f->ino = e->ino;
+	f->vdso32 = vdso32;
 	f->refs = 1;
 	memcpy(f->path, e->path, len);
 	read_build_id(t, pid, e, f);
@@ -800,6 +842,7 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 	t->files_nbuckets = 256;
 	t->files = calloc(t->files_nbuckets, sizeof(*t->files));
 	t->files_sweep_at = FILES_SWEEP_MIN;
+	read_self_vdso_build_id(t);
 	if (!t->proc_root || !t->files || tt_init(&t->procs) || tt_init(&t->threads)) {
 		task_tracker_free(t);
 		return -ENOMEM;
