@@ -13,7 +13,8 @@
  *     mapped" is a binary search: it runs for every user ip of every sample.
  *   - mapped files by (device, inode, path), shared by the processes that map
  *     them, so each file's build-id is read once; unreferenced ones are swept
- *     when there are many.
+ *     when there are many. "[vdso]" gets this process's vDSO build-id, as
+ *     perf does; "//anon" none.
  *
  * Change detection:
  *   - an ip outside every known mapping re-reads the maps, at most once per
@@ -27,6 +28,7 @@
  *     rename (prctl PR_SET_NAME) keeps its mappings and gets a plain COMM;
  *     a non-main thread cannot exec (exec makes the thread the leader).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -35,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <elf.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
