@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -1536,4 +1537,564 @@ Test(reader_robust, seeded_random_mutations_pipe_mode)
 	scenario_pipe(&p, 128);
 	mutate_and_read(&p, 0xfeedfacecafebeefULL, 3000);
 	img_free(&p);
+}
+
+/* ---- streaming: many records, buffer refills, bounded memory --------------------- */
+
+#define STREAM_SAMPLES 30000
+
+static struct ev_spec stream_event = {
+	"cpu-clock", { .type = PERF_TYPE_SOFTWARE, .sample_period = 1,
+		       .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				      PERF_SAMPLE_CALLCHAIN }, { 0 }, 0 };
+
+/* 30000 samples with 1..60 frames; frame k of sample i is i * 1000 + k. After a
+ * 100-byte HEADER_BUILD_ID every record is misaligned in the stream. */
+static void stream_records(struct img *d)
+{
+	build_id_entry(d, PERFDATA_RECORD_HEADER_BUILD_ID, PERF_RECORD_MISC_USER, app_bid, "/a");
+	for (uint64_t i = 0; i < STREAM_SAMPLES; i++) {
+		uint64_t nr = i % 60 + 1;
+
+		begin(d, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+		u64(d, i * 1000);
+		u32x2(d, 1, 1);
+		u64(d, i);
+		u64(d, nr);
+		for (uint64_t k = 0; k < nr; k++)
+			u64(d, i * 1000 + k);
+		end(d);
+	}
+}
+
+static size_t heap_in_use(void)
+{
+	return mallinfo2().uordblks;
+}
+
+static void check_stream(int fd, bool pipe)
+{
+	struct perfdata_reader *r = open_ok(fd);
+	const struct perf_event_header *h;
+	size_t base = heap_in_use(), peak = base;
+	uint64_t next = 0;
+
+	cr_assert_eq(perfdata_reader_is_pipe(r), pipe);
+	while (perfdata_reader_next(r, &h) == 1) {
+		struct perfdata_sample s;
+
+		if (heap_in_use() > peak)
+			peak = heap_in_use();
+		if (h->type != PERF_RECORD_SAMPLE)
+			continue;
+		cr_assert_eq(perfdata_reader_parse_sample(r, h, &s, NULL), 0);
+		cr_assert_eq(s.time, next, "sample %lu missing or out of order", (unsigned long)next);
+		cr_assert_eq(s.nr_callchain, next % 60 + 1);
+		for (uint64_t k = 0; k < s.nr_callchain; k++)
+			cr_assert_eq(s.callchain[k], next * 1000 + k);
+		next++;
+	}
+	cr_assert_str_eq(perfdata_reader_error(r), "");
+	cr_assert_eq(next, STREAM_SAMPLES);
+	/* The image is ~10 MiB; the reader must not have grown with it. */
+	cr_assert_lt(peak - base, 512 * 1024, "heap grew by %zu bytes while streaming",
+		     peak - base);
+	perfdata_reader_free(r);
+}
+
+Test(reader_stream, many_records_file_and_pipe_with_bounded_memory)
+{
+	struct img d = { 0 }, f = { 0 }, p = { 0 };
+	struct feeder fe;
+	int fd;
+
+	stream_records(&d);
+	cr_assert_gt(d.len, 8u << 20);
+	build_file(&f, &stream_event, 1, 128, &d, NULL, 0);
+	fd = memfd_with(f.b, f.len);
+	check_stream(fd, false);
+	close(fd);
+	img_free(&f);
+
+	build_pipe(&p, &stream_event, 1, 128, &d, NULL, 0);
+	fd = pipe_with(&fe, p.b, p.len, 4093);
+	check_stream(fd, true);
+	pipe_done(&fe, fd);
+	img_free(&p);
+	img_free(&d);
+}
+
+/* ---- round trips through perfdata/writer.c ---------------------------------------- */
+
+#define RT_TRAILER (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
+		    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+static const struct perf_event_attr rt_attr_a = {
+	.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK, .size = 128,
+	.sample_type = RT_TRAILER | PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_PERIOD |
+		       PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
+		       PERF_SAMPLE_STACK_USER,
+	.sample_period = 99, .freq = 1, .sample_id_all = 1, .use_clockid = 1,
+	.clockid = CLOCK_MONOTONIC, .sample_regs_user = 0x7, .sample_stack_user = 64,
+};
+static const struct perf_event_attr rt_attr_b = {
+	.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_BPF_OUTPUT, .size = 128,
+	.sample_type = RT_TRAILER | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
+	.sample_period = 1, .sample_id_all = 1, .use_clockid = 1, .clockid = CLOCK_MONOTONIC,
+};
+static const uint64_t rt_ids_a[] = { 101, 102 }, rt_ids_b[] = { 201 };
+
+static const uint64_t rt_chain[] = { (uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000100ULL,
+				     0xffffffff81000200ULL, (uint64_t)PERF_CONTEXT_USER, 0x401000,
+				     0x402000, 0x403000 };
+static const uint64_t rt_regs[] = { 0x7ffc0010, 0x7ffc0000, 0x401000 };
+static uint64_t rt_stack[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+static const struct perfdata_mmap rt_kmap = {
+	.misc = PERF_RECORD_MISC_KERNEL, .pid = (uint32_t)-1, .tid = 0,
+	.start = 0xffffffff81000000ULL, .len = 0x1200000, .pgoff = 0xffffffff81000000ULL,
+	.filename = "[kernel.kallsyms]_text",
+};
+static const struct perfdata_mmap rt_map_ino = {
+	.misc = PERF_RECORD_MISC_USER, .pid = 10, .tid = 10, .start = 0x400000, .len = 0x5000,
+	.pgoff = 0x1000, .maj = 8, .min = 1, .ino = 77, .ino_generation = 3, .prot = 5,
+	.flags = 2, .filename = "/usr/bin/a",
+};
+static const struct perfdata_mmap rt_map_bid = {
+	.misc = PERF_RECORD_MISC_USER, .pid = 10, .tid = 10, .start = 0x7f0000000000ULL,
+	.len = 0x20000, .pgoff = 0, .build_id_size = 16,
+	.build_id = { 0xaa, 0xbb, 0xcc, 0xdd, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 },
+	.prot = 5, .flags = 2, .filename = "/usr/lib/x86_64-linux-gnu/liba.so.1",
+};
+static const struct perfdata_comm rt_comm = { .pid = 10, .tid = 11, .exec = true,
+					      .comm = "worker" };
+static const struct perfdata_task rt_fork = { .pid = 10, .ppid = 1, .tid = 11, .ptid = 10,
+					      .time = 7000 };
+static const struct perfdata_task rt_exit = { .pid = 10, .ppid = 1, .tid = 11, .ptid = 10,
+					      .time = 9000 };
+
+static struct perfdata_sample_id rt_sid(uint64_t time, uint64_t id)
+{
+	return (struct perfdata_sample_id){ .pid = 10, .tid = 11, .time = time, .id = id,
+					    .stream_id = id + 1000, .cpu = 1 };
+}
+
+static struct perfdata_sample rt_sample_full(void)
+{
+	return (struct perfdata_sample){
+		.misc = PERF_RECORD_MISC_KERNEL, .id = 102, .ip = 0xffffffff81000100ULL,
+		.pid = 10, .tid = 11, .time = 8000, .addr = 0xdead000, .stream_id = 5,
+		.cpu = 1, .period = 250000, .nr_callchain = 7, .callchain = rt_chain,
+		.raw_size = 5, .raw = "hello", .regs_abi = PERF_SAMPLE_REGS_ABI_64,
+		.nr_regs = 3, .regs = rt_regs, .stack_size = 64, .stack = rt_stack,
+		.stack_dyn_size = 40,
+	};
+}
+
+static struct perfdata_sample rt_sample_kthread(void)
+{
+	return (struct perfdata_sample){
+		.misc = PERF_RECORD_MISC_KERNEL, .id = 101, .ip = 0xffffffff81000200ULL,
+		.pid = 0, .tid = 0, .time = 8100, .cpu = 0, .period = 250000, .nr_callchain = 3,
+		.callchain = rt_chain, .raw_size = 0, .regs_abi = PERF_SAMPLE_REGS_ABI_NONE,
+		.stack_size = 0,
+	};
+}
+
+static struct perfdata_sample rt_sample_offcpu(void)
+{
+	return (struct perfdata_sample){
+		.misc = PERF_RECORD_MISC_USER, .id = 201, .pid = 10, .tid = 11, .time = 8200,
+		.stream_id = 6, .cpu = 1, .period = 1234567, .nr_callchain = 4,
+		.callchain = rt_chain + 3,
+	};
+}
+
+static const char *const rt_argv[] = { "bpfrec", "record", "-o", "x.data" };
+static const uint8_t rt_kbid[20] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0 };
+
+/* Write the round-trip recording with the writer into fd. */
+static void rt_write(int fd, bool pipe)
+{
+	struct perfdata_writer_opts o = { .pipe = pipe, .argc = 4, .argv = rt_argv };
+	struct perfdata_writer *w;
+	struct perfdata_sample_id sid;
+	struct perfdata_sample s;
+
+	cr_assert_eq(perfdata_writer_new(fd, &o, &w), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &rt_attr_a, rt_ids_a, 2), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, "offcpu-time", &rt_attr_b, rt_ids_b, 1), 0);
+	cr_assert_eq(perfdata_writer_start(w), 0);
+	cr_assert_eq(perfdata_writer_add_build_id(w, PERF_RECORD_MISC_KERNEL, rt_kbid, 20,
+						  "[kernel.kallsyms]"), 0);
+	cr_assert_eq(perfdata_writer_add_build_id(w, PERF_RECORD_MISC_USER, rt_map_bid.build_id,
+						  16, rt_map_bid.filename), 0);
+	sid = (struct perfdata_sample_id){ .pid = (uint32_t)-1, .id = 101 };
+	cr_assert_eq(perfdata_write_mmap(w, &rt_kmap, &sid), 0);
+	sid = rt_sid(5000, 101);
+	cr_assert_eq(perfdata_write_comm(w, &rt_comm, &sid), 0);
+	sid = rt_sid(6000, 101);
+	cr_assert_eq(perfdata_write_mmap2(w, &rt_map_ino, &sid), 0);
+	sid = rt_sid(6001, 102);
+	cr_assert_eq(perfdata_write_mmap2(w, &rt_map_bid, &sid), 0);
+	sid = rt_sid(rt_fork.time, 201);
+	cr_assert_eq(perfdata_write_fork(w, &rt_fork, &sid), 0);
+	cr_assert_eq(perfdata_write_finished_round(w), 0);
+	s = rt_sample_full();
+	cr_assert_eq(perfdata_write_sample(w, &s), 0);
+	s = rt_sample_kthread();
+	cr_assert_eq(perfdata_write_sample(w, &s), 0);
+	s = rt_sample_offcpu();
+	cr_assert_eq(perfdata_write_sample(w, &s), 0);
+	sid = rt_sid(8300, 101);
+	cr_assert_eq(perfdata_write_lost_samples(w, 42, &sid), 0);
+	sid = rt_sid(rt_exit.time, 102);
+	cr_assert_eq(perfdata_write_exit(w, &rt_exit, &sid), 0);
+	cr_assert_eq(perfdata_write_finished_round(w), 0);
+	cr_assert_eq(perfdata_writer_finish(w), 0);
+	perfdata_writer_free(w);
+}
+
+static void assert_sid(struct perfdata_reader *r, const struct perf_event_header *h,
+		       struct perfdata_sample_id want)
+{
+	struct perfdata_sample_id got;
+
+	cr_assert_eq(perfdata_reader_parse_sample_id(r, h, &got), 0);
+	cr_assert_eq(got.pid, want.pid);
+	cr_assert_eq(got.tid, want.tid);
+	cr_assert_eq(got.time, want.time);
+	cr_assert_eq(got.id, want.id);
+	cr_assert_eq(got.stream_id, want.stream_id);
+	cr_assert_eq(got.cpu, want.cpu);
+}
+
+static void assert_mmap_eq(const struct perfdata_mmap *a, const struct perfdata_mmap *b, bool mmap2)
+{
+	cr_assert_eq(a->misc, b->misc);
+	cr_assert_eq(a->pid, b->pid);
+	cr_assert_eq(a->tid, b->tid);
+	cr_assert_eq(a->start, b->start);
+	cr_assert_eq(a->len, b->len);
+	cr_assert_eq(a->pgoff, b->pgoff);
+	cr_assert_str_eq(a->filename, b->filename);
+	if (!mmap2)
+		return;
+	cr_assert_eq(a->build_id_size, b->build_id_size);
+	cr_assert_arr_eq(a->build_id, b->build_id, b->build_id_size);
+	cr_assert_eq(a->maj, b->maj);
+	cr_assert_eq(a->min, b->min);
+	cr_assert_eq(a->ino, b->ino);
+	cr_assert_eq(a->ino_generation, b->ino_generation);
+	cr_assert_eq(a->prot, b->prot);
+	cr_assert_eq(a->flags, b->flags);
+}
+
+static void assert_sample_eq(const struct perfdata_sample *got, const struct perfdata_sample *want,
+			     uint64_t type)
+{
+	cr_assert_eq(got->misc, want->misc);
+	cr_assert_eq(got->id, want->id);
+	cr_assert_eq(got->pid, want->pid);
+	cr_assert_eq(got->tid, want->tid);
+	cr_assert_eq(got->time, want->time);
+	cr_assert_eq(got->stream_id, want->stream_id);
+	cr_assert_eq(got->cpu, want->cpu);
+	cr_assert_eq(got->period, want->period);
+	cr_assert_eq(got->nr_callchain, want->nr_callchain);
+	cr_assert_arr_eq(got->callchain, want->callchain, want->nr_callchain * 8);
+	if (type & PERF_SAMPLE_IP)
+		cr_assert_eq(got->ip, want->ip);
+	if (type & PERF_SAMPLE_ADDR)
+		cr_assert_eq(got->addr, want->addr);
+	if (type & PERF_SAMPLE_RAW) {
+		/* the writer pads the raw data so that size + data is 8-aligned */
+		cr_assert_eq(got->raw_size, perfdata_align8(4 + want->raw_size) - 4);
+		if (want->raw_size)
+			cr_assert_arr_eq(got->raw, want->raw, want->raw_size);
+	}
+	if (type & PERF_SAMPLE_REGS_USER) {
+		cr_assert_eq(got->regs_abi, want->regs_abi);
+		cr_assert_eq(got->nr_regs, want->nr_regs);
+		if (want->nr_regs)
+			cr_assert_arr_eq(got->regs, want->regs, want->nr_regs * 8);
+	}
+	if (type & PERF_SAMPLE_STACK_USER) {
+		cr_assert_eq(got->stack_size, want->stack_size);
+		cr_assert_eq(got->stack_dyn_size, want->stack_dyn_size);
+		if (want->stack_size)
+			cr_assert_arr_eq(got->stack, want->stack, want->stack_size);
+	}
+}
+
+struct rt_bids {
+	int n;
+	bool kernel, lib;
+};
+
+static int rt_collect_bid(const struct perfdata_build_id *b, void *ctx)
+{
+	struct rt_bids *seen = ctx;
+
+	seen->n++;
+	if (!strcmp(b->filename, "[kernel.kallsyms]")) {
+		cr_assert_eq(b->cpumode, PERF_RECORD_MISC_KERNEL);
+		cr_assert_eq(b->size, 20);
+		cr_assert_arr_eq(b->id, rt_kbid, 20);
+		seen->kernel = true;
+	} else if (!strcmp(b->filename, rt_map_bid.filename)) {
+		cr_assert_eq(b->cpumode, PERF_RECORD_MISC_USER);
+		cr_assert_eq(b->size, 16);
+		cr_assert_arr_eq(b->id, rt_map_bid.build_id, 16);
+		seen->lib = true;
+	}
+	return 0;
+}
+
+static void rt_check(struct perfdata_reader *r, bool pipe)
+{
+	const struct perf_event_header *h;
+	const struct perfdata_event *ev;
+	struct perfdata_mmap m;
+	struct perfdata_comm c;
+	struct perfdata_task t;
+	struct perfdata_sample s, want;
+	struct perfdata_sample_id ksid = { .pid = (uint32_t)-1, .id = 101 };
+	int n = 0, bid_records = 0;
+	struct utsname u;
+
+	cr_assert_eq(perfdata_reader_is_pipe(r), pipe);
+	while (perfdata_reader_next(r, &h) == 1) {
+		cr_assert_eq(h->size % 8, 0, "the writer keeps every record 8-byte sized");
+		if (h->type == PERFDATA_RECORD_HEADER_ATTR || h->type == PERFDATA_RECORD_HEADER_FEATURE) {
+			cr_assert(pipe);
+			continue;
+		}
+		if (h->type == PERFDATA_RECORD_HEADER_BUILD_ID) {
+			cr_assert(pipe);
+			bid_records++;
+			continue;
+		}
+		switch (n++) {
+		case 0:
+			cr_assert_eq(h->type, PERF_RECORD_MMAP);
+			cr_assert_eq(perfdata_decode_mmap(h, &m), 0);
+			assert_mmap_eq(&m, &rt_kmap, false);
+			assert_sid(r, h, ksid);
+			break;
+		case 1:
+			cr_assert_eq(h->type, PERF_RECORD_COMM);
+			cr_assert_eq(h->misc & PERF_RECORD_MISC_COMM_EXEC, PERF_RECORD_MISC_COMM_EXEC);
+			cr_assert_eq(perfdata_decode_comm(h, &c), 0);
+			cr_assert_eq(c.pid, rt_comm.pid);
+			cr_assert_eq(c.tid, rt_comm.tid);
+			cr_assert(c.exec);
+			cr_assert_str_eq(c.comm, rt_comm.comm);
+			assert_sid(r, h, rt_sid(5000, 101));
+			break;
+		case 2:
+			cr_assert_eq(h->type, PERF_RECORD_MMAP2);
+			cr_assert_eq(perfdata_decode_mmap2(h, &m), 0);
+			assert_mmap_eq(&m, &rt_map_ino, true);
+			assert_sid(r, h, rt_sid(6000, 101));
+			break;
+		case 3:
+			cr_assert_eq(h->type, PERF_RECORD_MMAP2);
+			cr_assert(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+			cr_assert_eq(perfdata_decode_mmap2(h, &m), 0);
+			assert_mmap_eq(&m, &rt_map_bid, true);
+			assert_sid(r, h, rt_sid(6001, 102));
+			break;
+		case 4:
+			cr_assert_eq(h->type, PERF_RECORD_FORK);
+			cr_assert_eq(perfdata_decode_task(h, &t), 0);
+			cr_assert_eq(memcmp(&t, &rt_fork, sizeof(t)), 0);
+			assert_sid(r, h, rt_sid(rt_fork.time, 201));
+			break;
+		case 5:
+		case 11:
+			cr_assert_eq(h->type, PERFDATA_RECORD_FINISHED_ROUND);
+			break;
+		case 6:
+		case 7:
+		case 8:
+			cr_assert_eq(h->type, PERF_RECORD_SAMPLE);
+			cr_assert_eq(perfdata_reader_parse_sample(r, h, &s, &ev), 0);
+			want = n == 7 ? rt_sample_full() : n == 8 ? rt_sample_kthread()
+								   : rt_sample_offcpu();
+			cr_assert_str_eq(ev->name, n == 9 ? "offcpu-time" : "cpu-clock");
+			assert_sample_eq(&s, &want, ev->attr.sample_type);
+			break;
+		case 9:
+			cr_assert_eq(h->type, PERF_RECORD_LOST_SAMPLES);
+			cr_assert_eq(*(const uint64_t *)(h + 1), 42);
+			assert_sid(r, h, rt_sid(8300, 101));
+			break;
+		case 10:
+			cr_assert_eq(h->type, PERF_RECORD_EXIT);
+			cr_assert_eq(perfdata_decode_task(h, &t), 0);
+			cr_assert_eq(memcmp(&t, &rt_exit, sizeof(t)), 0);
+			assert_sid(r, h, rt_sid(rt_exit.time, 102));
+			break;
+		}
+	}
+	cr_assert_str_eq(perfdata_reader_error(r), "");
+	cr_assert_eq(n, 12);
+
+	/* events, names, ids */
+	cr_assert_eq(perfdata_reader_nr_events(r), 2);
+	ev = perfdata_reader_event(r, 0);
+	cr_assert_str_eq(ev->name, "cpu-clock");
+	cr_assert_eq(ev->attr.sample_type, rt_attr_a.sample_type);
+	cr_assert_eq(ev->attr.sample_regs_user, rt_attr_a.sample_regs_user);
+	cr_assert_eq(ev->attr.sample_stack_user, rt_attr_a.sample_stack_user);
+	cr_assert_eq(ev->attr.clockid, CLOCK_MONOTONIC);
+	cr_assert_eq(ev->attr.size, 128);
+	cr_assert_eq(ev->nr_ids, 2);
+	cr_assert_arr_eq(ev->ids, rt_ids_a, sizeof(rt_ids_a));
+	ev = perfdata_reader_event(r, 1);
+	cr_assert_str_eq(ev->name, "offcpu-time");
+	cr_assert_eq(ev->nr_ids, 1);
+	cr_assert_eq(ev->ids[0], 201);
+
+	/* features as the writer documents them */
+	cr_assert_eq(uname(&u), 0);
+	cr_assert_str_eq(perfdata_reader_feature_string(r, PERFDATA_FEAT_HOSTNAME), u.nodename);
+	cr_assert_str_eq(perfdata_reader_feature_string(r, PERFDATA_FEAT_OSRELEASE), u.release);
+	cr_assert_str_eq(perfdata_reader_feature_string(r, PERFDATA_FEAT_ARCH), u.machine);
+	cr_assert_str_eq(perfdata_reader_feature_string(r, PERFDATA_FEAT_VERSION), "0.1.0 (bpfrec)");
+
+	size_t size;
+	const uint8_t *cmd = perfdata_reader_feature(r, PERFDATA_FEAT_CMDLINE, &size);
+
+	cr_assert_not_null(cmd);
+	cr_assert_eq(*(const uint32_t *)cmd, 4);
+	cr_assert_str_eq((const char *)cmd + 8, "bpfrec");
+	cr_assert_not_null(perfdata_reader_feature(r, PERFDATA_FEAT_CLOCKID, &size));
+	cr_assert_eq(size, 8);
+	cr_assert_not_null(perfdata_reader_feature(r, PERFDATA_FEAT_CLOCK_DATA, &size));
+	cr_assert_eq(size, 24);
+	const uint64_t *st = perfdata_reader_feature(r, PERFDATA_FEAT_SAMPLE_TIME, &size);
+
+	if (pipe) {
+		cr_assert_null(st, "sample times are unknown when a pipe starts");
+		cr_assert_eq(bid_records, 2);
+	} else {
+		cr_assert_not_null(st);
+		cr_assert_eq(st[0], 8000);
+		cr_assert_eq(st[1], 8200);
+		cr_assert_not_null(perfdata_reader_feature(r, PERFDATA_FEAT_BUILD_ID, &size));
+	}
+
+	struct rt_bids seen = { 0 };
+
+	cr_assert_eq(perfdata_reader_for_each_build_id(r, rt_collect_bid, &seen), 0);
+	cr_assert_eq(seen.n, 2);
+	cr_assert(seen.kernel && seen.lib);
+}
+
+Test(reader_roundtrip, writer_file_mode_every_record_type)
+{
+	int fd = memfd_create("rt-file", MFD_CLOEXEC);
+	struct perfdata_reader *r;
+
+	rt_write(fd, false);
+	r = open_ok(fd);
+	rt_check(r, false);
+	perfdata_reader_free(r);
+	close(fd);
+}
+
+Test(reader_roundtrip, writer_pipe_mode_every_record_type_through_a_pipe)
+{
+	int fd = memfd_create("rt-pipe", MFD_CLOEXEC);
+	struct perfdata_reader *r;
+	struct feeder fe;
+	struct stat st;
+	uint8_t *bytes;
+	int rfd;
+
+	rt_write(fd, true);
+	cr_assert_eq(fstat(fd, &st), 0);
+	bytes = malloc((size_t)st.st_size);
+	cr_assert_eq(pread(fd, bytes, (size_t)st.st_size, 0), st.st_size);
+	rfd = pipe_with(&fe, bytes, (size_t)st.st_size, 61);
+	r = open_ok(rfd);
+	rt_check(r, true);
+	perfdata_reader_free(r);
+	pipe_done(&fe, rfd);
+	free(bytes);
+	close(fd);
+}
+
+/* ---- a writer that never finished ------------------------------------------------- */
+
+static struct perfdata_writer *killed_writer_start(int fd)
+{
+	/* no automatic checkpoints: the test decides when data.size is patched */
+	struct perfdata_writer_opts o = { .buffer_size = 128 << 10,
+					  .checkpoint_interval_ms = 1000ULL * 3600 * 24 };
+	struct perfdata_writer *w;
+
+	cr_assert_eq(perfdata_writer_new(fd, &o, &w), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &rt_attr_b, rt_ids_b, 1), 0);
+	cr_assert_eq(perfdata_writer_start(w), 0);
+	return w;
+}
+
+static void write_offcpu_samples(struct perfdata_writer *w, int n, uint64_t t0)
+{
+	for (int i = 0; i < n; i++) {
+		struct perfdata_sample s = rt_sample_offcpu();
+
+		s.time = t0 + (uint64_t)i;
+		cr_assert_eq(perfdata_write_sample(w, &s), 0);
+	}
+}
+
+static int count_samples(int fd, int *ret, char *msg, size_t len)
+{
+	struct perfdata_reader *r = open_ok(fd);
+	const struct perf_event_header *h;
+	int n = 0;
+
+	while ((*ret = perfdata_reader_next(r, &h)) == 1)
+		n += h->type == PERF_RECORD_SAMPLE;
+	snprintf(msg, len, "%s", perfdata_reader_error(r));
+	perfdata_reader_free(r);
+	return n;
+}
+
+Test(reader_roundtrip, killed_writer_is_read_up_to_its_last_checkpoint)
+{
+	int fd = memfd_create("killed", MFD_CLOEXEC);
+	struct perfdata_writer *w = killed_writer_start(fd);
+	struct stat st;
+	char msg[512];
+	int ret;
+
+	write_offcpu_samples(w, 3, 100);
+	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
+	write_offcpu_samples(w, 3000, 200);	/* > 128 KiB: flushed, never checkpointed */
+	perfdata_writer_free(w);		/* "SIGKILL": no finish */
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert_gt(st.st_size, 128 << 10, "the test needs bytes past data.size");
+	cr_assert_eq(count_samples(fd, &ret, msg, sizeof(msg)), 3);
+	cr_assert_eq(ret, 0, "%s", msg);
+	close(fd);
+}
+
+Test(reader_roundtrip, killed_writer_before_any_checkpoint_is_named)
+{
+	int fd = memfd_create("killed0", MFD_CLOEXEC);
+	struct perfdata_writer *w = killed_writer_start(fd);
+	char msg[512];
+	int ret;
+
+	write_offcpu_samples(w, 3000, 200);
+	perfdata_writer_free(w);
+	cr_assert_eq(count_samples(fd, &ret, msg, sizeof(msg)), 0);
+	cr_assert_eq(ret, -ENODATA);
+	cr_assert_not_null(strstr(msg, "did not finish"), "%s", msg);
+	close(fd);
 }
