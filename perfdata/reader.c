@@ -549,7 +549,7 @@ static int read_features(struct perfdata_reader *r, uint64_t file_size)
 		s = &secs[k++];
 		if (!section_fits(s, file_size)) {
 			err = fail(r, "feature %u section [%#llx, +%llu) runs past the end of the file "
-				   "(%llu bytes)", feat, (unsigned long long)s->offset,
+				   "(%llu bytes): the file is truncated", feat, (unsigned long long)s->offset,
 				   (unsigned long long)s->size, (unsigned long long)file_size);
 			break;
 		}
