@@ -571,7 +571,7 @@ static void print_sample_id(FILE *out, struct perfdata_reader *r,
 	}
 	fprintf(out, " {");
 	if (type & PERF_SAMPLE_TID)
-		fprintf(out, " tid %u/%u", sid.pid, sid.tid);
+		fprintf(out, " pid/tid %d/%d", (int32_t)sid.pid, (int32_t)sid.tid);
 	if (type & PERF_SAMPLE_TIME) {
 		fprintf(out, " time ");
 		print_time(out, sid.time);
