@@ -23,6 +23,7 @@
 #   BENCH_REPS=N    repetitions of scenarios 1-3 (default 3, quick 2)
 #   BENCH_LONG_SECS, BENCH_LONG_REF=1  length of scenario 6 (default 600 s);
 #                   also run perf record through it as a reference
+#   BENCH_KEEP=1    keep the scratch dir (every run's rusage, stderr, BPF stats)
 # Needs root (BPF, system-wide sampling). Exits non-zero when a tool that
 # should work failed; a bpfrec command that is not built yet is reported
 # as "not available" instead.
@@ -89,7 +90,7 @@ cleanup() {
 	# A recording at high rates can make the kernel lower the limit; give it back.
 	sysctl -q -w kernel.perf_event_max_sample_rate="$old_max_rate" 2>/dev/null
 	jobs -p | xargs -r kill 2>/dev/null
-	rm -rf "$W"
+	if [ "${BENCH_KEEP:-0}" = 1 ]; then say "kept $W"; else rm -rf "$W"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -82,7 +82,8 @@ bpf_cost() {
 		END {
 			for (f in id) {
 				i = id[f]
-				if (seen[i]++) continue
+				# Link fds name their program too; only program fds have counters.
+				if (!(f in rc) || seen[i]++) continue
 				is_sample = pt[f] == 7 || type[i] == "perf_event"
 				is_switch = name[i] ~ /switch/
 				if ((what == "sample" && is_sample) || (what == "switch" && is_switch)) {

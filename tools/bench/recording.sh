@@ -60,7 +60,11 @@ emit_recording_rows() {
 			"$(calc "($cpu_ns - $wl_cpu) / $samples / 1e3")"
 	if [ "$tool" = bpfrec ]; then
 		cost=$(bpf_cost "$dir" "$what")
-		val "$sec" "$label BPF program per $what (ns)" "$tool" "${cost%% *}"
+		if [ -n "$cost" ]; then
+			val "$sec" "$label BPF program per $what (ns)" "$tool" "${cost%% *}"
+		else
+			text "$sec" "$label BPF program per $what (ns)" "$tool" "not measured"
+		fi
 	else
 		text "$sec" "$label BPF program per $what (ns)" "$tool" "in kernel, not visible"
 	fi

@@ -9,9 +9,15 @@ cell_median() {
 		"$RAW" | { mapfile -t v; [ "${#v[@]}" -gt 0 ] && median "${v[@]}"; }
 }
 
+# round3 NUMBER: three significant digits, no exponent (empty stays empty).
+round3() {
+	[ -n "$1" ] && awk -v x="$1" 'BEGIN { a = x < 0 ? -x : x; printf (a >= 100 ? "%.0f" : "%.3g"), x }'
+}
+
 # target TEXT OURS REF OP: one line; OP is le (ours <= ref) or eq0 (ours == 0).
 target() {
 	local what=$1 ours=$2 ref=$3 op=$4 verdict
+	ours=$(round3 "$ours") ref=$(round3 "$ref")
 	if [ -z "$ours" ] || { [ "$op" = le ] && [ -z "$ref" ]; }; then
 		echo "- $what: not measured"
 		return
@@ -64,6 +70,7 @@ print_targets() {
 		a=$(cell_median 4 "${first%%:*}: peak RSS (MB)" pprof)
 		b=$(cell_median 4 "${last%%:*}: peak RSS (MB)" pprof)
 		if [ -n "$a" ] && [ -n "$b" ]; then
+			a=$(round3 "$a") b=$(round3 "$b")
 			echo "- conversion memory flat: peak RSS ${a} MB for ${first%%:*}, ${b} MB for ${last%%:*} (perf report: $(cell_median 4 "${first%%:*}: peak RSS (MB)" report) and $(cell_median 4 "${last%%:*}: peak RSS (MB)" report) MB)"
 		else
 			echo "- conversion memory flat: not measured"
