@@ -61,10 +61,9 @@ bench_conversion() {
 					FAILED=1
 					continue
 				fi
-				if [ -s "$d/err" ] && [ "$tool" != report ]; then
-					# perf report prints its progress there; the others must be quiet.
+				if grep -qi 'warn' "$d/err"; then
 					echo "bench: warnings from ${CONV[*]}:" >&2
-					head -n 3 "$d/err" | sed 's/^/    /' >&2
+					grep -i 'warn' "$d/err" | head -n 3 | sed 's/^/    /' >&2
 				fi
 				[ "$tool" = pprof ] && { gzip -t "$d/out.pb.gz" 2>/dev/null ||
 					{ echo "bench: bpfrec pprof wrote no valid gzip" >&2; FAILED=1; }; rm -f "$d/out.pb.gz"; }

@@ -102,7 +102,7 @@ bench_cpu_recording() {
 			if [ $(((rep + i) % 2)) = 0 ]; then order="perf bpfrec"; else order="bpfrec perf"; fi
 			for tool in $order; do
 				[ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ] && continue
-				say "  rep $rep/$REPS: $tool record $mode -g -F $rate"
+				say "  rep $rep/$REPS: $tool record ${mode:+$mode }-g -F $rate"
 				one_recording "$W/s$sec/$rate/$tool/$rep" "$tool" "$mode -g -F $rate" \
 					"$FIX/bench_spin" -n "$SPIN_ITERS"
 			done
@@ -123,7 +123,7 @@ bench_cpu_recording() {
 		done
 	done
 	note "$sec" "Workload: \`bench_spin -n $SPIN_ITERS\` ($NCPU threads, fixed work); unprofiled: $(fmt_spread "${base[@]}") wall, $(fmt_spread "${base_cpu[@]}") CPU."
-	note "$sec" "Commands: \`perf record -e cpu-clock $mode -g -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\` and \`bpfrec record $mode -g -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\`."
+	note "$sec" "Commands: \`perf record -e cpu-clock ${mode:+$mode }-g -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\` and \`bpfrec record ${mode:+$mode }-g -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\`."
 	note "$sec" "perf's per-sample kernel cost (interrupt, stack walk, ring buffer) is not visible to user space: the workload's slowdown and CPU inflation are the fair comparison. The sampling interrupt runs on the workload's time (this kernel has no IRQ time accounting), so CPU inflation measures the in-kernel cost of both tools with less noise from other load; the wall-time slowdown adds the recorder's competition for the CPUs. Recorder CPU is user+sys of the recorder process (start-up, draining, writing, and perf's build-id pass at the end)."
 }
 
