@@ -108,11 +108,11 @@ say "bpfrec record: $([ "$HAVE_RECORD" = 1 ] && echo yes || echo 'not available'
 # calibrate_spin SECONDS: iterations per thread that take SECONDS unprofiled.
 calibrate_spin() {
 	"$FIX/bench_spin" -s 1 -r "$W/calib" >/dev/null || die "bench_spin does not run"
-	calc "int($(kv "$W/calib" iters) * $1)"
+	awk -v n="$(kv "$W/calib" iters)" -v s="$1" 'BEGIN { printf "%.0f", n * s }'
 }
 calibrate_pong() {
 	"$FIX/bench_pingpong" -s 1 -w "$PONG_WORK" -r "$W/calib" >/dev/null || die "bench_pingpong does not run"
-	calc "int($(kv "$W/calib" rounds) * $1)"
+	awk -v n="$(kv "$W/calib" rounds)" -v s="$1" 'BEGIN { printf "%.0f", n * s }'
 }
 
 for s in $ONLY; do
