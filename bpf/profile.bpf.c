@@ -4,9 +4,10 @@
  *
  * on_sample runs on every cpu-clock (or hardware) perf event tick of every
  * CPU it is attached to. It decides whether the interrupted task is in scope
- * (filter_mode and the target maps), then reserves one profile_sample in the
- * ring buffer and fills in who, where, when and, with capture_stacks,
- * both stacks. The perf event itself carries no PERF_SAMPLE_CALLCHAIN: with
+ * (filter_mode and the target maps), then fills a per-CPU profile_sample
+ * with who, where, when and, with capture_stacks, both stacks, and copies
+ * its used part into the ring buffer (bpf_ringbuf_output: reservations
+ * must have a constant size, samples do not). The perf event itself carries no PERF_SAMPLE_CALLCHAIN: with
  * it, bpf_get_stack() would hand back perf's prepared chain with context
  * markers in it.
  *
@@ -55,6 +56,14 @@ struct {
 	__type(value, __u8);
 } target_tids SEC(".maps");
 
+/* Where a sample is put together before its used part goes to the ring buffer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct profile_sample);
+} scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PROFILE_STAT_MAX);
@@ -91,21 +100,20 @@ int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u32 zero = 0, nr_kernel = 0, nr_user = 0;
 	struct profile_sample *s;
 	struct task_struct *task;
 	struct pt_regs *uregs;
-	__u64 cs, ip;
+	__u64 cs, ip, size;
 	long n;
 
 	if (!in_scope(tgid, tid))
 		return 0;
 	count(PROFILE_STAT_SAMPLES);
 
-	s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
-	if (!s) {
-		count(PROFILE_STAT_LOST);
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
 		return 0;
-	}
 	s->hdr.kind = PROFILE_KIND_SAMPLE;
 	s->hdr.cpu = bpf_get_smp_processor_id();
 	s->hdr.time = bpf_ktime_get_ns();
@@ -118,8 +126,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->ip = ip;
 	s->flags = (cs & 3) ? 0 : PROFILE_SAMPLE_KERNEL;
 	s->user_ip = 0;
-	s->nr_kernel = 0;
-	s->nr_user = 0;
 	s->pad = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
@@ -134,20 +140,26 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 
-	if (!capture_stacks)
-		goto out;
-	if (s->flags & PROFILE_SAMPLE_KERNEL) {
-		n = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
-		if (n > 0)
-			s->nr_kernel = n / sizeof(__u64);
+	if (capture_stacks) {
+		if (s->flags & PROFILE_SAMPLE_KERNEL) {
+			n = bpf_get_stack(ctx, s->frames, PROFILE_MAX_STACK * sizeof(__u64), 0);
+			if (n > 0)
+				nr_kernel = (n / sizeof(__u64)) & 0x7f;	/* <= 127 */
+		}
+		if (s->user_ip) {
+			n = bpf_get_stack(ctx, &s->frames[nr_kernel],
+					  PROFILE_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+			if (n > 0)
+				nr_user = (n / sizeof(__u64)) & 0x7f;
+		}
 	}
-	if (s->user_ip) {
-		n = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack), BPF_F_USER_STACK);
-		if (n > 0)
-			s->nr_user = n / sizeof(__u64);
-	}
-out:
-	bpf_ringbuf_submit(s, submit_flags());
+	s->nr_kernel = nr_kernel;
+	s->nr_user = nr_user;
+	size = PROFILE_SAMPLE_SIZE(nr_kernel + nr_user);
+	if (size > sizeof(*s))	/* never true; keeps the bound visible to the verifier */
+		return 0;
+	if (bpf_ringbuf_output(&events, s, size, submit_flags()))
+		count(PROFILE_STAT_LOST);
 	return 0;
 }
 

@@ -5,9 +5,11 @@
  * only fixed-size kernel types (__u32, __u64) and no libc.
  *
  * Every ring-buffer record starts with struct profile_hdr; `kind` says which
- * struct follows. Samples are reserved at their maximum size (ring-buffer
- * reservations must be constant); nr_kernel / nr_user say how many of the
- * stack slots are filled, and user space copies only those.
+ * struct follows. A sample is built in a per-CPU scratch buffer and only its
+ * used part goes into the ring buffer: the fixed fields, then nr_kernel
+ * kernel frames, then nr_user user frames, so its size is
+ * PROFILE_SAMPLE_SIZE(nr_kernel + nr_user). A sample without stacks is 80
+ * bytes instead of 2 KiB, which is what keeps high rates from overflowing.
  */
 #ifndef BPFREC_PROFILE_H
 #define BPFREC_PROFILE_H
@@ -55,13 +57,15 @@ struct profile_sample {
 	__u64 ip;	/* interrupted ip (kernel ip in kernel mode) */
 	__u64 user_ip;	/* user ip of the task (0 for kernel threads) */
 	__u32 flags;
-	__u32 nr_kernel;	/* filled entries of kstack */
-	__u32 nr_user;		/* filled entries of ustack (0 without -g) */
+	__u32 nr_kernel;	/* kernel frames (0 without -g) */
+	__u32 nr_user;		/* user frames after them (0 without -g) */
 	char comm[PROFILE_COMM_LEN];
 	__u32 pad;
-	__u64 kstack[PROFILE_MAX_STACK];
-	__u64 ustack[PROFILE_MAX_STACK];
+	__u64 frames[2 * PROFILE_MAX_STACK];	/* kernel frames, then user frames */
 };
+
+#define PROFILE_SAMPLE_SIZE(nr_frames) \
+	(__builtin_offsetof(struct profile_sample, frames) + (nr_frames) * sizeof(__u64))
 
 /* FORK, EXIT and EXEC. For FORK, hdr.pid/tid are the child's. */
 struct profile_task {
