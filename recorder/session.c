@@ -357,8 +357,8 @@ static int check_output_dir(struct record_session *s)
 			    "output directory '%s' does not exist: create it or choose another -o",
 			    dir);
 	if (access(dir, W_OK) < 0)
-		return fail(s, -EACCES, "output directory '%s' is not writable: choose another -o",
-			    dir);
+		return fail(s, -errno, "output directory '%s' is not writable (%s): choose another -o",
+			    dir, strerror(errno));
 	if (lstat(s->output, &st) == 0 && S_ISDIR(st.st_mode))
 		return fail(s, -EISDIR, "output '%s' is a directory: choose a file name with -o",
 			    s->output);
@@ -643,6 +643,15 @@ static int attach(struct record_session *s)
 	return 0;
 }
 
+static int write_error(struct record_session *s, int err)
+{
+	if (err == -EPIPE)
+		return fail(s, err, "the reader of the output pipe went away");
+	if (s->pipe)
+		return fail(s, err, "cannot write to stdout: %s", strerror(-err));
+	return fail(s, err, "cannot write '%s': %s", s->output, strerror(-err));
+}
+
 int record_session_start(struct record_session *s)
 {
 	struct perfdata_writer_opts wo = {
@@ -665,7 +674,7 @@ int record_session_start(struct record_session *s)
 	if (!err)
 		err = perfdata_writer_checkpoint(s->w);
 	if (err)
-		return fail(s, err, "cannot write '%s': %s", s->output, strerror(-err));
+		return write_error(s, err);
 	s->started = true;
 	s->next_flush_ns = mono_ns() + s->opts.flush_interval_ms * 1000000ull;
 
@@ -836,13 +845,6 @@ static bool targets_gone(struct record_session *s)
 		if (task_alive(s->tids[i]))
 			return false;
 	return s->opts.nr_pids || s->opts.nr_tids;
-}
-
-static int write_error(struct record_session *s, int err)
-{
-	if (err == -EPIPE)
-		return fail(s, err, "the reader of the output pipe went away");
-	return fail(s, err, "cannot write '%s': %s", s->output, strerror(-err));
 }
 
 int record_session_poll(struct record_session *s, int timeout_ms)
