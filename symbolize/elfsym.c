@@ -13,6 +13,8 @@
 
 #include "symbolize/cache.h"
 #include "symbolize/elfsym.h"
+#include "symbolize/scopes.h"
+#include "symbolize/symtab.h"
 
 struct load_seg {
 	uint64_t offset, vaddr, filesz, memsz;
@@ -33,6 +35,9 @@ struct elf_file {
 	size_t nr_segs;
 	bool offsets_lost;	/* a debug-only file: PT_LOAD p_offset is meaningless */
 	struct cache paths;	/* absolute source paths made here; the key is the string */
+	int dwarf_state;	/* 0 not checked yet, 1 usable, -1 not to be used */
+	struct symtab *symtab;	/* read on first use */
+	struct scope_cache scopes;
 };
 
 /* The longest inline chain kept while walking; the result keeps SYM_MAX_FRAMES. */
@@ -191,6 +196,8 @@ void elf_file_free(struct elf_file *f)
 	if (f->dwfl)
 		dwfl_end(f->dwfl);
 	cache_clear(&f->paths, NULL);
+	symtab_free(f->symtab);
+	scope_cache_clear(&f->scopes);
 	free(f->segs);
 	free(f->debuglink);
 	free(f->orig_path);
@@ -289,36 +296,21 @@ static const char *absolute_path(struct elf_file *f, Dwarf_Die *cudie, const cha
 static size_t inline_chain(struct elf_file *f, Dwarf_Die *cudie, Dwarf_Addr pc,
 			   const char *file, int line, struct sym_frame *frames)
 {
-	Dwarf_Die *scopes = NULL, innermost;
+	Dwarf_Die scopes[MAX_CHAIN];
 	Dwarf_Files *files = NULL;
-	size_t nfiles = 0, n = 0;
-	int nscopes;
+	size_t nfiles = 0, nscopes, n = 0;
 
-	nscopes = dwarf_getscopes(cudie, pc, &scopes);
-	if (nscopes <= 0) {
-		free(scopes);
-		return 0;
-	}
-	/*
-	 * Past an inlined instance, dwarf_getscopes continues with the scopes
-	 * of the inline function's abstract definition; the callers are the
-	 * DIEs that physically contain the innermost scope.
-	 */
-	innermost = scopes[0];
-	free(scopes);
-	scopes = NULL;
-	nscopes = dwarf_getscopes_die(&innermost, &scopes);
-	if (dwarf_getsrcfiles(cudie, &files, &nfiles))
+	nscopes = scope_chain(&f->scopes, cudie, pc, scopes, MAX_CHAIN);
+	if (nscopes && dwarf_getsrcfiles(cudie, &files, &nfiles))
 		files = NULL;
-	for (int i = 0; i < nscopes && n < MAX_CHAIN; i++) {
+	for (size_t i = 0; i < nscopes; i++) {
 		Dwarf_Die *die = &scopes[i];
 		Dwarf_Attribute attr;
 		Dwarf_Word v;
 		int tag = dwarf_tag(die);
 
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
-		    tag != DW_TAG_entry_point)
-			continue;
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;	/* lexical blocks */
 		frames[n].function = die_name(die);
 		frames[n].file = file;
 		frames[n].line = line;
@@ -333,18 +325,40 @@ static size_t inline_chain(struct elf_file *f, Dwarf_Die *cudie, Dwarf_Addr pc,
 		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &v) && v <= INT32_MAX)
 			line = (int)v;
 	}
-	free(scopes);
 	return n;
 }
 
-/* Functions, and labels of assembly code; never data, versions or absolutes. */
-static bool is_code_symbol(const GElf_Sym *sym, GElf_Word shndx)
+/*
+ * Whether the DWARF of f can be trusted. libdw falls back to opening the
+ * dwz alt file at its recorded path (or /usr/lib/debug) without checking
+ * its build-id: when the alt file it ended up with is not the one the
+ * .gnu_debugaltlink names, names from it would be garbage, so the DWARF is
+ * not used at all and answers come from the symbol table.
+ */
+static bool dwarf_usable(struct elf_file *f)
 {
-	int type = GELF_ST_TYPE(sym->st_info);
+	const void *want_id, *alt_id;
+	const char *altname;
+	ssize_t want_len, alt_len;
+	Dwarf_Addr bias;
+	Dwarf *dw, *alt;
 
-	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
-		return false;
-	return shndx != SHN_UNDEF && shndx != SHN_ABS;
+	if (f->dwarf_state)
+		return f->dwarf_state > 0;
+	f->dwarf_state = 1;
+	dw = dwfl_module_getdwarf(f->mod, &bias);
+	if (!dw)
+		return true;	/* nothing to distrust: lookups just find no DWARF */
+	want_len = dwelf_dwarf_gnu_debugaltlink(dw, &altname, &want_id);
+	if (want_len <= 0)
+		return true;
+	alt = dwarf_getalt(dw);
+	if (!alt)
+		return true;	/* names in the alt file stay unknown */
+	alt_len = dwelf_elf_gnu_build_id(dwarf_getelf(alt), &alt_id);
+	if (alt_len != want_len || memcmp(alt_id, want_id, (size_t)want_len))
+		f->dwarf_state = -1;
+	return f->dwarf_state > 0;
 }
 
 int elf_file_symbolize(struct elf_file *f, const struct sym_mapping *m, uint64_t addr,
@@ -355,9 +369,6 @@ int elf_file_symbolize(struct elf_file *f, const struct sym_mapping *m, uint64_t
 	Dwarf_Addr a, cubias = 0;
 	Dwarf_Die *cudie;
 	Dwfl_Line *dl;
-	GElf_Off symoff;
-	GElf_Word shndx;
-	GElf_Sym sym;
 	uint64_t vaddr;
 	size_t n = 0;
 	int line = 0;
@@ -366,10 +377,10 @@ int elf_file_symbolize(struct elf_file *f, const struct sym_mapping *m, uint64_t
 	if (to_elf_addr(f, m, addr, &vaddr))
 		return -ENOENT;
 	a = vaddr + f->bias;
-	symname = dwfl_module_addrinfo(f->mod, a, &symoff, &sym, &shndx, NULL, NULL);
-	if (symname && !is_code_symbol(&sym, shndx))
-		symname = NULL;
-	cudie = dwfl_module_addrdie(f->mod, a, &cubias);
+	if (!f->symtab && symtab_load(f->mod, &f->symtab))
+		return -ENOMEM;
+	symname = symtab_lookup(f->symtab, a);
+	cudie = dwarf_usable(f) ? dwfl_module_addrdie(f->mod, a, &cubias) : NULL;
 	if (cudie) {
 		dl = dwfl_module_getsrc(f->mod, a);
 		if (dl)

@@ -14,9 +14,11 @@
  * be the one of the segment that contains the address, executable first.
  *
  * Symbols: the function of an address is the ELF symbol (.symtab, else
- * .dynsym) that contains it, as perf shows it; DWARF adds file:line and the
- * inline chain, innermost first, where each outer frame's line is the call
- * site of the frame inside it. Without DWARF, the symbol alone.
+ * .dynsym; symtab.h) that contains it, as perf shows it; DWARF adds
+ * file:line and the inline chain (scopes.h), innermost first, where each
+ * outer frame's line is the call site of the frame inside it. Without
+ * DWARF, the symbol alone. DWARF whose dwz alt file fails its build-id
+ * check is not used at all.
  */
 #ifndef SYMBOLIZE_ELFSYM_H
 #define SYMBOLIZE_ELFSYM_H

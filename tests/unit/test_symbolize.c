@@ -30,6 +30,7 @@
 #define SRC_TARGET "tests/fixtures/sym_target.c"
 #define SRC_INLINE "tests/fixtures/sym_inline.c"
 #define SRC_LIB "tests/fixtures/sym_lib.c"
+#define SRC_DWZ "tests/fixtures/sym_dwz.c"
 
 /* ---- helpers -------------------------------------------------------- */
 
@@ -750,6 +751,66 @@ Test(symbolize, debuglink_crc_without_build_ids, .init = make_tmpdir, .fini = cl
 	cr_assert_eq(symbolize_user(s, &m, 0x7f0000000000ULL + value + 4, &r), -ENOENT);
 	symbolizer_free(s);
 	symbolizer_free(ref);
+}
+
+/*
+ * dwz: inline names live in the alt file that .gnu_debugaltlink names
+ * (checked by its build-id). Counts the addresses of sym_dwz_outer whose
+ * chain is sym_dwz_inner <- sym_dwz_outer with the right lines.
+ */
+static size_t dwz_inline_frames(const char *bin)
+{
+	const uint64_t base = 0x7f3400000000ULL;
+	struct sym_mapping m = text_mapping(bin, base);
+	struct symbolizer *s = new_symbolizer(tmp("debug"), false);
+	int call = marker_line(SRC_DWZ, "sym_dwz_outer:call");
+	int inner_b = marker_line(SRC_DWZ, "sym_dwz_inner:begin");
+	int inner_e = marker_line(SRC_DWZ, "sym_dwz_inner:end");
+	uint64_t value, size;
+	size_t found = 0;
+
+	nm_symbol(bin, "sym_dwz_outer", &value, &size);
+	for (uint64_t a = value; a < value + size; a++) {
+		struct sym_result r;
+
+		cr_assert_eq(symbolize_user(s, &m, base + a, &r), 0);
+		cr_assert_str_eq(r.frames[r.nr_frames - 1].function, "sym_dwz_outer");
+		if (r.nr_frames != 2 || !r.frames[0].function)
+			continue;
+		cr_assert_str_eq(r.frames[0].function, "sym_dwz_inner");
+		cr_assert(r.frames[0].line >= inner_b && r.frames[0].line <= inner_e);
+		cr_assert_eq(r.frames[1].line, call);
+		found++;
+	}
+	symbolizer_free(s);
+	return found;
+}
+
+Test(symbolize, dwz_alt_file, .init = make_tmpdir, .fini = cleanup)
+{
+	const char *o0 = tmp("dwz-O0"), *o2 = tmp("dwz-O2"), *alt = tmp("common.debug");
+	char hex[41];
+
+	if (system("command -v dwz >/dev/null 2>&1"))
+		cr_skip_test("dwz is not installed (apt-get install dwz)");
+	need_source(SRC_DWZ);
+	isolate_home();
+	run("cc -O0 -g -Wl,--build-id=sha1 -o '%s' %s", o0, SRC_DWZ);
+	run("cc -O2 -g -Wl,--build-id=sha1 -o '%s' %s", o2, SRC_DWZ);
+	run("dwz -m '%s' -M '%s' '%s' '%s'", alt, alt, o0, o2);
+	run("readelf -S '%s' | grep -q gnu_debugaltlink", o0);
+	/* The alt file where the link says. */
+	cr_assert_gt(dwz_inline_frames(o0), 0);
+	cr_assert_gt(dwz_inline_frames(o2), 0);
+	/* Moved to <debug_dir>/.build-id under its own build-id: found there. */
+	build_id_hex(alt, hex);
+	run("mkdir -p '%s/.build-id/%.2s' && mv '%s' '%s/.build-id/%.2s/%s.debug'", tmp("debug"),
+	    hex, alt, tmp("debug"), hex, hex + 2);
+	cr_assert_gt(dwz_inline_frames(o0), 0);
+	/* Replaced by another file under its name: not used, the outer function still known. */
+	run("mv '%s/.build-id/%.2s/%s.debug' '%s' && objcopy --only-keep-debug '%s' '%s'",
+	    tmp("debug"), hex, hex + 2, tmp("alt.saved"), fixture("sym_inline"), alt);
+	cr_assert_eq(dwz_inline_frames(o0), 0);
 }
 
 /* ---- build-id checks ------------------------------------------------ */
