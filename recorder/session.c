@@ -3,11 +3,12 @@
  * session.c - one recording: checks, perf events, the BPF sampler, the
  * launched command and the writer (contract in session.h).
  *
- * Data path: profile.bpf.c reserves one record per sample in a BPF ring
- * buffer; on_ring_record() copies the used part into a batch; every flush
- * interval flush_batch() sorts the batch by time and, per record, lets the
- * task tracker describe the process (COMM/MMAP2) and writes the SAMPLE, then
- * the lost count and a FINISHED_ROUND, then checkpoints the file.
+ * Data path: profile.bpf.c puts one compact record per sample (and per
+ * fork, exit and exec in scope) into a BPF ring buffer; on_ring_record()
+ * copies it into a batch; every flush interval flush_batch() sorts the batch
+ * by time and, per record, lets the task tracker describe the process
+ * (COMM/MMAP2) and writes the SAMPLE (or FORK/EXIT), then the samples lost
+ * meanwhile and a FINISHED_ROUND, then checkpoints the file.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -39,6 +39,7 @@
 
 struct record_session;
 
+/* Arrays are copied; strings and argv vectors must outlive the session. */
 struct record_opts {
 	const char *output;	/* file; "-" = pipe mode on stdout; NULL = "perf.data" */
 	const char *event;	/* "cpu-clock" (NULL), or a hardware event name */
