@@ -15,14 +15,17 @@ for _ in $(seq 200); do
 	sleep 0.1
 done
 [ "$(stat -c %s a.data 2>/dev/null || echo 0)" -gt 0 ] || { cat "$T/rec.err"; fail "recording never started"; }
-idle_ticks() { awk '$1 == "cpu" { print $5; exit }' /proc/stat; }
-idle0=$(idle_ticks)
+# perf record -a over the same window says how much idle there was to see
+# (on some VMs idle CPUs are not sampled at all, by perf either).
+perf record -q -a -o ref.data 2>"$T/ref.err" &
+ref=$!
+for _ in $(seq 100); do [ -s ref.data ] && break; sleep 0.1; done
 "$FIX/rec_work" 0.5 &
 work=$!
 wait $work
 sleep 0.5
-idle1=$(idle_ticks)
-kill -INT $rec
+kill -INT $ref $rec
+wait $ref || true
 rc=0; wait $rec || rc=$?
 cat "$T/rec.err"
 [ "$rc" = 0 ] || fail "bpfrec record -a exited $rc after SIGINT"
@@ -32,12 +35,12 @@ assert_grep 'rec_work +\[\.\] leaf_a$' "$T/report.txt" "leaf_a of the late proce
 assert_grep 'rec_work +\[\.\] leaf_b$' "$T/report.txt" "leaf_b of the late process not resolved"
 run_clean "$T/ids.txt" perf script -i a.data -F comm,pid -G
 grep -qE "^ *rec_work +$work *\$" "$T/ids.txt" || { head "$T/ids.txt"; fail "no samples of rec_work pid $work"; }
-# Idle is recorded (pid 0) when the CPUs were idle at all (0.2 s of idle time
-# per /proc/stat); a machine busy throughout has nothing to show.
+# Idle (pid 0) is recorded whenever perf saw idle in the same window.
 idle=$(awk '$NF == 0 { n++ } END { print n + 0 }' "$T/ids.txt")
-echo "idle samples: $idle, idle ticks while recording: $((idle1 - idle0))"
-if [ $((idle1 - idle0)) -ge 20 ]; then
-	[ "$idle" -gt 0 ] || fail "-a recorded no idle (pid 0) samples"
+ref_idle=$(perf script -i ref.data -F pid 2>/dev/null | awk '$1 == 0 { n++ } END { print n + 0 }')
+echo "idle samples: bpfrec $idle, perf record $ref_idle"
+if [ "$ref_idle" -ge 40 ]; then
+	[ "$idle" -ge $((ref_idle / 4)) ] || fail "-a recorded $idle idle (pid 0) samples, perf $ref_idle"
 fi
 # Other processes and kernel threads are in the file too.
 awk '$1 != "rec_work" && $NF != 0 { n++ } END { exit !(n > 0) }' "$T/ids.txt" ||
