@@ -1,8 +1,9 @@
 #!/bin/bash
-# Stopping: SIGTERM, SIGHUP and --duration end a system-wide recording with a
-# complete file (exit 0); a command still running when bpfrec is told to stop
-# is terminated and its status passed on. Losses: when the ring buffer
-# overflows, the count bpfrec reports is what perf reports as lost.
+# Stopping and rates: SIGTERM, SIGHUP and --duration end a system-wide
+# recording with a complete file (exit 0); a command still running when
+# bpfrec is told to stop is terminated and its status passed on; lost samples
+# are counted exactly as perf counts them; -c, -F (capped) and -C do what
+# they say in the file.
 . "$(dirname "$0")/lib.sh"
 need_root
 
@@ -61,3 +62,22 @@ grep -v -e '^Warning:$' -e "^Processed $((samples + lost)) samples and lost [0-9
 	fail "perf report warned about more than the lost samples"
 assert_grep "^# Total Lost Samples: $lost\$" "$T/lost.txt" "perf does not count the $lost lost samples"
 assert_range leaf_a "$(self_share "$T/lost.txt" leaf_a)" 50 70
+
+# How often: -c sets a fixed period, -F above the kernel's maximum is lowered
+# to it with a warning, -C limits the CPUs, -e cpu-clock is the default event.
+"$BPFREC" record -q -c 2000000 -e cpu-clock -o period.data -- "$FIX/rec_work" 0.2 ||
+	fail "-c exited $?"
+run_clean "$T/evlist.txt" perf evlist -v -i period.data
+assert_grep '^cpu-clock: .*sample_period[^:]*: 2000000,' "$T/evlist.txt" "-c 2000000 not in the attr"
+assert_no_grep 'freq: 1' "$T/evlist.txt" "-c recorded as a frequency"
+run_clean "$T/periods.txt" perf script -i period.data -F period
+[ "$(sort -u "$T/periods.txt" | tr -d ' ')" = 2000000 ] || fail "sample periods are not all 2000000"
+max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+"$BPFREC" record -F $((max * 2)) -C 0 -a --duration 0.3 -o fast.data 2>"$T/fast.err" ||
+	fail "-F $((max * 2)) exited $?"
+cat "$T/fast.err"
+assert_grep "warning: -F $((max * 2)) is above kernel.perf_event_max_sample_rate; sampling at $max Hz" "$T/fast.err"
+run_clean "$T/evlist.txt" perf evlist -v -i fast.data
+assert_grep "sample_freq[^:]*: $max," "$T/evlist.txt" "the file does not say -F $max"
+run_clean "$T/cpus.txt" perf script -i fast.data -F cpu
+[ "$(sort -u "$T/cpus.txt" | tr -d ' ')" = "[000]" ] || fail "-C 0 recorded other CPUs: $(sort -u "$T/cpus.txt" | tr '\n' ' ')"
