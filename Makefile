@@ -93,7 +93,13 @@ $(BUILD)/fixtures/lib%.so: tests/fixtures/lib%.c
 $(BUILD)/fixtures/%: tests/fixtures/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(FIXTURE_CFLAGS) -o $@ $< -lpthread -ldl -lm
-fixtures: $(FIXTURES)
+# Test-only programs (synthetic recordings and the like), linked with our libraries.
+TEST_TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
+$(BUILD)/tests/tools/%: tests/tools/%.c $(APP_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(APP_LIBS) $(LDLIBS)
+$(TEST_TOOLS): | $(SKELS)
+fixtures: $(FIXTURES) $(TEST_TOOLS)
 
 unit: unit-bins
 	@sh tests/run.sh unit $(BUILD)

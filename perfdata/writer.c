@@ -1,0 +1,717 @@
+// SPDX-License-Identifier: MIT
+/*
+ * writer.c - write perf.data in file or pipe mode (contract in writer.h).
+ *
+ * File layout, as perf writes it:
+ *   header (104) | ids of each attr | attrs (128 + {ids offset,size} each) |
+ *   data ... | feature table ({offset,size} per feature bit) | payloads
+ * The header is written twice: at start with data.size 0 and no feature
+ * bits, and at finish. In between, checkpoints patch data.size (offset 48).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "features.h"
+#include "writer.h"
+
+#define DEFAULT_BUFFER_SIZE	(1u << 20)
+#define MIN_BUFFER_SIZE		(128u << 10)	/* larger than any record (64 KiB) */
+#define TRAILER_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
+		      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+#define BPFREC_PERF_VERSION "0.1.0 (bpfrec)"
+
+struct build_id_entry {
+	uint16_t cpumode;
+	uint8_t size;
+	uint8_t id[PERFDATA_BUILD_ID_MAX];
+	char *filename;
+};
+
+struct perfdata_writer {
+	int fd;
+	bool pipe, started, finished;
+	int error;			/* sticky -errno after a failed write */
+
+	struct perfdata_event *events;
+	size_t nr_events;
+	uint64_t trailer_type;		/* sample_id bits of non-SAMPLE records */
+
+	uint8_t *buf;
+	size_t buf_len, buf_cap;
+	uint64_t flushed;		/* stream bytes written (file: offset of buf[0]) */
+	uint64_t data_offset;		/* file mode: start of the data section */
+	uint64_t checkpointed;		/* file offset up to which data.size is on disk */
+	uint64_t checkpoint_interval_ns, last_checkpoint_ns;
+
+	struct build_id_entry *bids;
+	size_t nr_bids, cap_bids;
+
+	uint64_t nr_samples, first_time, last_time;
+
+	int argc;
+	char **argv;
+	struct perfdata_sysinfo si;
+	uint64_t tod_ns, clockid_ns, clock_res_ns;
+};
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Write all of buf at off (file) or to the stream (pipe); 0 or -errno. */
+static int write_all(struct perfdata_writer *w, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = w->pipe ? write(w->fd, p, len) : pwrite(w->fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int patch_data_size(struct perfdata_writer *w, uint64_t end)
+{
+	uint64_t size = end - w->data_offset;
+	int err = write_all(w, &size, sizeof(size), PERFDATA_HDR_OFF_DATA_SIZE);
+
+	if (!err)
+		w->checkpointed = end;
+	return err;
+}
+
+static int flush(struct perfdata_writer *w)
+{
+	int err;
+
+	if (w->error)
+		return w->error;
+	if (!w->buf_len)
+		return 0;
+	err = write_all(w, w->buf, w->buf_len, w->flushed);
+	if (err) {
+		w->error = err;
+		return err;
+	}
+	w->flushed += w->buf_len;
+	w->buf_len = 0;
+	return 0;
+}
+
+int perfdata_writer_checkpoint(struct perfdata_writer *w)
+{
+	int err = flush(w);
+
+	if (err)
+		return err;
+	w->last_checkpoint_ns = now_ns(CLOCK_MONOTONIC);
+	if (w->pipe || w->checkpointed == w->flushed)
+		return 0;
+	err = patch_data_size(w, w->flushed);
+	if (err)
+		w->error = err;
+	return err;
+}
+
+static int maybe_checkpoint(struct perfdata_writer *w)
+{
+	if (now_ns(CLOCK_MONOTONIC) - w->last_checkpoint_ns < w->checkpoint_interval_ns)
+		return 0;
+	return perfdata_writer_checkpoint(w);
+}
+
+int perfdata_writer_new(int fd, const struct perfdata_writer_opts *opts,
+			struct perfdata_writer **out)
+{
+	static const struct perfdata_writer_opts defaults;
+	struct perfdata_writer *w;
+
+	if (!opts)
+		opts = &defaults;
+	*out = NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = fd;
+	w->pipe = opts->pipe;
+	w->buf_cap = opts->buffer_size ? opts->buffer_size : DEFAULT_BUFFER_SIZE;
+	if (w->buf_cap < MIN_BUFFER_SIZE)
+		w->buf_cap = MIN_BUFFER_SIZE;
+	w->checkpoint_interval_ns = (opts->checkpoint_interval_ms ? opts->checkpoint_interval_ms
+								   : 1000) * 1000000ull;
+	w->buf = malloc(w->buf_cap);
+	if (!w->buf)
+		goto nomem;
+	if (opts->argc > 0) {
+		w->argv = calloc((size_t)opts->argc, sizeof(char *));
+		if (!w->argv)
+			goto nomem;
+		w->argc = opts->argc;
+		for (int i = 0; i < opts->argc; i++) {
+			w->argv[i] = strdup(opts->argv[i] ? opts->argv[i] : "");
+			if (!w->argv[i])
+				goto nomem;
+		}
+	}
+	*out = w;
+	return 0;
+nomem:
+	perfdata_writer_free(w);
+	return -ENOMEM;
+}
+
+int perfdata_writer_add_event(struct perfdata_writer *w, const char *name,
+			      const struct perf_event_attr *attr,
+			      const uint64_t *ids, uint32_t nr_ids)
+{
+	struct perfdata_event *ev, *evs;
+	uint64_t trailer = attr->sample_id_all ? attr->sample_type & TRAILER_BITS : 0;
+
+	if (w->started || !name)
+		return -EINVAL;
+	if (w->nr_events) {
+		const struct perf_event_attr *first = &w->events[0].attr;
+
+		/* perf parses every trailer with one layout. */
+		if (trailer != w->trailer_type || attr->sample_id_all != first->sample_id_all)
+			return -EINVAL;
+		/* A sample can only be told apart by its id. */
+		if (!(attr->sample_type & first->sample_type & PERF_SAMPLE_IDENTIFIER) ||
+		    !nr_ids || !w->events[0].nr_ids)
+			return -EINVAL;
+	}
+	evs = realloc(w->events, (w->nr_events + 1) * sizeof(*evs));
+	if (!evs)
+		return -ENOMEM;
+	w->events = evs;
+	ev = &evs[w->nr_events];
+	memset(ev, 0, sizeof(*ev));
+	ev->attr = *attr;
+	ev->attr.size = PERFDATA_ATTR_SIZE;
+	ev->name = strdup(name);
+	ev->ids = nr_ids ? malloc(nr_ids * sizeof(uint64_t)) : NULL;
+	if (!ev->name || (nr_ids && !ev->ids)) {
+		free(ev->name);
+		free(ev->ids);
+		return -ENOMEM;
+	}
+	if (nr_ids)
+		memcpy(ev->ids, ids, nr_ids * sizeof(uint64_t));
+	ev->nr_ids = nr_ids;
+	w->nr_events++;
+	w->trailer_type = trailer;
+	return 0;
+}
+
+/* Every record fits in this much room (a record's size is a u16). */
+#define RECORD_ROOM 0x10000
+
+/*
+ * The buffer position where the next record goes, with RECORD_ROOM bytes
+ * free; flushes first when needed. NULL after a write error (w->error).
+ */
+static uint8_t *room(struct perfdata_writer *w)
+{
+	if (w->error)
+		return NULL;
+	if (w->buf_cap - w->buf_len < RECORD_ROOM && flush(w))
+		return NULL;
+	return w->buf + w->buf_len;
+}
+
+/* Keep the record an encoder just wrote at room(), or pass its error on. */
+static int commit(struct perfdata_writer *w, ssize_t n)
+{
+	if (n < 0)
+		return (int)n;
+	w->buf_len += (size_t)n;
+	return 0;
+}
+
+/* Encode one record with `call`, where `p` is room() and `cap` RECORD_ROOM. */
+#define APPEND(w, call)							\
+	({								\
+		uint8_t *p = room(w);					\
+		size_t cap = RECORD_ROOM;				\
+		p ? commit((w), (call)) : (w)->error;			\
+	})
+
+static int check_writable(struct perfdata_writer *w)
+{
+	if (!w->started || w->finished)
+		return -EINVAL;
+	return w->error;
+}
+
+static int pipe_feature(struct perfdata_writer *w, uint32_t feat, const struct perfdata_buf *b)
+{
+	if (perfdata_buf_error(b))
+		return -ENOMEM;
+	return APPEND(w, perfdata_encode_header_feature(p, cap, feat, b->data, b->len));
+}
+
+/* Build the payload of feature `feat` into b; -ENOENT when it has nothing to say. */
+static int build_feature(struct perfdata_writer *w, uint32_t feat, struct perfdata_buf *b)
+{
+	switch (feat) {
+	case PERFDATA_FEAT_BUILD_ID:
+		if (!w->nr_bids)
+			return -ENOENT;
+		for (size_t i = 0; i < w->nr_bids; i++) {
+			const struct build_id_entry *e = &w->bids[i];
+			size_t need = PERFDATA_BUILD_ID_RECORD_SIZE + strlen(e->filename) + 1 +
+				      PERFDATA_NAME_ALIGN;
+			ssize_t n;
+
+			perfdata_buf_put(b, NULL, need);
+			if (b->failed)
+				return -ENOMEM;
+			b->len -= need;
+			n = perfdata_encode_build_id(b->data + b->len, need, 0, e->cpumode, -1,
+						     e->id, e->size, e->filename);
+			if (n < 0)
+				return (int)n;
+			b->len += (size_t)n;
+		}
+		break;
+	case PERFDATA_FEAT_HOSTNAME:
+		perfdata_feature_put_string(b, w->si.hostname);
+		break;
+	case PERFDATA_FEAT_OSRELEASE:
+		perfdata_feature_put_string(b, w->si.osrelease);
+		break;
+	case PERFDATA_FEAT_VERSION:
+		perfdata_feature_put_string(b, BPFREC_PERF_VERSION);
+		break;
+	case PERFDATA_FEAT_ARCH:
+		perfdata_feature_put_string(b, w->si.arch);
+		break;
+	case PERFDATA_FEAT_NRCPUS:
+		perfdata_feature_encode_nrcpus(b, &w->si);
+		break;
+	case PERFDATA_FEAT_CPUDESC:
+		if (!w->si.cpudesc[0])
+			return -ENOENT;
+		perfdata_feature_put_string(b, w->si.cpudesc);
+		break;
+	case PERFDATA_FEAT_CPUID:
+		if (!w->si.cpuid[0])
+			return -ENOENT;
+		perfdata_feature_put_string(b, w->si.cpuid);
+		break;
+	case PERFDATA_FEAT_TOTAL_MEM:
+		perfdata_buf_u64(b, w->si.total_mem_kb);
+		break;
+	case PERFDATA_FEAT_CMDLINE:
+		if (!w->argc)
+			return -ENOENT;
+		perfdata_feature_encode_cmdline(b, w->argc, (const char *const *)w->argv);
+		break;
+	case PERFDATA_FEAT_EVENT_DESC:
+		perfdata_feature_encode_event_desc(b, w->events, w->nr_events);
+		break;
+	case PERFDATA_FEAT_CPU_TOPOLOGY:
+		if (!w->si.topo)
+			return -ENOENT;
+		perfdata_feature_encode_cpu_topology(b, &w->si);
+		break;
+	case PERFDATA_FEAT_SAMPLE_TIME:
+		if (!w->nr_samples)
+			return -ENOENT;
+		perfdata_buf_u64(b, w->first_time);
+		perfdata_buf_u64(b, w->last_time);
+		break;
+	case PERFDATA_FEAT_CLOCKID:
+		if (!w->events[0].attr.use_clockid)
+			return -ENOENT;
+		perfdata_buf_u64(b, w->clock_res_ns);
+		break;
+	case PERFDATA_FEAT_CLOCK_DATA:
+		if (!w->events[0].attr.use_clockid)
+			return -ENOENT;
+		perfdata_feature_encode_clock_data(b, (uint32_t)w->events[0].attr.clockid, w->tod_ns,
+						   w->clockid_ns);
+		break;
+	default:
+		return -ENOENT;
+	}
+	return perfdata_buf_error(b);
+}
+
+/* The features we write, in id order (perf reads them in bit order). */
+static const uint32_t features[] = {
+	PERFDATA_FEAT_BUILD_ID, PERFDATA_FEAT_HOSTNAME, PERFDATA_FEAT_OSRELEASE,
+	PERFDATA_FEAT_VERSION, PERFDATA_FEAT_ARCH, PERFDATA_FEAT_NRCPUS,
+	PERFDATA_FEAT_CPUDESC, PERFDATA_FEAT_CPUID, PERFDATA_FEAT_TOTAL_MEM,
+	PERFDATA_FEAT_CMDLINE, PERFDATA_FEAT_EVENT_DESC, PERFDATA_FEAT_CPU_TOPOLOGY,
+	PERFDATA_FEAT_SAMPLE_TIME, PERFDATA_FEAT_CLOCKID, PERFDATA_FEAT_CLOCK_DATA,
+};
+#define NR_FEATURES (sizeof(features) / sizeof(features[0]))
+
+static int start_pipe(struct perfdata_writer *w)
+{
+	struct perfdata_pipe_header h = { PERFDATA_MAGIC, PERFDATA_PIPE_HEADER_SIZE };
+	int err;
+
+	err = write_all(w, &h, sizeof(h), 0);
+	if (err)
+		return w->error = err;
+	w->flushed = sizeof(h);
+	for (size_t i = 0; i < w->nr_events; i++) {
+		const struct perfdata_event *ev = &w->events[i];
+
+		err = APPEND(w, perfdata_encode_header_attr(p, cap, &ev->attr, ev->ids, ev->nr_ids));
+		if (err)
+			return err;
+	}
+	/* Sample times and build-ids are not known yet: those travel otherwise. */
+	for (size_t i = 0; i < NR_FEATURES; i++) {
+		struct perfdata_buf b = { 0 };
+
+		if (features[i] == PERFDATA_FEAT_BUILD_ID || features[i] == PERFDATA_FEAT_SAMPLE_TIME)
+			continue;
+		err = build_feature(w, features[i], &b);
+		if (!err)
+			err = pipe_feature(w, features[i], &b);
+		perfdata_buf_free(&b);
+		if (err && err != -ENOENT)
+			return err;
+	}
+	return flush(w);
+}
+
+/* Header, id arrays and attrs; data starts right after them. */
+static int write_file_header(struct perfdata_writer *w, uint64_t data_size,
+			     const uint64_t feat_bits[4])
+{
+	struct perfdata_buf b = { 0 };
+	struct perfdata_file_header h = {
+		.magic = PERFDATA_MAGIC,
+		.size = PERFDATA_FILE_HEADER_SIZE,
+		.attr_size = PERFDATA_ATTR_SIZE + sizeof(struct perfdata_file_section),
+	};
+	uint64_t off = PERFDATA_FILE_HEADER_SIZE;
+	int err;
+
+	for (size_t i = 0; i < w->nr_events; i++)
+		off += (uint64_t)w->events[i].nr_ids * 8;
+	h.attrs.offset = off;
+	h.attrs.size = w->nr_events * h.attr_size;
+	h.data.offset = h.attrs.offset + h.attrs.size;
+	h.data.size = data_size;
+	memcpy(h.features, feat_bits, sizeof(h.features));
+
+	perfdata_buf_put(&b, &h, sizeof(h));
+	for (size_t i = 0; i < w->nr_events; i++)
+		perfdata_buf_put(&b, w->events[i].ids, (size_t)w->events[i].nr_ids * 8);
+	off = PERFDATA_FILE_HEADER_SIZE;
+	for (size_t i = 0; i < w->nr_events; i++) {
+		struct perfdata_file_section ids = { off, (uint64_t)w->events[i].nr_ids * 8 };
+		uint8_t a[PERFDATA_ATTR_SIZE] = { 0 };
+
+		memcpy(a, &w->events[i].attr, sizeof(a) < sizeof(w->events[i].attr)
+					      ? sizeof(a) : sizeof(w->events[i].attr));
+		perfdata_buf_put(&b, a, sizeof(a));
+		perfdata_buf_put(&b, &ids, sizeof(ids));
+		off += ids.size;
+	}
+	err = perfdata_buf_error(&b);
+	if (!err)
+		err = write_all(w, b.data, b.len, 0);
+	perfdata_buf_free(&b);
+	w->data_offset = h.data.offset;
+	return err;
+}
+
+int perfdata_writer_start(struct perfdata_writer *w)
+{
+	static const uint64_t no_features[4];
+	struct timespec res;
+	int err;
+
+	if (w->started || !w->nr_events)
+		return -EINVAL;
+	perfdata_sysinfo_read(&w->si, NULL);
+	if (w->events[0].attr.use_clockid) {
+		clockid_t clk = (clockid_t)w->events[0].attr.clockid;
+
+		/* One reference pair ties sample times to wall-clock time (perf script -F tod). */
+		w->tod_ns = now_ns(CLOCK_REALTIME);
+		w->clockid_ns = now_ns(clk);
+		if (!clock_getres(clk, &res))
+			w->clock_res_ns = (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
+	}
+	w->started = true;
+	w->last_checkpoint_ns = now_ns(CLOCK_MONOTONIC);
+	if (w->pipe)
+		return start_pipe(w);
+	err = write_file_header(w, 0, no_features);
+	if (err)
+		return w->error = err;
+	w->flushed = w->checkpointed = w->data_offset;
+	return 0;
+}
+
+int perfdata_write_mmap(struct perfdata_writer *w, const struct perfdata_mmap *m,
+			const struct perfdata_sample_id *sid)
+{
+	int err = check_writable(w);
+
+	return err ? err : APPEND(w, perfdata_encode_mmap(p, cap, m, w->trailer_type, sid));
+}
+
+int perfdata_write_mmap2(struct perfdata_writer *w, const struct perfdata_mmap *m,
+			 const struct perfdata_sample_id *sid)
+{
+	int err = check_writable(w);
+
+	return err ? err : APPEND(w, perfdata_encode_mmap2(p, cap, m, w->trailer_type, sid));
+}
+
+int perfdata_write_comm(struct perfdata_writer *w, const struct perfdata_comm *c,
+			const struct perfdata_sample_id *sid)
+{
+	int err = check_writable(w);
+
+	return err ? err : APPEND(w, perfdata_encode_comm(p, cap, c, w->trailer_type, sid));
+}
+
+int perfdata_write_fork(struct perfdata_writer *w, const struct perfdata_task *t,
+			const struct perfdata_sample_id *sid)
+{
+	int err = check_writable(w);
+
+	return err ? err : APPEND(w, perfdata_encode_task(p, cap, PERF_RECORD_FORK, t,
+							  w->trailer_type, sid));
+}
+
+int perfdata_write_exit(struct perfdata_writer *w, const struct perfdata_task *t,
+			const struct perfdata_sample_id *sid)
+{
+	int err = check_writable(w);
+
+	return err ? err : APPEND(w, perfdata_encode_task(p, cap, PERF_RECORD_EXIT, t,
+							  w->trailer_type, sid));
+}
+
+int perfdata_write_lost_samples(struct perfdata_writer *w, uint64_t lost,
+				const struct perfdata_sample_id *sid)
+{
+	int err = check_writable(w);
+
+	return err ? err : APPEND(w, perfdata_encode_lost_samples(p, cap, lost,
+								  w->trailer_type, sid));
+}
+
+static const struct perfdata_event *event_of(const struct perfdata_writer *w, uint64_t id)
+{
+	if (w->nr_events == 1)
+		return &w->events[0];
+	for (size_t i = 0; i < w->nr_events; i++)
+		for (uint32_t j = 0; j < w->events[i].nr_ids; j++)
+			if (w->events[i].ids[j] == id)
+				return &w->events[i];
+	return NULL;
+}
+
+int perfdata_write_sample(struct perfdata_writer *w, const struct perfdata_sample *s)
+{
+	const struct perfdata_event *ev;
+	int err = check_writable(w);
+
+	if (err)
+		return err;
+	ev = event_of(w, s->id);
+	if (!ev)
+		return -EINVAL;
+	err = APPEND(w, perfdata_encode_sample(p, cap, &ev->attr, s));
+	if (err)
+		return err;
+	if (!w->nr_samples || s->time < w->first_time)
+		w->first_time = s->time;
+	if (!w->nr_samples || s->time > w->last_time)
+		w->last_time = s->time;
+	w->nr_samples++;
+	return 0;
+}
+
+int perfdata_write_finished_round(struct perfdata_writer *w)
+{
+	int err = check_writable(w);
+
+	if (!err)
+		err = APPEND(w, perfdata_encode_finished_round(p, cap));
+	return err ? err : maybe_checkpoint(w);
+}
+
+int perfdata_writer_add_build_id(struct perfdata_writer *w, uint16_t cpumode,
+				 const uint8_t *build_id, size_t size, const char *filename)
+{
+	struct build_id_entry *e;
+
+	if (size > PERFDATA_BUILD_ID_MAX || !filename)
+		return -EINVAL;
+	for (size_t i = 0; i < w->nr_bids; i++)
+		if (w->bids[i].size == size && !memcmp(w->bids[i].id, build_id, size) &&
+		    !strcmp(w->bids[i].filename, filename))
+			return 0;
+	if (w->pipe) {
+		int err = check_writable(w);
+
+		if (!err)
+			err = APPEND(w, perfdata_encode_build_id(p, cap,
+								 PERFDATA_RECORD_HEADER_BUILD_ID,
+								 cpumode, -1, build_id, size,
+								 filename));
+		if (err)
+			return err;
+	}
+	if (w->nr_bids == w->cap_bids) {
+		size_t cap = w->cap_bids ? 2 * w->cap_bids : 16;
+
+		e = realloc(w->bids, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		w->bids = e;
+		w->cap_bids = cap;
+	}
+	e = &w->bids[w->nr_bids];
+	memset(e, 0, sizeof(*e));
+	e->filename = strdup(filename);
+	if (!e->filename)
+		return -ENOMEM;
+	e->cpumode = cpumode;
+	e->size = (uint8_t)size;
+	memcpy(e->id, build_id, size);
+	w->nr_bids++;
+	return 0;
+}
+
+/* Feature table and payloads at data_end; sets the bits that were written. */
+static int write_features(struct perfdata_writer *w, uint64_t data_end, uint64_t bits[4])
+{
+	struct perfdata_buf payload = { 0 };
+	struct perfdata_file_section table[NR_FEATURES];
+	size_t nr = 0;
+	uint64_t off;
+	int err = 0;
+
+	/* Payloads follow the table, so count the features first. */
+	struct perfdata_buf parts[NR_FEATURES];
+
+	memset(parts, 0, sizeof(parts));
+	for (size_t i = 0; i < NR_FEATURES; i++) {
+		err = build_feature(w, features[i], &parts[i]);
+		if (err == -ENOENT) {
+			err = 0;
+			perfdata_buf_free(&parts[i]);
+			parts[i].len = SIZE_MAX;	/* marks "absent" */
+			continue;
+		}
+		if (err)
+			goto out;
+		nr++;
+	}
+	off = data_end + nr * sizeof(struct perfdata_file_section);
+	nr = 0;
+	for (size_t i = 0; i < NR_FEATURES; i++) {
+		if (parts[i].len == SIZE_MAX)
+			continue;
+		table[nr].offset = off;
+		table[nr].size = parts[i].len;
+		off += parts[i].len;
+		nr++;
+		bits[features[i] / 64] |= 1ull << (features[i] % 64);
+	}
+	perfdata_buf_put(&payload, table, nr * sizeof(table[0]));
+	for (size_t i = 0; i < NR_FEATURES; i++)
+		if (parts[i].len != SIZE_MAX)
+			perfdata_buf_put(&payload, parts[i].data, parts[i].len);
+	err = perfdata_buf_error(&payload);
+	if (!err)
+		err = write_all(w, payload.data, payload.len, data_end);
+out:
+	for (size_t i = 0; i < NR_FEATURES; i++)
+		if (parts[i].len != SIZE_MAX)
+			perfdata_buf_free(&parts[i]);
+	perfdata_buf_free(&payload);
+	return err;
+}
+
+int perfdata_writer_finish(struct perfdata_writer *w)
+{
+	uint64_t bits[4] = { 0 };
+	uint64_t data_end;
+	int err, first_err;
+
+	if (!w->started || w->finished)
+		return -EINVAL;
+	w->finished = true;
+	first_err = flush(w);
+	if (w->pipe)
+		return first_err;
+	/* After a failed write only the checkpointed prefix is known to be whole. */
+	data_end = first_err ? w->checkpointed : w->flushed;
+	if (first_err && ftruncate(w->fd, (off_t)data_end) < 0)
+		return first_err;
+	err = write_features(w, data_end, bits);
+	if (err) {
+		/* No room for features: keep the data readable without them. */
+		memset(bits, 0, sizeof(bits));
+		if (ftruncate(w->fd, (off_t)data_end) < 0 && !first_err)
+			first_err = -errno;
+	}
+	if (!first_err && err)
+		first_err = err;
+	err = write_file_header(w, data_end - w->data_offset, bits);
+	if (!err)
+		w->checkpointed = data_end;
+	return first_err ? first_err : err;
+}
+
+void perfdata_writer_free(struct perfdata_writer *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nr_events; i++) {
+		free(w->events[i].name);
+		free(w->events[i].ids);
+	}
+	free(w->events);
+	for (size_t i = 0; i < w->nr_bids; i++)
+		free(w->bids[i].filename);
+	free(w->bids);
+	for (int i = 0; i < w->argc; i++)
+		free(w->argv[i]);
+	free(w->argv);
+	free(w->buf);
+	perfdata_sysinfo_free(&w->si);
+	free(w);
+}
+
+uint64_t perfdata_writer_size(const struct perfdata_writer *w)
+{
+	return w->flushed + w->buf_len;
+}
+
+uint64_t perfdata_writer_nr_samples(const struct perfdata_writer *w)
+{
+	return w->nr_samples;
+}
