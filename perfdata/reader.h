@@ -26,10 +26,14 @@
 
 struct perfdata_reader;
 
-/* name is used in error messages only. The fd is not closed by the reader. */
+/*
+ * name is used in error messages only. The fd is not closed by the reader.
+ * On failure *out is still set (unless allocation failed: then NULL) so the
+ * caller can print perfdata_reader_error(); free it either way.
+ */
 int perfdata_reader_open(int fd, const char *name, struct perfdata_reader **out);
 void perfdata_reader_free(struct perfdata_reader *r);
-const char *perfdata_reader_error(const struct perfdata_reader *r);
+const char *perfdata_reader_error(const struct perfdata_reader *r);	/* "" when none */
 
 bool perfdata_reader_is_pipe(const struct perfdata_reader *r);
 
@@ -38,6 +42,7 @@ int perfdata_reader_next(struct perfdata_reader *r, const struct perf_event_head
 /* File offset (file mode) or stream offset (pipe) of the last record yielded. */
 uint64_t perfdata_reader_offset(const struct perfdata_reader *r);
 
+/* An event's name is NULL when the file has no EVENT_DESC naming it. */
 size_t perfdata_reader_nr_events(const struct perfdata_reader *r);
 const struct perfdata_event *perfdata_reader_event(const struct perfdata_reader *r, size_t i);
 /* The event a SAMPLE belongs to, or NULL when its id is unknown. */

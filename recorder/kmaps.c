@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kmaps.c - describe the kernel to perf: the kernel map, one map per module
+ * and their build-ids (kernel_maps_write() in tasks.h).
+ *
+ * The records are the ones `perf record` synthesizes:
+ *   MMAP pid -1 tid 0 misc KERNEL [_text, _etext) pgoff _text "[kernel.kallsyms]_text"
+ *   MMAP pid -1 tid 0 misc KERNEL [addr, addr + size) pgoff 0 FILE per module,
+ * where FILE is the module's file under /lib/modules/$(uname -r) (found
+ * through modules.dep) or "[name]" when it is not installed, as perf names
+ * them. Their sample_id trailers are all zero, as perf writes them.
+ * Build-ids: the kernel's from the notes file as "[kernel.kallsyms]", each
+ * module's from /sys/module/NAME/notes under the module's file name.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "perfdata/writer.h"
+#include "recorder/procmaps.h"
+#include "recorder/tasks.h"
+#include "symbolize/buildid.h"
+
+#define KERNEL_MMAP_NAME	"[kernel.kallsyms]_text"
+#define KERNEL_BUILD_ID_NAME	"[kernel.kallsyms]"
+
+/* _text and _etext from kallsyms; -EPERM when kptr_restrict hides them. */
+static int read_kernel_text(const char *path, uint64_t *text, uint64_t *etext)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	bool have_text = false, have_etext = false;
+
+	if (!f) {
+		int err = -errno;
+
+		fprintf(stderr, "bpfrec: cannot read kernel symbols %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	while ((!have_text || !have_etext) && getline(&line, &cap, f) > 0) {
+		char type, name[64];
+		uint64_t addr;
+
+		/* "ffffffff81000000 T _text", module symbols add " [mod]". */
+		if (sscanf(line, "%" SCNx64 " %c %63s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text") && !have_text) {
+			*text = addr;
+			have_text = true;
+		} else if (!strcmp(name, "_etext") && !have_etext) {
+			*etext = addr;
+			have_etext = true;
+		}
+	}
+	free(line);
+	fclose(f);
+
+	if (!have_text || !have_etext) {
+		fprintf(stderr, "bpfrec: %s has no _text/_etext symbols: is it a kallsyms file?\n",
+			path);
+		return -ENOENT;
+	}
+	if (!*text || !*etext) {
+		fprintf(stderr, "bpfrec: kernel addresses in %s are hidden (kptr_restrict): run as "
+			"root or set sysctl kernel.kptr_restrict=0\n", path);
+		return -EPERM;
+	}
+	if (*etext <= *text) {
+		fprintf(stderr, "bpfrec: %s: _etext (%#" PRIx64 ") is not above _text (%#" PRIx64
+			")\n", path, *etext, *text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int write_kernel_mmap(struct perfdata_writer *w, uint64_t start, uint64_t len,
+			     uint64_t pgoff, const char *filename)
+{
+	/* perf zeroes the trailer of the kernel maps it synthesizes. */
+	static const struct perfdata_sample_id sid;
+	struct perfdata_mmap m = {
+		.misc = PERF_RECORD_MISC_KERNEL,
+		.pid = UINT32_MAX,	/* -1: the kernel */
+		.tid = 0,
+		.start = start,
+		.len = len,
+		.pgoff = pgoff,
+		.filename = filename,
+	};
+
+	return perfdata_write_mmap(w, &m, &sid);
+}
+
+/* Register a module's build-id, if the kernel exposes it. */
+static int add_module_build_id(struct perfdata_writer *w, const char *name, const char *file)
+{
+	uint8_t id[BUILDID_MAX];
+	size_t size;
+	char notes[PATH_MAX];
+
+	if (snprintf(notes, sizeof(notes), "/sys/module/%s/notes/.note.gnu.build-id", name) >=
+	    (int)sizeof(notes))
+		return 0;
+	if (buildid_read_kernel(notes, id, &size))
+		return 0;	/* no notes for this module: perf goes without too */
+	return perfdata_writer_add_build_id(w, PERF_RECORD_MISC_KERNEL, id, size, file);
+}
+
+static int write_modules(struct perfdata_writer *w, const char *modules_path)
+{
+	struct kmod_paths *paths = NULL;
+	struct utsname uts;
+	char dir[PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int err = 0;
+
+	f = fopen(modules_path, "re");
+	if (!f)
+		return 0;	/* a kernel without modules */
+	if (!uname(&uts) &&
+	    snprintf(dir, sizeof(dir), "/lib/modules/%s", uts.release) < (int)sizeof(dir))
+		err = kmod_paths_load(dir, &paths);
+	while (!err && getline(&line, &cap, f) > 0) {
+		char name[256], file[PATH_MAX];
+		const char *found;
+		uint64_t size, addr;
+
+		/* "xfs 1736704 1 - Live 0xffffffffc0a00000 (OE)" */
+		if (sscanf(line, "%255s %" SCNu64 " %*s %*s %*s %" SCNx64, name, &size, &addr) != 3)
+			continue;
+		if (!addr || !size)
+			continue;	/* hidden by kptr_restrict, or not loaded yet */
+		found = kmod_paths_find(paths, name);
+		if (found)
+			snprintf(file, sizeof(file), "%s", found);
+		else
+			snprintf(file, sizeof(file), "[%s]", name);
+		err = write_kernel_mmap(w, addr, size, 0, file);
+		if (!err)
+			err = add_module_build_id(w, name, file);
+	}
+	free(line);
+	fclose(f);
+	kmod_paths_free(paths);
+	return err;
+}
+
+int kernel_maps_write(struct perfdata_writer *w, const char *kallsyms_path,
+		      const char *modules_path, const char *notes_path)
+{
+	uint64_t text = 0, etext = 0;
+	uint8_t id[BUILDID_MAX];
+	size_t size;
+	int err;
+
+	err = read_kernel_text(kallsyms_path ? kallsyms_path : "/proc/kallsyms", &text, &etext);
+	if (err)
+		return err;
+	/* pgoff is the address of _text: perf relocates kernel symbols with it. */
+	err = write_kernel_mmap(w, text, etext - text, text, KERNEL_MMAP_NAME);
+	if (err)
+		return err;
+	err = write_modules(w, modules_path ? modules_path : "/proc/modules");
+	if (err)
+		return err;
+	/* Without a build-id perf still reads kallsyms: not worth failing for. */
+	if (!buildid_read_kernel(notes_path, id, &size))
+		err = perfdata_writer_add_build_id(w, PERF_RECORD_MISC_KERNEL, id, size,
+						   KERNEL_BUILD_ID_NAME);
+	return err;
+}

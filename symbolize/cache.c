@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+/* cache.c - chained hash table with FNV-1a hashing (cache.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/cache.h"
+
+static uint64_t hash_bytes(const void *key, size_t len)
+{
+	const unsigned char *p = key;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+struct cache_entry *cache_get(const struct cache *c, const void *key, size_t key_len)
+{
+	uint64_t h = hash_bytes(key, key_len);
+	struct cache_entry *e;
+
+	if (!c->nr_buckets)
+		return NULL;
+	for (e = c->buckets[h & (c->nr_buckets - 1)]; e; e = e->next)
+		if (e->hash == h && e->key_len == key_len && !memcmp(e->key, key, key_len))
+			return e;
+	return NULL;
+}
+
+static int grow(struct cache *c)
+{
+	size_t n = c->nr_buckets ? c->nr_buckets * 2 : 64;
+	struct cache_entry **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return -1;
+	for (size_t i = 0; i < c->nr_buckets; i++) {
+		struct cache_entry *e = c->buckets[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			e->next = b[e->hash & (n - 1)];
+			b[e->hash & (n - 1)] = e;
+		}
+	}
+	free(c->buckets);
+	c->buckets = b;
+	c->nr_buckets = n;
+	return 0;
+}
+
+struct cache_entry *cache_add(struct cache *c, const void *key, size_t key_len)
+{
+	struct cache_entry *e;
+	size_t slot;
+
+	if (c->nr >= c->nr_buckets && grow(c))
+		return NULL;
+	e = calloc(1, sizeof(*e) + key_len);
+	if (!e)
+		return NULL;
+	e->hash = hash_bytes(key, key_len);
+	e->key_len = key_len;
+	memcpy(e->key, key, key_len);
+	slot = e->hash & (c->nr_buckets - 1);
+	e->next = c->buckets[slot];
+	c->buckets[slot] = e;
+	c->nr++;
+	return e;
+}
+
+void cache_clear(struct cache *c, void (*free_value)(void *value))
+{
+	for (size_t i = 0; i < c->nr_buckets; i++) {
+		struct cache_entry *e = c->buckets[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			if (e->value && free_value)
+				free_value(e->value);
+			free(e);
+		}
+	}
+	free(c->buckets);
+	c->buckets = NULL;
+	c->nr_buckets = c->nr = 0;
+}

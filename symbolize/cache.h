@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache.h - a small hash table from byte-string keys to a value and an
+ * error code, for the symbolizer's per-file and per-pid caches (internal).
+ * Failures are cached too (value NULL, err < 0), so a missing file is
+ * looked for once.
+ */
+#ifndef SYMBOLIZE_CACHE_H
+#define SYMBOLIZE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cache_entry {
+	struct cache_entry *next;
+	uint64_t hash;
+	void *value;
+	int err;
+	size_t key_len;
+	unsigned char key[];
+};
+
+struct cache {
+	struct cache_entry **buckets;
+	size_t nr_buckets, nr;
+};
+
+/* The entry for key, or NULL. */
+struct cache_entry *cache_get(const struct cache *c, const void *key, size_t key_len);
+/* A new entry (value NULL, err 0) for a key not in c, or NULL when out of memory. */
+struct cache_entry *cache_add(struct cache *c, const void *key, size_t key_len);
+/* Free every entry, calling free_value on the non-NULL values. */
+void cache_clear(struct cache *c, void (*free_value)(void *value));
+
+#endif /* SYMBOLIZE_CACHE_H */

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kallsyms.c - load, sort and search the kernel symbol table (kallsyms.h).
+ *
+ * The whole file is read into one buffer and parsed in place: names and
+ * module names point into it, so a 120k-symbol table costs one read, one
+ * pass and one sort.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolize/kallsyms.h"
+#include "symbolize/util.h"
+
+struct ksym {
+	uint64_t addr;
+	const char *name;
+	const char *module;	/* NULL for the core kernel */
+	uint32_t index;		/* line order: keeps the sort deterministic */
+	char type;
+	bool text;		/* can be returned by an address lookup */
+};
+
+struct kallsyms {
+	char *buf;
+	struct ksym *syms;
+	size_t nr;
+};
+
+static bool is_text_type(char t)
+{
+	return t == 't' || t == 'T' || t == 'w' || t == 'W';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Same address first; among aliases, the name to show first. */
+static int ksym_cmp(const void *pa, const void *pb)
+{
+	const struct ksym *a = pa, *b = pb;
+	bool weak_a, weak_b, global_a, global_b;
+	size_t ua, ub, la, lb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (a->text != b->text)
+		return a->text ? -1 : 1;
+	weak_a = a->type == 'w' || a->type == 'W';
+	weak_b = b->type == 'w' || b->type == 'W';
+	if (weak_a != weak_b)
+		return weak_a ? 1 : -1;
+	global_a = a->type >= 'A' && a->type <= 'Z';
+	global_b = b->type >= 'A' && b->type <= 'Z';
+	if (global_a != global_b)
+		return global_a ? -1 : 1;
+	ua = leading_underscores(a->name);
+	ub = leading_underscores(b->name);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	la = strlen(a->name);
+	lb = strlen(b->name);
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* One line "ADDR TYPE NAME[\t[MODULE]]", NUL-terminated in place. */
+static int parse_line(char *line, struct ksym *s)
+{
+	uint64_t addr = 0;
+	char *p = line, *end;
+	int digits = 0, v;
+
+	while ((v = hexval(*p)) >= 0) {
+		if (++digits > 16)
+			return -EINVAL;
+		addr = addr << 4 | (uint64_t)v;
+		p++;
+	}
+	if (!digits || *p != ' ' || !p[1] || p[2] != ' ' || !p[3])
+		return -EINVAL;
+	s->addr = addr;
+	s->type = p[1];
+	p += 3;
+	s->name = p;
+	p += strcspn(p, " \t");
+	s->module = NULL;
+	if (!*p)
+		return 0;
+	*p++ = '\0';
+	p += strspn(p, " \t");
+	if (!*p)
+		return 0;
+	if (*p != '[' || !(end = strchr(p, ']')) || end == p + 1)
+		return -EINVAL;
+	*end = '\0';
+	s->module = p + 1;
+	return 0;
+}
+
+static int parse(struct kallsyms *ks, const char *path, size_t len)
+{
+	size_t cap = 0, lineno = 0, nonzero = 0;
+	char *line = ks->buf, *eol, *end = ks->buf + len;
+	uint64_t etext = 0;
+	bool have_etext = false;
+
+	while (line < end) {
+		eol = memchr(line, '\n', (size_t)(end - line));
+		if (!eol)
+			eol = end;	/* buf has a spare byte past len for the NUL */
+		*eol = '\0';
+		lineno++;
+		if (*line) {
+			struct ksym *s;
+
+			if (ks->nr == cap) {
+				size_t ncap = cap ? cap * 2 : 16384;
+				struct ksym *n = realloc(ks->syms, ncap * sizeof(*n));
+
+				if (!n)
+					return -ENOMEM;
+				ks->syms = n;
+				cap = ncap;
+			}
+			s = &ks->syms[ks->nr];
+			if (parse_line(line, s)) {
+				fprintf(stderr,
+					"bpfrec: %s:%zu: not a kallsyms line (want 'ADDRESS TYPE NAME [MODULE]'); pass a copy of /proc/kallsyms\n",
+					path, lineno);
+				return -EINVAL;
+			}
+			s->index = (uint32_t)ks->nr;
+			ks->nr++;
+			if (s->addr)
+				nonzero++;
+			if (!s->module && !strcmp(s->name, "_etext")) {
+				etext = s->addr;
+				have_etext = true;
+			}
+		}
+		line = eol + 1;
+	}
+	if (!ks->nr) {
+		fprintf(stderr, "bpfrec: %s: no symbols in it; pass a copy of /proc/kallsyms\n", path);
+		return -EINVAL;
+	}
+	if (!nonzero) {
+		fprintf(stderr,
+			"bpfrec: %s: all addresses are 0 (kernel.kptr_restrict hides them); run as root, set 'sysctl kernel.kptr_restrict=0' or pass --kallsyms with a readable copy\n",
+			path);
+		return -EPERM;
+	}
+	for (size_t i = 0; i < ks->nr; i++) {
+		struct ksym *s = &ks->syms[i];
+
+		s->text = is_text_type(s->type) && !(have_etext && !s->module && s->addr >= etext);
+	}
+	qsort(ks->syms, ks->nr, sizeof(*ks->syms), ksym_cmp);
+	return 0;
+}
+
+int kallsyms_load(const char *path, struct kallsyms **out)
+{
+	struct kallsyms *ks;
+	size_t len;
+	int err;
+
+	if (!path)
+		path = "/proc/kallsyms";
+	ks = calloc(1, sizeof(*ks));
+	if (!ks)
+		return -ENOMEM;
+	err = read_whole_file(path, &ks->buf, &len);
+	if (err) {
+		fprintf(stderr, "bpfrec: cannot read %s: %s; pass --kallsyms with a copy of /proc/kallsyms\n",
+			path, strerror(-err));
+		goto fail;
+	}
+	err = parse(ks, path, len);
+	if (err)
+		goto fail;
+	*out = ks;
+	return 0;
+fail:
+	kallsyms_free(ks);
+	return err;
+}
+
+void kallsyms_free(struct kallsyms *ks)
+{
+	if (!ks)
+		return;
+	free(ks->syms);
+	free(ks->buf);
+	free(ks);
+}
+
+int kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, const char **name,
+		    uint64_t *offset, const char **module)
+{
+	size_t lo = 0, hi = ks->nr, last, first;
+	const struct ksym *s;
+
+	/* Find the last symbol at or below addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -ENOENT;
+	last = lo - 1;
+	first = last;
+	while (first > 0 && ks->syms[first - 1].addr == ks->syms[last].addr)
+		first--;
+	s = &ks->syms[first];
+	if (!s->text)
+		return -ENOENT;
+	/* The next symbol bounds this one; the very last one gets its page. */
+	if (last + 1 == ks->nr && addr >= (s->addr | 0xfff) + 1)
+		return -ENOENT;
+	*name = s->name;
+	*offset = addr - s->addr;
+	if (module)
+		*module = s->module;
+	return 0;
+}
+
+int kallsyms_find(const struct kallsyms *ks, const char *name, uint64_t *addr)
+{
+	const struct ksym *found = NULL;
+
+	for (size_t i = 0; i < ks->nr; i++) {
+		const struct ksym *s = &ks->syms[i];
+
+		if (strcmp(s->name, name))
+			continue;
+		if (!s->module) {
+			*addr = s->addr;
+			return 0;
+		}
+		if (!found)
+			found = s;
+	}
+	if (!found)
+		return -ENOENT;
+	*addr = found->addr;
+	return 0;
+}

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+/*
+ * symbolize.c - the symbolizer (symbolize.h): options, caches, dispatch.
+ *
+ * Everything is loaded on first use and kept: kallsyms on the first kernel
+ * address, one elf_file per (path, build-id) on the first address in it,
+ * one perf map per pid. Failures are cached as well, so a missing file
+ * costs one lookup per conversion, not one per address.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <libelf.h>
+
+#include "symbolize/cache.h"
+#include "symbolize/debugfind.h"
+#include "symbolize/elfsym.h"
+#include "symbolize/jitmap.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/symbolize.h"
+#include "symbolize/util.h"
+
+struct symbolizer {
+	struct debug_paths dp;	/* points into the strings below */
+	char *symfs, *debug_dir, *home, *jit_dir, *kallsyms_path;
+	bool no_inlines;
+
+	struct kallsyms *ks;
+	int ks_err;		/* cached kallsyms_load() failure */
+	struct cache files;	/* path + build-id -> struct elf_file */
+	struct cache jitmaps;	/* pid -> struct jitmap */
+};
+
+static char *dup_or_null(const char *s, int *err)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*err = -ENOMEM;
+	return d;
+}
+
+/*
+ * Every file stays open (a Dwfl holds the binary, its debug file and a dwz
+ * file: up to three fds), and a system-wide profile maps more files than
+ * the usual soft limit of 1024 fds allows: raise it to the hard limit, as
+ * far as this user may, rather than fail to symbolize the 1000th library.
+ */
+static void raise_nofile_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out)
+{
+	static const struct symbolizer_opts defaults;
+	struct symbolizer *s;
+	int err = 0;
+
+	if (!opts)
+		opts = &defaults;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->no_inlines = opts->no_inlines;
+	s->symfs = strdup(opts->symfs ? opts->symfs : "");
+	s->debug_dir = opts->debug_dir ? strdup(opts->debug_dir)
+				       : str_join(s->symfs ? s->symfs : "", "/usr/lib/debug", NULL);
+	s->jit_dir = opts->jit_dir ? strdup(opts->jit_dir)
+				   : str_join(s->symfs ? s->symfs : "", "/tmp", NULL);
+	s->home = dup_or_null(getenv("HOME"), &err);
+	s->kallsyms_path = dup_or_null(opts->kallsyms, &err);
+	if (err || !s->symfs || !s->debug_dir || !s->jit_dir) {
+		symbolizer_free(s);
+		return -ENOMEM;
+	}
+	s->dp.symfs = s->symfs;
+	s->dp.debug_dir = s->debug_dir;
+	s->dp.home = s->home && *s->home ? s->home : NULL;
+	raise_nofile_limit();
+	*out = s;
+	return 0;
+}
+
+static void free_elf_file(void *f)
+{
+	elf_file_free(f);
+}
+
+static void free_jitmap(void *jm)
+{
+	jitmap_free(jm);
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	cache_clear(&s->files, free_elf_file);
+	cache_clear(&s->jitmaps, free_jitmap);
+	kallsyms_free(s->ks);
+	free(s->symfs);
+	free(s->debug_dir);
+	free(s->home);
+	free(s->jit_dir);
+	free(s->kallsyms_path);
+	free(s);
+}
+
+static void one_function(struct sym_result *out, const char *name)
+{
+	out->nr_frames = 1;
+	out->frames[0] = (struct sym_frame){ .function = name };
+	out->has_functions = true;
+}
+
+int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
+{
+	const char *name;
+	uint64_t offset;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!s->ks && !s->ks_err) {
+		err = kallsyms_load(s->kallsyms_path, &s->ks);
+		if (err)
+			s->ks_err = err;
+	}
+	if (s->ks_err)
+		return s->ks_err;
+	err = kallsyms_lookup(s->ks, addr, &name, &offset, NULL);
+	if (err)
+		return err;
+	one_function(out, name);
+	return 0;
+}
+
+/*
+ * The path of a file a mapping can be symbolized from, or NULL: anonymous
+ * and special mappings ([heap], //anon, /memfd:...) have none ([vdso] is
+ * found by debugfind_binary), and a
+ * deleted file is only worth opening when the build-id can prove that
+ * what is at its path now is what was mapped.
+ */
+static const char *file_path(const struct sym_mapping *m, bool have_build_id, char *buf,
+			     size_t size)
+{
+	static const char deleted[] = " (deleted)";
+	const char *p = m->path;
+	size_t len = strlen(p);
+
+	if (!strcmp(p, "[vdso]"))
+		return p;
+	if (p[0] != '/' || !strncmp(p, "//anon", 6) || !strncmp(p, "/memfd:", 7) ||
+	    !strncmp(p, "/SYSV", 5))
+		return NULL;
+	if (len > sizeof(deleted) - 1 && !strcmp(p + len - (sizeof(deleted) - 1), deleted)) {
+		len -= sizeof(deleted) - 1;
+		if (!have_build_id || len >= size)
+			return NULL;
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		return buf;
+	}
+	return p;
+}
+
+int symbolize_user(struct symbolizer *s, const struct sym_mapping *m, uint64_t addr,
+		   struct sym_result *out)
+{
+	const uint8_t *build_id = NULL;
+	size_t build_id_size = 0, plen;
+	unsigned char key[4096 + 1 + BUILDID_MAX];
+	char path_buf[4096];
+	struct cache_entry *e;
+	const char *path;
+
+	memset(out, 0, sizeof(*out));
+	if (!m || !m->path)
+		return -EINVAL;
+	if (m->build_id && m->build_id_size) {
+		if (m->build_id_size > BUILDID_MAX)
+			return -EINVAL;
+		build_id = m->build_id;
+		build_id_size = m->build_id_size;
+	}
+	path = file_path(m, build_id != NULL, path_buf, sizeof(path_buf));
+	if (!path)
+		return -ENOENT;
+	plen = strlen(path);
+	if (plen >= 4096)
+		return -ENAMETOOLONG;
+	/* Key: path, NUL, build-id: one entry per distinct file version. */
+	memcpy(key, path, plen + 1);
+	if (build_id)
+		memcpy(key + plen + 1, build_id, build_id_size);
+	e = cache_get(&s->files, key, plen + 1 + build_id_size);
+	if (!e) {
+		struct elf_file *f = NULL;
+
+		e = cache_add(&s->files, key, plen + 1 + build_id_size);
+		if (!e)
+			return -ENOMEM;
+		e->err = elf_file_open(&s->dp, path, build_id, build_id_size, &f);
+		e->value = f;
+	}
+	if (e->err)
+		return e->err;
+	return elf_file_symbolize(e->value, m, addr, s->no_inlines, out);
+}
+
+int symbolize_jit(struct symbolizer *s, int pid, uint64_t addr, struct sym_result *out)
+{
+	struct cache_entry *e;
+	const char *name;
+	uint64_t offset;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	e = cache_get(&s->jitmaps, &pid, sizeof(pid));
+	if (!e) {
+		struct jitmap *jm = NULL;
+		char name_buf[32];
+		char *path;
+
+		e = cache_add(&s->jitmaps, &pid, sizeof(pid));
+		if (!e)
+			return -ENOMEM;
+		snprintf(name_buf, sizeof(name_buf), "/perf-%d.map", pid);
+		path = str_join(s->jit_dir, name_buf, NULL);
+		e->err = path ? jitmap_load(path, &jm) : -ENOMEM;
+		e->value = jm;
+		free(path);
+	}
+	if (e->err)
+		return e->err;
+	err = jitmap_lookup(e->value, addr, &name, &offset);
+	if (err)
+		return err;
+	one_function(out, name);
+	return 0;
+}

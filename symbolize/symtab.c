@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/* symtab.c - sorted function symbols of a Dwfl module (symtab.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gelf.h>
+
+#include "symbolize/symtab.h"
+
+struct sym {
+	uint64_t addr, size;
+	const char *name;
+	uint32_t index;		/* table order: keeps the sort deterministic */
+	uint8_t bind;
+};
+
+struct symtab {
+	struct sym *syms;
+	size_t nr;
+};
+
+static bool is_code_symbol(const GElf_Sym *sym, GElf_Word shndx, const char *name)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	if (!name || !*name)
+		return false;
+	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+		return false;
+	/* dwfl reports -1 for symbols of non-allocated sections. */
+	return shndx != SHN_UNDEF && shndx != SHN_ABS && shndx != (GElf_Word)-1;
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* By address; among aliases, the name to show first. */
+static int sym_cmp(const void *pa, const void *pb)
+{
+	const struct sym *a = pa, *b = pb;
+	size_t ua, ub, la, lb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return a->bind == STB_WEAK ? 1 : -1;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return a->bind == STB_GLOBAL ? -1 : 1;
+	ua = leading_underscores(a->name);
+	ub = leading_underscores(b->name);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	la = strlen(a->name);
+	lb = strlen(b->name);
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+int symtab_load(Dwfl_Module *mod, struct symtab **out)
+{
+	struct symtab *st = calloc(1, sizeof(*st));
+	int n = dwfl_module_getsymtab(mod);
+
+	if (!st)
+		return -ENOMEM;
+	if (n > 1) {
+		st->syms = calloc((size_t)n, sizeof(*st->syms));
+		if (!st->syms) {
+			free(st);
+			return -ENOMEM;
+		}
+	}
+	for (int i = 1; i < n; i++) {
+		GElf_Word shndx;
+		GElf_Addr addr;
+		GElf_Sym sym;
+		const char *name;
+		struct sym *s;
+
+		name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+		if (!is_code_symbol(&sym, shndx, name))
+			continue;
+		s = &st->syms[st->nr++];
+		s->addr = addr;
+		s->size = sym.st_size;
+		s->name = name;
+		s->index = (uint32_t)i;
+		s->bind = GELF_ST_BIND(sym.st_info);
+	}
+	if (st->nr)
+		qsort(st->syms, st->nr, sizeof(*st->syms), sym_cmp);
+	*out = st;
+	return 0;
+}
+
+void symtab_free(struct symtab *st)
+{
+	if (!st)
+		return;
+	free(st->syms);
+	free(st);
+}
+
+const char *symtab_lookup(const struct symtab *st, uint64_t addr)
+{
+	size_t lo = 0, hi = st->nr, first, last;
+	uint64_t size = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	last = lo - 1;
+	first = last;
+	while (first > 0 && st->syms[first - 1].addr == st->syms[last].addr)
+		first--;
+	/* Any alias that knows the size of the code at this address. */
+	for (size_t i = first; i <= last; i++)
+		if (st->syms[i].size > size)
+			size = st->syms[i].size;
+	if (size) {
+		if (addr - st->syms[first].addr >= size)
+			return NULL;
+	} else if (last + 1 == st->nr) {
+		return NULL;	/* a sizeless last symbol: no end to trust */
+	}
+	return st->syms[first].name;
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/* util.c - file and string helpers for the symbolize library (util.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbolize/util.h"
+
+int read_whole_file(const char *path, char **out, size_t *out_len)
+{
+	size_t cap, len = 0;
+	struct stat st;
+	char *buf = NULL;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* procfs reports size 0: start big enough for a kallsyms in few reads. */
+	cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 1 << 20;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap || !buf) {
+			char *nbuf;
+
+			if (buf)
+				cap *= 2;
+			nbuf = realloc(buf, cap);
+			if (!nbuf) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = nbuf;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+char *str_join(const char *first, ...)
+{
+	size_t len = 0;
+	const char *s;
+	va_list ap;
+	char *out, *p;
+
+	va_start(ap, first);
+	for (s = first; s; s = va_arg(ap, const char *))
+		len += strlen(s);
+	va_end(ap);
+	out = malloc(len + 1);
+	if (!out)
+		return NULL;
+	p = out;
+	va_start(ap, first);
+	for (s = first; s; s = va_arg(ap, const char *)) {
+		size_t n = strlen(s);
+
+		memcpy(p, s, n);
+		p += n;
+	}
+	va_end(ap);
+	*p = '\0';
+	return out;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * util.h - small helpers shared by the symbolize library (internal).
+ */
+#ifndef SYMBOLIZE_UTIL_H
+#define SYMBOLIZE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Read a whole file, also one whose size stat() does not know (/proc).
+ * *buf is NUL-terminated (one spare byte past *len); free() it. 0 or -errno. */
+int read_whole_file(const char *path, char **buf, size_t *len);
+
+/* malloc'd concatenation of the NULL-terminated list of strings, or NULL. */
+char *str_join(const char *first, ...) __attribute__((sentinel));
+
+#endif /* SYMBOLIZE_UTIL_H */

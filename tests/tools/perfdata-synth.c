@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfdata-synth - write a synthetic recording with the perfdata writer, for
+ * checking the writer against the stock perf tools.
+ *
+ *   perfdata-synth -o OUT|- --elf PATH [--pipe] [--pid N] [--lost N]
+ *                  [--snapshot COPY [--snapshot-at N]] STACK...
+ *
+ * STACK is "COUNT:FRAME,FRAME,..." leaf first; a FRAME is "u:SYMBOL" (a
+ * function of --elf, mapped as a running process would map it) or
+ * "k:SYMBOL" (a kernel function from /proc/kallsyms). A stack whose leaf is
+ * a kernel frame is a kernel-mode sample. The tool writes what a recorder
+ * writes: the kernel MMAP, COMM, an MMAP2 with the ELF's build-id, samples
+ * in time-sorted rounds, and LOST_SAMPLES. --snapshot copies the file after
+ * the last checkpoint and before finish (what a killed recorder leaves);
+ * with --snapshot-at N it does so right after the round holding sample N.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfdata/writer.h"
+#include "symbolize/buildid.h"
+
+#define USER_BASE 0x555555554000ull
+#define MAX_FRAMES 64
+#define EVENT_ID 42
+
+struct elf_info {
+	uint64_t seg_vaddr, seg_offset, seg_memsz;	/* the executable PT_LOAD */
+	uint8_t build_id[BUILDID_MAX];
+	size_t build_id_size;
+	Elf *elf;
+	int fd;
+};
+
+static int die(const char *what)
+{
+	fprintf(stderr, "perfdata-synth: %s\n", what);
+	exit(2);
+}
+
+static void elf_open_info(const char *path, struct elf_info *ei)
+{
+	size_t n;
+
+	elf_version(EV_CURRENT);
+	ei->fd = open(path, O_RDONLY);
+	if (ei->fd < 0)
+		die("cannot open --elf file");
+	ei->elf = elf_begin(ei->fd, ELF_C_READ, NULL);
+	if (!ei->elf || elf_getphdrnum(ei->elf, &n))
+		die("not an ELF file");
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(ei->elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			ei->seg_vaddr = ph.p_vaddr;
+			ei->seg_offset = ph.p_offset;
+			ei->seg_memsz = ph.p_memsz;
+			break;
+		}
+	}
+	if (!ei->seg_memsz)
+		die("no executable segment");
+	if (buildid_read_file(path, ei->build_id, &ei->build_id_size))
+		ei->build_id_size = 0;
+}
+
+/* Value of a function symbol in .symtab; dies when missing. */
+static uint64_t elf_symbol(struct elf_info *ei, const char *name)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(ei->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			s = elf_strptr(ei->elf, sh.sh_link, sym.st_name);
+			if (s && !strcmp(s, name) && GELF_ST_TYPE(sym.st_info) == STT_FUNC)
+				return sym.st_value;
+		}
+	}
+	fprintf(stderr, "perfdata-synth: no symbol %s\n", name);
+	exit(2);
+}
+
+static uint64_t kallsyms_lookup(const char *name)
+{
+	char line[512], sym[256], type;
+	unsigned long long addr;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		die("cannot read /proc/kallsyms");
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name)) {
+			fclose(f);
+			if (!addr)
+				die("kallsyms addresses are hidden (kptr_restrict)");
+			return addr;
+		}
+	}
+	fclose(f);
+	fprintf(stderr, "perfdata-synth: no kernel symbol %s\n", name);
+	exit(2);
+}
+
+static uint64_t kernel_build_id(uint8_t id[BUILDID_MAX], size_t *size)
+{
+	return buildid_read_kernel(NULL, id, size) ? (*size = 0) : *size;
+}
+
+struct stack {
+	unsigned long count;
+	uint64_t chain[MAX_FRAMES + 2];
+	size_t nr;
+	bool kernel;
+	uint64_t ip;
+};
+
+/* "COUNT:k:a,u:b,..." -> a perf callchain with context markers. */
+static void parse_stack(const char *spec, struct elf_info *ei, struct stack *st)
+{
+	char *copy = strdup(spec), *save = NULL, *frame, *colon = strchr(copy, ':');
+	uint64_t kern[MAX_FRAMES], user[MAX_FRAMES];
+	size_t nk = 0, nu = 0;
+	bool first = true;
+
+	if (!colon)
+		die("a STACK is COUNT:FRAME,...");
+	*colon = '\0';
+	st->count = strtoul(copy, NULL, 10);
+	for (frame = strtok_r(colon + 1, ",", &save); frame; frame = strtok_r(NULL, ",", &save)) {
+		/* The leaf points into its function; callers at a return address inside theirs. */
+		uint64_t off = first ? 1 : 5;
+
+		if (!strncmp(frame, "k:", 2) && nk < MAX_FRAMES) {
+			if (nu)
+				die("kernel frames must come before user frames");
+			kern[nk++] = kallsyms_lookup(frame + 2) + off;
+		} else if (!strncmp(frame, "u:", 2) && nu < MAX_FRAMES) {
+			user[nu++] = USER_BASE + elf_symbol(ei, frame + 2) + off;
+		} else {
+			die("a FRAME is k:SYMBOL or u:SYMBOL");
+		}
+		first = false;
+	}
+	st->nr = 0;
+	if (nk) {
+		st->chain[st->nr++] = PERF_CONTEXT_KERNEL;
+		memcpy(st->chain + st->nr, kern, nk * 8);
+		st->nr += nk;
+	}
+	if (nu) {
+		st->chain[st->nr++] = PERF_CONTEXT_USER;
+		memcpy(st->chain + st->nr, user, nu * 8);
+		st->nr += nu;
+	}
+	st->kernel = nk > 0;
+	st->ip = nk ? kern[0] : user[0];
+	free(copy);
+}
+
+static void check(int err, const char *what)
+{
+	if (err) {
+		fprintf(stderr, "perfdata-synth: %s: %s\n", what, strerror(-err));
+		exit(1);
+	}
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ssize_t n;
+
+	if (in < 0 || out < 0)
+		die("snapshot copy failed");
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			die("snapshot copy failed");
+	close(in);
+	close(out);
+}
+
+int main(int argc, char **argv)
+{
+	const char *out = NULL, *elf_path = NULL, *snapshot = NULL;
+	struct perfdata_writer_opts wo = { .argc = argc, .argv = (const char *const *)argv };
+	struct stack stacks[32];
+	size_t nr_stacks = 0;
+	unsigned long pid = 4242, lost = 0, snapshot_at = 0;
+	struct elf_info ei = { 0 };
+	struct perfdata_writer *w;
+	int fd;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "--elf") && i + 1 < argc)
+			elf_path = argv[++i];
+		else if (!strcmp(argv[i], "--pipe"))
+			wo.pipe = true;
+		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
+			pid = strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--lost") && i + 1 < argc)
+			lost = strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--snapshot") && i + 1 < argc)
+			snapshot = argv[++i];
+		else if (!strcmp(argv[i], "--snapshot-at") && i + 1 < argc)
+			snapshot_at = strtoul(argv[++i], NULL, 10);
+		else if (argv[i][0] != '-' && nr_stacks < 32 && elf_path)
+			parse_stack(argv[i], (elf_open_info(elf_path, &ei), &ei), &stacks[nr_stacks++]);
+		else
+			die("usage: perfdata-synth -o OUT --elf PATH [--pipe] [--pid N] [--lost N] [--snapshot COPY [--snapshot-at N]] STACK...");
+	}
+	if (!out || !elf_path || !nr_stacks)
+		die("need -o, --elf and at least one STACK");
+	if (!ei.elf)
+		elf_open_info(elf_path, &ei);
+
+	fd = strcmp(out, "-") ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600) : 1;
+	if (fd < 0)
+		die("cannot create output");
+	check(perfdata_writer_new(fd, &wo, &w), "writer");
+
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = 1000,
+		.freq = 1,
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+			       PERF_SAMPLE_CALLCHAIN,
+		.sample_id_all = 1, .mmap = 1, .comm = 1, .mmap2 = 1, .comm_exec = 1, .task = 1,
+		.use_clockid = 1, .clockid = CLOCK_MONOTONIC,
+	};
+	uint64_t id = EVENT_ID;
+
+	check(perfdata_writer_add_event(w, "cpu-clock", &attr, &id, 1), "add event");
+	check(perfdata_writer_start(w), "start");
+
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint64_t text = kallsyms_lookup("_text"), etext = kallsyms_lookup("_etext");
+	struct perfdata_sample_id sid = { .pid = (uint32_t)-1, .tid = 0, .time = 0, .id = EVENT_ID };
+	struct perfdata_mmap km = {
+		.misc = PERF_RECORD_MISC_KERNEL, .pid = (uint32_t)-1, .tid = 0,
+		.start = text, .len = etext - text, .pgoff = text,
+		.filename = "[kernel.kallsyms]_text",
+	};
+	uint8_t kid[BUILDID_MAX];
+	size_t kid_size;
+
+	check(perfdata_write_mmap(w, &km, &sid), "kernel mmap");
+	if (kernel_build_id(kid, &kid_size))
+		check(perfdata_writer_add_build_id(w, PERF_RECORD_MISC_KERNEL, kid, kid_size,
+						   "[kernel.kallsyms]"), "kernel build-id");
+
+	const char *base = strrchr(elf_path, '/') ? strrchr(elf_path, '/') + 1 : elf_path;
+	char comm[16];
+	char *real = realpath(elf_path, NULL);
+
+	snprintf(comm, sizeof(comm), "%s", base);
+	sid = (struct perfdata_sample_id){ .pid = (uint32_t)pid, .tid = (uint32_t)pid, .time = t0,
+					   .id = EVENT_ID };
+	check(perfdata_write_comm(w, &(struct perfdata_comm){ .pid = (uint32_t)pid,
+				  .tid = (uint32_t)pid, .exec = true, .comm = comm }, &sid), "comm");
+	struct perfdata_mmap um = {
+		.misc = PERF_RECORD_MISC_USER, .pid = (uint32_t)pid, .tid = (uint32_t)pid,
+		.start = (USER_BASE + ei.seg_vaddr) & ~0xfffull,
+		.pgoff = ei.seg_offset & ~0xfffull,
+		.prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .filename = real,
+	};
+	um.len = ((USER_BASE + ei.seg_vaddr + ei.seg_memsz + 0xfff) & ~0xfffull) - um.start;
+	um.build_id_size = (uint8_t)ei.build_id_size;
+	memcpy(um.build_id, ei.build_id, ei.build_id_size);
+	check(perfdata_write_mmap2(w, &um, &sid), "mmap2");
+	if (ei.build_id_size)
+		check(perfdata_writer_add_build_id(w, PERF_RECORD_MISC_USER, ei.build_id,
+						   ei.build_id_size, real), "build-id");
+
+	/* Interleave the stacks so every round has a mix, 1 ms apart, 100 per round. */
+	uint64_t t = t0 + 1000, n = 0;
+	unsigned long left[32];
+	bool more = true;
+
+	for (size_t i = 0; i < nr_stacks; i++)
+		left[i] = stacks[i].count;
+	while (more) {
+		more = false;
+		for (size_t i = 0; i < nr_stacks; i++) {
+			struct perfdata_sample s = {
+				.misc = stacks[i].kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
+				.id = EVENT_ID, .ip = stacks[i].ip, .pid = (uint32_t)pid,
+				.tid = (uint32_t)pid, .cpu = (uint32_t)(n % 2), .period = 1000000,
+				.nr_callchain = stacks[i].nr, .callchain = stacks[i].chain,
+			};
+
+			if (!left[i])
+				continue;
+			left[i]--;
+			more = true;
+			s.time = t;
+			t += 1000000;
+			check(perfdata_write_sample(w, &s), "sample");
+			if (++n % 100 == 0 || n == snapshot_at)
+				check(perfdata_write_finished_round(w), "round");
+			if (n == snapshot_at && snapshot && fd != 1) {
+				check(perfdata_writer_checkpoint(w), "checkpoint");
+				copy_file(out, snapshot);
+			}
+		}
+	}
+	if (lost) {
+		sid.time = t;
+		check(perfdata_write_lost_samples(w, lost, &sid), "lost");
+	}
+	check(perfdata_write_finished_round(w), "round");
+	check(perfdata_writer_checkpoint(w), "checkpoint");
+	if (snapshot && !snapshot_at && fd != 1)
+		copy_file(out, snapshot);
+	check(perfdata_writer_finish(w), "finish");
+	perfdata_writer_free(w);
+	free(real);
+	elf_end(ei.elf);
+	close(ei.fd);
+	if (fd != 1)
+		close(fd);
+	return 0;
+}

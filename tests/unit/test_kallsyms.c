@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_kallsyms.c - the kernel symbol table: a fake kallsyms written here
+ * (unsorted, with aliases, data, end markers, modules and BPF programs),
+ * broken and hidden (kptr_restrict) tables, the real /proc/kallsyms
+ * compared with its own lines, and symbolize_kernel() on top of it.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolize/kallsyms.h"
+#include "symbolize/symbolize.h"
+
+/* Deliberately out of order; groups at one address test the alias choice. */
+static const char fake_kallsyms[] =
+	"ffffffff81000500 T delta\n"
+	"ffffffff81000100 t alpha_local\n"
+	"ffffffff81000000 T _text\n"
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81000000 T text_begin\n"
+	"ffffffff81000100 T alpha\n"
+	"ffffffff81000200 t beta\n"
+	"ffffffff81000300 W weak_gamma_longer_name\n"
+	"ffffffff81000300 T gamma\n"
+	"ffffffff81000400 D some_data\n"
+	"ffffffff81000500 T delta_long\n"
+	"ffffffff81000600 T _etext\n"
+	"ffffffff81000700 T init_after_etext\n"
+	"ffffffffc0001100 t mod_func2\t[mymod]\n"
+	"ffffffffc0001000 t mod_func\t[mymod]\n"
+	"ffffffffc0002000 d mod_data\t[mymod]\n"
+	"ffffffffc0003000 t bpf_prog_0123456789abcdef_main\t[bpf]";	/* no final newline */
+
+static char tmpdir[64];
+
+static void make_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/bpfrec-kallsyms.XXXXXX");
+	cr_assert(mkdtemp(tmpdir));
+}
+
+static void cleanup(void)
+{
+	char cmd[128];
+
+	if (tmpdir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		cr_assert(system(cmd) == 0);
+	}
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+	static char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	cr_assert(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static struct kallsyms *load_fake(void)
+{
+	struct kallsyms *ks = NULL;
+
+	cr_assert_eq(kallsyms_load(write_file("kallsyms", fake_kallsyms), &ks), 0);
+	return ks;
+}
+
+static void expect(const struct kallsyms *ks, uint64_t addr, const char *name, uint64_t off,
+		   const char *module)
+{
+	const char *got, *got_mod = "unset";
+	uint64_t got_off = ~0ULL;
+	int err = kallsyms_lookup(ks, addr, &got, &got_off, &got_mod);
+
+	cr_assert_eq(err, 0, "%#llx: %d, want %s", (unsigned long long)addr, err, name);
+	cr_assert_str_eq(got, name, "%#llx", (unsigned long long)addr);
+	cr_assert_eq(got_off, off, "%#llx: offset %#llx", (unsigned long long)addr,
+		     (unsigned long long)got_off);
+	if (module)
+		cr_assert_str_eq(got_mod, module);
+	else
+		cr_assert_null(got_mod, "%#llx: module %s", (unsigned long long)addr, got_mod);
+}
+
+static void expect_none(const struct kallsyms *ks, uint64_t addr)
+{
+	const char *got = NULL;
+	uint64_t off;
+
+	cr_assert_eq(kallsyms_lookup(ks, addr, &got, &off, NULL), -ENOENT, "%#llx found %s",
+		     (unsigned long long)addr, got ? got : "?");
+}
+
+Test(kallsyms, fake_table_lookups, .init = make_tmpdir, .fini = cleanup)
+{
+	struct kallsyms *ks = load_fake();
+
+	expect_none(ks, 0xffffffff80ffffffULL);	/* below the first symbol */
+	/* Aliases: fewest leading underscores wins over _text and _stext. */
+	expect(ks, 0xffffffff81000000ULL, "text_begin", 0, NULL);
+	/* Global before local, even when the local one came first. */
+	expect(ks, 0xffffffff81000105ULL, "alpha", 5, NULL);
+	expect(ks, 0xffffffff81000250ULL, "beta", 0x50, NULL);
+	/* Non-weak before weak, though the weak name is longer. */
+	expect(ks, 0xffffffff81000300ULL, "gamma", 0, NULL);
+	expect(ks, 0xffffffff810003ffULL, "gamma", 0xff, NULL);
+	/* A data symbol ends the text before it and is not text itself. */
+	expect_none(ks, 0xffffffff81000400ULL);
+	expect_none(ks, 0xffffffff810004ffULL);
+	/* Same binding and underscores: the longer name. */
+	expect(ks, 0xffffffff810005ffULL, "delta_long", 0xff, NULL);
+	/* _etext ends the kernel's text; text symbols past it do not count. */
+	expect_none(ks, 0xffffffff81000600ULL);
+	expect_none(ks, 0xffffffff81000710ULL);
+	expect_none(ks, 0xffffffffa0000000ULL);
+	/* Modules: sorted in, bounded by their neighbours. */
+	expect(ks, 0xffffffffc0001010ULL, "mod_func", 0x10, "mymod");
+	expect(ks, 0xffffffffc0001150ULL, "mod_func2", 0x50, "mymod");
+	expect(ks, 0xffffffffc0001fffULL, "mod_func2", 0xeff, "mymod");
+	expect_none(ks, 0xffffffffc0002010ULL);
+	/* The last symbol has no known end: it covers its page, no more. */
+	expect(ks, 0xffffffffc0003020ULL, "bpf_prog_0123456789abcdef_main", 0x20, "bpf");
+	expect(ks, 0xffffffffc0003fffULL, "bpf_prog_0123456789abcdef_main", 0xfff, "bpf");
+	expect_none(ks, 0xffffffffc0004000ULL);
+	kallsyms_free(ks);
+}
+
+Test(kallsyms, find_by_name, .init = make_tmpdir, .fini = cleanup)
+{
+	struct kallsyms *ks = load_fake();
+	uint64_t addr = 0;
+
+	cr_assert_eq(kallsyms_find(ks, "_text", &addr), 0);
+	cr_assert_eq(addr, 0xffffffff81000000ULL);
+	cr_assert_eq(kallsyms_find(ks, "_etext", &addr), 0);
+	cr_assert_eq(addr, 0xffffffff81000600ULL);
+	cr_assert_eq(kallsyms_find(ks, "some_data", &addr), 0);
+	cr_assert_eq(addr, 0xffffffff81000400ULL);
+	cr_assert_eq(kallsyms_find(ks, "mod_func2", &addr), 0);
+	cr_assert_eq(addr, 0xffffffffc0001100ULL);
+	cr_assert_eq(kallsyms_find(ks, "no_such_symbol", &addr), -ENOENT);
+	cr_assert_eq(kallsyms_find(ks, "mod_func2\t[mymod]", &addr), -ENOENT);
+	kallsyms_free(ks);
+}
+
+Test(kallsyms, hidden_addresses_are_eperm, .init = make_tmpdir, .fini = cleanup)
+{
+	struct kallsyms *ks = NULL;
+	const char *path = write_file("hidden",
+				      "0000000000000000 T _text\n"
+				      "0000000000000000 T ksys_write\n"
+				      "0000000000000000 t mod_func\t[mymod]\n");
+
+	cr_assert_eq(kallsyms_load(path, &ks), -EPERM);
+	cr_assert_null(ks);
+}
+
+Test(kallsyms, malformed_tables, .init = make_tmpdir, .fini = cleanup)
+{
+	static const char *const bad[] = {
+		"",					/* no symbols at all */
+		"ffffffff81000000 T _text\nzzzz T x\n",	/* not hex */
+		"ffffffff81000000 T\n",			/* no name */
+		"ffffffff81000000 T_text\n",		/* no space after the type */
+		"ffffffff81000000 t f\t[mod\n",		/* unclosed module */
+		"ffffffff81000000 t f\t[]\n",		/* empty module */
+		"1ffffffff81000000 T toolong\n",	/* more than 64 bits */
+	};
+	struct kallsyms *ks = NULL;
+	char path[128];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(path, sizeof(path), "%s", write_file("bad", bad[i]));
+		cr_assert_eq(kallsyms_load(path, &ks), -EINVAL, "case %zu", i);
+	}
+	snprintf(path, sizeof(path), "%s/missing", tmpdir);
+	cr_assert_eq(kallsyms_load(path, &ks), -ENOENT);
+}
+
+/* Lines of /proc/kallsyms as read here with sscanf. */
+struct ksline {
+	unsigned long long addr;
+	char type;
+	bool module;
+	char name[128];
+};
+
+/*
+ * Every 97th core-kernel text symbol below _etext whose address no other
+ * line shares (the core part of /proc/kallsyms is in address order).
+ */
+static size_t sample_unique_text(struct ksline *out, size_t max, unsigned long long etext)
+{
+	struct ksline *all = NULL;
+	size_t nr = 0, cap = 0, n = 0, seen = 0;
+	char line[512], name[256], extra[256];
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	cr_assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		struct ksline k = { 0 };
+		int fields = sscanf(line, "%llx %c %255s %255s", &k.addr, &k.type, name, extra);
+
+		if (fields < 3 || strlen(name) >= sizeof(k.name))
+			continue;
+		k.module = fields == 4;
+		snprintf(k.name, sizeof(k.name), "%s", name);
+		if (nr == cap) {
+			cap = cap ? 2 * cap : 4096;
+			all = realloc(all, cap * sizeof(*all));
+			cr_assert(all);
+		}
+		all[nr++] = k;
+	}
+	fclose(f);
+	for (size_t i = 1; i + 1 < nr && n < max; i++) {
+		const struct ksline *k = &all[i];
+
+		if (k->module || !strchr("tTwW", k->type) || k->addr >= etext ||
+		    all[i - 1].addr == k->addr || all[i + 1].addr == k->addr)
+			continue;
+		if (seen++ % 97 == 0)
+			out[n++] = *k;
+	}
+	free(all);
+	return n;
+}
+
+Test(kallsyms, real_proc_kallsyms)
+{
+	static struct ksline lines[400];
+	struct kallsyms *ks = NULL;
+	uint64_t ksys_write, text, etext, off;
+	const char *name, *module;
+	size_t n;
+	int err;
+
+	err = kallsyms_load(NULL, &ks);
+	if (err == -EPERM)
+		cr_skip_test("kptr_restrict hides kernel addresses from this user");
+	cr_assert_eq(err, 0);
+	cr_assert_eq(kallsyms_find(ks, "_text", &text), 0);
+	cr_assert_eq(kallsyms_find(ks, "_etext", &etext), 0);
+	cr_assert_gt(etext, text);
+	/* The example of the contract: a known function, one byte in. */
+	cr_assert_eq(kallsyms_find(ks, "ksys_write", &ksys_write), 0);
+	cr_assert(ksys_write > text && ksys_write < etext);
+	cr_assert_eq(kallsyms_lookup(ks, ksys_write + 1, &name, &off, &module), 0);
+	cr_assert_str_eq(name, "ksys_write");
+	cr_assert_eq(off, 1);
+	cr_assert_null(module);
+	/* Past the end of the kernel's text: nothing, though init text is there. */
+	cr_assert_eq(kallsyms_lookup(ks, etext + 0x10, &name, &off, NULL), -ENOENT);
+	/* A sample of the table, read here with sscanf, found at their addresses. */
+	n = sample_unique_text(lines, sizeof(lines) / sizeof(lines[0]), etext);
+	cr_assert_gt(n, 50, "only %zu usable lines in /proc/kallsyms", n);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(kallsyms_lookup(ks, lines[i].addr, &name, &off, NULL), 0, "%s",
+			     lines[i].name);
+		cr_assert_str_eq(name, lines[i].name);
+		cr_assert_eq(off, 0);
+	}
+	kallsyms_free(ks);
+}
+
+Test(kallsyms, symbolize_kernel_uses_the_given_file, .init = make_tmpdir, .fini = cleanup)
+{
+	struct symbolizer_opts opts = { .kallsyms = write_file("kallsyms", fake_kallsyms) };
+	struct symbolizer *s = NULL;
+	struct sym_result r;
+
+	cr_assert_eq(symbolizer_new(&opts, &s), 0);
+	cr_assert_eq(symbolize_kernel(s, 0xffffffff81000210ULL, &r), 0);
+	cr_assert_eq(r.nr_frames, 1);
+	cr_assert_str_eq(r.frames[0].function, "beta");
+	cr_assert_null(r.frames[0].file);
+	cr_assert_eq(r.frames[0].line, 0);
+	cr_assert(r.has_functions && !r.has_filenames && !r.has_line_numbers &&
+		  !r.has_inline_frames);
+	cr_assert_eq(symbolize_kernel(s, 0xffffffffc0001001ULL, &r), 0);
+	cr_assert_str_eq(r.frames[0].function, "mod_func");
+	cr_assert_eq(symbolize_kernel(s, 0xffffffff81000450ULL, &r), -ENOENT);
+	cr_assert_eq(r.nr_frames, 0);
+	cr_assert(!r.has_functions);
+	symbolizer_free(s);
+}
+
+Test(kallsyms, symbolize_kernel_reports_hidden_table, .init = make_tmpdir, .fini = cleanup)
+{
+	struct symbolizer_opts opts = {
+		.kallsyms = write_file("hidden", "0000000000000000 T _text\n0000000000000000 T f\n"),
+	};
+	struct symbolizer *s = NULL;
+	struct sym_result r;
+
+	cr_assert_eq(symbolizer_new(&opts, &s), 0);
+	cr_assert_eq(symbolize_kernel(s, 0xffffffff81000000ULL, &r), -EPERM);
+	cr_assert_eq(r.nr_frames, 0);
+	/* The failure is remembered: one message, the same answer. */
+	cr_assert_eq(symbolize_kernel(s, 0xffffffff81000010ULL, &r), -EPERM);
+	symbolizer_free(s);
+}

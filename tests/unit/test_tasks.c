@@ -1,0 +1,823 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_tasks.c - the task tracker against a fake proc root (hand-written
+ * maps and comm files), and against the real /proc for this process.
+ *
+ * The tracker writes through a real writer in pipe mode into a temp file;
+ * each step's records are read back and decoded here by byte offset
+ * (independently of the encoders), so a test sees exactly what one call
+ * added to the stream.
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfdata/writer.h"
+#include "recorder/tasks.h"
+#include "symbolize/buildid.h"
+
+#define MS 1000000ull
+/* snprintf that must not truncate */
+#define FMT(buf, ...) cr_assert_lt(snprintf(buf, sizeof(buf), __VA_ARGS__), (int)sizeof(buf))
+
+/* ---- fake proc root --------------------------------------------------------- */
+
+static char root[256];
+static char exe[PATH_MAX];	/* this test binary: an ELF with a build-id */
+static char libc_path[PATH_MAX];
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "fopen %s: %s", path, strerror(errno));
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* root/PID/maps (and root/PID/comm when comm is not NULL). */
+static void fake_proc(unsigned int pid, const char *maps, const char *comm)
+{
+	char path[PATH_MAX];
+
+	FMT(path, "%s/%u", root, pid);
+	mkdir(path, 0755);
+	FMT(path, "%s/%u/maps", root, pid);
+	write_text(path, maps);
+	if (comm) {
+		char line[64];
+
+		FMT(path, "%s/%u/comm", root, pid);
+		FMT(line, "%s\n", comm);
+		write_text(path, line);
+	}
+}
+
+/* Our own vDSO image, copied from memory into a file, read like any ELF file. */
+static void self_vdso_build_id(uint8_t id[BUILDID_MAX], size_t *size)
+{
+	char line[512], path[300];
+	unsigned long start = 0, end = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	int fd;
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
+			break;
+	fclose(f);
+	cr_assert_gt(end, start, "no [vdso] in /proc/self/maps");
+	FMT(path, "%s/vdso.so", root);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, (const void *)start, end - start), (ssize_t)(end - start));
+	close(fd);
+	cr_assert_eq(buildid_read_file(path, id, size), 0, "no build-id in our vDSO");
+}
+
+/* The build-id of a file, or of our vDSO for "[vdso]". */
+static void build_id_of(const char *path, uint8_t id[BUILDID_MAX], size_t *size)
+{
+	if (!strcmp(path, "[vdso]")) {
+		self_vdso_build_id(id, size);
+		return;
+	}
+	cr_assert_eq(buildid_read_file(path, id, size), 0, "no build-id in %s", path);
+	cr_assert_gt(*size, 0);
+}
+
+/* ---- capture what the tracker writes ------------------------------------------ */
+
+struct rec {
+	uint32_t type;
+	uint16_t misc;
+	uint16_t size;
+	uint8_t raw[4096];
+};
+
+static struct perfdata_writer *w;
+static struct task_tracker *tt;
+static int out_fd = -1;
+static char out_path[64];
+static off_t mark;
+static struct rec recs[256];
+static size_t nr_recs;
+
+/* Trailer of IP|TID|TIME|CPU|PERIOD with sample_id_all: {pid,tid} {time} {cpu,res}. */
+#define TRAILER 24
+
+static void setup(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1000000,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD,
+		.sample_id_all = 1,
+	};
+	struct perfdata_writer_opts wo = { .pipe = true };
+	uint64_t id = 7;
+	ssize_t n;
+	Dl_info di;
+
+	FMT(root, "/tmp/bpfrec-tasks.XXXXXX");
+	cr_assert_not_null(mkdtemp(root));
+	FMT(out_path, "/tmp/bpfrec-tasks-out.XXXXXX");
+	out_fd = mkstemp(out_path);
+	cr_assert_geq(out_fd, 0);
+	cr_assert_eq(perfdata_writer_new(out_fd, &wo, &w), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &attr, &id, 1), 0);
+	cr_assert_eq(perfdata_writer_start(w), 0);
+	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
+	mark = lseek(out_fd, 0, SEEK_END);
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	cr_assert_gt(n, 0);
+	exe[n] = '\0';
+	cr_assert(dladdr((void *)&getpid, &di) && di.dli_fname);
+	cr_assert_not_null(realpath(di.dli_fname, libc_path));
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+
+	task_tracker_free(tt);
+	tt = NULL;
+	perfdata_writer_free(w);
+	close(out_fd);
+	unlink(out_path);
+	FMT(cmd, "rm -rf '%s'", root);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(tasks, .init = setup, .fini = teardown);
+
+static void new_tracker(size_t max_pids)
+{
+	struct task_tracker_opts o = { .proc_root = root, .max_pids = max_pids };
+
+	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+}
+
+/* The records written since the last call (header and feature records skipped). */
+static size_t take(void)
+{
+	off_t end, pos;
+
+	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
+	end = lseek(out_fd, 0, SEEK_END);
+	nr_recs = 0;
+	for (pos = mark; pos < end;) {
+		struct perf_event_header h;
+		struct rec *r;
+
+		cr_assert_eq(pread(out_fd, &h, sizeof(h), pos), (ssize_t)sizeof(h));
+		cr_assert_geq(h.size, sizeof(h));
+		cr_assert_eq(h.size % 8, 0, "record type %u size %u", h.type, h.size);
+		cr_assert_leq(pos + h.size, end);
+		pos += h.size;
+		/* Counted always, kept while there is room. */
+		if (nr_recs++ >= sizeof(recs) / sizeof(recs[0]))
+			continue;
+		r = &recs[nr_recs - 1];
+		r->type = h.type;
+		r->misc = h.misc;
+		r->size = h.size;
+		cr_assert_leq(h.size, sizeof(r->raw));
+		cr_assert_eq(pread(out_fd, r->raw, h.size, pos - h.size), h.size);
+	}
+	mark = end;
+	return nr_recs;
+}
+
+static uint32_t u32_at(const struct rec *r, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, r->raw + off, sizeof(v));
+	return v;
+}
+
+static uint64_t u64_at(const struct rec *r, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, r->raw + off, sizeof(v));
+	return v;
+}
+
+static const char *str_at(const struct rec *r, size_t off)
+{
+	return (const char *)r->raw + off;
+}
+
+/* The trailer: pid, tid, time, cpu. */
+static void assert_trailer(const struct rec *r, uint32_t pid, uint32_t tid, uint64_t time,
+			   uint32_t cpu)
+{
+	size_t t = r->size - TRAILER;
+
+	cr_assert_eq(u32_at(r, t), pid, "trailer pid");
+	cr_assert_eq(u32_at(r, t + 4), tid, "trailer tid");
+	cr_assert_eq(u64_at(r, t + 8), time, "trailer time");
+	cr_assert_eq(u32_at(r, t + 16), cpu, "trailer cpu");
+}
+
+static void assert_comm(const struct rec *r, uint32_t pid, uint32_t tid, const char *comm,
+			bool exec, uint64_t time, uint32_t cpu)
+{
+	cr_assert_eq(r->type, PERF_RECORD_COMM);
+	cr_assert_eq(u32_at(r, 8), pid, "comm pid");
+	cr_assert_eq(u32_at(r, 12), tid, "comm tid");
+	cr_assert_str_eq(str_at(r, 16), comm);
+	cr_assert_eq(!!(r->misc & PERF_RECORD_MISC_COMM_EXEC), exec, "exec flag");
+	assert_trailer(r, pid, tid, time, cpu);
+}
+
+struct mmap2_want {
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	uint32_t prot, flags;
+	const char *filename;
+	const char *build_id_of;	/* file whose build-id the record carries, or NULL */
+	uint32_t maj, min;		/* otherwise */
+	uint64_t ino;
+};
+
+static void assert_mmap2(const struct rec *r, const struct mmap2_want *m, uint64_t time,
+			 uint32_t cpu)
+{
+	cr_assert_eq(r->type, PERF_RECORD_MMAP2, "type %u", r->type);
+	cr_assert_eq(r->misc & PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_USER);
+	cr_assert_eq(u32_at(r, 8), m->pid);
+	cr_assert_eq(u32_at(r, 12), m->tid);
+	cr_assert_eq(u64_at(r, 16), m->start, "start of %s", m->filename);
+	cr_assert_eq(u64_at(r, 24), m->len, "len of %s", m->filename);
+	cr_assert_eq(u64_at(r, 32), m->pgoff, "pgoff of %s", m->filename);
+	if (m->build_id_of) {
+		uint8_t id[BUILDID_MAX];
+		size_t size;
+
+		build_id_of(m->build_id_of, id, &size);
+		cr_assert(r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID, "%s: no build-id", m->filename);
+		cr_assert_eq(r->raw[40], size);
+		cr_assert_arr_eq(r->raw + 44, id, size);
+	} else {
+		cr_assert_not(r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID, "%s", m->filename);
+		cr_assert_eq(u32_at(r, 40), m->maj);
+		cr_assert_eq(u32_at(r, 44), m->min);
+		cr_assert_eq(u64_at(r, 48), m->ino);
+	}
+	cr_assert_eq(u32_at(r, 64), m->prot);
+	cr_assert_eq(u32_at(r, 68), m->flags);
+	cr_assert_str_eq(str_at(r, 72), m->filename);
+	assert_trailer(r, m->pid, m->tid, time, cpu);
+}
+
+/* HEADER_BUILD_ID (pipe mode): misc USER, the file's build-id and name. */
+static void assert_build_id(const struct rec *r, const char *path)
+{
+	uint8_t id[BUILDID_MAX];
+	size_t size;
+
+	build_id_of(path, id, &size);
+	cr_assert_eq(r->type, PERFDATA_RECORD_HEADER_BUILD_ID, "type %u", r->type);
+	cr_assert_eq(r->misc & PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_USER);
+	cr_assert_eq(r->raw[32], size);
+	cr_assert_arr_eq(r->raw + 12, id, size);
+	cr_assert_str_eq(str_at(r, 36), path);
+}
+
+static int see(uint32_t pid, uint32_t tid, const char *comm, uint64_t time, uint32_t cpu,
+	       const uint64_t *ips, size_t nr)
+{
+	return task_tracker_see(tt, pid, tid, comm, time, cpu, ips, nr);
+}
+
+/* ---- a typical process -------------------------------------------------------- */
+
+#define APP_START	0x401000ull
+#define APP_END		0x405000ull
+#define LIBC_START	0x7f0000100000ull
+#define LIBC_END	0x7f0000200000ull
+#define BLOB_START	0x7f0000300000ull
+#define ANON_START	0x7f0000400000ull
+#define VDSO_START	0x7ffc00000000ull
+
+static char *app_maps(void)
+{
+	static char text[4 * PATH_MAX];
+
+	FMT(text,
+		 "00400000-00401000 r--p 00000000 fe:01 11 %s\n"
+		 "00401000-00405000 r-xp 00001000 fe:01 11 %s\n"
+		 "00405000-00406000 rw-p 00006000 fe:01 11 %s\n"
+		 "7f0000100000-7f0000200000 r-xp 00026000 fe:01 22    %s\n"
+		 "7f0000300000-7f0000301000 r-xs 00000000 08:03 33 %s/not an elf\n"
+		 "7f0000400000-7f0000410000 rwxp 00000000 00:00 0 \n"
+		 "7ffc00000000-7ffc00002000 r-xp 00000000 00:00 0                  [vdso]\n"
+		 "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n",
+		 exe, exe, exe, libc_path, root);
+	return text;
+}
+
+static void make_blob(void)
+{
+	char path[PATH_MAX];
+
+	FMT(path, "%s/not an elf", root);
+	write_text(path, "just text, no ELF header\n");
+}
+
+static void check_app_mmaps(size_t first, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	char blob[PATH_MAX];
+	const struct mmap2_want want[] = {
+		{ pid, tid, APP_START, APP_END - APP_START, 0x1000, PROT_READ | PROT_EXEC,
+		  MAP_PRIVATE, exe, exe, 0, 0, 0 },
+		{ pid, tid, LIBC_START, LIBC_END - LIBC_START, 0x26000, PROT_READ | PROT_EXEC,
+		  MAP_PRIVATE, libc_path, libc_path, 0, 0, 0 },
+		{ pid, tid, BLOB_START, 0x1000, 0, PROT_READ | PROT_EXEC, MAP_SHARED, blob, NULL,
+		  8, 3, 33 },
+		{ pid, tid, ANON_START, 0x10000, 0, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE,
+		  "//anon", NULL, 0, 0, 0 },
+		/* Our own vDSO's build-id: the kernel maps one image into every 64-bit process. */
+		{ pid, tid, VDSO_START, 0x2000, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE, "[vdso]",
+		  "[vdso]", 0, 0, 0 },
+	};
+
+	FMT(blob, "%s/not an elf", root);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_mmap2(&recs[first + i], &want[i], time, cpu);
+}
+
+Test(tasks, first_sample_describes_the_process)
+{
+	uint64_t ips[] = { APP_START + 0x123, 0 };
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+	cr_assert_eq(see(1000, 1000, "app", 5000, 1, ips, 2), 0);
+	cr_assert_eq(take(), 7);
+	assert_comm(&recs[0], 1000, 1000, "app", false, 5000, 1);
+	check_app_mmaps(1, 1000, 1000, 5000, 1);
+	/* Only the file with a sample gets its build-id listed. */
+	assert_build_id(&recs[6], exe);
+}
+
+Test(tasks, same_process_again_writes_nothing)
+{
+	uint64_t in_app[] = { APP_START + 0x10, APP_END - 1 };
+	uint64_t in_libc[] = { LIBC_START + 0x40, APP_START + 0x10 };
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+	cr_assert_eq(see(1000, 1000, "app", 5000, 0, in_app, 2), 0);
+	take();
+	cr_assert_eq(see(1000, 1000, "app", 6000, 0, in_app, 2), 0);
+	cr_assert_eq(take(), 0);
+	/* A first hit in libc lists its build-id, nothing else. */
+	cr_assert_eq(see(1000, 1000, "app", 7000, 0, in_libc, 2), 0);
+	cr_assert_eq(take(), 1);
+	assert_build_id(&recs[0], libc_path);
+	cr_assert_eq(see(1000, 1000, "app", 8000, 0, in_libc, 2), 0);
+	cr_assert_eq(take(), 0);
+}
+
+Test(tasks, new_thread_gets_a_comm_only)
+{
+	uint64_t ips[] = { APP_START + 0x10 };
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+	cr_assert_eq(see(1000, 1000, "app", 5000, 0, ips, 1), 0);
+	take();
+	cr_assert_eq(see(1000, 1001, "worker", 6000, 1, ips, 1), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 1000, 1001, "worker", false, 6000, 1);
+	cr_assert_eq(see(1000, 1001, "worker", 7000, 1, ips, 1), 0);
+	cr_assert_eq(take(), 0);
+}
+
+Test(tasks, first_sample_from_a_thread)
+{
+	uint64_t ips[] = { LIBC_START + 8 };
+
+	make_blob();
+	fake_proc(1000, app_maps(), "mainname");
+	new_tracker(0);
+	cr_assert_eq(see(1000, 1002, "thr", 5000, 1, ips, 1), 0);
+	cr_assert_eq(take(), 8);
+	/* The process is named from /proc, the thread from the sample. */
+	assert_comm(&recs[0], 1000, 1000, "mainname", false, 5000, 1);
+	assert_comm(&recs[1], 1000, 1002, "thr", false, 5000, 1);
+	check_app_mmaps(2, 1000, 1000, 5000, 1);
+	assert_build_id(&recs[7], libc_path);
+	/* The main thread is known now. */
+	cr_assert_eq(see(1000, 1000, "mainname", 6000, 1, ips, 1), 0);
+	cr_assert_eq(take(), 0);
+}
+
+static char *app_maps_plus_lib(const char *lib)
+{
+	static char text[6 * PATH_MAX];
+
+	FMT(text, "%s7f0000500000-7f0000508000 r-xp 00002000 fe:01 44 %s\n",
+		 app_maps(), lib);
+	return text;
+}
+
+Test(tasks, ip_outside_the_maps_rereads_them)
+{
+	uint64_t in_app[] = { APP_START + 0x10 };
+	uint64_t in_new[] = { 0x7f0000500000ull + 0x77, APP_START + 0x10 };
+	struct mmap2_want lib = { 1000, 1003, 0x7f0000500000ull, 0x8000, 0x2000,
+				  PROT_READ | PROT_EXEC, MAP_PRIVATE, libc_path, libc_path,
+				  0, 0, 0 };
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
+	take();
+	/* dlopen: a new mapping (the same file again, mapped elsewhere). */
+	fake_proc(1000, app_maps_plus_lib(libc_path), NULL);
+	cr_assert_eq(see(1000, 1003, "app", 1300 * MS, 1, in_new, 2), 0);
+	cr_assert_eq(take(), 3);
+	assert_comm(&recs[0], 1000, 1003, "app", false, 1300 * MS, 1);
+	/* Only the new mapping, then its build-id (its first sample). */
+	assert_mmap2(&recs[1], &lib, 1300 * MS, 1);
+	assert_build_id(&recs[2], libc_path);
+	cr_assert_eq(see(1000, 1003, "app", 1400 * MS, 1, in_new, 2), 0);
+	cr_assert_eq(take(), 0);
+}
+
+Test(tasks, rereads_are_rate_limited)
+{
+	uint64_t in_app[] = { APP_START + 0x10 };
+	uint64_t in_new[] = { 0x7f0000500000ull + 0x77 };
+	struct mmap2_want lib = { 1000, 1000, 0x7f0000500000ull, 0x8000, 0x2000,
+				  PROT_READ | PROT_EXEC, MAP_PRIVATE, libc_path, libc_path,
+				  0, 0, 0 };
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
+	take();
+	fake_proc(1000, app_maps_plus_lib(libc_path), NULL);
+	/* Within 100 ms of the last read: the maps are not read again yet. */
+	cr_assert_eq(see(1000, 1000, "app", 1050 * MS, 0, in_new, 1), 0);
+	cr_assert_eq(take(), 0);
+	cr_assert_eq(see(1000, 1000, "app", 1100 * MS, 0, in_new, 1), 0);
+	cr_assert_eq(take(), 2);
+	assert_mmap2(&recs[0], &lib, 1100 * MS, 0);
+	assert_build_id(&recs[1], libc_path);
+}
+
+Test(tasks, unmapped_addresses_are_remembered)
+{
+	uint64_t in_app[] = { APP_START + 0x10 };
+	uint64_t nowhere[] = { 0x7f0000900010ull };
+	uint64_t in_new[] = { 0x7f0000500000ull + 0x77 };
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
+	take();
+	/* An address no mapping holds: one re-read, which finds nothing. */
+	cr_assert_eq(see(1000, 1000, "app", 2000 * MS, 0, nowhere, 1), 0);
+	cr_assert_eq(take(), 0);
+	/*
+	 * The maps change, but the same unmapped address does not read them
+	 * again (a JIT region would otherwise cost a read per sample)...
+	 */
+	fake_proc(1000, app_maps_plus_lib(libc_path), NULL);
+	cr_assert_eq(see(1000, 1000, "app", 2500 * MS, 0, nowhere, 1), 0);
+	cr_assert_eq(take(), 0);
+	/* ... while an ip in a page not known to be unmapped does. */
+	cr_assert_eq(see(1000, 1000, "app", 2600 * MS, 0, in_new, 1), 0);
+	cr_assert_eq(take(), 2);
+	cr_assert_eq(recs[0].type, PERF_RECORD_MMAP2);
+	cr_assert_eq(u64_at(&recs[0], 16), 0x7f0000500000ull);
+}
+
+Test(tasks, kernel_and_null_ips_are_ignored)
+{
+	uint64_t in_app[] = { APP_START + 0x10 };
+	uint64_t kernelish[] = { 0, 0xffffffff81000100ull, PERF_CONTEXT_USER };
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
+	take();
+	fake_proc(1000, app_maps_plus_lib(libc_path), NULL);
+	/* No user address outside the maps: no re-read, the new mapping stays unwritten. */
+	cr_assert_eq(see(1000, 1000, "app", 5000 * MS, 0, kernelish, 3), 0);
+	cr_assert_eq(take(), 0);
+}
+
+static const char other_maps[] =
+	"00600000-00608000 r-xp 00000000 fe:01 55 /usr/bin/other\n"
+	"7f0000100000-7f0000200000 r-xp 00026000 fe:01 22 /usr/lib/libc-like.so\n";
+
+Test(tasks, exec_writes_comm_exec_and_fresh_maps)
+{
+	uint64_t in_app[] = { APP_START + 0x10 };
+	uint64_t in_other[] = { 0x600010 };
+	struct mmap2_want want[] = {
+		{ 1000, 1000, 0x600000, 0x8000, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+		  "/usr/bin/other", NULL, 0xfe, 1, 55 },
+		{ 1000, 1000, LIBC_START, LIBC_END - LIBC_START, 0x26000, PROT_READ | PROT_EXEC,
+		  MAP_PRIVATE, "/usr/lib/libc-like.so", NULL, 0xfe, 1, 22 },
+	};
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
+	cr_assert_eq(see(1000, 1001, "app", 1001 * MS, 0, in_app, 1), 0);
+	take();
+	fake_proc(1000, other_maps, "other");
+	cr_assert_eq(see(1000, 1000, "other", 1010 * MS, 1, in_other, 1), 0);
+	cr_assert_eq(take(), 3);
+	assert_comm(&recs[0], 1000, 1000, "other", true, 1010 * MS, 1);
+	assert_mmap2(&recs[1], &want[0], 1010 * MS, 1);
+	assert_mmap2(&recs[2], &want[1], 1010 * MS, 1);
+	/* exec left one thread: a sample on the old tid is a new thread. */
+	cr_assert_eq(see(1000, 1001, "other", 1020 * MS, 1, in_other, 1), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 1000, 1001, "other", false, 1020 * MS, 1);
+}
+
+Test(tasks, rename_is_not_an_exec)
+{
+	uint64_t in_app[] = { APP_START + 0x10 };
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
+	cr_assert_eq(see(1000, 1001, "app", 1001 * MS, 0, in_app, 1), 0);
+	take();
+	/* prctl(PR_SET_NAME) on the main thread: same address space. */
+	cr_assert_eq(see(1000, 1000, "renamed", 1002 * MS, 0, in_app, 1), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 1000, 1000, "renamed", false, 1002 * MS, 0);
+	/* ... and on another thread, which cannot exec anyway. */
+	cr_assert_eq(see(1000, 1001, "pool-1", 1003 * MS, 1, in_app, 1), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 1000, 1001, "pool-1", false, 1003 * MS, 1);
+	cr_assert_eq(see(1000, 1001, "pool-1", 1004 * MS, 1, in_app, 1), 0);
+	cr_assert_eq(take(), 0);
+}
+
+Test(tasks, vanished_process_gets_its_comm_only)
+{
+	uint64_t ips[] = { 0x401000, 0x7f0000001000ull };
+
+	new_tracker(0);
+	cr_assert_eq(see(2000, 2000, "ghost", 1000 * MS, 0, ips, 2), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 2000, 2000, "ghost", false, 1000 * MS, 0);
+	cr_assert_eq(see(2000, 2000, "ghost", 1001 * MS, 0, ips, 2), 0);
+	cr_assert_eq(take(), 0);
+	/* A thread of another vanished process: the process is named after it. */
+	cr_assert_eq(see(3000, 3005, "gone-thr", 1002 * MS, 1, ips, 2), 0);
+	cr_assert_eq(take(), 2);
+	assert_comm(&recs[0], 3000, 3000, "gone-thr", false, 1002 * MS, 1);
+	assert_comm(&recs[1], 3000, 3005, "gone-thr", false, 1002 * MS, 1);
+}
+
+Test(tasks, idle_task_is_left_to_perf)
+{
+	uint64_t ips[] = { 0x401000 };
+
+	new_tracker(0);
+	cr_assert_eq(see(0, 0, "swapper/0", 1000, 0, NULL, 0), 0);
+	cr_assert_eq(see(0, 0, "swapper/1", 2000, 1, ips, 1), 0);
+	cr_assert_eq(take(), 0);
+}
+
+Test(tasks, comm_is_cut_at_15_characters)
+{
+	char long_comm[16];
+
+	memset(long_comm, 'x', sizeof(long_comm));	/* 16 bytes, no NUL */
+	new_tracker(0);
+	cr_assert_eq(see(2000, 2000, long_comm, 1, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 2000, 2000, "xxxxxxxxxxxxxxx", false, 1, 0);
+}
+
+Test(tasks, eviction_of_the_least_recently_seen)
+{
+	new_tracker(2);
+	cr_assert_eq(see(2001, 2001, "a", 1, 0, NULL, 0), 0);
+	cr_assert_eq(see(2002, 2002, "b", 2, 0, NULL, 0), 0);
+	cr_assert_eq(see(2001, 2001, "a", 3, 0, NULL, 0), 0);	/* a is now the newest */
+	cr_assert_eq(take(), 2);
+	cr_assert_eq(see(2003, 2003, "c", 4, 0, NULL, 0), 0);	/* evicts b */
+	cr_assert_eq(take(), 1);
+	cr_assert_eq(see(2001, 2001, "a", 5, 0, NULL, 0), 0);	/* still known */
+	cr_assert_eq(see(2003, 2003, "c", 6, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 0);
+	cr_assert_eq(see(2002, 2002, "b", 7, 0, NULL, 0), 0);	/* described again, evicts a */
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 2002, 2002, "b", false, 7, 0);
+	cr_assert_eq(see(2001, 2001, "a", 8, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 2001, 2001, "a", false, 8, 0);
+}
+
+Test(tasks, many_processes_stay_bounded)
+{
+	new_tracker(100);
+	for (uint32_t pid = 10000; pid < 12000; pid++)
+		cr_assert_eq(see(pid, pid, "p", pid, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 2000);
+	/* The last 100 are known, the one before is not. */
+	for (uint32_t pid = 11900; pid < 12000; pid++)
+		cr_assert_eq(see(pid, pid, "p", 20000, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 0);
+	cr_assert_eq(see(11899, 11899, "p", 20001, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1);
+}
+
+Test(tasks, exit_forgets)
+{
+	new_tracker(0);
+	cr_assert_eq(see(2001, 2001, "a", 1, 0, NULL, 0), 0);
+	cr_assert_eq(see(2001, 2002, "a-thr", 2, 0, NULL, 0), 0);
+	take();
+	/* A thread exits: its tid is new again, the process is still known. */
+	task_tracker_exit(tt, 2001, 2002);
+	cr_assert_eq(see(2001, 2002, "a-thr2", 3, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 2001, 2002, "a-thr2", false, 3, 0);
+	/* The process exits: a reused pid starts fresh. */
+	task_tracker_exit(tt, 2001, 2001);
+	cr_assert_eq(see(2001, 2001, "reused", 4, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 2001, 2001, "reused", false, 4, 0);
+	/* Unknown pids and mismatched tids are ignored. */
+	task_tracker_exit(tt, 4242, 4242);
+	task_tracker_exit(tt, 9999, 2001);
+	cr_assert_eq(see(2001, 2001, "reused", 5, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 0);
+}
+
+Test(tasks, tid_reused_by_another_process)
+{
+	new_tracker(0);
+	cr_assert_eq(see(2001, 2005, "a", 1, 0, NULL, 0), 0);
+	take();
+	cr_assert_eq(see(2010, 2005, "a", 2, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 2);
+	assert_comm(&recs[0], 2010, 2010, "a", false, 2, 0);
+	assert_comm(&recs[1], 2010, 2005, "a", false, 2, 0);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char cmd[3 * PATH_MAX];
+
+	FMT(cmd, "cp '%s' '%s'", from, to);
+	cr_assert_eq(system(cmd), 0);
+}
+
+Test(tasks, build_id_is_read_once_per_file)
+{
+	char lib[PATH_MAX], maps[2 * PATH_MAX];
+	uint64_t ips[] = { 0x7f0000500010ull };
+	struct mmap2_want want = { 5000, 5000, 0x7f0000500000ull, 0x1000, 0,
+				   PROT_READ | PROT_EXEC, MAP_PRIVATE, lib, exe, 0, 0, 0 };
+
+	FMT(lib, "%s/lib.so", root);
+	copy_file(exe, lib);
+	FMT(maps, "7f0000500000-7f0000501000 r-xp 00000000 fe:01 77 %s\n", lib);
+	fake_proc(5000, maps, "x");
+	fake_proc(5001, maps, "y");
+	new_tracker(0);
+	cr_assert_eq(see(5000, 5000, "x", 1, 0, ips, 1), 0);
+	cr_assert_eq(take(), 3);
+	assert_mmap2(&recs[1], &want, 1, 0);
+	/* The same (device, inode, path) in another process: the cached build-id, not the new file's. */
+	copy_file(libc_path, lib);
+	cr_assert_eq(see(5001, 5001, "y", 2, 0, ips, 1), 0);
+	cr_assert_eq(take(), 2);
+	want.pid = want.tid = 5001;
+	assert_mmap2(&recs[1], &want, 2, 0);
+}
+
+Test(tasks, deleted_file_read_through_map_files)
+{
+	char dir[PATH_MAX], link[PATH_MAX + 64];
+	static const char maps[] =
+		"7f0000500000-7f0000501000 r-xp 00000000 fe:01 78 /nonexistent/app (deleted)\n";
+	uint64_t ips[] = { 0x7f0000500010ull };
+	struct mmap2_want want = { 6000, 6000, 0x7f0000500000ull, 0x1000, 0,
+				   PROT_READ | PROT_EXEC, MAP_PRIVATE, "/nonexistent/app (deleted)",
+				   exe, 0, 0, 0 };
+
+	fake_proc(6000, maps, "d");
+	FMT(dir, "%s/6000/map_files", root);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	FMT(link, "%s/7f0000500000-7f0000501000", dir);
+	cr_assert_eq(symlink(exe, link), 0);
+	new_tracker(0);
+	cr_assert_eq(see(6000, 6000, "d", 1, 0, ips, 1), 0);
+	cr_assert_eq(take(), 3);
+	assert_mmap2(&recs[1], &want, 1, 0);
+	cr_assert_eq(recs[2].type, PERFDATA_RECORD_HEADER_BUILD_ID);
+	cr_assert_str_eq(str_at(&recs[2], 36), "/nonexistent/app (deleted)");
+}
+
+__attribute__((noinline)) static int in_this_binary(void)
+{
+	return 7;
+}
+
+/* The real thing: this process through the real /proc. */
+Test(tasks, real_proc_self)
+{
+	struct task_tracker_opts o = { 0 };
+	uint64_t ips[] = { (uint64_t)(uintptr_t)&in_this_binary };
+	uint32_t pid = (uint32_t)getpid();
+	char comm[16] = { 0 };
+	bool seen_exe = false, seen_libc = false;
+	size_t n, i;
+	FILE *f;
+
+	f = fopen("/proc/self/comm", "r");
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+
+	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_see(tt, pid, pid, comm, 42, 0, ips, 1), 0);
+	n = take();
+	cr_assert_gt(n, 3);
+	assert_comm(&recs[0], pid, pid, comm, false, 42, 0);
+	for (i = 1; i < n && recs[i].type == PERF_RECORD_MMAP2; i++) {
+		const struct rec *r = &recs[i];
+		uint64_t start = u64_at(r, 16), len = u64_at(r, 24);
+
+		cr_assert(u32_at(r, 64) & PROT_EXEC);
+		if (!strcmp(str_at(r, 72), exe) && ips[0] >= start && ips[0] < start + len) {
+			struct mmap2_want want = { pid, pid, start, len, u64_at(r, 32),
+						   u32_at(r, 64), MAP_PRIVATE, exe, exe, 0, 0, 0 };
+
+			assert_mmap2(r, &want, 42, 0);
+			seen_exe = true;
+		}
+		if (!strcmp(str_at(r, 72), libc_path))
+			seen_libc = true;
+	}
+	cr_assert(seen_exe, "no MMAP2 for %s", exe);
+	cr_assert(seen_libc, "no MMAP2 for %s", libc_path);
+	/* Then the build-id of the one file with a sample. */
+	cr_assert_eq(i, n - 1);
+	assert_build_id(&recs[n - 1], exe);
+	(void)in_this_binary();
+}
+
+Test(tasks, vdso_build_id)
+{
+	static const char maps[] =
+		"08048000-08049000 r-xp 00000000 fe:01 88 /opt/app32\n"
+		"f7fc1000-f7fc3000 r-xp 00000000 00:00 0 [vdso]\n";
+	uint64_t in_vdso[] = { VDSO_START + 0x10 };
+	struct mmap2_want vdso32 = { 7000, 7000, 0xf7fc1000, 0x2000, 0, PROT_READ | PROT_EXEC,
+				     MAP_PRIVATE, "[vdso]", NULL, 0, 0, 0 };
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	fake_proc(7000, maps, "app32");
+	new_tracker(0);
+	/* A sample in the vDSO lists its build-id under "[vdso]", as perf does. */
+	cr_assert_eq(see(1000, 1000, "app", 1, 0, in_vdso, 1), 0);
+	cr_assert_eq(take(), 7);
+	check_app_mmaps(1, 1000, 1000, 1, 0);
+	assert_build_id(&recs[6], "[vdso]");
+	/* A 32-bit process has another vDSO image: no build-id we could vouch for. */
+	cr_assert_eq(see(7000, 7000, "app32", 2, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 3);
+	assert_mmap2(&recs[2], &vdso32, 2, 0);
+}
