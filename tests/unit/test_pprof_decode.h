@@ -28,7 +28,7 @@ struct tpb_msg {
 	size_t n;
 };
 
-static uint64_t tpb_varint(const uint8_t **p, const uint8_t *end)
+static inline uint64_t tpb_varint(const uint8_t **p, const uint8_t *end)
 {
 	uint64_t v = 0;
 
@@ -44,7 +44,7 @@ static uint64_t tpb_varint(const uint8_t **p, const uint8_t *end)
 	return 0;
 }
 
-static struct tpb_msg tpb_parse(const uint8_t *p, size_t len)
+static inline struct tpb_msg tpb_parse(const uint8_t *p, size_t len)
 {
 	const uint8_t *end = p + len;
 	struct tpb_msg m = { 0 };
@@ -78,7 +78,7 @@ static struct tpb_msg tpb_parse(const uint8_t *p, size_t len)
 }
 
 /* Values of a repeated varint field, packed or not. */
-static size_t tpb_varints(const struct tpb_msg *m, uint32_t num, uint64_t *out, size_t cap)
+static inline size_t tpb_varints(const struct tpb_msg *m, uint32_t num, uint64_t *out, size_t cap)
 {
 	size_t n = 0;
 
@@ -101,7 +101,7 @@ static size_t tpb_varints(const struct tpb_msg *m, uint32_t num, uint64_t *out, 
 }
 
 /* The last value of a scalar varint field, or 0 (proto3 default). */
-static uint64_t tpb_u64(const struct tpb_msg *m, uint32_t num)
+static inline uint64_t tpb_u64(const struct tpb_msg *m, uint32_t num)
 {
 	uint64_t v = 0;
 
@@ -113,7 +113,7 @@ static uint64_t tpb_u64(const struct tpb_msg *m, uint32_t num)
 	return v;
 }
 
-static bool tpb_utf8_valid(const uint8_t *s, size_t len)
+static inline bool tpb_utf8_valid(const uint8_t *s, size_t len)
 {
 	size_t i = 0;
 
@@ -190,13 +190,13 @@ struct tp_profile {
 	const char *default_sample_type;
 };
 
-static const char *tp_str(const struct tp_profile *p, uint64_t i)
+static inline const char *tp_str(const struct tp_profile *p, uint64_t i)
 {
 	cr_assert_lt(i, p->nr_strings, "string index %lu out of range", (unsigned long)i);
 	return p->strings[i];
 }
 
-static void *tp_grow(void *a, size_t n, size_t size)
+static inline void *tp_grow(void *a, size_t n, size_t size)
 {
 	a = realloc(a, (n + 1) * size);
 	memset((char *)a + n * size, 0, size);
@@ -204,7 +204,7 @@ static void *tp_grow(void *a, size_t n, size_t size)
 }
 
 /* Decode an uncompressed Profile and check its invariants. */
-static struct tp_profile *tp_decode(const uint8_t *data, size_t len)
+static inline struct tp_profile *tp_decode(const uint8_t *data, size_t len)
 {
 	struct tp_profile *p = calloc(1, sizeof(*p));
 	struct tpb_msg m = tpb_parse(data, len);
@@ -386,7 +386,7 @@ static struct tp_profile *tp_decode(const uint8_t *data, size_t len)
 	return p;
 }
 
-static void tp_free(struct tp_profile *p)
+static inline void tp_free(struct tp_profile *p)
 {
 	for (size_t i = 0; i < p->nr_strings; i++)
 		free(p->strings[i]);
@@ -399,7 +399,7 @@ static void tp_free(struct tp_profile *p)
 }
 
 /* Inflate a gzip buffer; *len in: compressed size, out: plain size. */
-static uint8_t *tp_gunzip(const uint8_t *in, size_t *len)
+static inline uint8_t *tp_gunzip(const uint8_t *in, size_t *len)
 {
 	size_t cap = 1 << 16, out_len = 0;
 	uint8_t *out = malloc(cap);
@@ -424,7 +424,7 @@ static uint8_t *tp_gunzip(const uint8_t *in, size_t *len)
 	return out;
 }
 
-static const struct tp_location *tp_location(const struct tp_profile *p, uint64_t id)
+static inline const struct tp_location *tp_location(const struct tp_profile *p, uint64_t id)
 {
 	for (size_t i = 0; i < p->nr_locations; i++)
 		if (p->locations[i].id == id)
@@ -432,7 +432,7 @@ static const struct tp_location *tp_location(const struct tp_profile *p, uint64_
 	return NULL;
 }
 
-static const struct tp_function *tp_function(const struct tp_profile *p, uint64_t id)
+static inline const struct tp_function *tp_function(const struct tp_profile *p, uint64_t id)
 {
 	for (size_t i = 0; i < p->nr_functions; i++)
 		if (p->functions[i].id == id)
@@ -440,7 +440,7 @@ static const struct tp_function *tp_function(const struct tp_profile *p, uint64_
 	return NULL;
 }
 
-static const struct tp_mapping *tp_mapping(const struct tp_profile *p, uint64_t id)
+static inline const struct tp_mapping *tp_mapping(const struct tp_profile *p, uint64_t id)
 {
 	for (size_t i = 0; i < p->nr_mappings; i++)
 		if (p->mappings[i].id == id)
@@ -449,7 +449,7 @@ static const struct tp_mapping *tp_mapping(const struct tp_profile *p, uint64_t 
 }
 
 /* Name of the outermost function of a location (last Line), or NULL. */
-static const char *tp_loc_name(const struct tp_profile *p, uint64_t loc_id)
+static inline const char *tp_loc_name(const struct tp_profile *p, uint64_t loc_id)
 {
 	const struct tp_location *l = tp_location(p, loc_id);
 

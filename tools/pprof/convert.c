@@ -35,8 +35,12 @@
 /* Our own record type for shrunk samples inside the reorder queue. */
 #define CSAMPLE_TYPE 0x7fff
 
+#define CSAMPLE_HAS_CPU 1
+
 struct csample {
 	struct perf_event_header h;	/* misc: the sample's cpumode */
+	uint32_t flags;			/* CSAMPLE_HAS_CPU */
+	uint32_t pad;
 	uint32_t event;			/* reader event index */
 	uint32_t pid, tid, cpu;
 	uint32_t nr_ips;
@@ -106,7 +110,8 @@ struct bid_val {
 
 struct profile_info {
 	uint32_t event;
-	char *name;
+	char *name;			/* the event's full name */
+	char *short_name;		/* for sample types and file names */
 	uint64_t samples;
 };
 
@@ -120,6 +125,11 @@ struct pp_convert {
 	size_t tid_comm_cap;
 	struct counts *counts;
 	size_t counts_cap;
+	uint8_t *cmap_exe;		/* per cmap: the first file a process mapped after exec */
+	size_t cmap_exe_cap;
+	struct pp_intern exe_pids;	/* key: pid; exe_seen[id] */
+	bool *exe_seen;
+	size_t exe_seen_cap;
 	uint32_t kernel_cmap;		/* cmap id + 1 of [kernel.kallsyms]; 0 = none yet */
 	uint64_t kernel_ref_addr;	/* its pgoff: the reference symbol's address */
 	char kernel_ref_sym[64];
@@ -236,13 +246,18 @@ void pp_convert_free(struct pp_convert *c)
 	pp_intern_free(&c->samples);
 	pp_intern_free(&c->tids);
 	pp_intern_free(&c->build_ids);
+	pp_intern_free(&c->exe_pids);
+	free(c->exe_seen);
+	free(c->cmap_exe);
 	free(c->bid_vals);
 	free(c->ev_profile);
 	free(c->ev_sel);
 	free(c->tid_comm);
 	free(c->counts);
-	for (size_t i = 0; i < c->nr_profiles; i++)
+	for (size_t i = 0; i < c->nr_profiles; i++) {
 		free(c->profiles[i].name);
+		free(c->profiles[i].short_name);
+	}
 	free(c->profiles);
 	if (c->sym)
 		symbolizer_free(c->sym);
@@ -329,6 +344,28 @@ static bool event_matches(const char *name, const char *want)
 	return !strncmp(name, want, n) && name[n] == ':' && !strchr(want, ':');
 }
 
+/*
+ * perf names events with config terms as written on its command line:
+ * "page-faults/period=1/", "cpu/cycles,period=1000/u". The short name is
+ * the event proper: the first term without '=' ("cycles"), else the part
+ * before the first '/' ("page-faults"). Other names are kept.
+ */
+static char *short_event_name(const char *name)
+{
+	const char *open = strchr(name, '/'), *close = open ? strrchr(name, '/') : NULL;
+
+	if (!open || close == open)
+		return strdup(name);
+	for (const char *t = open + 1; t < close;) {
+		size_t n = strcspn(t, ",/");
+
+		if (n && !memchr(t, '=', n))
+			return strndup(t, n);
+		t += n + 1;
+	}
+	return strndup(name, open - name);
+}
+
 static size_t event_index(const struct pp_convert *c, const struct perfdata_event *ev)
 {
 	size_t n = perfdata_reader_nr_events(c->r);
@@ -349,6 +386,12 @@ static bool event_selected(const struct pp_convert *c, const struct perfdata_eve
 		return true;
 	name = event_name(ev);
 	ok = name && event_matches(name, c->opts.event);
+	if (name && !ok) {
+		char *short_name = short_event_name(name);
+
+		ok = short_name && event_matches(short_name, c->opts.event);
+		free(short_name);
+	}
 	free(name);
 	return ok;
 }
@@ -414,6 +457,94 @@ static bool is_anon_name(const char *f)
 	       !strncmp(f, "/anon_hugepage", 14);
 }
 
+/*
+ * pprof shows mapping 1 as "the" binary. The executable is the first file
+ * a process maps after exec (the ELF loader maps it before the
+ * interpreter; perf synthesizes /proc/PID/maps in address order, where it
+ * comes first too), so remember which mappings were such a first file.
+ */
+static int exe_state(struct pp_convert *c, uint32_t pid, bool **seen)
+{
+	bool added;
+	int64_t id;
+
+	if (pp_intern_count(&c->exe_pids) >= c->exe_seen_cap) {
+		size_t cap = c->exe_seen_cap ? c->exe_seen_cap * 2 : 256;
+		bool *n = realloc(c->exe_seen, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->exe_seen = n;
+		c->exe_seen_cap = cap;
+	}
+	id = pp_intern_put(&c->exe_pids, &pid, sizeof(pid), &added);
+	if (id < 0)
+		return id;
+	if (added)
+		c->exe_seen[id] = false;
+	*seen = &c->exe_seen[id];
+	return 0;
+}
+
+static int mark_exe(struct pp_convert *c, uint32_t pid, uint32_t cmap)
+{
+	bool *seen;
+	int err = exe_state(c, pid, &seen);
+
+	if (err || *seen)
+		return err;
+	*seen = true;
+	if (cmap >= c->cmap_exe_cap) {
+		size_t cap = c->cmap_exe_cap ? c->cmap_exe_cap : 256;
+		uint8_t *n;
+
+		while (cap <= cmap)
+			cap *= 2;
+		n = realloc(c->cmap_exe, cap);
+		if (!n)
+			return -ENOMEM;
+		memset(n + c->cmap_exe_cap, 0, cap - c->cmap_exe_cap);
+		c->cmap_exe = n;
+		c->cmap_exe_cap = cap;
+	}
+	c->cmap_exe[cmap] = 1;
+	return 0;
+}
+
+static bool is_exe(const struct pp_convert *c, uint32_t cmap)
+{
+	return cmap < c->cmap_exe_cap && c->cmap_exe[cmap];
+}
+
+/*
+ * Anonymous executable memory (JIT code) has no file to read symbols from.
+ * Its mapping gets a bracketed name without '/', as [vdso] has: pprof then
+ * knows not to look for it on disk ("//anon" -> "[anon]",
+ * "/memfd:jit (deleted)" -> "[memfd:jit]").
+ */
+static void anon_name(const char *f, char *out, size_t len)
+{
+	size_t n;
+
+	while (*f == '/')
+		f++;
+	if (!*f || !strcmp(f, "anon") || !strcmp(f, "dev/zero")) {
+		snprintf(out, len, "[anon]");
+		return;
+	}
+	if (*f == '[') {
+		snprintf(out, len, "%s", f);
+		return;
+	}
+	n = strlen(f);
+	if (n > 10 && !strcmp(f + n - 10, " (deleted)"))
+		n -= 10;
+	snprintf(out, len, "[%.*s]", (int)n, f);
+	for (char *p = out; *p; p++)
+		if (*p == '/')
+			*p = '_';
+}
+
 static int on_mmap(struct pp_convert *c, const struct perf_event_header *h)
 {
 	struct perfdata_mmap m;
@@ -438,6 +569,7 @@ static int on_mmap(struct pp_convert *c, const struct perf_event_header *h)
 		 m.pid == UINT32_MAX;
 
 	const char *file = m.filename ? m.filename : "";
+	char anon[256];
 
 	k.start = m.start;
 	k.len = m.len;
@@ -454,6 +586,8 @@ static int on_mmap(struct pp_convert *c, const struct perf_event_header *h)
 	} else if (is_anon_name(file)) {
 		k.kind = CMAP_ANON;
 		k.pid = m.pid;
+		anon_name(file, anon, sizeof(anon));
+		file = anon;
 	} else {
 		k.kind = CMAP_FILE;
 	}
@@ -471,6 +605,11 @@ static int on_mmap(struct pp_convert *c, const struct perf_event_header *h)
 		return id;
 	if (kernel && !strcmp(file, "[kernel.kallsyms]"))
 		c->kernel_cmap = id + 1;
+	if (k.kind == CMAP_FILE) {
+		err = mark_exe(c, m.pid, id);
+		if (err)
+			return err;
+	}
 	return pp_aspace_map(c->as, kernel ? PP_ASPACE_KERNEL : m.pid, m.start, m.len, id);
 }
 
@@ -509,8 +648,15 @@ static int on_comm(struct pp_convert *c, const struct perf_event_header *h)
 	sid = sid_of(c, cm.comm ? cm.comm : "");
 	if (sid < 0)
 		return sid;
-	if (cm.exec || (h->misc & PERF_RECORD_MISC_COMM_EXEC))
+	if (cm.exec || (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+		bool *seen;
+		int err = exe_state(c, cm.pid, &seen);
+
+		if (err)
+			return err;
+		*seen = false;
 		pp_aspace_exec(c->as, cm.pid);
+	}
 	return set_comm(c, cm.tid, sid + 1);
 }
 
@@ -533,9 +679,17 @@ static int on_fork(struct pp_convert *c, const struct perf_event_header *h)
 		if (err)
 			return err;
 	}
-	/* A new process (not a thread) starts with a copy of its parent's maps. */
-	if (t.pid != t.ppid)
+	/* A new process (not a thread) starts with a copy of its parent's maps,
+	 * executable included. */
+	if (t.pid != t.ppid) {
+		bool *seen;
+
+		err = exe_state(c, t.pid, &seen);
+		if (err)
+			return err;
+		*seen = true;
 		return pp_aspace_fork(c->as, t.pid, t.ppid);
+	}
 	return 0;
 }
 
@@ -638,6 +792,23 @@ static int64_t intern_stack(struct pp_convert *c, const struct csample *s)
 			return fid;
 		c->stack_buf[n++] = fid;
 	}
+	/* A callchain of markers only (the unwinder found nothing): the sample
+	 * still has its ip, which is where perf report puts its time too. */
+	if (!n && s->nr_ips) {
+		uint32_t flags = 0;
+		int64_t fid;
+
+		mode = s->h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+		if (mode == PERF_RECORD_MISC_GUEST_KERNEL || mode == PERF_RECORD_MISC_GUEST_USER ||
+		    mode == PERF_RECORD_MISC_HYPERVISOR)
+			flags |= FRAME_GUEST;
+		else if (mode == PERF_RECORD_MISC_KERNEL || s->ip >= PERFDATA_KERNEL_ADDR_MIN)
+			flags |= FRAME_KERNEL;
+		fid = intern_frame(c, s->ip, s->pid, flags);
+		if (fid < 0)
+			return fid;
+		c->stack_buf[n++] = fid;
+	}
 	return pp_intern_put(&c->stacks, c->stack_buf, n * sizeof(uint32_t), NULL);
 }
 
@@ -696,6 +867,8 @@ static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t tim
 			l->value = s->tid;
 			break;
 		case PP_LABEL_CPU:
+			if (!(s->flags & CSAMPLE_HAS_CPU))
+				continue;	/* not recorded: no label rather than a wrong one */
 			l->value = s->cpu;
 			break;
 		case PP_LABEL_COMM:
@@ -837,6 +1010,8 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 	cs->pid = s.pid;
 	cs->tid = s.tid;
 	cs->cpu = s.cpu;
+	if (ev->attr.sample_type & PERF_SAMPLE_CPU)
+		cs->flags |= CSAMPLE_HAS_CPU;
 	cs->nr_ips = nr_ips;
 	cs->raw_size = raw;
 	cs->ip = s.ip;
@@ -946,6 +1121,24 @@ static int make_profiles(struct pp_convert *c)
 			c->profiles[c->nr_profiles++] = (struct profile_info){ .event = i, .name = name };
 		c->ev_profile[i] = p;
 	}
+	/* Short names, unless two events would share one. */
+	for (size_t p = 0; p < c->nr_profiles; p++) {
+		c->profiles[p].short_name = short_event_name(c->profiles[p].name);
+		if (!c->profiles[p].short_name)
+			return -ENOMEM;
+	}
+	for (size_t p = 0; p < c->nr_profiles; p++) {
+		bool clash = false;
+
+		for (size_t q = 0; q < c->nr_profiles; q++)
+			clash |= q != p && !strcmp(c->profiles[p].short_name, c->profiles[q].short_name);
+		if (clash) {
+			free(c->profiles[p].short_name);
+			c->profiles[p].short_name = strdup(c->profiles[p].name);
+			if (!c->profiles[p].short_name)
+				return -ENOMEM;
+		}
+	}
 	for (size_t i = 0; i < pp_intern_count(&c->samples); i++) {
 		const struct sample_key *k = pp_intern_get(&c->samples, i, NULL);
 
@@ -965,7 +1158,7 @@ size_t pp_convert_nr_profiles(const struct pp_convert *c)
 
 const char *pp_convert_profile_name(const struct pp_convert *c, size_t i)
 {
-	return i < c->nr_profiles ? c->profiles[i].name : NULL;
+	return i < c->nr_profiles ? c->profiles[i].short_name : NULL;
 }
 
 uint64_t pp_convert_profile_samples(const struct pp_convert *c, size_t i)
@@ -1350,7 +1543,7 @@ static int64_t wall_time(const struct pp_convert *c, uint64_t t)
 }
 
 static int setup_header(struct pp_convert *c, struct pprof_builder *b,
-			const struct perfdata_event *ev, const char *name)
+			const struct perfdata_event *ev, const char *name, const char *full_name)
 {
 	const struct perf_event_attr *a = &ev->attr;
 	int err = pprof_add_sample_type(b, "samples", "count");
@@ -1382,8 +1575,44 @@ static int setup_header(struct pp_convert *c, struct pprof_builder *b,
 	char comment[256];
 
 	snprintf(comment, sizeof(comment), "converted by bpfrec pprof from %s, event %s",
-		 c->opts.input_name, name);
+		 c->opts.input_name, full_name);
 	return pprof_add_comment(b, comment);
+}
+
+/* Make the executable with the most samples in profile i mapping 1. */
+static int main_mapping_first(struct pp_convert *c, struct build_ctx *bc, size_t i)
+{
+	size_t n = pp_intern_count(&c->cmaps), best = SIZE_MAX;
+	uint64_t *hits = calloc(n ? n : 1, sizeof(*hits));
+	uint64_t id;
+	int err = 0;
+
+	if (!hits)
+		return -ENOMEM;
+	for (size_t s = 0; s < pp_intern_count(&c->samples); s++) {
+		const struct sample_key *k = pp_intern_get(&c->samples, s, NULL);
+		size_t len;
+		const uint32_t *stack;
+
+		if (k->event >= c->nr_ev_profile || c->ev_profile[k->event] != i)
+			continue;
+		stack = pp_intern_get(&c->stacks, k->stack, &len);
+		for (size_t f = 0; f < len / sizeof(uint32_t); f++) {
+			const struct frame_key *fk = pp_intern_get(&c->frames, stack[f], NULL);
+
+			if (fk->cmap && is_exe(c, fk->cmap - 1)) {
+				hits[fk->cmap - 1] += c->counts[s].count;
+				break;
+			}
+		}
+	}
+	for (size_t m = 0; m < n; m++)
+		if (hits[m] && (best == SIZE_MAX || hits[m] > hits[best]))
+			best = m;
+	if (best != SIZE_MAX)
+		err = mapping_id(c, bc, best, &id);
+	free(hits);
+	return err;
 }
 
 int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
@@ -1416,7 +1645,9 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 	if (err)
 		goto out;
 	ev = perfdata_reader_event(c->r, c->profiles[i].event);
-	err = setup_header(c, bc.b, ev, c->profiles[i].name);
+	err = setup_header(c, bc.b, ev, c->profiles[i].short_name, c->profiles[i].name);
+	if (!err)
+		err = main_mapping_first(c, &bc, i);
 
 	uint64_t *locs = NULL;
 	size_t locs_cap = 0;
