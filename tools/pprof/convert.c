@@ -31,6 +31,7 @@
 #include "profile.h"
 #include "reorder.h"
 #include "trace.h"
+#include "zstd.h"
 
 /* Our own record type for shrunk samples inside the reorder queue. */
 #define CSAMPLE_TYPE 0x7fff
@@ -158,6 +159,10 @@ struct pp_convert {
 	bool kernel_checked;
 	struct pp_trace *trace;
 	bool trace_tried;
+	/* perf record -z: the zstd stream and the records it yielded so far */
+	struct pp_zstd *zstd;
+	unsigned char *zbuf;
+	size_t zlen, zcap;
 	/* scratch */
 	uint32_t *stack_buf;
 	size_t stack_cap;
@@ -264,6 +269,8 @@ void pp_convert_free(struct pp_convert *c)
 	pp_trace_free(c->trace);
 	free(c->resolved);
 	free(c->lines);
+	pp_zstd_free(c->zstd);
+	free(c->zbuf);
 	free(c->stack_buf);
 	free(c->rec_buf);
 	free(c);
@@ -1044,41 +1051,94 @@ static int read_other(struct pp_convert *c, const struct perf_event_header *h)
 	return pp_reorder_push(c->q, time, h);
 }
 
+static int read_compressed(struct pp_convert *c, const struct perf_event_header *h);
+
+/* One record from the file, or from inside a COMPRESSED one. */
+static int dispatch(struct pp_convert *c, const struct perf_event_header *h, bool inner)
+{
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		return read_sample(c, h);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+		return read_other(c, h);
+	case PERF_RECORD_LOST:
+		if (h->size >= sizeof(*h) + 16)
+			c->stats.lost += ((const uint64_t *)(h + 1))[1];
+		return 0;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (h->size >= sizeof(*h) + 8)
+			c->stats.lost += ((const uint64_t *)(h + 1))[0];
+		return 0;
+	case PERFDATA_RECORD_FINISHED_ROUND:
+		return pp_reorder_round(c->q);
+	case PERFDATA_RECORD_COMPRESSED:
+		return inner ? fail(c, -EINVAL, "%s: compressed record inside a compressed record "
+				    "near offset %#llx", c->opts.input_name,
+				    (unsigned long long)perfdata_reader_offset(c->r))
+			     : read_compressed(c, h);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * perf record -z: COMPRESSED records carry consecutive pieces of one zstd
+ * stream of ordinary records; a record may straddle two of them, so what
+ * is left over waits for the next piece (as perf does).
+ */
+static int read_compressed(struct pp_convert *c, const struct perf_event_header *h)
+{
+	unsigned long long at = perfdata_reader_offset(c->r);
+	char msg[256] = "";
+	size_t off = 0;
+	int err;
+
+	if (!c->zstd) {
+		err = pp_zstd_new(&c->zstd, msg, sizeof(msg));
+		if (err)
+			return fail(c, err, "%s: record at offset %#llx is compressed (perf record -z) "
+				    "but %s", c->opts.input_name, at, msg);
+	}
+	err = pp_zstd_decompress(c->zstd, h + 1, h->size - sizeof(*h), &c->zbuf, &c->zlen,
+				 &c->zcap, msg, sizeof(msg));
+	if (err)
+		return fail(c, err, "%s: compressed record at offset %#llx: %s", c->opts.input_name,
+			    at, err == -ENOMEM ? "out of memory" : msg);
+	while (c->zlen - off >= sizeof(*h)) {
+		const struct perf_event_header *ih = (const void *)(c->zbuf + off);
+
+		if (ih->size < sizeof(*ih) || ih->size % 8)
+			return fail(c, -EINVAL, "%s: compressed record at offset %#llx holds a record "
+				    "of size %u", c->opts.input_name, at, ih->size);
+		if (ih->size > c->zlen - off)
+			break;
+		err = dispatch(c, ih, true);
+		if (err)
+			return err;
+		off += ih->size;
+	}
+	memmove(c->zbuf, c->zbuf + off, c->zlen - off);
+	c->zlen -= off;
+	return 0;
+}
+
 int pp_convert_read(struct pp_convert *c)
 {
 	const struct perf_event_header *h;
 	int ret, err = 0;
 
-	while (!err && (ret = perfdata_reader_next(c->r, &h)) > 0) {
-		switch (h->type) {
-		case PERF_RECORD_SAMPLE:
-			err = read_sample(c, h);
-			break;
-		case PERF_RECORD_MMAP:
-		case PERF_RECORD_MMAP2:
-		case PERF_RECORD_COMM:
-		case PERF_RECORD_FORK:
-			err = read_other(c, h);
-			break;
-		case PERF_RECORD_LOST:
-			if (h->size >= sizeof(*h) + 16)
-				c->stats.lost += ((const uint64_t *)(h + 1))[1];
-			break;
-		case PERF_RECORD_LOST_SAMPLES:
-			if (h->size >= sizeof(*h) + 8)
-				c->stats.lost += ((const uint64_t *)(h + 1))[0];
-			break;
-		case PERFDATA_RECORD_FINISHED_ROUND:
-			err = pp_reorder_round(c->q);
-			break;
-		default:
-			break;
-		}
-	}
+	while (!err && (ret = perfdata_reader_next(c->r, &h)) > 0)
+		err = dispatch(c, h, false);
 	if (err)
-		return fail(c, err, "%s: %s", c->opts.input_name, strerror(-err));
+		return c->err[0] ? err : fail(c, err, "%s: %s", c->opts.input_name, strerror(-err));
 	if (ret < 0)
 		return fail(c, ret, "%s", perfdata_reader_error(c->r));
+	if (c->zlen)
+		return fail(c, -EINVAL, "%s: the compressed records end inside a record (%zu bytes "
+			    "left over)", c->opts.input_name, c->zlen);
 	err = pp_reorder_flush(c->q);
 	if (err)
 		return fail(c, err, "%s: %s", c->opts.input_name, strerror(-err));
