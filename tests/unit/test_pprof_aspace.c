@@ -144,3 +144,31 @@ Test(aspace, kernel_and_top_of_address_space)
 	cr_assert_eq(at(a, PP_ASPACE_KERNEL, 0x1000), 0);
 	pp_aspace_free(a);
 }
+
+Test(aspace, generation_changes_with_the_maps)
+{
+	struct pp_aspace *a;
+	uint32_t g0, g1, g2, g3;
+
+	cr_assert_eq(pp_aspace_new(&a), 0);
+	cr_assert_eq(pp_aspace_generation(a, 5), 0, "unknown pid");
+	pp_aspace_map(a, 5, 0x1000, 0x1000, 1);
+	g0 = pp_aspace_generation(a, 5);
+	cr_assert_neq(g0, 0);
+	uint32_t v;
+
+	pp_aspace_find(a, 5, 0x1000, &v);
+	cr_assert_eq(pp_aspace_generation(a, 5), g0, "lookups change nothing");
+	pp_aspace_map(a, 5, 0x3000, 0x1000, 2);
+	g1 = pp_aspace_generation(a, 5);
+	cr_assert_neq(g1, g0);
+	pp_aspace_exec(a, 5);
+	g2 = pp_aspace_generation(a, 5);
+	cr_assert_neq(g2, g1);
+	pp_aspace_map(a, 6, 0x1000, 0x1000, 3);
+	cr_assert_eq(pp_aspace_generation(a, 5), g2, "another pid's maps are not ours");
+	pp_aspace_fork(a, 5, 6);
+	g3 = pp_aspace_generation(a, 5);
+	cr_assert(g3 != g2 && g3 != g1 && g3 != g0);
+	pp_aspace_free(a);
+}

@@ -160,3 +160,48 @@ Test(reorder, rejects_short_record)
 	cr_assert_eq(pp_reorder_push(q, 1, &h), -EINVAL);
 	pp_reorder_free(q);
 }
+
+/* Many interleaved sorted runs (one per "CPU"), equal times across runs:
+ * delivery is sorted by time and, for equal times, in push order. */
+static int check_order(const struct perf_event_header *h, uint64_t time, void *ctx)
+{
+	uint64_t *last = ctx;	/* [0] time, [1] tag */
+	const struct rec *r = (const void *)h;
+
+	cr_assert_geq(time, last[0], "time went back");
+	if (time == last[0])
+		cr_assert_gt(r->tag, last[1], "equal times out of push order");
+	last[0] = time;
+	last[1] = r->tag;
+	last[2]++;
+	return 0;
+}
+
+Test(reorder, merges_many_runs)
+{
+	uint64_t last[3] = { 0, 0, 0 };
+	struct pp_reorder *q;
+	uint64_t x = 88172645463325252ULL, tag = 1;
+
+	cr_assert_eq(pp_reorder_new(0, check_order, last, &q), 0);
+	for (int round = 0; round < 20; round++) {
+		/* 7 "CPUs", each a sorted run of random length with repeated times */
+		for (int cpu = 0; cpu < 7; cpu++) {
+			uint64_t t = round * 1000;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			for (uint64_t n = x % 300; n; n--) {
+				struct rec r = { .h = { .type = 9, .size = 24 }, .tag = tag++ };
+
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				t += x % 3;	/* 0: the same time again */
+				r.pad[7] = 0xaa;
+				cr_assert_eq(pp_reorder_push(q, t, &r.h), 0);
+			}
+		}
+		cr_assert_eq(pp_reorder_round(q), 0);
+	}
+	cr_assert_eq(pp_reorder_flush(q), 0);
+	cr_assert_eq(last[2], tag - 1, "every record delivered once");
+	pp_reorder_free(q);
+}

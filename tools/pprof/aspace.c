@@ -23,6 +23,7 @@ struct interval {
 struct space {
 	struct interval *iv;
 	size_t nr, cap;
+	uint32_t generation;
 };
 
 struct pp_aspace {
@@ -77,8 +78,10 @@ static struct space *get_space(struct pp_aspace *a, uint32_t pid)
 	id = pp_intern_put(&a->pids, &pid, sizeof(pid), &added);
 	if (id < 0)
 		return NULL;
-	if (added)
+	if (added) {
 		memset(&a->spaces[id], 0, sizeof(a->spaces[id]));
+		a->spaces[id].generation = 1;
+	}
 	return &a->spaces[id];
 }
 
@@ -140,6 +143,7 @@ int pp_aspace_map(struct pp_aspace *a, uint32_t pid, uint64_t start, uint64_t le
 	memmove(&s->iv[lo + n], &s->iv[hi], (s->nr - hi) * sizeof(*s->iv));
 	memcpy(&s->iv[lo], piece, n * sizeof(*piece));
 	s->nr = s->nr - (hi - lo) + n;
+	s->generation++;
 	return 0;
 }
 
@@ -180,6 +184,7 @@ int pp_aspace_fork(struct pp_aspace *a, uint32_t child, uint32_t parent)
 	free(c->iv);
 	c->iv = iv;
 	c->nr = c->cap = nr;
+	c->generation++;
 	return 0;
 }
 
@@ -187,13 +192,22 @@ void pp_aspace_exec(struct pp_aspace *a, uint32_t pid)
 {
 	struct space *s = find_space(a, pid);
 
-	if (s)
+	if (s) {
 		s->nr = 0;
+		s->generation++;
+	}
 }
 
 bool pp_aspace_known(const struct pp_aspace *a, uint32_t pid)
 {
 	return find_space(a, pid) != NULL;
+}
+
+uint32_t pp_aspace_generation(const struct pp_aspace *a, uint32_t pid)
+{
+	const struct space *s = find_space(a, pid);
+
+	return s ? s->generation : 0;
 }
 
 size_t pp_aspace_count(const struct pp_aspace *a, uint32_t pid)

@@ -35,6 +35,9 @@ int pp_aspace_fork(struct pp_aspace *a, uint32_t child, uint32_t parent);
 void pp_aspace_exec(struct pp_aspace *a, uint32_t pid);
 /* Whether any MMAP/FORK ever described pid. */
 bool pp_aspace_known(const struct pp_aspace *a, uint32_t pid);
+/* A number that changes whenever pid's maps change (0 for an unknown pid):
+ * lookups cached under (pid, generation) stay valid while it holds. */
+uint32_t pp_aspace_generation(const struct pp_aspace *a, uint32_t pid);
 /* Number of intervals of pid (for tests and statistics). */
 size_t pp_aspace_count(const struct pp_aspace *a, uint32_t pid);
 

@@ -122,6 +122,11 @@ struct pp_convert {
 	struct pp_reorder *q;
 	struct pp_aspace *as;
 	struct pp_intern strs, cmaps, frames, stacks, labelsets, samples, tids;
+	/* raw callchain (+ pid, map generations) -> stack id, a shortcut past
+	 * the per-frame lookups; emptied when it outgrows the stacks. */
+	struct pp_intern rawstacks;
+	uint32_t *raw_stack;
+	size_t raw_stack_cap;
 	uint32_t *tid_comm;		/* sid + 1 per tids entry; 0 = unknown */
 	size_t tid_comm_cap;
 	struct counts *counts;
@@ -250,6 +255,8 @@ void pp_convert_free(struct pp_convert *c)
 	pp_intern_free(&c->labelsets);
 	pp_intern_free(&c->samples);
 	pp_intern_free(&c->tids);
+	pp_intern_free(&c->rawstacks);
+	free(c->raw_stack);
 	pp_intern_free(&c->build_ids);
 	pp_intern_free(&c->exe_pids);
 	free(c->exe_seen);
@@ -746,7 +753,7 @@ static int64_t intern_frame(struct pp_convert *c, uint64_t addr, uint32_t pid, u
 }
 
 /* The frames of a sample, leaf first, context markers dropped. */
-static int64_t intern_stack(struct pp_convert *c, const struct csample *s)
+static int64_t intern_stack_slow(struct pp_convert *c, const struct csample *s)
 {
 	const uint64_t *ips = (const uint64_t *)(s + 1);
 	size_t n = 0, nr = s->nr_ips ? s->nr_ips : 1;
@@ -817,6 +824,64 @@ static int64_t intern_stack(struct pp_convert *c, const struct csample *s)
 		c->stack_buf[n++] = fid;
 	}
 	return pp_intern_put(&c->stacks, c->stack_buf, n * sizeof(uint32_t), NULL);
+}
+
+/*
+ * The same raw callchain of the same process, while neither its maps nor
+ * the kernel's changed, is the same stack: look the whole chain up once
+ * instead of each frame. The key is the csample from `pid` on (pid, tid,
+ * cpu... are not all part of it: tid, cpu and period are zeroed).
+ */
+struct raw_key_head {
+	uint32_t pid, generation, kernel_generation;
+	uint16_t mode, pad;
+	uint64_t ip, nr_ips;
+};
+
+static int64_t intern_stack(struct pp_convert *c, const struct csample *s)
+{
+	size_t len = sizeof(struct raw_key_head) + (size_t)s->nr_ips * 8;
+	struct raw_key_head *k;
+	bool added;
+	int64_t id, stack;
+
+	if (len > c->rec_cap - c->rec_cap / 2 || !c->rec_buf)
+		return intern_stack_slow(c, s);
+	/* The upper half of the record scratch buffer holds the key. */
+	k = (struct raw_key_head *)(c->rec_buf + c->rec_cap / 2);
+	*k = (struct raw_key_head){
+		.pid = s->pid,
+		.generation = pp_aspace_generation(c->as, s->pid),
+		.kernel_generation = pp_aspace_generation(c->as, PP_ASPACE_KERNEL),
+		.mode = s->h.misc & PERF_RECORD_MISC_CPUMODE_MASK,
+		.ip = s->ip,
+		.nr_ips = s->nr_ips,
+	};
+	memcpy(k + 1, s + 1, (size_t)s->nr_ips * 8);
+
+	if (pp_intern_count(&c->rawstacks) > 4 * pp_intern_count(&c->stacks) + 65536) {
+		pp_intern_free(&c->rawstacks);	/* stale generations: start over */
+		pp_intern_init(&c->rawstacks);
+	}
+	if (pp_intern_count(&c->rawstacks) >= c->raw_stack_cap) {
+		size_t cap = c->raw_stack_cap ? c->raw_stack_cap * 2 : 4096;
+		uint32_t *n = realloc(c->raw_stack, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->raw_stack = n;
+		c->raw_stack_cap = cap;
+	}
+	id = pp_intern_put(&c->rawstacks, k, len, &added);
+	if (id < 0)
+		return id;
+	if (!added)
+		return c->raw_stack[id];
+	stack = intern_stack_slow(c, s);
+	if (stack < 0)
+		return stack;
+	c->raw_stack[id] = stack;
+	return stack;
 }
 
 static bool in_list(const uint32_t *list, size_t n, uint32_t v)
@@ -1000,13 +1065,12 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 		nr_ips = (UINT16_MAX - sizeof(*cs)) / 8;
 		size = perfdata_align8(sizeof(*cs) + nr_ips * 8);
 	}
-	if (size > c->rec_cap) {
-		uint8_t *b = realloc(c->rec_buf, 1 << 16);
-
-		if (!b)
+	if (!c->rec_buf) {
+		/* Lower half: the csample being built; upper half: its raw-stack key. */
+		c->rec_buf = malloc(2 << 16);
+		if (!c->rec_buf)
 			return -ENOMEM;
-		c->rec_buf = b;
-		c->rec_cap = 1 << 16;
+		c->rec_cap = 2 << 16;
 	}
 	cs = (struct csample *)c->rec_buf;
 	memset(cs, 0, size);

@@ -51,6 +51,11 @@ static uint64_t mix(uint64_t h)
 	return h;
 }
 
+/*
+ * One multiply per 8-byte word (keys are short arrays of ids and
+ * addresses), a full avalanche only at the end. Each step is a bijection of
+ * the state for a given word, so distinct keys collide only by chance.
+ */
 uint64_t pp_hash(const void *data, size_t len)
 {
 	const uint8_t *p = data;
@@ -59,15 +64,16 @@ uint64_t pp_hash(const void *data, size_t len)
 
 	while (len >= 8) {
 		memcpy(&w, p, 8);
-		h = (h ^ mix(w)) * 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 29;
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 32;
 		p += 8;
 		len -= 8;
 	}
 	if (len) {
 		w = 0;
 		memcpy(&w, p, len);
-		h = (h ^ mix(w ^ 0xa0761d6478bd642fULL)) * 0x9e3779b97f4a7c15ULL;
+		h = (h ^ w ^ 0xa0761d6478bd642fULL) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 32;
 	}
 	return mix(h);
 }
