@@ -2,6 +2,8 @@
 # bpfrec pprof on a stock `perf record -g` file: go tool pprof must show the
 # same functions, shares, stacks and sample count as perf report / perf
 # script on the same file, and name the main binary with its build-id.
+# Then files as bpfrec's own writer makes them (tests/tools/perfdata-synth):
+# exact counts in file and pipe mode, lost samples, a killed recorder's file.
 . "$TOP/tests/integration/lib.sh"
 command -v perf >/dev/null || skip "needs perf (linux-perf)"
 command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
@@ -62,4 +64,43 @@ assert_grep "^File: pp_shares$" "$T/top.txt" "pp_shares is the main binary"
 assert_grep "^Build ID: $bid$" "$T/top.txt" "the main binary's build-id"
 # The kernel is a mapping of its own.
 assert_grep '\[kernel\.kallsyms\]' "$T/raw.txt" "kernel mapping"
+
+# ---- files written by bpfrec's perfdata writer ----
+SYNTH=$BUILD/tests/tools/perfdata-synth
+[ -x "$SYNTH" ] || { echo "ok (perfdata-synth not built: make unit-bins)"; exit 0; }
+stacks=("600:u:leaf_a,u:work,u:main" "300:u:leaf_b,u:work,u:main"
+	"100:k:ksys_write,k:do_syscall_64,u:leaf_c,u:work,u:main")
+"$SYNTH" -o "$T/synth.data" --elf "$FIX/pp_shares" --lost 7 "${stacks[@]}" || fail "perfdata-synth failed"
+"$SYNTH" -o - --pipe --elf "$FIX/pp_shares" "${stacks[@]}" >"$T/synth.pipe" || fail "perfdata-synth --pipe failed"
+"$BPFREC" pprof -i "$T/synth.data" -o "$T/synth.pb.gz" 2>"$T/synth.err" ||
+	{ cat "$T/synth.err" >&2; fail "converting the writer's file failed"; }
+assert_grep 'lost 7 samples' "$T/synth.err" "the lost samples in the summary"
+"$BPFREC" pprof -q -i - -o "$T/synthp.pb.gz" <"$T/synth.pipe" || fail "converting the writer's pipe failed"
+for f in synth synthp; do
+	run_clean "$T/$f.top" go tool pprof -top -nodefraction=0 "$T/$f.pb.gz"
+	run_clean "$T/$f.raw" go tool pprof -raw "$T/$f.pb.gz"
+	[ "$(awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$T/$f.raw")" = 1000 ] ||
+		fail "$f: not 1000 samples"
+	for want in "leaf_a 60.00%" "leaf_b 30.00%" "ksys_write 10.00%"; do
+		set -- $want
+		[ "$(awk -v s="$1" '$6 == s { print $2 }' "$T/$f.top")" = "$2" ] ||
+			{ cat "$T/$f.top" >&2; fail "$f: $1 is not $2"; }
+	done
+	# leaf_c only calls into the kernel: all of its time is cum, none flat.
+	awk '$6 == "leaf_c" && $1 == "0" && $5 == "10.00%" { ok = 1 } END { exit !ok }' "$T/$f.top" ||
+		fail "$f: leaf_c is not a 10% caller of the kernel frames"
+	assert_grep "pp_shares $bid " "$T/$f.raw" "$f: the build-id the writer recorded"
+done
+
+# A recorder killed after its checkpoint: the file holds what was checkpointed.
+"$SYNTH" -o "$T/full.data" --elf "$FIX/pp_shares" --snapshot "$T/killed.data" --snapshot-at 500 \
+	"${stacks[@]}" || fail "perfdata-synth --snapshot failed"
+run_clean "$T/killed.script" perf script -i "$T/killed.data" -F event,ip
+n_killed=$(grep -c cpu-clock "$T/killed.script")
+"$BPFREC" pprof -q -i "$T/killed.data" -o "$T/killed.pb.gz" || fail "converting a killed recorder's file failed"
+run_clean "$T/killed.raw" go tool pprof -raw "$T/killed.pb.gz"
+n_prof=$(awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$T/killed.raw")
+echo "killed recorder: perf script $n_killed samples, profile $n_prof"
+[ "$n_killed" -gt 0 ] && [ "$n_killed" -lt 1000 ] && [ "$n_prof" = "$n_killed" ] ||
+	fail "killed recorder's file: profile $n_prof, perf $n_killed"
 echo "ok"
