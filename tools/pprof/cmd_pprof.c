@@ -107,6 +107,7 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	char orig[256];
 	struct stat st;
 	int opt, n;
 
@@ -126,15 +127,19 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 			a->conv.event = optarg;
 			break;
 		case 'p':
+			snprintf(orig, sizeof(orig), "%s", optarg);	/* parse_ids() cuts it up */
 			n = parse_ids(optarg, a->pids, MAX_FILTER, a->conv.nr_pids);
 			if (n < 0)
-				return bad_usage("--pid wants process ids like 1234,5678, not '%s'", optarg);
+				return bad_usage("--pid wants at most 256 process ids like 1234,5678, "
+						 "not '%s'", orig);
 			a->conv.nr_pids = n;
 			break;
 		case 't':
+			snprintf(orig, sizeof(orig), "%s", optarg);
 			n = parse_ids(optarg, a->tids, MAX_FILTER, a->conv.nr_tids);
 			if (n < 0)
-				return bad_usage("--tid wants thread ids like 1234,5678, not '%s'", optarg);
+				return bad_usage("--tid wants at most 256 thread ids like 1234,5678, "
+						 "not '%s'", orig);
 			a->conv.nr_tids = n;
 			break;
 		case OPT_COMM: {
@@ -150,14 +155,17 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 		}
 		case OPT_LABELS: {
 			size_t nr = 0;
-			int err = pp_parse_labels(optarg, a->labels + a->conv.nr_labels,
-						  MAX_LABELS - a->conv.nr_labels, &nr);
+			int err;
+
+			snprintf(orig, sizeof(orig), "%s", optarg);
+			err = pp_parse_labels(optarg, a->labels + a->conv.nr_labels,
+					      MAX_LABELS - a->conv.nr_labels, &nr);
 
 			if (err == -E2BIG)
 				return bad_usage("too many --labels (at most 16)%s", "");
 			if (err)
 				return bad_usage("--labels takes pid,tid,comm,cpu,trace:FIELD; "
-						 "'%s' has something else", optarg);
+						 "'%s' has something else", orig);
 			a->conv.nr_labels += nr;
 			break;
 		}
