@@ -1,11 +1,445 @@
 // SPDX-License-Identifier: MIT
-/* Placeholder until this subcommand lands; the owner replaces this file. */
+/*
+ * cmd_pprof.c - `bpfrec pprof`: convert perf.data (file or pipe) into
+ * gzip-compressed pprof profiles, one per event.
+ *
+ * This file is the command line: options, input, output files and the
+ * summary. The conversion itself is convert.c. Outputs are written to a
+ * temporary name in the destination directory and renamed only when every
+ * profile was written, so a failure never leaves a half-written profile.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfdata/reader.h"
 #include "recorder/commands.h"
+#include "convert.h"
+#include "profile.h"
+
+#define MAX_FILTER 256
+#define MAX_LABELS 16
+
+struct pprof_args {
+	const char *input, *output;
+	struct pp_convert_opts conv;
+	uint32_t pids[MAX_FILTER], tids[MAX_FILTER];
+	const char *comms[MAX_FILTER];
+	struct pp_label_spec labels[MAX_LABELS];
+	bool quiet;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: bpfrec pprof [-i FILE] [-o FILE] [options]\n"
+"\n"
+"Convert perf.data (from perf record or bpfrec record) into a symbolized,\n"
+"gzip-compressed pprof profile for `go tool pprof`.\n"
+"\n"
+"  -i, --input FILE      perf.data to read; '-' reads a pipe (perf record -o -)\n"
+"                        [perf.data]\n"
+"  -o, --output FILE     profile to write [perf.pb.gz]; with several events, one\n"
+"                        profile per event: <stem>.<event>.pb.gz\n"
+"      --event NAME      convert only this event\n"
+"  -p, --pid PID[,PID]   only samples of these processes\n"
+"  -t, --tid TID[,TID]   only samples of these threads\n"
+"      --comm NAME[,..]  only samples of threads with these command names\n"
+"      --labels LIST     label each sample: pid,tid,comm,cpu,trace:FIELD\n"
+"      --no-symbolize    keep addresses and build-ids only, for a later symbolizer\n"
+"      --kallsyms FILE   kernel symbols [/proc/kallsyms]\n"
+"      --symfs DIR       look for every binary under DIR (as perf report --symfs)\n"
+"      --debug-dir DIR   separate debug info [/usr/lib/debug]\n"
+"  -q, --quiet           no summary on stderr\n"
+"  -h, --help            this text\n");
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "bpfrec pprof: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "; see 'bpfrec pprof --help'\n");
+	return 2;
+}
+
+/* "1,2,3" into list; returns the count or -1. */
+static int parse_ids(char *s, uint32_t *list, size_t cap, size_t have)
+{
+	char *save = NULL, *tok, *end;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(tok, &end, 10);
+		if (errno || *end || end == tok || v > UINT32_MAX || have == cap)
+			return -1;
+		list[have++] = v;
+	}
+	return have;
+}
+
+static int parse_args(int argc, char **argv, struct pprof_args *a)
+{
+	enum { OPT_EVENT = 256, OPT_COMM, OPT_LABELS, OPT_NO_SYM, OPT_KALLSYMS, OPT_SYMFS,
+	       OPT_DEBUG_DIR };
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "event", required_argument, NULL, OPT_EVENT },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "labels", required_argument, NULL, OPT_LABELS },
+		{ "no-symbolize", no_argument, NULL, OPT_NO_SYM },
+		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char orig[256];
+	struct stat st;
+	int opt, n;
+
+	a->input = "perf.data";
+	a->output = "perf.pb.gz";
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":i:o:p:t:qh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			a->input = optarg;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case OPT_EVENT:
+			a->conv.event = optarg;
+			break;
+		case 'p':
+			snprintf(orig, sizeof(orig), "%s", optarg);	/* parse_ids() cuts it up */
+			n = parse_ids(optarg, a->pids, MAX_FILTER, a->conv.nr_pids);
+			if (n < 0)
+				return bad_usage("--pid wants at most 256 process ids like 1234,5678, "
+						 "not '%s'", orig);
+			a->conv.nr_pids = n;
+			break;
+		case 't':
+			snprintf(orig, sizeof(orig), "%s", optarg);
+			n = parse_ids(optarg, a->tids, MAX_FILTER, a->conv.nr_tids);
+			if (n < 0)
+				return bad_usage("--tid wants at most 256 thread ids like 1234,5678, "
+						 "not '%s'", orig);
+			a->conv.nr_tids = n;
+			break;
+		case OPT_COMM: {
+			char *save = NULL;
+
+			for (char *tok = strtok_r(optarg, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				if (a->conv.nr_comms == MAX_FILTER)
+					return bad_usage("too many --comm names (at most 256)%s", "");
+				a->comms[a->conv.nr_comms++] = tok;
+			}
+			break;
+		}
+		case OPT_LABELS: {
+			size_t nr = 0;
+			int err;
+
+			snprintf(orig, sizeof(orig), "%s", optarg);
+			err = pp_parse_labels(optarg, a->labels + a->conv.nr_labels,
+					      MAX_LABELS - a->conv.nr_labels, &nr);
+
+			if (err == -E2BIG)
+				return bad_usage("too many --labels (at most 16)%s", "");
+			if (err)
+				return bad_usage("--labels takes pid,tid,comm,cpu,trace:FIELD; "
+						 "'%s' has something else", orig);
+			a->conv.nr_labels += nr;
+			break;
+		}
+		case OPT_NO_SYM:
+			a->conv.no_symbolize = true;
+			break;
+		case OPT_KALLSYMS:
+			a->conv.sym.kallsyms = optarg;
+			break;
+		case OPT_SYMFS:
+			a->conv.sym.symfs = optarg;
+			break;
+		case OPT_DEBUG_DIR:
+			a->conv.sym.debug_dir = optarg;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case ':':
+			return bad_usage("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return bad_usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bad_usage("unexpected argument '%s' (the input is given with -i)", argv[optind]);
+	if (!a->output[0] || !strcmp(a->output, "-"))
+		return bad_usage("-o needs a file name (profiles are binary: no stdout), not '%s'",
+				 a->output);
+	if (a->conv.sym.kallsyms && access(a->conv.sym.kallsyms, R_OK))
+		return bad_usage("--kallsyms %s: cannot read it; copy /proc/kallsyms of the "
+				 "recording machine (as root) and pass that file", a->conv.sym.kallsyms);
+	if (a->conv.sym.symfs && (stat(a->conv.sym.symfs, &st) || !S_ISDIR(st.st_mode)))
+		return bad_usage("--symfs %s: not a directory", a->conv.sym.symfs);
+	if (a->conv.sym.debug_dir && (stat(a->conv.sym.debug_dir, &st) || !S_ISDIR(st.st_mode)))
+		return bad_usage("--debug-dir %s: not a directory", a->conv.sym.debug_dir);
+	a->conv.pids = a->pids;
+	a->conv.tids = a->tids;
+	a->conv.comms = a->comms;
+	a->conv.labels = a->labels;
+	return 0;
+}
+
+/* ---- output files ---- */
+
+struct output {
+	char *path;		/* final name */
+	char *tmp;		/* where it is written first */
+};
+
+/* "<stem>.<event>.pb.gz" from "cpu.pb.gz" and "cpu-clock". */
+static char *event_path(const char *out, const char *event)
+{
+	static const char *suffixes[] = { ".pb.gz", ".pprof.gz", ".pb", ".gz", ".pprof" };
+	const char *base = strrchr(out, '/');
+	size_t stem = strlen(out);
+	const char *suffix = ".pb.gz";
+	char ev[256], *path;
+	size_t i;
+
+	base = base ? base + 1 : out;
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t n = strlen(suffixes[i]);
+
+		if (strlen(base) > n && !strcmp(out + stem - n, suffixes[i])) {
+			stem -= n;
+			suffix = suffixes[i];
+			break;
+		}
+	}
+	/* Event names may hold '/' (cpu/cycles/) or spaces: not in file names. */
+	snprintf(ev, sizeof(ev), "%s", event);
+	for (char *p = ev; *p; p++)
+		if (*p == '/' || *p == ' ')
+			*p = '_';
+	if (asprintf(&path, "%.*s.%s%s", (int)stem, out, ev, suffix) < 0)
+		return NULL;
+	return path;
+}
+
+static int open_tmp(struct output *o, mode_t mode)
+{
+	const char *slash = strrchr(o->path, '/');
+	int fd;
+
+	if (slash)
+		fd = asprintf(&o->tmp, "%.*s/.%s.XXXXXX", (int)(slash - o->path), o->path, slash + 1);
+	else
+		fd = asprintf(&o->tmp, ".%s.XXXXXX", o->path);
+	if (fd < 0) {
+		o->tmp = NULL;
+		return -ENOMEM;
+	}
+	fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		int err = -errno;
+
+		free(o->tmp);
+		o->tmp = NULL;
+		return err;
+	}
+	fchmod(fd, mode);
+	return fd;
+}
+
+static void discard(struct output *outs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (outs[i].tmp)
+			unlink(outs[i].tmp);
+		free(outs[i].tmp);
+		free(outs[i].path);
+	}
+	free(outs);
+}
+
+/* ---- summary ---- */
+
+static void summary(const struct pprof_args *a, struct pp_convert *c)
+{
+	const struct pp_convert_stats *st = pp_convert_stats(c);
+	const char *w = pp_convert_warning(c);
+
+	if (w)
+		fprintf(stderr, "bpfrec pprof: warning: %s\n", w);
+	if (a->quiet)
+		return;
+	if (st->unknown_event)
+		fprintf(stderr, "bpfrec pprof: %" PRIu64 " samples with an unknown event id were "
+			"skipped\n", st->unknown_event);
+	if (st->unknown_pid)
+		fprintf(stderr, "bpfrec pprof: %" PRIu64 " samples of processes that no COMM/MMAP "
+			"record describes (their user frames are addresses)\n", st->unknown_pid);
+	if (st->bad_records)
+		fprintf(stderr, "bpfrec pprof: %" PRIu64 " malformed records were skipped\n",
+			st->bad_records);
+	if (st->lost)
+		fprintf(stderr, "bpfrec pprof: the recording lost %" PRIu64 " samples\n", st->lost);
+	if (st->filtered)
+		fprintf(stderr, "bpfrec pprof: %" PRIu64 " samples filtered out\n", st->filtered);
+}
 
 int cmd_pprof(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "bpfrec %s: not built yet\n", argv[0]);
-	return 1;
+	struct pprof_args a = { 0 };
+	struct perfdata_reader *r = NULL;
+	struct pp_convert *c = NULL;
+	struct output *outs = NULL;
+	size_t nr = 0;
+	struct stat st;
+	bool pipe_in;
+	int fd = -1, err, ret = 1;
+	mode_t mask;
+
+	err = parse_args(argc, argv, &a);
+	if (err)
+		return err == 1 ? 0 : err;
+	pipe_in = !strcmp(a.input, "-");
+	a.conv.input_name = pipe_in ? "stdin" : a.input;
+
+	fd = pipe_in ? STDIN_FILENO : open(a.input, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "bpfrec pprof: cannot open %s: %s%s\n", a.input, strerror(errno),
+			errno == ENOENT ? " (record one with 'perf record -g' or 'bpfrec record', "
+					  "or name it with -i)" : "");
+		return 1;
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "bpfrec pprof: %s is a directory (perf record --threaded "
+			"directories are not supported; record without --threads)\n", a.input);
+		goto out;
+	}
+	err = perfdata_reader_open(fd, a.conv.input_name, &r);
+	if (err) {
+		fprintf(stderr, "bpfrec pprof: %s\n",
+			r ? perfdata_reader_error(r) : strerror(-err));
+		goto out;
+	}
+	err = pp_convert_new(&a.conv, r, &c);
+	if (err) {
+		fprintf(stderr, "bpfrec pprof: %s\n", strerror(-err));
+		goto out;
+	}
+	err = pp_convert_read(c);
+	if (err) {
+		fprintf(stderr, "bpfrec pprof: %s\n", pp_convert_error(c));
+		goto out;
+	}
+	/* Without CLOCK_DATA, date the profile by when the recording ended. */
+	if (!pipe_in && S_ISREG(st.st_mode)) {
+		a.conv.wall_clock_at_end = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec;
+	} else {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		a.conv.wall_clock_at_end = (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec;
+	}
+	pp_convert_set_wall_clock(c, a.conv.wall_clock_at_end);
+
+	nr = pp_convert_nr_profiles(c);
+	if (!nr) {
+		if (a.conv.event)
+			fprintf(stderr, "bpfrec pprof: %s has no event '%s'; 'perf evlist -i %s' "
+				"lists its events\n", a.conv.input_name, a.conv.event, a.input);
+		else
+			fprintf(stderr, "bpfrec pprof: %s has no sampling events\n",
+				a.conv.input_name);
+		goto out;
+	}
+	outs = calloc(nr, sizeof(*outs));
+	if (!outs)
+		goto oom;
+	mask = umask(0);
+	umask(mask);
+	for (size_t i = 0; i < nr; i++) {
+		struct pprof_builder *b = NULL;
+		int ofd;
+
+		outs[i].path = nr == 1 ? strdup(a.output)
+				       : event_path(a.output, pp_convert_profile_name(c, i));
+		if (!outs[i].path)
+			goto oom;
+		err = pp_convert_build(c, i, &b);
+		if (err) {
+			fprintf(stderr, "bpfrec pprof: %s\n", pp_convert_error(c));
+			goto out;
+		}
+		ofd = open_tmp(&outs[i], 0666 & ~mask);
+		if (ofd < 0) {
+			fprintf(stderr, "bpfrec pprof: cannot create %s: %s\n", outs[i].path,
+				strerror(-ofd));
+			pprof_builder_free(b);
+			goto out;
+		}
+		err = pprof_write_gzip(b, ofd);
+		if (!err && close(ofd))
+			err = -errno;
+		else if (err)
+			close(ofd);
+		if (err) {
+			fprintf(stderr, "bpfrec pprof: writing %s: %s\n", outs[i].path, strerror(-err));
+			pprof_builder_free(b);
+			goto out;
+		}
+		if (!a.quiet)
+			fprintf(stderr, "bpfrec pprof: %s: %" PRIu64 " %s samples, %zu locations, "
+				"%zu functions, %zu mappings\n", outs[i].path,
+				pp_convert_profile_samples(c, i), pp_convert_profile_name(c, i),
+				pprof_nr_locations(b), pprof_nr_functions(b), pprof_nr_mappings(b));
+		pprof_builder_free(b);
+	}
+	for (size_t i = 0; i < nr; i++) {
+		if (rename(outs[i].tmp, outs[i].path)) {
+			fprintf(stderr, "bpfrec pprof: cannot rename %s to %s: %s\n", outs[i].tmp,
+				outs[i].path, strerror(errno));
+			goto out;
+		}
+		free(outs[i].tmp);
+		outs[i].tmp = NULL;
+	}
+	summary(&a, c);
+	ret = 0;
+	goto out;
+oom:
+	fprintf(stderr, "bpfrec pprof: out of memory\n");
+out:
+	if (outs)
+		discard(outs, nr);
+	pp_convert_free(c);
+	perfdata_reader_free(r);
+	if (fd > STDIN_FILENO)
+		close(fd);
+	return ret;
 }

@@ -1,0 +1,45 @@
+#!/bin/bash
+# Pipe mode: `perf record -o - | bpfrec pprof -i -`. A pipe-format stream
+# is also kept in a file so perf report reads the very same data; shares
+# and sample count must agree with it. Then a live pipe end to end.
+. "$TOP/tests/integration/lib.sh"
+command -v perf >/dev/null || skip "needs perf (linux-perf)"
+command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+export HOME=$T PPROF_TMPDIR=$T
+
+flat_share() {
+	awk -v s="$2" '$6 == s && $2 ~ /%$/ { sub(/%/, "", $2); t += $2 } END { printf "%.2f\n", t + 0 }' "$1"
+}
+raw_samples() {
+	awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$1"
+}
+
+# 1. A recorded pipe stream, read by both.
+perf record -q -e cpu-clock -g -o - -- "$FIX/pp_shares" >"$T/pipe.data" 2>"$T/rec.err" ||
+	{ cat "$T/rec.err" >&2; fail "perf record -o - failed"; }
+run_clean "$T/report.txt" sh -c "perf report -i - --stdio --no-children --sort sym < '$T/pipe.data'"
+run_clean "$T/script.txt" sh -c "perf script -i - -F event,ip < '$T/pipe.data'"
+"$BPFREC" pprof -i - -o "$T/pipe.pb.gz" <"$T/pipe.data" 2>"$T/conv.err" ||
+	{ cat "$T/conv.err" >&2; fail "bpfrec pprof -i - failed"; }
+run_clean "$T/top.txt" go tool pprof -top -nodefraction=0 -nodecount=1000 "$T/pipe.pb.gz"
+run_clean "$T/raw.txt" go tool pprof -raw "$T/pipe.pb.gz"
+
+for f in leaf_a leaf_b leaf_c; do
+	a=$(self_share "$T/report.txt" "$f") b=$(flat_share "$T/top.txt" "$f")
+	echo "$f: perf report $a%, go tool pprof $b%"
+	assert_range "$f share difference" "$(awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; print d < 0 ? -d : d }')" 0 1.5
+done
+assert_range "leaf_a share" "$(flat_share "$T/top.txt" leaf_a)" 52 68
+n_perf=$(grep -c cpu-clock "$T/script.txt") n_prof=$(raw_samples "$T/raw.txt")
+echo "samples: perf script $n_perf, profile $n_prof"
+[ "$n_perf" -gt 1000 ] && [ "$n_perf" = "$n_prof" ] || fail "profile has $n_prof samples, perf $n_perf"
+assert_grep "^File: pp_shares$" "$T/top.txt" "pp_shares is the main binary"
+
+# 2. A live pipe: nothing but the stream, no seeking.
+perf record -q -e cpu-clock -g -o - -- "$FIX/pp_shares" 0.5 2>"$T/rec2.err" |
+	"$BPFREC" pprof -i - -o "$T/live.pb.gz" 2>"$T/conv2.err" ||
+	{ cat "$T/rec2.err" "$T/conv2.err" >&2; fail "live pipe conversion failed"; }
+run_clean "$T/live.txt" go tool pprof -top -nodefraction=0 "$T/live.pb.gz"
+assert_range "leaf_a share (live pipe)" "$(flat_share "$T/live.txt" leaf_a)" 50 70
+assert_range "leaf_c share (live pipe)" "$(flat_share "$T/live.txt" leaf_c)" 5 15
+echo "ok"

@@ -1,0 +1,45 @@
+#!/bin/bash
+# Kernel frames: a write(2) loop spends most of its time in the kernel; its
+# kernel frames must carry kallsyms names (ksys_write, vfs_write...), with
+# the same shares as perf report, under a [kernel.kallsyms] mapping that
+# carries the kernel's build-id.
+. "$TOP/tests/integration/lib.sh"
+command -v perf >/dev/null || skip "needs perf (linux-perf)"
+command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+[ "$(awk '$3 == "ksys_write" { print $1; exit }' /proc/kallsyms)" != "" ] || skip "no ksys_write in kallsyms"
+awk '$3 == "ksys_write" { exit ($1 ~ /^0+$/) }' /proc/kallsyms || skip "kallsyms addresses are hidden (kptr_restrict)"
+export HOME=$T PPROF_TMPDIR=$T
+
+perf record -q -e cpu-clock -g -o "$T/perf.data" -- "$FIX/pp_syscall" 2>"$T/rec.err" ||
+	{ cat "$T/rec.err" >&2; fail "perf record failed"; }
+run_clean "$T/report.txt" perf report -i "$T/perf.data" --stdio --no-children --sort sym
+run_clean "$T/buildids.txt" perf buildid-list -i "$T/perf.data"
+"$BPFREC" pprof -i "$T/perf.data" -o "$T/k.pb.gz" 2>"$T/conv.err" ||
+	{ cat "$T/conv.err" >&2; fail "bpfrec pprof failed"; }
+run_clean "$T/top.txt" go tool pprof -top -nodefraction=0 -nodecount=1000 "$T/k.pb.gz"
+run_clean "$T/raw.txt" go tool pprof -raw "$T/k.pb.gz"
+run_clean "$T/traces.txt" go tool pprof -traces "$T/k.pb.gz"
+
+assert_grep ' (ksys_write|__x64_sys_write|vfs_write)$' "$T/top.txt" "named kernel write path"
+# The syscall entry is on every kernel stack of this program: its cum share is large.
+cum=$(awk '$6 == "entry_SYSCALL_64_after_hwframe" || $6 == "entry_SYSCALL_64" { sub(/%/, "", $5); if ($5 > m) m = $5 } END { print m + 0 }' "$T/top.txt")
+assert_range "cum% of the syscall entry" "$cum" 30 100
+# Kernel frames sit above the user frames that made the call (libc has no
+# frame pointers, so write_loop itself is skipped: its caller main is not).
+awk '/^-----/ { k = 0; next } / ksys_write$/ { k = 1 } k && / main$/ { ok = 1 } END { exit !ok }' "$T/traces.txt" ||
+	fail "no trace from ksys_write down to main"
+
+# Every kernel symbol perf names with >= 1% self time has the same share in pprof.
+grep -E '\[k\]' "$T/report.txt" | awk '$1+0 >= 1 { sub(/%/, "", $1); print $NF, $1 }' >"$T/kshares.txt"
+[ -s "$T/kshares.txt" ] || fail "perf report shows no kernel symbols"
+while read -r sym share; do
+	p=$(awk -v s="$sym" '$6 == s { sub(/%/, "", $2); t += $2 } END { printf "%.2f\n", t + 0 }' "$T/top.txt")
+	echo "$sym: perf $share%, pprof $p%"
+	assert_range "$sym share difference" "$(awk -v a="$share" -v b="$p" 'BEGIN { d = a - b; print d < 0 ? -d : d }')" 0 1.5
+done <"$T/kshares.txt"
+
+# The kernel mapping and its build-id.
+kbid=$(awk '$2 == "[kernel.kallsyms]" { print $1 }' "$T/buildids.txt")
+[ -n "$kbid" ] || fail "perf buildid-list has no kernel build-id"
+assert_grep "\[kernel\.kallsyms\] $kbid" "$T/raw.txt" "kernel mapping with its build-id"
+echo "ok"

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for tools/pprof/aspace.c: overlaps, fork, exec, kernel maps. */
+#include <criterion/criterion.h>
+#include <errno.h>
+
+#include "tools/pprof/aspace.h"
+
+static uint32_t at(struct pp_aspace *a, uint32_t pid, uint64_t addr)
+{
+	uint32_t v = 0;
+	int err = pp_aspace_find(a, pid, addr, &v);
+
+	return err ? 0 : v;	/* values in these tests are never 0 */
+}
+
+Test(aspace, lookup_bounds)
+{
+	struct pp_aspace *a;
+
+	cr_assert_eq(pp_aspace_new(&a), 0);
+	cr_assert_eq(pp_aspace_map(a, 10, 0x1000, 0x1000, 1), 0);
+	cr_assert_eq(pp_aspace_map(a, 10, 0x3000, 0x1000, 2), 0);
+	cr_assert_eq(at(a, 10, 0xfff), 0);
+	cr_assert_eq(at(a, 10, 0x1000), 1, "start is inside");
+	cr_assert_eq(at(a, 10, 0x1fff), 1);
+	cr_assert_eq(at(a, 10, 0x2000), 0, "end is outside");
+	cr_assert_eq(at(a, 10, 0x3800), 2);
+	cr_assert_eq(at(a, 10, 0x4000), 0);
+	cr_assert_eq(at(a, 11, 0x1000), 0, "another pid has its own maps");
+	uint32_t v;
+
+	cr_assert_eq(pp_aspace_find(a, 99, 0x1000, &v), -ENOENT);
+	cr_assert_eq(pp_aspace_map(a, 10, 0x5000, 0, 3), -EINVAL);
+	cr_assert(pp_aspace_known(a, 10));
+	cr_assert(!pp_aspace_known(a, 11));
+	pp_aspace_free(a);
+}
+
+Test(aspace, new_map_replaces_overlapped_parts)
+{
+	struct pp_aspace *a;
+
+	cr_assert_eq(pp_aspace_new(&a), 0);
+	pp_aspace_map(a, 1, 0x1000, 0x9000, 1);	/* [0x1000, 0xa000) */
+	pp_aspace_map(a, 1, 0x4000, 0x2000, 2);	/* punch the middle: split in three */
+	cr_assert_eq(pp_aspace_count(a, 1), 3);
+	cr_assert_eq(at(a, 1, 0x3fff), 1);
+	cr_assert_eq(at(a, 1, 0x4000), 2);
+	cr_assert_eq(at(a, 1, 0x5fff), 2);
+	cr_assert_eq(at(a, 1, 0x6000), 1);
+	cr_assert_eq(at(a, 1, 0x9fff), 1);
+
+	pp_aspace_map(a, 1, 0x3000, 0x4000, 3);	/* over the tail of 1, all of 2, head of 1 */
+	cr_assert_eq(pp_aspace_count(a, 1), 3);
+	cr_assert_eq(at(a, 1, 0x2fff), 1);
+	cr_assert_eq(at(a, 1, 0x3000), 3);
+	cr_assert_eq(at(a, 1, 0x6fff), 3);
+	cr_assert_eq(at(a, 1, 0x7000), 1);
+
+	pp_aspace_map(a, 1, 0x0, 0x10000, 4);	/* covers everything */
+	cr_assert_eq(pp_aspace_count(a, 1), 1);
+	cr_assert_eq(at(a, 1, 0x1000), 4);
+	cr_assert_eq(at(a, 1, 0x9000), 4);
+
+	pp_aspace_map(a, 1, 0x0, 0x10000, 5);	/* exactly the same range */
+	cr_assert_eq(pp_aspace_count(a, 1), 1);
+	cr_assert_eq(at(a, 1, 0x0), 5);
+	pp_aspace_free(a);
+}
+
+Test(aspace, many_maps_stay_sorted)
+{
+	struct pp_aspace *a;
+
+	cr_assert_eq(pp_aspace_new(&a), 0);
+	/* Insert 1000 disjoint pages in a scrambled order. */
+	for (uint32_t i = 0; i < 1000; i++) {
+		uint32_t k = (i * 617) % 1000;
+
+		cr_assert_eq(pp_aspace_map(a, 7, 0x100000 + (uint64_t)k * 0x2000, 0x1000, k + 1), 0);
+	}
+	cr_assert_eq(pp_aspace_count(a, 7), 1000);
+	for (uint32_t k = 0; k < 1000; k++) {
+		cr_assert_eq(at(a, 7, 0x100000 + (uint64_t)k * 0x2000 + 0x10), k + 1);
+		cr_assert_eq(at(a, 7, 0x100000 + (uint64_t)k * 0x2000 + 0x1000), 0, "gap");
+	}
+	pp_aspace_free(a);
+}
+
+Test(aspace, fork_copies_exec_clears)
+{
+	struct pp_aspace *a;
+
+	cr_assert_eq(pp_aspace_new(&a), 0);
+	pp_aspace_map(a, 100, 0x400000, 0x1000, 1);
+	pp_aspace_map(a, 100, 0x7f0000, 0x1000, 2);
+	cr_assert_eq(pp_aspace_fork(a, 200, 100), 0);
+	cr_assert_eq(at(a, 200, 0x400000), 1, "the child sees the parent's maps");
+	cr_assert_eq(at(a, 200, 0x7f0000), 2);
+
+	pp_aspace_exec(a, 200);
+	cr_assert_eq(at(a, 200, 0x400000), 0, "exec forgets the old image");
+	cr_assert_eq(at(a, 100, 0x400000), 1, "the parent keeps its maps");
+	pp_aspace_map(a, 200, 0x500000, 0x1000, 3);
+	cr_assert_eq(at(a, 200, 0x500000), 3);
+	cr_assert_eq(at(a, 100, 0x500000), 0, "the child's new map is its own");
+
+	/* A pid reused by another fork gets the new parent's maps only. */
+	cr_assert_eq(pp_aspace_fork(a, 200, 100), 0);
+	cr_assert_eq(at(a, 200, 0x500000), 0);
+	cr_assert_eq(at(a, 200, 0x400000), 1);
+	/* Fork from a pid never seen: empty maps, not an error. */
+	cr_assert_eq(pp_aspace_fork(a, 300, 12345), 0);
+	cr_assert_eq(pp_aspace_count(a, 300), 0);
+	cr_assert(pp_aspace_known(a, 300));
+	cr_assert_eq(pp_aspace_fork(a, 100, 100), 0, "a thread: nothing to copy");
+	cr_assert_eq(at(a, 100, 0x7f0000), 2);
+	pp_aspace_free(a);
+}
+
+Test(aspace, fork_survives_table_growth)
+{
+	struct pp_aspace *a;
+
+	cr_assert_eq(pp_aspace_new(&a), 0);
+	pp_aspace_map(a, 1, 0x1000, 0x1000, 9);
+	/* Each fork adds a pid; the table of spaces moves while the parent is read. */
+	for (uint32_t pid = 2; pid < 2000; pid++)
+		cr_assert_eq(pp_aspace_fork(a, pid, pid - 1), 0);
+	cr_assert_eq(at(a, 1999, 0x1800), 9);
+	pp_aspace_free(a);
+}
+
+Test(aspace, kernel_and_top_of_address_space)
+{
+	struct pp_aspace *a;
+
+	cr_assert_eq(pp_aspace_new(&a), 0);
+	cr_assert_eq(pp_aspace_map(a, PP_ASPACE_KERNEL, 0xffffffff81000000ULL, 0x1200000, 1), 0);
+	/* A length that runs past 2^64 is clamped, not wrapped. */
+	cr_assert_eq(pp_aspace_map(a, PP_ASPACE_KERNEL, 0xffffffffff600000ULL, UINT64_MAX, 2), 0);
+	cr_assert_eq(at(a, PP_ASPACE_KERNEL, 0xffffffff81234567ULL), 1);
+	cr_assert_eq(at(a, PP_ASPACE_KERNEL, 0xfffffffffffffff0ULL), 2);
+	cr_assert_eq(at(a, PP_ASPACE_KERNEL, 0x1000), 0);
+	pp_aspace_free(a);
+}
+
+Test(aspace, generation_changes_with_the_maps)
+{
+	struct pp_aspace *a;
+	uint32_t g0, g1, g2, g3;
+
+	cr_assert_eq(pp_aspace_new(&a), 0);
+	cr_assert_eq(pp_aspace_generation(a, 5), 0, "unknown pid");
+	pp_aspace_map(a, 5, 0x1000, 0x1000, 1);
+	g0 = pp_aspace_generation(a, 5);
+	cr_assert_neq(g0, 0);
+	uint32_t v;
+
+	pp_aspace_find(a, 5, 0x1000, &v);
+	cr_assert_eq(pp_aspace_generation(a, 5), g0, "lookups change nothing");
+	pp_aspace_map(a, 5, 0x3000, 0x1000, 2);
+	g1 = pp_aspace_generation(a, 5);
+	cr_assert_neq(g1, g0);
+	pp_aspace_exec(a, 5);
+	g2 = pp_aspace_generation(a, 5);
+	cr_assert_neq(g2, g1);
+	pp_aspace_map(a, 6, 0x1000, 0x1000, 3);
+	cr_assert_eq(pp_aspace_generation(a, 5), g2, "another pid's maps are not ours");
+	pp_aspace_fork(a, 5, 6);
+	g3 = pp_aspace_generation(a, 5);
+	cr_assert(g3 != g2 && g3 != g1 && g3 != g0);
+	pp_aspace_free(a);
+}

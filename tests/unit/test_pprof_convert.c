@@ -1,0 +1,887 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for tools/pprof/convert.c: perf.data files written record by
+ * record with the perfdata writer, converted, and the profile decoded back.
+ * Covers time ordering, fork/exec maps, leaf vs. return-address lookups,
+ * kernel frames (with a kallsyms file of our own, also relocated), JIT
+ * maps, labels, filters, several events, unknown ids and pids, build-ids
+ * and sample aggregation. User frames are symbolized against the pp_shares
+ * fixture (env FIXTURES), mapped at a made-up address.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfdata/reader.h"
+#include "perfdata/writer.h"
+#include "symbolize/buildid.h"
+#include "tools/pprof/convert.h"
+#include "tools/pprof/profile.h"
+#include "test_pprof_decode.h"
+
+#define BASE 0x555555554000ULL	/* where the fixture is "mapped" */
+#define PID 4242
+#define TID 4243
+#define EV_CPU 100		/* sample ids */
+#define EV_OFF 200
+
+static const uint64_t sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+				    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+				    PERF_SAMPLE_CALLCHAIN;
+
+static char tmpdir[64];
+static char fixture[512];
+
+/* ---- the fixture's layout ---- */
+
+struct segment {
+	uint64_t vaddr, offset, memsz;
+};
+
+static Elf *open_elf(const char *path, int *fd)
+{
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	*fd = open(path, O_RDONLY);
+	cr_assert_geq(*fd, 0, "cannot open %s (set FIXTURES)", path);
+	e = elf_begin(*fd, ELF_C_READ, NULL);
+	cr_assert_not_null(e);
+	return e;
+}
+
+static struct segment exec_segment(const char *path)
+{
+	struct segment s = { 0 };
+	size_t n;
+	int fd;
+	Elf *e = open_elf(path, &fd);
+
+	cr_assert_eq(elf_getphdrnum(e, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		gelf_getphdr(e, i, &ph);
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			s = (struct segment){ ph.p_vaddr, ph.p_offset, ph.p_memsz };
+			break;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	cr_assert_neq(s.memsz, 0, "no executable segment in %s", path);
+	return s;
+}
+
+/* st_value and st_size of a function symbol. */
+static uint64_t elf_sym(const char *path, const char *name, uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t v = 0;
+	int fd;
+	Elf *e = open_elf(path, &fd);
+
+	while (!v && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			gelf_getsym(d, i, &sym);
+			if (!strcmp(elf_strptr(e, sh.sh_link, sym.st_name), name)) {
+				v = sym.st_value;
+				if (size)
+					*size = sym.st_size;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	cr_assert_neq(v, 0, "no symbol %s in %s", name, path);
+	return v;
+}
+
+static struct segment seg;
+
+/* Runtime address of fixture function `name` + off. */
+static uint64_t rt(const char *name, uint64_t off)
+{
+	return BASE + (elf_sym(fixture, name, NULL) - (seg.vaddr & ~0xfffULL)) + off;
+}
+
+static struct perfdata_mmap fixture_mmap(uint32_t pid, bool with_build_id)
+{
+	struct perfdata_mmap m = {
+		.misc = PERF_RECORD_MISC_USER,
+		.pid = pid, .tid = pid,
+		.start = BASE,
+		.len = ((seg.vaddr & 0xfff) + seg.memsz + 0xfff) & ~0xfffULL,
+		.pgoff = seg.offset & ~0xfffULL,
+		.prot = 5, .flags = 2,
+		.filename = fixture,
+	};
+
+	if (with_build_id) {
+		size_t n = 0;
+
+		cr_assert_eq(buildid_read_file(fixture, m.build_id, &n), 0);
+		m.build_id_size = n;
+	}
+	return m;
+}
+
+static void setup(void)
+{
+	const char *dir = getenv("FIXTURES");
+
+	snprintf(fixture, sizeof(fixture), "%s/pp_shares", dir ? dir : "build/fixtures");
+	seg = exec_segment(fixture);
+	strcpy(tmpdir, "/tmp/test_pprof_convert.XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(convert, .init = setup, .fini = teardown);
+
+/* ---- writing test files ---- */
+
+struct file {
+	char path[128];
+	int fd;
+	struct perfdata_writer *w;
+};
+
+static struct perf_event_attr attr(uint64_t type, uint64_t config)
+{
+	return (struct perf_event_attr){
+		.type = type, .config = config, .sample_period = 1000000,
+		.sample_type = sample_type, .sample_id_all = 1, .mmap = 1, .comm = 1,
+		.mmap2 = 1,
+	};
+}
+
+static void file_open(struct file *f, bool two_events)
+{
+	struct perfdata_writer_opts o = { 0 };
+	struct perf_event_attr a = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	uint64_t id = EV_CPU, id2 = EV_OFF;
+
+	snprintf(f->path, sizeof(f->path), "%s/perf.data", tmpdir);
+	f->fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	cr_assert_geq(f->fd, 0);
+	cr_assert_eq(perfdata_writer_new(f->fd, &o, &f->w), 0);
+	cr_assert_eq(perfdata_writer_add_event(f->w, "cpu-clock", &a, &id, 1), 0);
+	if (two_events) {
+		struct perf_event_attr b = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT);
+
+		cr_assert_eq(perfdata_writer_add_event(f->w, "offcpu-time", &b, &id2, 1), 0);
+	}
+	cr_assert_eq(perfdata_writer_start(f->w), 0);
+}
+
+static void file_close(struct file *f)
+{
+	cr_assert_eq(perfdata_writer_finish(f->w), 0);
+	perfdata_writer_free(f->w);
+	close(f->fd);
+}
+
+static struct perfdata_sample_id sid_at(uint32_t pid, uint32_t tid, uint64_t time)
+{
+	return (struct perfdata_sample_id){ .pid = pid, .tid = tid, .time = time, .id = EV_CPU };
+}
+
+static void comm(struct file *f, uint32_t pid, uint32_t tid, const char *name, bool exec,
+		 uint64_t time)
+{
+	struct perfdata_comm c = { .pid = pid, .tid = tid, .exec = exec, .comm = name };
+	struct perfdata_sample_id sid = sid_at(pid, tid, time);
+
+	cr_assert_eq(perfdata_write_comm(f->w, &c, &sid), 0);
+}
+
+static void mmap2(struct file *f, const struct perfdata_mmap *m, uint64_t time)
+{
+	struct perfdata_sample_id sid = sid_at(m->pid, m->tid, time);
+
+	cr_assert_eq(perfdata_write_mmap2(f->w, m, &sid), 0);
+}
+
+static void sample(struct file *f, uint64_t id, uint32_t pid, uint32_t tid, uint32_t cpu,
+		   uint64_t time, uint64_t period, uint16_t misc, const uint64_t *chain, size_t n)
+{
+	struct perfdata_sample s = {
+		.misc = misc, .id = id, .pid = pid, .tid = tid, .cpu = cpu, .time = time,
+		.period = period, .nr_callchain = n, .callchain = chain,
+	};
+
+	for (size_t i = 0; i < n; i++)
+		if (!perfdata_is_context_marker(chain[i])) {
+			s.ip = chain[i];
+			break;
+		}
+	cr_assert_eq(perfdata_write_sample(f->w, &s), 0);
+}
+
+/* A user stack pp_shares really has: leaf_a <- work <- main (return addresses inside). */
+static void shares_chain(uint64_t chain[4])
+{
+	chain[0] = PERF_CONTEXT_USER;
+	chain[1] = rt("leaf_a", 8);
+	chain[2] = rt("work", 0x20);
+	chain[3] = rt("main", 0x30);
+}
+
+/* ---- converting ---- */
+
+struct result {
+	struct tp_profile *p[4];
+	char name[4][64];
+	size_t n;
+	struct pp_convert_stats st;
+	char warning[512];
+};
+
+struct membuf {
+	uint8_t *data;
+	size_t len;
+};
+
+static int mem_sink(const void *data, size_t len, void *ctx)
+{
+	struct membuf *m = ctx;
+
+	m->data = realloc(m->data, m->len + len);
+	memcpy(m->data + m->len, data, len);
+	m->len += len;
+	return 0;
+}
+
+static void convert(const char *path, struct pp_convert_opts *o, struct result *res)
+{
+	struct perfdata_reader *r;
+	struct pp_convert *c;
+	int fd = open(path, O_RDONLY);
+
+	memset(res, 0, sizeof(*res));
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(perfdata_reader_open(fd, path, &r), 0);
+	o->input_name = path;
+	cr_assert_eq(pp_convert_new(o, r, &c), 0);
+	cr_assert_eq(pp_convert_read(c), 0, "%s", pp_convert_error(c));
+	res->n = pp_convert_nr_profiles(c);
+	cr_assert_leq(res->n, 4);
+	for (size_t i = 0; i < res->n; i++) {
+		struct pprof_builder *b;
+		struct membuf m = { 0 };
+
+		cr_assert_eq(pp_convert_build(c, i, &b), 0, "%s", pp_convert_error(c));
+		cr_assert_eq(pprof_serialize(b, mem_sink, &m), 0);
+		res->p[i] = tp_decode(m.data, m.len);
+		snprintf(res->name[i], sizeof(res->name[i]), "%s", pp_convert_profile_name(c, i));
+		free(m.data);
+		pprof_builder_free(b);
+	}
+	res->st = *pp_convert_stats(c);
+	if (pp_convert_warning(c))
+		snprintf(res->warning, sizeof(res->warning), "%s", pp_convert_warning(c));
+	pp_convert_free(c);
+	perfdata_reader_free(r);
+	close(fd);
+}
+
+static void free_result(struct result *res)
+{
+	for (size_t i = 0; i < res->n; i++)
+		tp_free(res->p[i]);
+}
+
+/* Name of the outermost Line of location `id` (a function or the 0x fallback). */
+static const char *name_of(const struct tp_profile *p, uint64_t id)
+{
+	const char *n = tp_loc_name(p, id);
+
+	return n ? n : "(no lines)";
+}
+
+static int64_t total(const struct tp_profile *p, size_t value)
+{
+	int64_t t = 0;
+
+	for (size_t i = 0; i < p->nr_samples; i++)
+		t += p->samples[i].values[value];
+	return t;
+}
+
+/* ---- tests ---- */
+
+Test(convert, symbolized_stack_types_and_mapping)
+{
+	struct file f;
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+	uint64_t chain[4];
+
+	file_open(&f, false);
+	comm(&f, PID, PID, "pp_shares", true, 1000);
+	struct perfdata_mmap m = fixture_mmap(PID, true);
+
+	mmap2(&f, &m, 1000);
+	shares_chain(chain);
+	for (int i = 0; i < 3; i++)
+		sample(&f, EV_CPU, PID, PID, 0, 2000 + i * 1000, 250000, PERF_RECORD_MISC_USER,
+		       chain, 4);
+	perfdata_write_finished_round(f.w);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	cr_assert_eq(res.n, 1);
+	cr_assert_str_eq(res.name[0], "cpu-clock");
+	const struct tp_profile *p = res.p[0];
+
+	cr_assert_str_eq(p->types[0][0], "samples");
+	cr_assert_str_eq(p->types[1][0], "cpu");
+	cr_assert_str_eq(p->types[1][1], "nanoseconds");
+	cr_assert_str_eq(p->period_type[0], "cpu");
+	cr_assert_eq(p->period, 1000000);
+	cr_assert_eq(p->duration_nanos, 2000, "first to last sample");
+	cr_assert_eq(p->nr_samples, 1, "identical samples are aggregated");
+	cr_assert_eq(p->samples[0].values[0], 3);
+	cr_assert_eq(p->samples[0].values[1], 750000, "weighted by each sample's period");
+	cr_assert_eq(p->samples[0].nr_locs, 3, "the context marker is not a frame");
+	cr_assert_str_eq(name_of(p, p->samples[0].locs[0]), "leaf_a");
+	cr_assert_str_eq(name_of(p, p->samples[0].locs[1]), "work");
+	cr_assert_str_eq(name_of(p, p->samples[0].locs[2]), "main");
+	const struct tp_location *l = tp_location(p, p->samples[0].locs[1]);
+
+	cr_assert_eq(l->address, rt("work", 0x20), "Location.address is the runtime address");
+	const struct tp_mapping *mp = tp_mapping(p, l->mapping_id);
+	char hex[41];
+
+	cr_assert_eq(mp->id, 1, "the executable is mapping 1");
+	cr_assert_str_eq(mp->filename, fixture);
+	cr_assert_eq(mp->start, BASE);
+	cr_assert_eq(mp->limit, BASE + m.len);
+	cr_assert_eq(mp->offset, m.pgoff);
+	cr_assert_str_eq(mp->build_id, buildid_to_hex(m.build_id, m.build_id_size, hex));
+	cr_assert(mp->has_functions && mp->has_filenames && mp->has_line_numbers);
+	cr_assert(strstr(tp_function(p, l->lines[0].function_id)->filename, "pp_shares.c"),
+		  "file names from DWARF");
+	cr_assert_eq(res.st.unknown_pid, 0);
+	free_result(&res);
+}
+
+/* A return address right at the start of a function belongs to the call
+ * before it: looked up at address - 1. As a leaf it is that function. */
+Test(convert, leaf_and_return_address_lookups)
+{
+	struct file f;
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+	uint64_t a_size, b = rt("leaf_b", 0);
+	uint64_t leaf[] = { PERF_CONTEXT_USER, b, rt("work", 0x20) };
+	uint64_t caller[] = { PERF_CONTEXT_USER, rt("leaf_c", 4), b };
+
+	elf_sym(fixture, "leaf_a", &a_size);
+	cr_assert_eq(rt("leaf_a", a_size), b, "the fixture must have leaf_b right after leaf_a");
+	file_open(&f, false);
+	comm(&f, PID, PID, "pp_shares", true, 10);
+	struct perfdata_mmap m = fixture_mmap(PID, false);
+
+	mmap2(&f, &m, 10);
+	sample(&f, EV_CPU, PID, PID, 0, 20, 1, PERF_RECORD_MISC_USER, leaf, 3);
+	sample(&f, EV_CPU, PID, PID, 0, 30, 1, PERF_RECORD_MISC_USER, caller, 3);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+
+	cr_assert_eq(p->nr_samples, 2);
+	cr_assert_str_eq(name_of(p, p->samples[0].locs[0]), "leaf_b");
+	cr_assert_str_eq(name_of(p, p->samples[1].locs[1]), "leaf_a");
+	cr_assert_eq(tp_location(p, p->samples[0].locs[0])->address, b);
+	cr_assert_eq(tp_location(p, p->samples[1].locs[1])->address, b,
+		     "both report the real address");
+	free_result(&res);
+}
+
+/* An MMAP that the file holds after a sample but stamped before it: perf's
+ * round rule puts it first, so the sample's frames are mapped. */
+Test(convert, records_replayed_in_time_order)
+{
+	struct file f;
+	struct pp_convert_opts o = { .no_symbolize = true };
+	struct result res;
+	uint64_t chain[4];
+
+	file_open(&f, false);
+	shares_chain(chain);
+	comm(&f, PID, PID, "pp_shares", true, 100);
+	perfdata_write_finished_round(f.w);
+	sample(&f, EV_CPU, PID, PID, 1, 300, 1, PERF_RECORD_MISC_USER, chain, 4);
+	struct perfdata_mmap m = fixture_mmap(PID, false);
+
+	mmap2(&f, &m, 200);	/* written later, happened earlier (another CPU's buffer) */
+	perfdata_write_finished_round(f.w);
+	perfdata_write_finished_round(f.w);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+
+	for (size_t i = 0; i < p->samples[0].nr_locs; i++) {
+		const struct tp_location *l = tp_location(p, p->samples[0].locs[i]);
+
+		cr_assert_neq(l->mapping_id, 0, "frame %zu is not mapped", i);
+		cr_assert_eq(l->nr_lines, 0, "--no-symbolize: no lines");
+	}
+	cr_assert(!tp_mapping(p, 1)->has_functions, "--no-symbolize: honest flags");
+	free_result(&res);
+}
+
+Test(convert, fork_inherits_maps_exec_clears_them)
+{
+	struct file f;
+	struct pp_convert_opts o = { .no_symbolize = true };
+	struct result res;
+	uint64_t chain[4];
+	struct perfdata_task fork = { .pid = 300, .ppid = PID, .tid = 300, .ptid = PID, .time = 200 };
+	struct perfdata_sample_id sid = sid_at(300, 300, 200);
+
+	file_open(&f, false);
+	shares_chain(chain);
+	comm(&f, PID, PID, "parent", false, 100);
+	struct perfdata_mmap m = fixture_mmap(PID, false);
+
+	mmap2(&f, &m, 100);
+	cr_assert_eq(perfdata_write_fork(f.w, &fork, &sid), 0);
+	sample(&f, EV_CPU, 300, 300, 0, 300, 1, PERF_RECORD_MISC_USER, chain, 4);
+	comm(&f, 300, 300, "child", true, 400);
+	sample(&f, EV_CPU, 300, 300, 0, 500, 1, PERF_RECORD_MISC_USER, chain, 4);
+	file_close(&f);
+
+	struct pp_label_spec labels[] = { { PP_LABEL_COMM, NULL } };
+
+	o.labels = labels;
+	o.nr_labels = 1;
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+
+	cr_assert_eq(p->nr_samples, 2);
+	cr_assert_str_eq(p->samples[0].labels[0].str, "parent", "a child starts with its parent's comm");
+	cr_assert_neq(tp_location(p, p->samples[0].locs[0])->mapping_id, 0, "the parent's maps");
+	cr_assert_str_eq(p->samples[1].labels[0].str, "child");
+	const struct tp_location *l = tp_location(p, p->samples[1].locs[0]);
+
+	cr_assert_eq(l->mapping_id, 0, "exec dropped the old maps");
+	cr_assert_eq(l->address, chain[1], "the frame is kept, unmapped");
+	cr_assert_eq(res.st.unknown_pid, 0);
+	free_result(&res);
+}
+
+Test(convert, unknown_pid_keeps_frames_as_addresses)
+{
+	struct file f;
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+	uint64_t chain[] = { PERF_CONTEXT_USER, 0x401234, 0x405678 };
+	char want[32];
+
+	file_open(&f, false);
+	sample(&f, EV_CPU, 777, 777, 0, 100, 1, PERF_RECORD_MISC_USER, chain, 3);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+
+	cr_assert_eq(res.st.unknown_pid, 1);
+	cr_assert_eq(p->samples[0].nr_locs, 2, "never drop a frame");
+	snprintf(want, sizeof(want), "0x%x", 0x401234);
+	cr_assert_str_eq(name_of(p, p->samples[0].locs[0]), want);
+	cr_assert_eq(tp_location(p, p->samples[0].locs[1])->address, 0x405678);
+	free_result(&res);
+}
+
+static void write_kallsyms(const char *path)
+{
+	FILE *k = fopen(path, "w");
+
+	cr_assert_not_null(k);
+	fputs("ffffffff81000000 T _text\n"
+	      "ffffffff81001000 T fake_syscall_entry\n"
+	      "ffffffff81002000 T fake_ksys_write\n"
+	      "ffffffff81003000 T _etext\n", k);
+	fclose(k);
+}
+
+static void write_kernel_file(struct file *f, uint64_t text)
+{
+	struct perfdata_mmap km = {
+		.misc = PERF_RECORD_MISC_KERNEL, .pid = UINT32_MAX, .tid = 0,
+		.start = text, .len = 0x3000, .pgoff = text,
+		.filename = "[kernel.kallsyms]_text",
+	};
+	struct perfdata_sample_id sid = sid_at(UINT32_MAX, 0, 0);
+	uint64_t delta = text - 0xffffffff81000000ULL;
+	uint64_t chain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81002010ULL + delta,
+			     0xffffffff81001020ULL + delta, PERF_CONTEXT_USER, 0 };
+
+	file_open(f, false);
+	cr_assert_eq(perfdata_write_mmap(f->w, &km, &sid), 0);
+	comm(f, PID, PID, "pp_shares", true, 10);
+	struct perfdata_mmap m = fixture_mmap(PID, false);
+
+	mmap2(f, &m, 10);
+	chain[4] = rt("main", 0x10);
+	sample(f, EV_CPU, PID, PID, 0, 20, 1, PERF_RECORD_MISC_KERNEL, chain, 5);
+	file_close(f);
+}
+
+Test(convert, kernel_frames_from_kallsyms)
+{
+	struct file f;
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+	char ks[128];
+
+	snprintf(ks, sizeof(ks), "%s/kallsyms", tmpdir);
+	write_kallsyms(ks);
+	write_kernel_file(&f, 0xffffffff81000000ULL);
+	o.sym.kallsyms = ks;
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+	const struct tp_sample *s = &p->samples[0];
+
+	cr_assert_eq(s->nr_locs, 3);
+	cr_assert_str_eq(name_of(p, s->locs[0]), "fake_ksys_write");
+	cr_assert_str_eq(name_of(p, s->locs[1]), "fake_syscall_entry");
+	cr_assert_str_eq(name_of(p, s->locs[2]), "main", "user frames after the kernel's");
+	const struct tp_mapping *km = tp_mapping(p, tp_location(p, s->locs[0])->mapping_id);
+
+	cr_assert_str_eq(km->filename, "[kernel.kallsyms]");
+	cr_assert_eq(km->start, 0xffffffff81000000ULL);
+	cr_assert(km->has_functions);
+	cr_assert_eq(tp_mapping(p, 1)->filename[0], '/', "the executable, not the kernel, is mapping 1");
+	free_result(&res);
+}
+
+/* Recorded on another boot: _text moved (KASLR). Addresses are shifted by
+ * the difference before the kallsyms lookup, and reported unshifted. */
+Test(convert, kernel_relocated_by_text)
+{
+	struct file f;
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+	char ks[128];
+
+	snprintf(ks, sizeof(ks), "%s/kallsyms", tmpdir);
+	write_kallsyms(ks);
+	write_kernel_file(&f, 0xffffffff9a000000ULL);
+	o.sym.kallsyms = ks;
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+
+	cr_assert_str_eq(name_of(p, p->samples[0].locs[0]), "fake_ksys_write");
+	cr_assert_eq(tp_location(p, p->samples[0].locs[0])->address, 0xffffffff9a002010ULL);
+	free_result(&res);
+}
+
+/* No kernel map at all; callchains that are empty or markers only: the ip
+ * alone (where perf report puts the time), under a catch-all kernel mapping. */
+Test(convert, ip_only_samples_and_kernel_without_map)
+{
+	struct file f;
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+	char ks[128];
+	struct perfdata_sample s = {
+		.misc = PERF_RECORD_MISC_KERNEL, .id = EV_CPU, .pid = PID, .tid = PID, .time = 30,
+		.period = 1, .ip = 0xffffffff81001008ULL,
+	};
+
+	snprintf(ks, sizeof(ks), "%s/kallsyms", tmpdir);
+	write_kallsyms(ks);
+	o.sym.kallsyms = ks;
+	file_open(&f, false);
+	comm(&f, PID, PID, "pp_shares", true, 10);
+	sample(&f, EV_CPU, PID, PID, 0, 20, 1, PERF_RECORD_MISC_KERNEL,
+	       (uint64_t[]){ 0xffffffff81002004ULL }, 1);
+	cr_assert_eq(perfdata_write_sample(f.w, &s), 0);	/* callchain {nr = 0} */
+	s.time = 40;
+	s.nr_callchain = 2;
+	s.callchain = (uint64_t[]){ PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER };
+	cr_assert_eq(perfdata_write_sample(f.w, &s), 0);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+
+	cr_assert_eq(p->nr_samples, 2);
+	cr_assert_str_eq(name_of(p, p->samples[0].locs[0]), "fake_ksys_write",
+			 "no marker: the sample's cpumode decides");
+	cr_assert_eq(p->samples[1].nr_locs, 1);
+	cr_assert_eq(p->samples[1].values[0], 2, "both ip-only samples are one stack");
+	cr_assert_str_eq(name_of(p, p->samples[1].locs[0]), "fake_syscall_entry");
+	cr_assert_str_eq(tp_mapping(p, tp_location(p, p->samples[0].locs[0])->mapping_id)->filename,
+			 "[kernel.kallsyms]");
+	free_result(&res);
+}
+
+Test(convert, jit_frames_from_perf_map)
+{
+	struct file f;
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+	char map[128];
+	FILE *jm;
+	struct perfdata_mmap anon = {
+		.misc = PERF_RECORD_MISC_USER, .pid = PID, .tid = PID,
+		.start = 0x7f0000000000ULL, .len = 0x10000, .prot = 7, .flags = 2,
+		.filename = "//anon",
+	};
+
+	snprintf(map, sizeof(map), "%s/perf-%d.map", tmpdir, PID);
+	jm = fopen(map, "w");
+	cr_assert_not_null(jm);
+	fputs("7f0000001000 100 jitted_function\n7f0000002000 80 LazyCompile:*other\n", jm);
+	fclose(jm);
+	o.sym.jit_dir = tmpdir;
+	file_open(&f, false);
+	comm(&f, PID, PID, "node", true, 10);
+	mmap2(&f, &anon, 10);
+	sample(&f, EV_CPU, PID, PID, 0, 20, 1, PERF_RECORD_MISC_USER,
+	       (uint64_t[]){ PERF_CONTEXT_USER, 0x7f0000001010ULL, 0x7f0000002010ULL }, 3);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+
+	cr_assert_str_eq(name_of(p, p->samples[0].locs[0]), "jitted_function");
+	cr_assert_str_eq(name_of(p, p->samples[0].locs[1]), "LazyCompile:*other");
+	cr_assert_str_eq(tp_mapping(p, tp_location(p, p->samples[0].locs[0])->mapping_id)->filename,
+			 "[anon]", "anonymous memory gets a name pprof does not look for on disk");
+	free_result(&res);
+}
+
+Test(convert, labels_and_filters)
+{
+	struct file f;
+	struct result res;
+	uint64_t chain[4];
+	struct pp_label_spec labels[] = {
+		{ PP_LABEL_PID, NULL }, { PP_LABEL_TID, NULL }, { PP_LABEL_COMM, NULL },
+		{ PP_LABEL_CPU, NULL },
+	};
+
+	file_open(&f, false);
+	shares_chain(chain);
+	comm(&f, PID, PID, "pp_shares", true, 10);
+	comm(&f, PID, TID, "worker", false, 10);
+	comm(&f, 900, 900, "other", true, 10);
+	struct perfdata_mmap m = fixture_mmap(PID, false);
+
+	mmap2(&f, &m, 10);
+	for (int i = 0; i < 4; i++)
+		sample(&f, EV_CPU, PID, i < 3 ? PID : TID, 0, 20 + i, 1, PERF_RECORD_MISC_USER, chain, 4);
+	sample(&f, EV_CPU, PID, PID, 1, 30, 1, PERF_RECORD_MISC_USER, chain, 4);
+	sample(&f, EV_CPU, 900, 900, 1, 40, 1, PERF_RECORD_MISC_USER, chain, 4);
+	file_close(&f);
+
+	struct pp_convert_opts o = { .labels = labels, .nr_labels = 4, .no_symbolize = true };
+
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+
+	cr_assert_eq(p->nr_samples, 4, "(pid,tid,comm,cpu) sets: main/0 x3, worker, cpu 1, other");
+	cr_assert_eq(p->samples[0].values[0], 3);
+	cr_assert_str_eq(p->samples[0].labels[0].key, "pid");
+	cr_assert_eq(p->samples[0].labels[0].num, PID);
+	cr_assert_str_eq(p->samples[0].labels[0].unit, "pid", "units keep 0 values alive in pprof");
+	cr_assert_eq(p->samples[1].labels[1].num, TID);
+	cr_assert_str_eq(p->samples[1].labels[2].str, "worker", "a thread's own comm");
+	cr_assert_str_eq(p->samples[0].labels[3].key, "cpu");
+	cr_assert_eq(p->samples[0].labels[3].num, 0);
+	cr_assert_eq(p->samples[2].labels[3].num, 1);
+	cr_assert_str_eq(p->samples[3].labels[2].str, "other");
+	free_result(&res);
+
+	uint32_t pid = PID, tid = TID;
+	const char *comms[] = { "other" };
+	struct pp_convert_opts byp = { .pids = &pid, .nr_pids = 1, .no_symbolize = true };
+	struct pp_convert_opts byt = { .tids = &tid, .nr_pids = 0, .nr_tids = 1, .no_symbolize = true };
+	struct pp_convert_opts byc = { .comms = comms, .nr_comms = 1, .no_symbolize = true };
+
+	convert(f.path, &byp, &res);
+	cr_assert_eq(total(res.p[0], 0), 5);
+	cr_assert_eq(res.st.filtered, 1);
+	free_result(&res);
+	convert(f.path, &byt, &res);
+	cr_assert_eq(total(res.p[0], 0), 1);
+	free_result(&res);
+	convert(f.path, &byc, &res);
+	cr_assert_eq(total(res.p[0], 0), 1);
+	cr_assert_eq(res.st.filtered, 5);
+	free_result(&res);
+}
+
+/* Patch the IDENTIFIER of the n-th SAMPLE in a finished file. */
+static void patch_sample_id(const char *path, int nth, uint64_t id)
+{
+	int fd = open(path, O_RDWR);
+	uint64_t off, size, end;
+	int seen = 0;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, &off, 8, PERFDATA_HDR_OFF_DATA_OFFSET), 8);
+	cr_assert_eq(pread(fd, &size, 8, PERFDATA_HDR_OFF_DATA_SIZE), 8);
+	for (end = off + size; off < end;) {
+		struct perf_event_header h;
+
+		cr_assert_eq(pread(fd, &h, sizeof(h), off), (ssize_t)sizeof(h));
+		cr_assert_geq(h.size, sizeof(h));
+		if (h.type == PERF_RECORD_SAMPLE && seen++ == nth) {
+			cr_assert_eq(pwrite(fd, &id, 8, off + sizeof(h)), 8);
+			break;
+		}
+		off += h.size;
+	}
+	cr_assert_lt(off, end, "no sample %d", nth);
+	close(fd);
+}
+
+Test(convert, several_events_and_unknown_ids)
+{
+	struct file f;
+	struct pp_convert_opts o = { .no_symbolize = true };
+	struct result res;
+	uint64_t chain[4];
+
+	file_open(&f, true);
+	shares_chain(chain);
+	comm(&f, PID, PID, "pp_shares", true, 10);
+	for (int i = 0; i < 3; i++)
+		sample(&f, EV_CPU, PID, PID, 0, 20 + i, 1000, PERF_RECORD_MISC_USER, chain, 4);
+	sample(&f, EV_OFF, PID, PID, 0, 30, 5000000, PERF_RECORD_MISC_USER, chain, 4);
+	sample(&f, EV_OFF, PID, PID, 0, 31, 7000000, PERF_RECORD_MISC_USER, chain, 4);
+	file_close(&f);
+	patch_sample_id(f.path, 2, 12345);	/* the third cpu-clock sample */
+
+	convert(f.path, &o, &res);
+	cr_assert_eq(res.n, 2);
+	cr_assert_str_eq(res.name[0], "cpu-clock");
+	cr_assert_str_eq(res.name[1], "offcpu-time");
+	cr_assert_eq(res.st.unknown_event, 1, "counted, not fatal");
+	cr_assert_eq(total(res.p[0], 0), 2);
+	cr_assert_eq(total(res.p[0], 1), 2000);
+	cr_assert_str_eq(res.p[1]->types[1][0], "off_cpu");
+	cr_assert_str_eq(res.p[1]->types[1][1], "nanoseconds");
+	cr_assert_eq(total(res.p[1], 0), 2);
+	cr_assert_eq(total(res.p[1], 1), 12000000);
+	free_result(&res);
+
+	struct pp_convert_opts one = { .event = "offcpu-time", .no_symbolize = true };
+
+	convert(f.path, &one, &res);
+	cr_assert_eq(res.n, 1);
+	cr_assert_str_eq(res.name[0], "offcpu-time");
+	free_result(&res);
+	struct pp_convert_opts none = { .event = "cycles", .no_symbolize = true };
+
+	convert(f.path, &none, &res);
+	cr_assert_eq(res.n, 0, "no such event: nothing to build");
+	free_result(&res);
+}
+
+/* Build-ids recorded in the BUILD_ID feature (not in MMAP2) reach the mapping. */
+Test(convert, build_id_from_feature)
+{
+	struct file f;
+	struct pp_convert_opts o = { .no_symbolize = true };
+	struct result res;
+	uint64_t chain[4];
+	uint8_t id[20];
+	size_t n = 0;
+	char hex[41];
+
+	cr_assert_eq(buildid_read_file(fixture, id, &n), 0);
+	file_open(&f, false);
+	shares_chain(chain);
+	comm(&f, PID, PID, "pp_shares", true, 10);
+	struct perfdata_mmap m = fixture_mmap(PID, false);
+
+	mmap2(&f, &m, 10);
+	sample(&f, EV_CPU, PID, PID, 0, 20, 1, PERF_RECORD_MISC_USER, chain, 4);
+	cr_assert_eq(perfdata_writer_add_build_id(f.w, PERF_RECORD_MISC_USER, id, n, fixture), 0);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	cr_assert_str_eq(tp_mapping(res.p[0], 1)->build_id, buildid_to_hex(id, n, hex));
+	free_result(&res);
+}
+
+/* Memory follows distinct stacks: 200k identical samples are one entry. */
+Test(convert, many_identical_samples_aggregate)
+{
+	struct file f;
+	struct pp_convert_opts o = { .no_symbolize = true };
+	struct result res;
+	uint64_t chain[4];
+
+	file_open(&f, false);
+	shares_chain(chain);
+	comm(&f, PID, PID, "pp_shares", true, 1);
+	for (int i = 0; i < 200000; i++) {
+		sample(&f, EV_CPU, PID, PID, 0, 10 + i, 1, PERF_RECORD_MISC_USER, chain, 4);
+		if (i % 10000 == 9999)
+			perfdata_write_finished_round(f.w);
+	}
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	cr_assert_eq(res.p[0]->nr_samples, 1);
+	cr_assert_eq(res.p[0]->samples[0].values[0], 200000);
+	cr_assert_eq(res.st.frames, 3);
+	cr_assert_eq(res.st.stacks, 1);
+	free_result(&res);
+}
+
+Test(convert, parse_labels)
+{
+	char s[] = "pid,comm,trace:prev_state,cpu,tid";
+	char bad[] = "pid,nope";
+	char empty_field[] = "trace:";
+	struct pp_label_spec sp[8];
+	size_t n;
+
+	cr_assert_eq(pp_parse_labels(s, sp, 8, &n), 0);
+	cr_assert_eq(n, 5);
+	cr_assert_eq(sp[0].kind, PP_LABEL_PID);
+	cr_assert_eq(sp[1].kind, PP_LABEL_COMM);
+	cr_assert_eq(sp[2].kind, PP_LABEL_TRACE);
+	cr_assert_str_eq(sp[2].field, "prev_state");
+	cr_assert_eq(sp[3].kind, PP_LABEL_CPU);
+	cr_assert_eq(sp[4].kind, PP_LABEL_TID);
+	cr_assert_eq(pp_parse_labels(bad, sp, 8, &n), -EINVAL);
+	cr_assert_eq(pp_parse_labels(empty_field, sp, 8, &n), -EINVAL);
+	char many[] = "pid,pid,pid";
+
+	cr_assert_eq(pp_parse_labels(many, sp, 2, &n), -E2BIG);
+}

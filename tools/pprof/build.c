@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: MIT
+/*
+ * build.c - phase 2 of the conversion (see convert.h): one pprof profile
+ * per event from the tables phase 1 (convert.c) filled. Each distinct frame
+ * is symbolized once, whatever the number of events; mappings get the
+ * recorded file, offset and build-id; the kernel's addresses are checked
+ * against (and if need be shifted to) the kallsyms used.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfdata/reader.h"
+#include "symbolize/buildid.h"
+#include "convert_int.h"
+#include "events.h"
+#include "profile.h"
+
+/* ---- phase 2: build-ids ---- */
+
+static int add_build_id(const struct perfdata_build_id *b, void *ctx)
+{
+	struct pp_convert *c = ctx;
+	struct bid_key k = { 0 };
+	char hex[2 * PERFDATA_BUILD_ID_MAX + 1];
+	bool added;
+	int64_t fsid, hsid, id;
+	size_t n = b->size > PERFDATA_BUILD_ID_MAX ? PERFDATA_BUILD_ID_MAX : b->size;
+
+	if (!b->filename || !n)
+		return 0;
+	fsid = pp_cv_sid(c, b->filename);
+	if (fsid < 0)
+		return fsid;
+	buildid_to_hex(b->id, n, hex);
+	hsid = pp_cv_sid(c, hex);
+	if (hsid < 0)
+		return hsid;
+	k.filename = fsid;
+	k.kernel = (b->cpumode & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	if (pp_intern_count(&c->build_ids) >= c->bid_cap) {
+		size_t cap = c->bid_cap ? c->bid_cap * 2 : 64;
+		struct bid_val *v = realloc(c->bid_vals, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->bid_vals = v;
+		c->bid_cap = cap;
+	}
+	id = pp_intern_put(&c->build_ids, &k, sizeof(k), &added);
+	if (id < 0)
+		return id;
+	if (added) {	/* the first one recorded wins */
+		c->bid_vals[id].size = n;
+		memcpy(c->bid_vals[id].id, b->id, n);
+		c->bid_vals[id].hex = hsid;
+	}
+	return 0;
+}
+
+static int load_build_ids(struct pp_convert *c)
+{
+	if (c->build_ids_loaded)
+		return 0;
+	c->build_ids_loaded = true;
+	return perfdata_reader_for_each_build_id(c->r, add_build_id, c);
+}
+
+/* The build-id of a mapping: its MMAP2's, else the one recorded for its file. */
+static const struct bid_val *build_id_of(struct pp_convert *c, const struct cmap_key *m,
+					 struct bid_val *tmp)
+{
+	struct bid_key k = { .filename = m->filename, .kernel = m->kind == CMAP_KERNEL };
+	int64_t id;
+
+	if (m->build_id_size) {
+		char hex[2 * PERFDATA_BUILD_ID_MAX + 1];
+		int64_t hsid;
+
+		buildid_to_hex(m->build_id, m->build_id_size, hex);
+		hsid = pp_cv_sid(c, hex);
+		tmp->size = m->build_id_size;
+		memcpy(tmp->id, m->build_id, m->build_id_size);
+		tmp->hex = hsid < 0 ? 0 : hsid;
+		return tmp;
+	}
+	id = pp_intern_find(&c->build_ids, &k, sizeof(k));
+	return id < 0 ? NULL : &c->bid_vals[id];
+}
+
+/* ---- phase 2: the kernel ---- */
+
+/* Address of symbol `name` in a kallsyms file, 0 when absent or hidden. */
+static uint64_t kallsyms_address(const char *path, const char *name)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], sym[256], type;
+	unsigned long long addr;
+	uint64_t found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name)) {
+			found = addr;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Kernel addresses are looked up in kallsyms. When the reference symbol of
+ * the recorded kernel map (_text) sits elsewhere in that kallsyms, the
+ * recording comes from another boot (KASLR) or another machine: shift by
+ * the difference if it is the same kernel, give up on names if it is not.
+ */
+static void check_kernel(struct pp_convert *c)
+{
+	const char *path = c->opts.sym.kallsyms ? c->opts.sym.kallsyms : "/proc/kallsyms";
+	uint64_t now;
+
+	if (c->kernel_checked)
+		return;
+	c->kernel_checked = true;
+	c->kernel_ok = true;
+	if (!c->kernel_ref_addr || !c->kernel_ref_sym[0])
+		return;
+	now = kallsyms_address(path, c->kernel_ref_sym);
+	if (!now || now == c->kernel_ref_addr)
+		return;
+	if (!c->opts.sym.kallsyms) {
+		int64_t ksid = pp_intern_find(&c->strs, "[kernel.kallsyms]", 18);
+		struct bid_key k = { .filename = ksid < 0 ? 0 : ksid, .kernel = 1 };
+		int64_t id = ksid < 0 ? -1 : pp_intern_find(&c->build_ids, &k, sizeof(k));
+		uint8_t running[BUILDID_MAX];
+		size_t size = 0;
+
+		if (id >= 0 && !buildid_read_kernel(NULL, running, &size) &&
+		    (size != c->bid_vals[id].size || memcmp(running, c->bid_vals[id].id, size))) {
+			c->kernel_ok = false;
+			snprintf(c->warning, sizeof(c->warning),
+				 "%s was recorded on another kernel: kernel frames are left as "
+				 "addresses; pass --kallsyms with that machine's /proc/kallsyms",
+				 c->opts.input_name);
+			return;
+		}
+	}
+	c->kernel_delta = (int64_t)(now - c->kernel_ref_addr);
+}
+
+/* ---- phase 2: frames ---- */
+
+static int symbolizer_ready(struct pp_convert *c)
+{
+	int err;
+
+	if (c->opts.no_symbolize || c->sym_tried)
+		return 0;
+	c->sym_tried = true;
+	err = symbolizer_new(&c->opts.sym, &c->sym);
+	if (err)
+		return pp_cv_fail(c, err, "cannot set up symbolization: %s", strerror(-err));
+	return 0;
+}
+
+static int add_line(struct pp_convert *c, const char *function, const char *file, int64_t line)
+{
+	int64_t fs = pp_cv_sid(c, function ? function : ""), ls = pp_cv_sid(c, file ? file : "");
+
+	if (fs < 0 || ls < 0)
+		return -ENOMEM;
+	if (c->nr_lines == c->lines_cap) {
+		size_t cap = c->lines_cap ? c->lines_cap * 2 : 1024;
+		struct rline *l = realloc(c->lines, cap * sizeof(*l));
+
+		if (!l)
+			return -ENOMEM;
+		c->lines = l;
+		c->lines_cap = cap;
+	}
+	c->lines[c->nr_lines++] = (struct rline){ fs, ls, line };
+	return 0;
+}
+
+static unsigned int result_flags(const struct sym_result *r)
+{
+	return (r->has_functions ? PPROF_HAS_FUNCTIONS : 0) |
+	       (r->has_filenames ? PPROF_HAS_FILENAMES : 0) |
+	       (r->has_line_numbers ? PPROF_HAS_LINE_NUMBERS : 0) |
+	       (r->has_inline_frames ? PPROF_HAS_INLINE_FRAMES : 0);
+}
+
+/* Symbolize frame fid once: its Lines, innermost first, or the 0x... fallback. */
+static int resolve(struct pp_convert *c, uint32_t fid)
+{
+	struct resolved *rs = &c->resolved[fid];
+	const struct frame_key *k = pp_intern_get(&c->frames, fid, NULL);
+	const struct cmap_key *m = k->cmap ? pp_intern_get(&c->cmaps, k->cmap - 1, NULL) : NULL;
+	uint64_t look = (k->flags & FRAME_CALLER) && k->addr ? k->addr - 1 : k->addr;
+	struct sym_result res;
+	int ret = -ENOENT, err;
+
+	if (rs->done)
+		return 0;
+	memset(&res, 0, sizeof(res));
+	rs->first = c->nr_lines;
+	rs->nr = 0;
+	rs->flags = 0;
+	rs->done = true;
+	if (c->opts.no_symbolize)
+		return 0;
+
+	if (!c->sym || (k->flags & FRAME_GUEST)) {
+		/* nothing to ask */
+	} else if (k->flags & FRAME_KERNEL) {
+		check_kernel(c);
+		if (c->kernel_ok)
+			ret = symbolize_kernel(c->sym, look + c->kernel_delta, &res);
+		if (ret == -EPERM && !c->warning[0])
+			snprintf(c->warning, sizeof(c->warning),
+				 "kernel symbol addresses are hidden (kernel.kptr_restrict): kernel "
+				 "frames are left as addresses; convert as root or pass --kallsyms");
+	} else if (m && m->kind == CMAP_FILE) {
+		struct bid_val tmp;
+		const struct bid_val *b = build_id_of(c, m, &tmp);
+		struct sym_mapping sm = {
+			.path = pp_cv_str(c, m->filename),
+			.start = m->start,
+			.len = m->len,
+			.pgoff = m->pgoff,
+			.build_id = b ? b->id : NULL,
+			.build_id_size = b ? b->size : 0,
+		};
+
+		ret = symbolize_user(c->sym, &sm, look, &res);
+	} else {
+		ret = symbolize_jit(c->sym, m ? (int)m->pid : (int)k->pid, look, &res);
+	}
+
+	if (!ret && res.nr_frames) {
+		char hex[32];
+
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, k->addr);
+		for (size_t i = 0; i < res.nr_frames && i < SYM_MAX_FRAMES; i++) {
+			const struct sym_frame *f = &res.frames[i];
+
+			err = add_line(c, f->function ? f->function : hex, f->file, f->line);
+			if (err)
+				return err;
+		}
+		rs->nr = c->nr_lines - rs->first;
+		rs->flags = result_flags(&res);
+		if (rs->nr > 1)
+			rs->flags |= PPROF_HAS_INLINE_FRAMES;
+		return 0;
+	}
+	/* Never drop a frame: name it by its address. */
+	char hex[32];
+
+	snprintf(hex, sizeof(hex), "0x%" PRIx64, k->addr);
+	c->stats.unsymbolized++;
+	err = add_line(c, hex, NULL, 0);
+	if (err)
+		return err;
+	rs->nr = 1;
+	return 0;
+}
+
+/* ---- phase 2: one profile ---- */
+
+struct build_ctx {
+	struct pprof_builder *b;
+	uint64_t *loc_of;		/* per frame, 0 = not yet in this profile */
+	uint64_t *map_of;		/* per cmap */
+};
+
+static int mapping_id(struct pp_convert *c, struct build_ctx *bc, uint32_t cmap, uint64_t *id)
+{
+	const struct cmap_key *m = pp_intern_get(&c->cmaps, cmap, NULL);
+	struct bid_val tmp;
+	const struct bid_val *b;
+	uint64_t limit = m->start + m->len;
+	int err;
+
+	if (bc->map_of[cmap]) {
+		*id = bc->map_of[cmap];
+		return 0;
+	}
+	b = build_id_of(c, m, &tmp);
+	if (limit < m->start)
+		limit = UINT64_MAX;
+
+	struct pprof_mapping pm = {
+		.memory_start = m->start,
+		.memory_limit = limit,
+		/* The kernel map's pgoff is an address (_text), not a file offset. */
+		.file_offset = m->kind == CMAP_KERNEL ? 0 : m->pgoff,
+		.filename = pp_cv_str(c, m->filename),
+		.build_id = b ? pp_cv_str(c, b->hex) : NULL,
+		.discriminator = m->kind == CMAP_ANON ? (uint64_t)m->pid + 1 : 0,
+	};
+
+	err = pprof_mapping(bc->b, &pm, id);
+	if (!err)
+		bc->map_of[cmap] = *id;
+	return err;
+}
+
+static int location_id(struct pp_convert *c, struct build_ctx *bc, uint32_t fid, uint64_t *id)
+{
+	const struct frame_key *k;
+	const struct resolved *rs;
+	uint64_t mid = 0;
+	int err;
+
+	if (bc->loc_of[fid]) {
+		*id = bc->loc_of[fid];
+		return 0;
+	}
+	err = resolve(c, fid);
+	if (err)
+		return err;
+	k = pp_intern_get(&c->frames, fid, NULL);
+	rs = &c->resolved[fid];
+	if (k->cmap) {
+		err = mapping_id(c, bc, k->cmap - 1, &mid);
+		if (!err && rs->flags)
+			err = pprof_mapping_add_flags(bc->b, mid, rs->flags);
+		if (err)
+			return err;
+	}
+
+	struct pprof_line lines[SYM_MAX_FRAMES];
+
+	for (uint32_t i = 0; i < rs->nr && i < SYM_MAX_FRAMES; i++) {
+		const struct rline *l = &c->lines[rs->first + i];
+
+		lines[i] = (struct pprof_line){
+			.function = pp_cv_str(c, l->function),
+			.filename = pp_cv_str(c, l->file),
+			.line = l->line,
+		};
+	}
+	err = pprof_location(bc->b, mid, k->addr, lines, rs->nr, id);
+	if (!err)
+		bc->loc_of[fid] = *id;
+	return err;
+}
+
+static const char *label_key(const struct pp_convert *c, uint32_t spec)
+{
+	const struct pp_label_spec *s = &c->opts.labels[spec];
+
+	switch (s->kind) {
+	case PP_LABEL_PID:
+		return "pid";
+	case PP_LABEL_TID:
+		return "tid";
+	case PP_LABEL_COMM:
+		return "comm";
+	case PP_LABEL_CPU:
+		return "cpu";
+	case PP_LABEL_TRACE:
+		return s->field;
+	}
+	return "";
+}
+
+/* Wall-clock ns of a sample time: from CLOCK_DATA, else from the caller's reference. */
+static int64_t wall_time(const struct pp_convert *c, uint64_t t)
+{
+	size_t size = 0;
+	const uint8_t *cd = perfdata_reader_feature(c->r, PERFDATA_FEAT_CLOCK_DATA, &size);
+
+	if (cd && size >= 24) {
+		uint64_t tod, ref;
+
+		memcpy(&tod, cd + 8, 8);
+		memcpy(&ref, cd + 16, 8);
+		return (int64_t)(tod + (t - ref));
+	}
+	if (c->opts.wall_clock_at_end && c->opts.wall_clock_at_end > c->last_time - t)
+		return (int64_t)(c->opts.wall_clock_at_end - (c->last_time - t));
+	return 0;
+}
+
+static int setup_header(struct pp_convert *c, struct pprof_builder *b,
+			const struct perfdata_event *ev, const char *name, const char *full_name)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	int err = pprof_add_sample_type(b, "samples", "count");
+
+	if (err)
+		return err;
+	if (pp_event_is_offcpu(name)) {
+		err = pprof_add_sample_type(b, "off_cpu", "nanoseconds");
+		if (!err)
+			err = pprof_set_period(b, "off_cpu", "nanoseconds", 0);
+	} else if (pp_event_is_timer(ev)) {
+		int64_t period = a->freq ? (a->sample_freq ? (int64_t)(1000000000ULL / a->sample_freq) : 0)
+					 : (int64_t)a->sample_period;
+
+		err = pprof_add_sample_type(b, "cpu", "nanoseconds");
+		if (!err)
+			err = pprof_set_period(b, "cpu", "nanoseconds", period);
+	} else {
+		err = pprof_add_sample_type(b, name, "count");
+		if (!err)
+			err = pprof_set_period(b, name, "count", a->freq ? 0 : (int64_t)a->sample_period);
+	}
+	if (err)
+		return err;
+	if (c->have_time)
+		pprof_set_time(b, wall_time(c, c->first_time),
+			       (int64_t)(c->last_time - c->first_time));
+
+	char comment[256];
+
+	snprintf(comment, sizeof(comment), "converted by bpfrec pprof from %s, event %s",
+		 c->opts.input_name, full_name);
+	return pprof_add_comment(b, comment);
+}
+
+/* Make the executable with the most samples in profile i mapping 1. */
+static int main_mapping_first(struct pp_convert *c, struct build_ctx *bc, size_t i)
+{
+	size_t n = pp_intern_count(&c->cmaps), best = SIZE_MAX;
+	uint64_t *hits = calloc(n ? n : 1, sizeof(*hits));
+	uint64_t id;
+	int err = 0;
+
+	if (!hits)
+		return -ENOMEM;
+	for (size_t s = 0; s < pp_intern_count(&c->samples); s++) {
+		const struct sample_key *k = pp_intern_get(&c->samples, s, NULL);
+		size_t len;
+		const uint32_t *stack;
+
+		if (k->event >= c->nr_ev_profile || c->ev_profile[k->event] != i)
+			continue;
+		stack = pp_intern_get(&c->stacks, k->stack, &len);
+		for (size_t f = 0; f < len / sizeof(uint32_t); f++) {
+			const struct frame_key *fk = pp_intern_get(&c->frames, stack[f], NULL);
+
+			if (fk->cmap && pp_cv_is_exe(c, fk->cmap - 1)) {
+				hits[fk->cmap - 1] += c->counts[s].count;
+				break;
+			}
+		}
+	}
+	for (size_t m = 0; m < n; m++)
+		if (hits[m] && (best == SIZE_MAX || hits[m] > hits[best]))
+			best = m;
+	if (best != SIZE_MAX)
+		err = mapping_id(c, bc, best, &id);
+	free(hits);
+	return err;
+}
+
+int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
+{
+	struct build_ctx bc = { 0 };
+	const struct perfdata_event *ev;
+	size_t nframes;
+	int err;
+
+	err = pp_cv_make_profiles(c);
+	if (err)
+		return pp_cv_fail(c, err, "%s", strerror(-err));
+	if (i >= c->nr_profiles)
+		return pp_cv_fail(c, -EINVAL, "no profile %zu", i);
+	err = load_build_ids(c);
+	if (!err)
+		err = symbolizer_ready(c);
+	if (err)
+		return c->err[0] ? err : pp_cv_fail(c, err, "%s", strerror(-err));
+
+	nframes = pp_intern_count(&c->frames);
+	if (!c->resolved) {
+		c->resolved = calloc(nframes ? nframes : 1, sizeof(*c->resolved));
+		if (!c->resolved)
+			return pp_cv_fail(c, -ENOMEM, "out of memory");
+	}
+	bc.loc_of = calloc(nframes ? nframes : 1, sizeof(*bc.loc_of));
+	bc.map_of = calloc(pp_intern_count(&c->cmaps) + 1, sizeof(*bc.map_of));
+	err = bc.loc_of && bc.map_of ? pprof_builder_new(&bc.b) : -ENOMEM;
+	if (err)
+		goto out;
+	ev = perfdata_reader_event(c->r, c->profiles[i].event);
+	err = setup_header(c, bc.b, ev, c->profiles[i].short_name, c->profiles[i].name);
+	if (!err)
+		err = main_mapping_first(c, &bc, i);
+
+	uint64_t *locs = NULL;
+	size_t locs_cap = 0;
+
+	for (size_t s = 0; !err && s < pp_intern_count(&c->samples); s++) {
+		const struct sample_key *k = pp_intern_get(&c->samples, s, NULL);
+		size_t stack_len, nl;
+		const uint32_t *stack = pp_intern_get(&c->stacks, k->stack, &stack_len);
+		const struct label_val *lv = pp_intern_get(&c->labelsets, k->labels, &nl);
+		struct pprof_label labels[16];
+		int64_t values[2] = { (int64_t)c->counts[s].count, (int64_t)c->counts[s].weight };
+
+		if (k->event >= c->nr_ev_profile || c->ev_profile[k->event] != i)
+			continue;
+		stack_len /= sizeof(uint32_t);
+		nl /= sizeof(*lv);
+		if (stack_len > locs_cap) {
+			uint64_t *n = realloc(locs, stack_len * sizeof(*n));
+
+			if (!n) {
+				err = -ENOMEM;
+				break;
+			}
+			locs = n;
+			locs_cap = stack_len;
+		}
+		for (size_t f = 0; !err && f < stack_len; f++)
+			err = location_id(c, &bc, stack[f], &locs[f]);
+		for (size_t l = 0; l < nl && l < 16; l++) {
+			const char *key = label_key(c, lv[l].spec);
+
+			labels[l] = (struct pprof_label){
+				.key = key,
+				.str = lv[l].is_str ? pp_cv_str(c, lv[l].value) : NULL,
+				.num = lv[l].is_str ? 0 : (int64_t)lv[l].value,
+				/* A unit keeps pprof from dropping numeric labels of value 0. */
+				.num_unit = lv[l].is_str ? NULL : key,
+			};
+		}
+		if (!err)
+			err = pprof_add_sample(bc.b, locs, stack_len, values, labels, nl);
+	}
+	free(locs);
+out:
+	free(bc.loc_of);
+	free(bc.map_of);
+	if (err) {
+		pprof_builder_free(bc.b);
+		return c->err[0] ? err : pp_cv_fail(c, err, "building the %s profile: %s",
+					      c->profiles[i].name, strerror(-err));
+	}
+	*out = bc.b;
+	return 0;
+}
+

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * convert_int.h - the converter's state, shared by its two phases:
+ * convert.c (reading, phase 1) and build.c (profiles, phase 2). Not for
+ * other users: convert.h is the interface.
+ */
+#ifndef TOOLS_PPROF_CONVERT_INT_H
+#define TOOLS_PPROF_CONVERT_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "perfdata/perfdata.h"
+#include "aspace.h"
+#include "convert.h"
+#include "intern.h"
+#include "reorder.h"
+#include "zstd.h"
+
+/* Our own record type for shrunk samples inside the reorder queue. */
+#define CSAMPLE_TYPE 0x7fff
+
+#define CSAMPLE_HAS_CPU 1
+
+struct csample {
+	struct perf_event_header h;	/* misc: the sample's cpumode */
+	uint32_t flags;			/* CSAMPLE_HAS_CPU */
+	uint32_t pad;
+	uint32_t event;			/* reader event index */
+	uint32_t pid, tid, cpu;
+	uint32_t nr_ips;
+	uint32_t raw_size;
+	uint64_t period;
+	uint64_t ip;
+	/* then nr_ips u64, then raw_size bytes */
+};
+
+enum cmap_kind { CMAP_FILE, CMAP_KERNEL, CMAP_ANON };
+
+struct cmap_key {
+	uint64_t start, len, pgoff;
+	uint32_t filename;		/* sid */
+	uint32_t pid;			/* owner of anonymous memory, else 0 */
+	uint8_t kind;
+	uint8_t build_id_size;
+	uint8_t build_id[PERFDATA_BUILD_ID_MAX];
+	uint8_t pad[2];
+};
+
+enum { FRAME_CALLER = 1, FRAME_KERNEL = 2, FRAME_GUEST = 4 };
+
+struct frame_key {
+	uint64_t addr;
+	uint32_t cmap;			/* cmap id + 1; 0 = no mapping */
+	uint32_t pid;			/* unmapped user frames: whose (perf-PID.map) */
+	uint32_t flags;
+	uint32_t pad;
+};
+
+struct sample_key {
+	uint32_t event, stack, labels, pad;
+};
+
+struct label_val {
+	uint32_t spec;			/* index into opts.labels */
+	uint32_t is_str;
+	uint64_t value;			/* number, or sid */
+};
+
+struct counts {
+	uint64_t count, weight;
+};
+
+struct rline {
+	uint32_t function, file;	/* sids */
+	int64_t line;
+};
+
+struct resolved {
+	uint32_t first, nr;		/* into c->lines */
+	uint8_t flags;			/* PPROF_HAS_* */
+	bool done;
+};
+
+struct bid_key {
+	uint32_t filename;		/* sid */
+	uint32_t kernel;
+};
+
+struct bid_val {
+	uint8_t size;
+	uint8_t id[PERFDATA_BUILD_ID_MAX];
+	uint32_t hex;			/* sid of the hex form */
+};
+
+struct profile_info {
+	uint32_t event;
+	char *name;			/* the event's full name */
+	char *short_name;		/* for sample types and file names */
+	uint64_t samples;
+};
+
+struct pp_convert {
+	struct pp_convert_opts opts;
+	struct perfdata_reader *r;
+	struct pp_reorder *q;
+	struct pp_aspace *as;
+	struct pp_intern strs, cmaps, frames, stacks, labelsets, samples, tids;
+	/* raw callchain (+ pid, map generations) -> stack id, a shortcut past
+	 * the per-frame lookups; emptied when it outgrows the stacks. */
+	struct pp_intern rawstacks;
+	uint32_t *raw_stack;
+	size_t raw_stack_cap;
+	uint32_t *tid_comm;		/* sid + 1 per tids entry; 0 = unknown */
+	size_t tid_comm_cap;
+	struct counts *counts;
+	size_t counts_cap;
+	uint8_t *cmap_exe;		/* per cmap: the first file a process mapped after exec */
+	size_t cmap_exe_cap;
+	struct pp_intern exe_pids;	/* key: pid; exe_seen[id] */
+	bool *exe_seen;
+	size_t exe_seen_cap;
+	uint32_t kernel_cmap;		/* cmap id + 1 of [kernel.kallsyms]; 0 = none yet */
+	uint64_t kernel_ref_addr;	/* its pgoff: the reference symbol's address */
+	char kernel_ref_sym[64];
+	uint64_t first_time, last_time;
+	bool have_time;
+	uint64_t max_time;
+	struct profile_info *profiles;
+	size_t nr_profiles;
+	bool profiles_made;
+	/* phase 2 */
+	struct symbolizer *sym;
+	bool sym_tried;
+	struct resolved *resolved;
+	struct rline *lines;
+	size_t nr_lines, lines_cap;
+	struct pp_intern build_ids;	/* key: struct bid_key; value in bid_vals */
+	struct bid_val *bid_vals;
+	size_t bid_cap;
+	bool build_ids_loaded;
+	uint32_t *ev_profile;		/* reader event index -> profile, UINT32_MAX = none */
+	int8_t *ev_sel;			/* reader event index -> selected? -1 = not known yet */
+	size_t nr_ev_sel;
+	size_t nr_ev_profile;
+	int64_t kernel_delta;		/* add to recorded kernel addresses for kallsyms */
+	bool kernel_ok;			/* kallsyms usable for this recording */
+	bool kernel_checked;
+	struct pp_trace *trace;
+	bool trace_tried;
+	/* perf record -z: the zstd stream and the records it yielded so far */
+	struct pp_zstd *zstd;
+	unsigned char *zbuf;
+	size_t zlen, zcap;
+	/* scratch */
+	uint32_t *stack_buf;
+	size_t stack_cap;
+	uint8_t *rec_buf;
+	size_t rec_cap;
+	struct pp_convert_stats stats;
+	char warning[512];
+	char err[512];
+};
+
+int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The id of string s in c->strs (added when new), or -ENOMEM. */
+int64_t pp_cv_sid(struct pp_convert *c, const char *s);
+const char *pp_cv_str(const struct pp_convert *c, uint32_t sid);
+/* Whether cmap was the first file some process mapped after exec. */
+bool pp_cv_is_exe(const struct pp_convert *c, uint32_t cmap);
+/* Fill c->profiles and c->ev_profile from the events (once). */
+int pp_cv_make_profiles(struct pp_convert *c);
+
+#endif /* TOOLS_PPROF_CONVERT_INT_H */

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reorder.h - replay records in timestamp order, as perf report does.
+ *
+ * perf writes each CPU's ring buffer in turn, so an MMAP on one CPU can
+ * land in the file after a sample on another CPU that needs it. perf marks
+ * the end of each pass with FINISHED_ROUND and promises that nothing after
+ * round n+1 is older than the newest record before round n. So: queue
+ * copies of the records; at each round end deliver, in (time, file order),
+ * everything up to the newest time seen at the previous round end; deliver
+ * the rest at the end. Memory is about two rounds of records; when a file
+ * has no rounds at all, the queue delivers its oldest half whenever it holds
+ * more than mem_limit bytes (perf does the same).
+ *
+ * Callbacks get the record (8-byte aligned copy, valid during the call)
+ * and its time; a non-zero return stops delivery and is returned.
+ */
+#ifndef TOOLS_PPROF_REORDER_H
+#define TOOLS_PPROF_REORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct pp_reorder;
+
+typedef int (*pp_reorder_fn)(const struct perf_event_header *h, uint64_t time, void *ctx);
+
+/* mem_limit 0 = 256 MiB. */
+int pp_reorder_new(size_t mem_limit, pp_reorder_fn fn, void *ctx, struct pp_reorder **out);
+void pp_reorder_free(struct pp_reorder *q);
+
+/* Queue a copy of h (h->size bytes) stamped with time. */
+int pp_reorder_push(struct pp_reorder *q, uint64_t time, const struct perf_event_header *h);
+/* A FINISHED_ROUND record was read. */
+int pp_reorder_round(struct pp_reorder *q);
+/* End of input: deliver everything. */
+int pp_reorder_flush(struct pp_reorder *q);
+/* Records queued right now. */
+size_t pp_reorder_queued(const struct pp_reorder *q);
+
+#endif /* TOOLS_PPROF_REORDER_H */
