@@ -34,6 +34,7 @@ conv_argv() {
 	esac
 }
 
+# bench_conversion DEADLINE: scenario 4.
 bench_conversion() {
 	local sec=4 size label secs samples rep tool order d tools="pprof report script"
 	section "$sec" "Conversion: reading a recording back" "pprof=bpfrec pprof" \
@@ -43,7 +44,9 @@ bench_conversion() {
 		samples=$(make_conv_input "$label" "$secs") || { FAILED=1; continue; }
 		local in=$W/conv/$label/in.data
 		note "$sec" "Input \"$label\": $samples samples, $(awk -v b="$(stat -c %s "$in")" 'BEGIN { printf "%.1f", b / 1048576 }') MB (\`perf record -e cpu-clock -c $CONV_PERIOD -a -g -- bench_spin -s $secs\`)."
+		budget_start "$1"
 		for rep in $(seq "$REPS_CONV"); do
+			rep_begin "$rep" || break
 			# Rotate who goes first: the page cache and the load move with time.
 			case $((rep % 3)) in
 			1) order="pprof report script" ;;
@@ -74,6 +77,7 @@ bench_conversion() {
 				val "$sec" "$label: peak RSS (MB)" "$tool" "$(calc "$(kv "$d/ru" maxrss_kb) / 1024")"
 			done
 		done
+		budget_note "$sec" "$REPS_CONV"
 		[ "$HAVE_PPROF" = 0 ] && text "$sec" "$label: wall time (s)" pprof "bpfrec pprof: not available"
 		rm -f "$in"
 	done

@@ -130,3 +130,25 @@ show_failure() {
 	echo "bench: $2 failed (status $(kv "$1/ru" status)); its stderr ends with:" >&2
 	tail -n 5 "$1/err" | sed 's/^/    /' >&2
 }
+
+# Time budget. Each scenario gets a deadline (seconds since the bench
+# started, cumulative over the scenarios); a repetition after the first
+# starts only if one more like the previous fits before it. On a machine
+# busier than planned, a scenario runs fewer repetitions and says so instead
+# of blowing the bench's 10 minutes.
+#   budget_start DEADLINE; for rep ...; do rep_begin "$rep" || break; ...; done
+#   budget_note SEC PLANNED
+budget_start() { SCEN_END=$1 REP_T0=$SECONDS REPS_DONE=0 REPS_CUT=0; }
+rep_begin() {
+	if [ "$1" -gt 1 ] && [ $((SECONDS + SECONDS - REP_T0)) -gt "$SCEN_END" ]; then
+		REPS_CUT=1
+		return 1
+	fi
+	REP_T0=$SECONDS REPS_DONE=$1
+	return 0
+}
+budget_note() {
+	[ "$REPS_CUT" = 1 ] || return 0
+	note "$1" "Time budget: only $REPS_DONE of $2 repetitions ran (the machine was slower than planned; see the load average above)."
+	say "  time budget: $REPS_DONE of $2 repetitions"
+}

@@ -83,13 +83,16 @@ emit_recording_rows() {
 	return 0
 }
 
-# bench_cpu_recording SEC TITLE MODE RATES: scenarios 1 (MODE "-a") and 2 (MODE "").
+# bench_cpu_recording SEC TITLE MODE RATES DEADLINE: scenarios 1 (MODE "-a")
+# and 2 (MODE "").
 bench_cpu_recording() {
 	local sec=$1 title=$2 mode=$3 rates=$4
 	local rep rate tool i order base=() base_cpu=() d
 	section "$sec" "$title" "bpfrec=bpfrec record" "perf=perf record"
 	say "scenario $sec: $title: ${REPS} repetitions, rates $rates, $NCPU threads x $SPIN_ITERS iterations"
+	budget_start "$5"
 	for rep in $(seq "$REPS"); do
+		rep_begin "$rep" || break
 		d=$W/s$sec/base/$rep
 		mkdir -p "$d"
 		measure "$d" "$FIX/bench_spin" -n "$SPIN_ITERS" -r "$d/wl" || die "bench_spin failed: $(cat "$d/err")"
@@ -116,24 +119,27 @@ bench_cpu_recording() {
 				text "$sec" "$rate Hz: recorder CPU (ms)" bpfrec "bpfrec record: not available"
 				continue
 			fi
-			for rep in $(seq "$REPS"); do
+			for rep in $(seq "$REPS_DONE"); do
 				emit_recording_rows "$sec" "$W/s$sec/$rate/$tool/$rep" "$tool" "$rate Hz:" \
 					"$base_med" "$base_cpu_med" sample
 			done
 		done
 	done
+	budget_note "$sec" "$REPS"
 	note "$sec" "Workload: \`bench_spin -n $SPIN_ITERS\` ($NCPU threads, fixed work); unprofiled: $(fmt_spread "${base[@]}") wall, $(fmt_spread "${base_cpu[@]}") CPU."
 	note "$sec" "Commands: \`perf record -e cpu-clock ${mode:+$mode }-g -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\` and \`bpfrec record ${mode:+$mode }-g -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\`."
 	note "$sec" "perf's per-sample kernel cost (interrupt, stack walk, ring buffer) is not visible to user space: the workload's slowdown and CPU inflation are the fair comparison. The sampling interrupt runs on the workload's time (this kernel has no IRQ time accounting), so CPU inflation measures the in-kernel cost of both tools with less noise from other load; the wall-time slowdown adds the recorder's competition for the CPUs. Recorder CPU is user+sys of the recorder process (start-up, draining, writing, and perf's build-id pass at the end)."
 }
 
-# bench_offcpu SEC: scenario 3.
+# bench_offcpu SEC DEADLINE: scenario 3.
 bench_offcpu() {
 	local sec=$1 rep d base=() base_cpu=() runs=() order tool
 	section "$sec" "Off-CPU recording, context-switch-bound workload" \
 		"bpfrec=bpfrec record --off-cpu -g" "base=unprofiled"
 	say "scenario $sec: off-CPU: $REPS repetitions of bench_pingpong -n $PONG_ROUNDS -w $PONG_WORK"
+	budget_start "$2"
 	for rep in $(seq "$REPS"); do
+		rep_begin "$rep" || break
 		if [ $((rep % 2)) = 0 ]; then order="bpfrec base"; else order="base bpfrec"; fi
 		for tool in $order; do
 			d=$W/s$sec/$tool/$rep
@@ -152,7 +158,7 @@ bench_offcpu() {
 	done
 	local base_med base_cpu_med
 	base_med=$(median "${base[@]}") base_cpu_med=$(median "${base_cpu[@]}")
-	for rep in $(seq "$REPS"); do
+	for rep in $(seq "$REPS_DONE"); do
 		d=$W/s$sec/base/$rep
 		val "$sec" "workload time (s)" base "$(calc "$(kv "$d/wl" elapsed_ns) / 1e9")"
 		val "$sec" "workload CPU time (s)" base "$(calc "$(kv "$d/wl" cpu_ns) / 1e9")"
@@ -184,6 +190,7 @@ bench_offcpu() {
 		val "$sec" "samples written" bpfrec "$(kv "$d/counts" samples)"
 		val "$sec" "samples lost" bpfrec "$(kv "$d/counts" lost)"
 	done
+	budget_note "$sec" "$REPS"
 	note "$sec" "Workload: \`bench_pingpong -n $PONG_ROUNDS -w $PONG_WORK\` (two threads, one byte over two pipes, fixed work). Command: \`bpfrec record --off-cpu -g -o FILE -- bench_pingpong ...\`."
 	note "$sec" "Reference: the workload unprofiled. perf 6.1 as Debian builds it has no --off-cpu (\"no BUILD_BPF_SKEL=1\"), so there is no perf figure to compare with."
 }

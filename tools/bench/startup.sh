@@ -11,11 +11,14 @@
 #
 # Needs from the driver: REPS_STARTUP, HAVE_RECORD, LOOKUPS.
 
+# bench_startup DEADLINE: scenario 5.
 bench_startup() {
 	local sec=5 rep tool mode d order
 	section "$sec" "Start-up and symbolization" "bpfrec=bpfrec" "perf=perf record / addr2line"
 	say "scenario 5: start-up and symbolization: $REPS_STARTUP repetitions"
+	budget_start "$1"
 	for rep in $(seq "$REPS_STARTUP"); do
+		rep_begin "$rep" || break
 		if [ $((rep % 2)) = 0 ]; then order="perf bpfrec"; else order="bpfrec perf"; fi
 		for mode in "-g" "-a -g"; do
 			for tool in $order; do
@@ -41,7 +44,8 @@ bench_startup() {
 	# The ELF whose addresses are looked up: bpfrec itself, an -O2 -g build
 	# with DWARF and inlined functions, as real targets are.
 	local elf=$BUILD/bpfrec addrs=$W/s$sec/addrs.txt
-	for rep in $(seq "$REPS_STARTUP"); do
+	budget_note "$sec" "$REPS_STARTUP"
+	for rep in $(seq "$REPS_DONE"); do
 		d=$W/s$sec/sym/$rep
 		if ! measure "$d" "$BUILD/tests/tools/bench_symbolize" --elf "$elf" --lookups "$LOOKUPS" \
 			--addr-out "$addrs"; then
