@@ -36,7 +36,7 @@ conv_argv() {
 
 # bench_conversion DEADLINE: scenario 4.
 bench_conversion() {
-	local sec=4 size label secs samples rep tool order d tools="pprof report script"
+	local sec=4 size label secs samples rep tool order d
 	section "$sec" "Conversion: reading a recording back" "pprof=bpfrec pprof" \
 		"report=perf report --stdio" "script=perf script"
 	for size in $CONV_SIZES; do
@@ -66,7 +66,7 @@ bench_conversion() {
 				fi
 				if grep -qi 'warn' "$d/err"; then
 					echo "bench: warnings from ${CONV[*]}:" >&2
-					grep -i 'warn' "$d/err" | head -n 3 | sed 's/^/    /' >&2
+					grep -i -A1 'warn' "$d/err" | head -n 4 | sed 's/^/    /' >&2
 				fi
 				[ "$tool" = pprof ] && { gzip -t "$d/out.pb.gz" 2>/dev/null ||
 					{ echo "bench: bpfrec pprof wrote no valid gzip" >&2; FAILED=1; }; rm -f "$d/out.pb.gz"; }

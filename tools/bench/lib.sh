@@ -45,8 +45,8 @@ median() {
 # DIR/bpf.names. The last snapshot is at most a second old: it gives costs
 # per run, not totals.
 bpf_poll() {
-	local pidfile=$1 dir=$2 pid="" id i
-	for i in $(seq 200); do
+	local pidfile=$1 dir=$2 pid="" id _
+	for _ in $(seq 200); do
 		[ -s "$pidfile" ] && break
 		sleep 0.05
 	done
@@ -123,6 +123,15 @@ file_counts() {
 		agg && /^ *LOST events:/ { chunks += $3 }
 		END { printf "samples=%d\nlost=%d\nlost_records=%d\n", s, l, chunks }' >"$dir/counts"
 	echo "bytes=$(stat -c %s "$f" 2>/dev/null || echo 0)" >>"$dir/counts"
+	# What the recorder said it wrote ("... (N samples" on its stderr), to
+	# catch a file perf cannot read.
+	local claimed
+	claimed=$(sed -n 's/.*Captured and wrote .*(\([0-9]*\) samples.*/\1/p' "$dir/err" 2>/dev/null | tail -n 1)
+	echo "claimed=${claimed:-}" >>"$dir/counts"
+	if [ -n "$claimed" ] && [ "$claimed" != "$(kv "$dir/counts" samples)" ]; then
+		echo "bench: $f: the recorder reported $claimed samples, perf report --stats counts $(kv "$dir/counts" samples):" >&2
+		head -n 3 "$dir/stats.err" | sed 's/^/    /' >&2
+	fi
 }
 
 # show_failure DIR WHAT: a one-line error plus the end of the run's stderr.

@@ -13,12 +13,12 @@
 # longrun_one TOOL DIR: one long recording; the series goes to DIR/series
 # as "SECONDS RSS_KB FILE_BYTES" lines.
 longrun_one() {
-	local tool=$1 d=$2 pid="" t=0 i rec_job spin_job
+	local tool=$1 d=$2 pid="" t=0 _ rec_job spin_job
 	mkdir -p "$d"
 	recorder_argv "$tool" "-a -g -F 999" "$d/data"
 	measure "$d" "${REC[@]}" -- sleep "$LONG_SECS" &
 	rec_job=$!
-	for i in $(seq 200); do
+	for _ in $(seq 200); do
 		[ -s "$d/pid" ] && break
 		sleep 0.05
 	done
@@ -55,7 +55,7 @@ longrun_one() {
 }
 
 bench_longrun() {
-	local sec=6 tool d t rss bytes
+	local sec=6 tool d t rss
 	local cols=("bpfrec=bpfrec record")
 	[[ " $LONG_TOOLS " == *" perf "* ]] && cols+=("perf=perf record")
 	section "$sec" "Long run: recorder memory over ${LONG_SECS} s, -a -g -F 999" "${cols[@]}"
@@ -67,7 +67,7 @@ bench_longrun() {
 		say "scenario 6: $tool record -a -g -F 999 for ${LONG_SECS}s, RSS every ${LONG_STEP}s"
 		d=$W/s$sec/$tool
 		longrun_one "$tool" "$d" || { FAILED=1; continue; }
-		while read -r t rss bytes; do
+		while read -r t rss _; do
 			val "$sec" "RSS at ${t} s (MB)" "$tool" "$(calc "$rss / 1024")"
 		done <"$d/series"
 		val "$sec" "RSS growth, first reading to last (MB)" "$tool" \

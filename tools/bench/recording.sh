@@ -171,7 +171,7 @@ bench_offcpu() {
 	fi
 	for d in "${runs[@]}"; do
 		local cost
-		[ -s "$d/wl" ] && [ -s "$d/counts" ] || continue
+		{ [ -s "$d/wl" ] && [ -s "$d/counts" ]; } || continue
 		val "$sec" "workload time (s)" bpfrec "$(calc "$(kv "$d/wl" elapsed_ns) / 1e9")"
 		val "$sec" "workload context switches per second" bpfrec \
 			"$(calc "($(kv "$d/wl" vcsw) + $(kv "$d/wl" ivcsw)) / ($(kv "$d/wl" elapsed_ns) / 1e9)")"

@@ -36,6 +36,8 @@ print_targets() {
 		"$RAW" | sort -un)
 	echo "### Targets"
 	echo
+	echo "Medians against medians; where the two min–max spreads overlap, a yes or no is noise."
+	echo
 	[[ " $ONLY " == *" 1 "* ]] && target "recorder CPU at 999 Hz -a -g no more than perf record's (ms)" \
 		"$(cell_median 1 "999 Hz: recorder CPU (ms)" bpfrec)" \
 		"$(cell_median 1 "999 Hz: recorder CPU (ms)" perf)" le
@@ -71,7 +73,7 @@ print_targets() {
 		b=$(cell_median 4 "${last%%:*}: peak RSS (MB)" pprof)
 		if [ -n "$a" ] && [ -n "$b" ]; then
 			a=$(round3 "$a") b=$(round3 "$b")
-			echo "- conversion memory flat: peak RSS ${a} MB for ${first%%:*}, ${b} MB for ${last%%:*} (perf report: $(cell_median 4 "${first%%:*}: peak RSS (MB)" report) and $(cell_median 4 "${last%%:*}: peak RSS (MB)" report) MB)"
+			echo "- conversion memory flat: peak RSS ${a} MB for ${first%%:*}, ${b} MB for ${last%%:*} (perf report: $(round3 "$(cell_median 4 "${first%%:*}: peak RSS (MB)" report)") and $(round3 "$(cell_median 4 "${last%%:*}: peak RSS (MB)" report)") MB)"
 		else
 			echo "- conversion memory flat: not measured"
 		fi
