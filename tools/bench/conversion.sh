@@ -75,6 +75,10 @@ bench_conversion() {
 				val "$sec" "$label: samples per second (k)" "$tool" \
 					"$(calc "$samples / ($(kv "$d/ru" wall_ns) / 1e9) / 1000")"
 				val "$sec" "$label: peak RSS (MB)" "$tool" "$(calc "$(kv "$d/ru" maxrss_kb) / 1024")"
+				# What the converter's memory grows with: pprof says how many
+				# distinct locations it kept ("N locations" on stderr).
+				[ "$tool" = pprof ] && val "$sec" "$label: distinct locations (pprof)" pprof \
+					"$(sed -n 's/.* \([0-9][0-9]*\) locations.*/\1/p' "$d/err" | tail -n 1)"
 			done
 		done
 		budget_note "$sec" "$REPS_CONV"

@@ -33,7 +33,7 @@ target() {
 print_targets() {
 	local rate rates
 	rates=$(awk -F '\t' '$1 == "V" && $2 == 1 && $3 ~ / Hz: workload slowdown/ { sub(/ Hz:.*/, "", $3); print $3 }' \
-		"$RAW" | sort -un)
+		"$RAW" | sort -un | tr '\n' ' ')
 	echo "### Targets"
 	echo
 	echo "Medians against medians; where the two min–max spreads overlap, a yes or no is noise."
