@@ -653,8 +653,40 @@ static int write_error(struct record_session *s, int err)
 	return fail(s, err, "cannot write '%s': %s", s->output, strerror(-err));
 }
 
+/*
+ * Targets named with -p/-t exist before the first sample: describe them now,
+ * as perf does, stamped before attaching so no sample precedes its maps. A
+ * target that exits before its first batch is written still resolves.
+ */
+static int describe_targets(struct record_session *s, uint64_t time)
+{
+	for (size_t i = 0; i < s->opts.nr_pids + s->opts.nr_tids; i++) {
+		pid_t tid = i < s->opts.nr_pids ? s->pids[i] : s->tids[i - s->opts.nr_pids];
+		pid_t pid = task_tgid(tid);
+		char path[64], comm[32] = "";
+		FILE *f;
+		int err;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;	/* gone already: its samples name it */
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+		err = task_tracker_see(s->tracker, (uint32_t)pid, (uint32_t)tid, comm, time, 0,
+				       NULL, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int record_session_start(struct record_session *s)
 {
+	uint64_t before_attach = mono_ns();
 	struct perfdata_writer_opts wo = {
 		.pipe = s->pipe, .argc = s->opts.argc, .argv = s->opts.argv,
 	};
@@ -672,6 +704,8 @@ int record_session_start(struct record_session *s)
 		err = kernel_maps_write(s->w, NULL, NULL, NULL);
 	if (!err)
 		err = task_tracker_new(s->w, NULL, &s->tracker);
+	if (!err)
+		err = describe_targets(s, before_attach);
 	if (!err)
 		err = perfdata_writer_checkpoint(s->w);
 	if (err)
