@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * profile.bpf.c - the sampler behind `bpfrec record`.
+ *
+ * on_sample runs on every cpu-clock (or hardware) perf event tick of every
+ * CPU it is attached to. It decides whether the interrupted task is in scope
+ * (filter_mode and the target maps), then fills a per-CPU profile_sample
+ * with who, where, when and, with capture_stacks, both stacks, and copies
+ * its used part into the ring buffer (bpf_ringbuf_output: reservations
+ * must have a constant size, samples do not). The perf event itself carries no PERF_SAMPLE_CALLCHAIN: with
+ * it, bpf_get_stack() would hand back perf's prepared chain with context
+ * markers in it.
+ *
+ * Scope follows the target processes: a fork of a target adds the child
+ * (sched_process_fork), like perf's inherit=1. Exits and execs of tasks in
+ * scope are reported so user space can forget or re-describe the process.
+ *
+ * Nothing here blocks or allocates; a full ring buffer counts a loss in the
+ * per-CPU `stats` map, which user space turns into LOST_SAMPLES records.
+ * Ring-buffer wakeups are only forced when the buffer is half full: user
+ * space drains it on a timer anyway, and waking it per sample costs more than
+ * the sample.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "profile.h"
+
+/* bpf_get_stack() is GPL-only: the kernel accepts this dual licence as GPL-compatible. */
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+const volatile __u32 filter_mode = PROFILE_FILTER_ALL;
+/* -g: both stacks; without it only the interrupted ip and the user ip. */
+const volatile bool capture_stacks = false;
+/* Forced wakeup threshold in bytes (set to half the ring buffer). */
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);	/* resized by user space before load */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_tids SEC(".maps");
+
+/* Where a sample is put together before its used part goes to the ring buffer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct profile_sample);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROFILE_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void count(__u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool in_scope(__u32 tgid, __u32 tid)
+{
+	if (filter_mode == PROFILE_FILTER_TGID)
+		return bpf_map_lookup_elem(&target_tgids, &tgid) != NULL;
+	if (filter_mode == PROFILE_FILTER_TID)
+		return bpf_map_lookup_elem(&target_tids, &tid) != NULL;
+	return true;
+}
+
+static __always_inline __u64 submit_flags(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u32 zero = 0, nr_kernel = 0, nr_user = 0;
+	struct profile_sample *s;
+	struct task_struct *task;
+	struct pt_regs *uregs;
+	__u64 cs, ip, size;
+	long n;
+
+	if (!in_scope(tgid, tid))
+		return 0;
+	count(PROFILE_STAT_SAMPLES);
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	s->hdr.kind = PROFILE_KIND_SAMPLE;
+	s->hdr.cpu = bpf_get_smp_processor_id();
+	s->hdr.time = bpf_ktime_get_ns();
+	s->hdr.pid = tgid;
+	s->hdr.tid = tid;
+	s->period = ctx->sample_period;
+	/* perf_event contexts only allow 8-byte loads of the registers. */
+	cs = *(volatile __u64 *)&ctx->regs.cs;
+	ip = *(volatile __u64 *)&ctx->regs.ip;
+	s->ip = ip;
+	s->flags = (cs & 3) ? 0 : PROFILE_SAMPLE_KERNEL;
+	s->user_ip = 0;
+	s->pad = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+
+	/* The user ip, also for samples taken in kernel mode; none for kernel threads. */
+	task = bpf_get_current_task_btf();
+	if (BPF_CORE_READ(task, mm)) {
+		if (s->flags & PROFILE_SAMPLE_KERNEL) {
+			uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+			s->user_ip = BPF_CORE_READ(uregs, ip);
+		} else {
+			s->user_ip = ip;
+		}
+	}
+
+	if (capture_stacks) {
+		if (s->flags & PROFILE_SAMPLE_KERNEL) {
+			n = bpf_get_stack(ctx, s->frames, PROFILE_MAX_STACK * sizeof(__u64), 0);
+			if (n > 0)
+				nr_kernel = (n / sizeof(__u64)) & 0x7f;	/* <= 127 */
+		}
+		if (s->user_ip) {
+			n = bpf_get_stack(ctx, &s->frames[nr_kernel],
+					  PROFILE_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+			if (n > 0)
+				nr_user = (n / sizeof(__u64)) & 0x7f;
+		}
+	}
+	s->nr_kernel = nr_kernel;
+	s->nr_user = nr_user;
+	size = PROFILE_SAMPLE_SIZE(nr_kernel + nr_user);
+	if (size > sizeof(*s))	/* never true; keeps the bound visible to the verifier */
+		return 0;
+	if (bpf_ringbuf_output(&events, s, size, submit_flags()))
+		count(PROFILE_STAT_LOST);
+	return 0;
+}
+
+static __always_inline void send_task(__u32 kind, struct task_struct *p, __u32 ppid,
+				      __u32 ptid, __u32 group_dead)
+{
+	struct profile_task *t;
+
+	t = bpf_ringbuf_reserve(&events, sizeof(*t), 0);
+	if (!t) {
+		count(PROFILE_STAT_LOST_TASK);
+		return;
+	}
+	t->hdr.kind = kind;
+	t->hdr.cpu = bpf_get_smp_processor_id();
+	t->hdr.time = bpf_ktime_get_ns();
+	t->hdr.pid = BPF_CORE_READ(p, tgid);
+	t->hdr.tid = BPF_CORE_READ(p, pid);
+	t->ppid = ppid;
+	t->ptid = ptid;
+	t->group_dead = group_dead;
+	t->pad = 0;
+	BPF_CORE_READ_STR_INTO(&t->comm, p, comm);
+	bpf_ringbuf_submit(t, submit_flags());
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ptid = parent->pid;
+	__u32 ctgid = child->tgid, ctid = child->pid;
+	__u8 one = 1;
+
+	if (!in_scope(ptgid, ptid))
+		return 0;
+	if (filter_mode == PROFILE_FILTER_TGID && ctgid != ptgid)
+		bpf_map_update_elem(&target_tgids, &ctgid, &one, BPF_ANY);
+	else if (filter_mode == PROFILE_FILTER_TID)
+		bpf_map_update_elem(&target_tids, &ctid, &one, BPF_ANY);
+	send_task(PROFILE_KIND_FORK, child, ptgid, ptid, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 tgid = p->tgid, tid = p->pid;
+	/* do_exit() has already dropped this thread from signal->live. */
+	__u32 group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
+
+	if (!in_scope(tgid, tid))
+		return 0;
+	send_task(PROFILE_KIND_EXIT, p, 0, 0, group_dead);
+	/* Keep the maps bounded and a reused pid out of scope. */
+	if (filter_mode == PROFILE_FILTER_TGID && group_dead)
+		bpf_map_delete_elem(&target_tgids, &tgid);
+	else if (filter_mode == PROFILE_FILTER_TID)
+		bpf_map_delete_elem(&target_tids, &tid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p)
+{
+	if (!in_scope(p->tgid, p->pid))
+		return 0;
+	send_task(PROFILE_KIND_EXEC, p, 0, 0, 0);
+	return 0;
+}

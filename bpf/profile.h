@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profile.h - the records bpf/profile.bpf.c sends to user space, and the
+ * maps' keys. Shared by the BPF program and recorder/session.c, so it uses
+ * only fixed-size kernel types (__u32, __u64) and no libc.
+ *
+ * Every ring-buffer record starts with struct profile_hdr; `kind` says which
+ * struct follows. A sample is built in a per-CPU scratch buffer and only its
+ * used part goes into the ring buffer: the fixed fields, then nr_kernel
+ * kernel frames, then nr_user user frames, so its size is
+ * PROFILE_SAMPLE_SIZE(nr_kernel + nr_user). A sample without stacks is 80
+ * bytes instead of 2 KiB, which is what keeps high rates from overflowing.
+ */
+#ifndef BPFREC_PROFILE_H
+#define BPFREC_PROFILE_H
+
+/* perf_event_max_stack's default; bpf_get_stack() never returns more. */
+#define PROFILE_MAX_STACK	127
+#define PROFILE_COMM_LEN	16
+
+enum profile_kind {
+	PROFILE_KIND_SAMPLE = 1,
+	PROFILE_KIND_FORK = 2,	/* a task in scope created a task */
+	PROFILE_KIND_EXIT = 3,	/* a task in scope exited */
+	PROFILE_KIND_EXEC = 4,	/* a task in scope replaced its image */
+};
+
+/* Which tasks the sampler keeps (rodata `filter_mode`). */
+enum profile_filter {
+	PROFILE_FILTER_ALL = 0,		/* -a: everything, kernel threads and idle too */
+	PROFILE_FILTER_TGID = 1,	/* pids in map target_tgids, and their children */
+	PROFILE_FILTER_TID = 2,		/* tids in map target_tids, and their children */
+};
+
+/* Indexes into the per-CPU map `stats`. */
+enum profile_stat {
+	PROFILE_STAT_SAMPLES = 0,	/* samples in scope */
+	PROFILE_STAT_LOST = 1,		/* of those, dropped: ring buffer full */
+	PROFILE_STAT_LOST_TASK = 2,	/* fork/exit/exec records dropped */
+	PROFILE_STAT_MAX = 3,
+};
+
+struct profile_hdr {
+	__u32 kind;	/* enum profile_kind */
+	__u32 cpu;
+	__u64 time;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 pid;	/* tgid */
+	__u32 tid;
+};
+
+/* Bits of profile_sample.flags. */
+#define PROFILE_SAMPLE_KERNEL	1u	/* the sample interrupted kernel code */
+
+struct profile_sample {
+	struct profile_hdr hdr;
+	__u64 period;	/* ctx->sample_period */
+	__u64 ip;	/* interrupted ip (kernel ip in kernel mode) */
+	__u64 user_ip;	/* user ip of the task (0 for kernel threads) */
+	__u32 flags;
+	__u32 nr_kernel;	/* kernel frames (0 without -g) */
+	__u32 nr_user;		/* user frames after them (0 without -g) */
+	char comm[PROFILE_COMM_LEN];
+	__u32 pad;
+	__u64 frames[2 * PROFILE_MAX_STACK];	/* kernel frames, then user frames */
+};
+
+#define PROFILE_SAMPLE_SIZE(nr_frames) \
+	(__builtin_offsetof(struct profile_sample, frames) + (nr_frames) * sizeof(__u64))
+
+/* FORK, EXIT and EXEC. For FORK, hdr.pid/tid are the child's. */
+struct profile_task {
+	struct profile_hdr hdr;
+	__u32 ppid;	/* FORK: parent tgid */
+	__u32 ptid;	/* FORK: parent tid */
+	__u32 group_dead;	/* EXIT: the last thread of the process exited */
+	char comm[PROFILE_COMM_LEN];
+	__u32 pad;
+};
+
+#endif /* BPFREC_PROFILE_H */

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * batch.h - records collected between two flushes, sorted by time.
+ *
+ * The ring buffer delivers records roughly, not exactly, in time order
+ * (CPUs race to reserve). perf wants each round it reads sorted, so the
+ * recorder copies what arrives into a batch and sorts it before writing.
+ * Records keep their arrival order when their times are equal. Each record
+ * is stored 8-byte aligned; one arena and one index grow as needed and are
+ * reused after batch_clear(), so a steady recording stops allocating.
+ */
+#ifndef RECORDER_BATCH_H
+#define RECORDER_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct batch_entry {
+	uint64_t time;
+	uint64_t seq;		/* arrival order, the tie-breaker */
+	size_t off, len;
+};
+
+struct batch {
+	uint8_t *data;
+	size_t len, cap;
+	struct batch_entry *ents;
+	size_t nr, cap_ents;
+	uint64_t seq;
+};
+
+/* Reserve len bytes for a record stamped time; NULL on ENOMEM. Fill it at once. */
+void *batch_add(struct batch *b, uint64_t time, size_t len);
+/* Sort by time, stable. */
+void batch_sort(struct batch *b);
+/* The i-th record (after batch_sort: in time order). */
+const void *batch_get(const struct batch *b, size_t i, size_t *len);
+/* Bytes held; the caller flushes early when a batch grows past its bound. */
+static inline size_t batch_bytes(const struct batch *b) { return b->len; }
+void batch_clear(struct batch *b);
+void batch_free(struct batch *b);
+
+#endif /* RECORDER_BATCH_H */

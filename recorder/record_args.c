@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+/* record_args.c - `bpfrec record` options (contract in record_args.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/cpulist.h"
+#include "recorder/record_args.h"
+
+enum {
+	OPT_CALL_GRAPH = 0x100,
+	OPT_DURATION,
+};
+
+static const struct option long_opts[] = {
+	{ "freq", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "output", required_argument, NULL, 'o' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "mmap-pages", required_argument, NULL, 'm' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+void record_usage(FILE *f)
+{
+	fputs(
+"usage: bpfrec record [options] [--] [command [args...]]\n"
+"\n"
+"Sample CPUs with BPF and write perf.data for perf report, perf script,\n"
+"hotspot and bpfrec pprof. Needs root (or CAP_BPF and CAP_PERFMON).\n"
+"\n"
+"What to record (one of them):\n"
+"  command [args]         launch command and record it and its children until it exits\n"
+"  -p, --pid PID[,PID]    record running processes (and their children)\n"
+"  -t, --tid TID[,TID]    record running threads (and their children)\n"
+"  -a, --all-cpus         record everything: every task, kernel threads and idle\n"
+"                         (with a command: until it exits)\n"
+"\n"
+"How:\n"
+"  -F, --freq HZ          samples per second per CPU (default 4000, or 'max':\n"
+"                         kernel.perf_event_max_sample_rate, which also caps it)\n"
+"  -c, --count N          sample every N events instead (ns for cpu-clock)\n"
+"  -e, --event NAME       cpu-clock (default); cycles, instructions, cache-misses...\n"
+"                         need a hardware PMU\n"
+"  -g                     record call graphs (frame pointers, as --call-graph fp)\n"
+"      --call-graph fp    the same; dwarf is not supported yet\n"
+"  -C, --cpu LIST         only these CPUs, e.g. 0,2-3 (default: every online CPU)\n"
+"  -m, --mmap-pages N     ring buffer size in pages (power of two), or with a\n"
+"                         K/M/G suffix in bytes (default: 2 MiB per CPU, >= 8 MiB)\n"
+"      --duration SEC     stop after SEC seconds (decimals allowed)\n"
+"\n"
+"Output:\n"
+"  -o, --output FILE      write FILE (default perf.data; an existing one becomes\n"
+"                         FILE.old); '-' streams pipe-mode perf.data to stdout\n"
+"                         (a launched command's stdout then goes to stderr)\n"
+"  -q, --quiet            no summary line, no warnings\n"
+"  -v, --verbose          show libbpf's messages (verifier log on load errors)\n"
+"  -h, --help             this text\n"
+"\n"
+"Recording stops when the command exits, on SIGINT, SIGTERM or SIGHUP, or\n"
+"after --duration; the file is complete in every case. bpfrec exits with the\n"
+"command's exit code (128+N when signal N killed it), 127 when the command\n"
+"was not found, 126 when it could not be executed, 1 on other errors, 2 on\n"
+"bad usage. See Documentation/bpfrec-record.md.\n", f);
+}
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* "1234,5678" into a malloc'ed array of positive ids. */
+static int parse_ids(const char *s, pid_t **out, size_t *nr)
+{
+	size_t n = 1, i = 0;
+	pid_t *ids;
+
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	ids = calloc(n, sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	while (*s) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (errno || end == s || v <= 0 || v > INT_MAX || (*end && *end != ',') ||
+		    (*end == ',' && !end[1])) {
+			free(ids);
+			return -EINVAL;
+		}
+		ids[i++] = (pid_t)v;
+		s = *end ? end + 1 : end;
+	}
+	if (!i) {
+		free(ids);
+		return -EINVAL;
+	}
+	*out = ids;
+	*nr = i;
+	return 0;
+}
+
+/* Pages (a power of two) or bytes with a K/M/G suffix, as perf -m takes them. */
+static int parse_ring_size(const char *s, size_t *bytes)
+{
+	unsigned long long v;
+	char *end;
+	int shift = -1;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (!*end)
+		shift = 12;	/* pages */
+	else if (!strcmp(end, "K") || !strcmp(end, "k"))
+		shift = 10;
+	else if (!strcmp(end, "M") || !strcmp(end, "m"))
+		shift = 20;
+	else if (!strcmp(end, "G") || !strcmp(end, "g"))
+		shift = 30;
+	if (shift < 0 || !v || v > (1ull << 30) >> shift || (v & (v - 1)))
+		return -EINVAL;
+	*bytes = (size_t)(v << shift);
+	return 0;
+}
+
+int record_args_parse(int argc, char **argv, struct record_args *a, char *err, size_t errlen)
+{
+	bool freq_given = false;
+	size_t nr;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->opts.freq = RECORD_DEFAULT_FREQ;
+	a->opts.wake_fd = -1;
+	a->opts.argc = argc;
+	a->opts.argv = (const char *const *)argv;
+	err[0] = '\0';
+	optind = 1;
+	opterr = 0;
+	/* '+': the first non-option word starts the command. */
+	while ((c = getopt_long(argc, argv, "+:F:c:ap:t:C:go:e:m:qvh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			freq_given = true;
+			if (!strcmp(optarg, "max")) {
+				a->opts.freq = UINT64_MAX;	/* capped to the kernel's maximum */
+			} else if (parse_u64(optarg, &a->opts.freq) || !a->opts.freq) {
+				return bad(err, errlen, "-F '%s': give a frequency in Hz (>= 1) or 'max'",
+					   optarg);
+			}
+			break;
+		case 'c':
+			if (parse_u64(optarg, &a->opts.period) || !a->opts.period)
+				return bad(err, errlen, "-c '%s': give a sample period (>= 1)", optarg);
+			break;
+		case 'a':
+			a->opts.system_wide = true;
+			break;
+		case 'p':
+			free(a->pids);
+			a->pids = NULL;
+			if (parse_ids(optarg, &a->pids, &a->opts.nr_pids))
+				return bad(err, errlen, "-p '%s': give process ids like 1234,5678", optarg);
+			a->opts.pids = a->pids;
+			break;
+		case 't':
+			free(a->tids);
+			a->tids = NULL;
+			if (parse_ids(optarg, &a->tids, &a->opts.nr_tids))
+				return bad(err, errlen, "-t '%s': give thread ids like 1234,5678", optarg);
+			a->opts.tids = a->tids;
+			break;
+		case 'C':
+			free(a->cpus);
+			a->cpus = NULL;
+			if (cpulist_parse(optarg, &a->cpus, &nr))
+				return bad(err, errlen, "-C '%s': give CPUs like 0,2-3", optarg);
+			a->opts.cpus = a->cpus;
+			a->opts.nr_cpus = nr;
+			break;
+		case 'g':
+			a->opts.callgraph = true;
+			break;
+		case OPT_CALL_GRAPH:
+			if (!strcmp(optarg, "fp")) {
+				a->opts.callgraph = true;
+			} else if (!strncmp(optarg, "dwarf", 5)) {
+				return bad(err, errlen,
+					   "--call-graph dwarf is not supported yet: use -g (frame pointers)");
+			} else {
+				return bad(err, errlen, "--call-graph '%s': only 'fp' is supported", optarg);
+			}
+			break;
+		case 'o':
+			a->opts.output = optarg;
+			break;
+		case 'e':
+			a->opts.event = optarg;
+			break;
+		case 'm':
+			if (parse_ring_size(optarg, &a->opts.ring_buffer_bytes))
+				return bad(err, errlen,
+					   "-m '%s': give pages as a power of two (e.g. 1024) or a size like 16M",
+					   optarg);
+			break;
+		case 'q':
+			a->opts.quiet = true;
+			break;
+		case 'v':
+			a->verbose = true;
+			break;
+		case OPT_DURATION: {
+			char *end;
+
+			errno = 0;
+			a->duration = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(a->duration > 0) ||
+			    !isfinite(a->duration) || a->duration > 1e9)
+				return bad(err, errlen, "--duration '%s': give seconds, e.g. 5 or 0.5",
+					   optarg);
+			break;
+		}
+		case 'h':
+			a->help = true;
+			return 0;
+		case ':':
+			return bad(err, errlen, "option '%s' needs a value; see 'bpfrec record --help'",
+				   argv[optind - 1]);
+		default:
+			if (optopt && optopt < 0x100)
+				return bad(err, errlen, "unknown option '-%c'; see 'bpfrec record --help'",
+					   optopt);
+			return bad(err, errlen, "unknown option '%s'; see 'bpfrec record --help'",
+				   argv[optind - 1]);
+		}
+	}
+	if (freq_given && a->opts.period)
+		return bad(err, errlen, "-F and -c exclude each other: give one of them");
+	if (optind < argc)
+		a->opts.command = &argv[optind];
+	return 0;
+}
+
+void record_args_free(struct record_args *a)
+{
+	free(a->pids);
+	free(a->tids);
+	free(a->cpus);
+	memset(a, 0, sizeof(*a));
+}

@@ -1,0 +1,991 @@
+// SPDX-License-Identifier: MIT
+/*
+ * session.c - one recording: checks, perf events, the BPF sampler, the
+ * launched command and the writer (contract in session.h).
+ *
+ * Data path: profile.bpf.c puts one compact record per sample (and per
+ * fork, exit and exec in scope) into a BPF ring buffer; on_ring_record()
+ * copies it into a batch; every flush interval flush_batch() sorts the batch
+ * by time and, per record, lets the task tracker describe the process
+ * (COMM/MMAP2) and writes the SAMPLE (or FORK/EXIT), then the samples lost
+ * meanwhile and a FINISHED_ROUND, then checkpoints the file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "perfdata/writer.h"
+#include "recorder/batch.h"
+#include "recorder/callchain.h"
+#include "recorder/cpulist.h"
+#include "recorder/launch.h"
+#include "recorder/session.h"
+#include "recorder/tasks.h"
+
+#include "bpf/profile.h"
+#include "profile.skel.h"
+
+#define DEFAULT_OUTPUT		"perf.data"
+#define DEFAULT_EVENT		"cpu-clock"
+#define DEFAULT_FLUSH_MS	100
+#define DEFAULT_RING_BYTES	(8u << 20)
+#define MAX_RING_BYTES		(1u << 30)
+/* Write a round early when a batch holds this much (a slow disk, a storm). */
+#define BATCH_MAX_BYTES		(16u << 20)
+/* What on_ring_record() returns to make libbpf stop consuming. */
+#define BATCH_FULL		(-ECANCELED)
+#define SYSFS_BTF		"/sys/kernel/btf/vmlinux"
+#define MAX_SAMPLE_RATE		"/proc/sys/kernel/perf_event_max_sample_rate"
+
+struct record_session {
+	struct record_opts opts;	/* arrays below are our own copies */
+	pid_t *pids, *tids;
+	int *cpus;
+	size_t nr_cpus;
+	char *output;
+	bool pipe;
+
+	char err[512];
+	int failure_code;
+
+	/* The event as perf_event_open(2) takes it and as the file describes it. */
+	struct perf_event_attr attr;
+	const char *event_name;
+	uint64_t event_id;
+	int *pfds;		/* one per CPU; -1 once owned by a link */
+	struct bpf_link **links;	/* per CPU */
+	struct bpf_link *task_links[3];
+
+	struct profile *skel;
+	struct ring_buffer *rb;
+	int epfd;
+	int nr_possible_cpus;
+
+	/* Output. */
+	int out_fd;
+	bool created, finished;
+	char *old_path;
+	struct perfdata_writer *w;
+	struct task_tracker *tracker;
+
+	/* The launched command. */
+	char cmd_path[PATH_MAX];
+	struct launch child;
+
+	struct batch batch;
+	int cb_err;
+	uint64_t next_flush_ns;
+	uint64_t last_time;
+	uint64_t lost, lost_task;
+	bool started, stopped, workload_done;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int fail(struct record_session *s, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(struct record_session *s, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static void warn(const struct record_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void warn(const struct record_session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->opts.quiet)
+		return;
+	va_start(ap, fmt);
+	fputs("bpfrec record: warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* Events by name: cpu-clock everywhere, the hardware ones where there is a PMU. */
+static const struct {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+} known_events[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
+	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
+	{ "stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
+	{ "stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+};
+
+static void *dup_array(const void *a, size_t n, size_t size)
+{
+	void *p;
+
+	if (!n)
+		return NULL;
+	p = malloc(n * size);
+	if (p)
+		memcpy(p, a, n * size);
+	return p;
+}
+
+int record_session_new(const struct record_opts *opts, struct record_session **out)
+{
+	struct record_session *s = calloc(1, sizeof(*s));
+	size_t i;
+
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	s->out_fd = -1;
+	s->epfd = -1;
+	s->failure_code = 1;
+	s->child.go_fd = s->child.err_fd = -1;
+	s->output = strdup(opts->output ? opts->output : DEFAULT_OUTPUT);
+	s->pids = dup_array(opts->pids, opts->nr_pids, sizeof(pid_t));
+	s->tids = dup_array(opts->tids, opts->nr_tids, sizeof(pid_t));
+	s->cpus = dup_array(opts->cpus, opts->nr_cpus, sizeof(int));
+	s->nr_cpus = opts->nr_cpus;
+	*out = s;
+	if (!s->output || (opts->nr_pids && !s->pids) || (opts->nr_tids && !s->tids) ||
+	    (opts->nr_cpus && !s->cpus))
+		return fail(s, -ENOMEM, "out of memory");
+	s->pipe = !strcmp(s->output, "-");
+	if (!s->opts.flush_interval_ms)
+		s->opts.flush_interval_ms = DEFAULT_FLUSH_MS;
+
+	s->event_name = opts->event ? opts->event : DEFAULT_EVENT;
+	for (i = 0; i < sizeof(known_events) / sizeof(known_events[0]); i++)
+		if (!strcmp(known_events[i].name, s->event_name))
+			break;
+	if (i == sizeof(known_events) / sizeof(known_events[0]))
+		return fail(s, -EINVAL,
+			    "unknown event '%s': use -e cpu-clock (or cycles, instructions, "
+			    "cache-misses, branch-misses... on a machine with a hardware PMU)",
+			    s->event_name);
+	s->attr.type = known_events[i].type;
+	s->attr.config = known_events[i].config;
+
+	if (!opts->system_wide && !opts->nr_pids && !opts->nr_tids && !opts->command)
+		return fail(s, -EINVAL, "nothing to record: give a command, -p PID, -t TID or -a");
+	if ((opts->nr_pids || opts->nr_tids) && opts->command)
+		return fail(s, -EINVAL, "-p/-t and a command exclude each other: use one of them");
+	if ((opts->nr_pids || opts->nr_tids) && opts->system_wide)
+		return fail(s, -EINVAL, "-p/-t and -a exclude each other: use one of them");
+	if (opts->nr_pids && opts->nr_tids)
+		return fail(s, -EINVAL, "-p and -t exclude each other: use one of them");
+	if (!opts->period && !opts->freq)
+		return fail(s, -EINVAL, "the sampling frequency must be at least 1 Hz");
+	if (opts->ring_buffer_bytes && (opts->ring_buffer_bytes < 4096 ||
+					opts->ring_buffer_bytes > MAX_RING_BYTES ||
+					(opts->ring_buffer_bytes & (opts->ring_buffer_bytes - 1))))
+		return fail(s, -EINVAL,
+			    "ring buffer size %zu is not a power of two between 4 KiB and 1 GiB",
+			    opts->ring_buffer_bytes);
+	return 0;
+}
+
+/* Effective CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN which implies both. */
+static bool can_trace(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	uint64_t eff;
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return geteuid() == 0;
+	eff = (uint64_t)data[1].effective << 32 | data[0].effective;
+	if (eff & (1ull << CAP_SYS_ADMIN))
+		return true;
+	return (eff & (1ull << 39 /* CAP_BPF */)) && (eff & (1ull << 38 /* CAP_PERFMON */));
+}
+
+/* 'R', 'S', ... from /proc/PID/stat, or 0 when there is no such task. */
+static char task_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static bool task_alive(pid_t pid)
+{
+	char st = task_state(pid);
+
+	return st && st != 'Z' && st != 'X';
+}
+
+/* The thread-group id of a task, from /proc/TID/status; 0 when gone. */
+static pid_t task_tgid(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static int check_targets(struct record_session *s)
+{
+	int *online = NULL;
+	size_t nr_online = 0;
+	int err;
+
+	for (size_t i = 0; i < s->opts.nr_pids; i++) {
+		pid_t tgid = task_alive(s->pids[i]) ? task_tgid(s->pids[i]) : 0;
+
+		if (s->pids[i] <= 0 || !tgid)
+			return fail(s, -ESRCH, "no such process: -p %d (check the PID with ps)",
+				    (int)s->pids[i]);
+		s->pids[i] = tgid;	/* a thread id names its process, as in perf */
+	}
+	for (size_t i = 0; i < s->opts.nr_tids; i++)
+		if (s->tids[i] <= 0 || !task_alive(s->tids[i]))
+			return fail(s, -ESRCH, "no such thread: -t %d (check the TID with ps -L)",
+				    (int)s->tids[i]);
+
+	err = cpulist_online(NULL, &online, &nr_online);
+	if (err)
+		return fail(s, err, "cannot read the online CPUs: %s", strerror(-err));
+	for (size_t i = 0; i < s->nr_cpus; i++) {
+		bool ok = false;
+
+		for (size_t j = 0; j < nr_online; j++)
+			ok |= online[j] == s->cpus[i];
+		if (!ok) {
+			fail(s, -EINVAL, "CPU %d is not online: pick -C from the online CPUs",
+			     s->cpus[i]);
+			free(online);
+			return -EINVAL;
+		}
+	}
+	if (!s->cpus) {
+		s->cpus = online;
+		s->nr_cpus = nr_online;
+	} else {
+		free(online);
+	}
+
+	if (s->opts.command) {
+		const char *name = s->opts.command[0];
+
+		err = launch_resolve(name, s->cmd_path, sizeof(s->cmd_path));
+		if (err) {
+			s->failure_code = launch_errno_exit_code(-err);
+			if (err == -ENOENT)
+				return fail(s, err, "command not found: '%s' (check the name and PATH)",
+					    name);
+			return fail(s, err, "cannot execute '%s': %s", name,
+				    err == -EACCES ? "not an executable file" : strerror(-err));
+		}
+	}
+	return 0;
+}
+
+static int check_output_dir(struct record_session *s)
+{
+	char *slash = strrchr(s->output, '/');
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (s->pipe)
+		return 0;
+	if (!*s->output)
+		return fail(s, -EINVAL, "empty output path: give -o FILE");
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == s->output)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - s->output), s->output);
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return fail(s, -ENOENT,
+			    "output directory '%s' does not exist: create it or choose another -o",
+			    dir);
+	if (access(dir, W_OK) < 0)
+		return fail(s, -errno, "output directory '%s' is not writable (%s): choose another -o",
+			    dir, strerror(errno));
+	if (lstat(s->output, &st) == 0 && S_ISDIR(st.st_mode))
+		return fail(s, -EISDIR, "output '%s' is a directory: choose a file name with -o",
+			    s->output);
+	return 0;
+}
+
+static uint64_t read_u64_file(const char *path, uint64_t fallback)
+{
+	unsigned long long v;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return fallback;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = fallback;
+	fclose(f);
+	return v;
+}
+
+static int open_events(struct record_session *s)
+{
+	struct perf_event_attr a = { 0 };
+
+	a.type = s->attr.type;
+	a.config = s->attr.config;
+	a.size = sizeof(a);
+	if (s->opts.period) {
+		a.sample_period = s->opts.period;
+	} else {
+		uint64_t max = read_u64_file(MAX_SAMPLE_RATE, 0);
+
+		if (s->opts.freq == UINT64_MAX)	/* -F max */
+			s->opts.freq = max ? max : 4000;
+		else if (max && s->opts.freq > max) {
+			warn(s, "-F %" PRIu64 " is above kernel.perf_event_max_sample_rate; "
+			     "sampling at %" PRIu64 " Hz", s->opts.freq, max);
+			s->opts.freq = max;
+		}
+		a.freq = 1;
+		a.sample_freq = s->opts.freq;
+	}
+	a.disabled = 1;		/* attaching enables it */
+
+	s->pfds = malloc(s->nr_cpus * sizeof(*s->pfds));
+	s->links = calloc(s->nr_cpus, sizeof(*s->links));
+	if (!s->pfds || !s->links)
+		return fail(s, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->nr_cpus; i++)
+		s->pfds[i] = -1;
+	for (size_t i = 0; i < s->nr_cpus; i++) {
+		int fd = (int)syscall(SYS_perf_event_open, &a, -1, s->cpus[i], -1,
+				      PERF_FLAG_FD_CLOEXEC);
+		int err = -errno;
+
+		if (fd >= 0) {
+			s->pfds[i] = fd;
+			continue;
+		}
+		if (a.type == PERF_TYPE_HARDWARE && (err == -ENOENT || err == -EOPNOTSUPP))
+			return fail(s, err,
+				    "event '%s' is not available: this machine has no hardware PMU "
+				    "(a VM?); use -e cpu-clock", s->event_name);
+		if (err == -EINVAL && a.freq)
+			return fail(s, err, "cannot sample '%s' at %" PRIu64 " Hz: lower -F",
+				    s->event_name, s->opts.freq);
+		return fail(s, err, "cannot open event '%s' on CPU %d: %s", s->event_name,
+			    s->cpus[i], strerror(-err));
+	}
+	if (ioctl(s->pfds[0], PERF_EVENT_IOC_ID, &s->event_id) < 0 || !s->event_id)
+		s->event_id = 1;
+	return 0;
+}
+
+/* The attr the file describes: what perf record would have asked the kernel for. */
+static void build_file_attr(struct record_session *s)
+{
+	struct perf_event_attr *a = &s->attr;
+
+	a->size = PERFDATA_ATTR_SIZE;
+	if (s->opts.period) {
+		a->sample_period = s->opts.period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = s->opts.freq;
+	}
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	if (s->opts.callgraph)
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	a->sample_id_all = 1;
+	a->mmap = 1;
+	a->comm = 1;
+	a->mmap2 = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->disabled = 0;
+	a->inherit = !s->opts.system_wide;
+	a->exclude_callchain_user = 0;
+}
+
+/* Create the output: an existing file becomes NAME.old; never follow a symlink. */
+static int create_output(struct record_session *s)
+{
+	struct stat st;
+	int fd;
+
+	if (s->pipe) {
+		s->out_fd = STDOUT_FILENO;
+		return 0;
+	}
+	if (lstat(s->output, &st) == 0) {
+		if (asprintf(&s->old_path, "%s.old", s->output) < 0) {
+			s->old_path = NULL;
+			return fail(s, -ENOMEM, "out of memory");
+		}
+		/* rename(2) moves a symlink itself, never its target. */
+		if (rename(s->output, s->old_path) < 0) {
+			int err = -errno;
+
+			free(s->old_path);
+			s->old_path = NULL;
+			return fail(s, err, "cannot rename '%s' to '%s.old': %s", s->output,
+				    s->output, strerror(-err));
+		}
+	}
+	fd = open(s->output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int err = -errno;
+
+		/* Give the previous output back. */
+		if (s->old_path)
+			rename(s->old_path, s->output);
+		return fail(s, err, "cannot create '%s': %s: choose another -o", s->output,
+			    strerror(-err));
+	}
+	s->out_fd = fd;
+	s->created = true;
+	return 0;
+}
+
+static int on_ring_record(void *ctx, void *data, size_t size);
+
+static int load_bpf(struct record_session *s)
+{
+	size_t ring = s->opts.ring_buffer_bytes;
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct profile *skel;
+	int err;
+
+	if (!ring) {
+		/* About 2 MiB per CPU: several flush intervals of -g samples at -F 4000. */
+		ring = DEFAULT_RING_BYTES;
+		while (ring < s->nr_cpus * (2u << 20) && ring < MAX_RING_BYTES)
+			ring *= 2;
+	}
+	s->nr_possible_cpus = libbpf_num_possible_cpus();
+	if (s->nr_possible_cpus <= 0)
+		return fail(s, s->nr_possible_cpus ? s->nr_possible_cpus : -EINVAL,
+			    "cannot count the possible CPUs");
+
+	skel = profile__open();
+	if (!skel)
+		return fail(s, -errno ? -errno : -EINVAL, "cannot open the BPF sampler: %s",
+			    strerror(errno));
+	s->skel = skel;
+	if (s->opts.nr_pids || (s->opts.command && !s->opts.system_wide))
+		skel->rodata->filter_mode = PROFILE_FILTER_TGID;
+	else if (s->opts.nr_tids)
+		skel->rodata->filter_mode = PROFILE_FILTER_TID;
+	else
+		skel->rodata->filter_mode = PROFILE_FILTER_ALL;
+	skel->rodata->capture_stacks = s->opts.callgraph;
+	skel->rodata->wakeup_bytes = ring / 2;
+	err = bpf_map__set_max_entries(skel->maps.events, (uint32_t)ring);
+	if (err)
+		return fail(s, err, "cannot size the ring buffer: %s", strerror(-err));
+	err = profile__load(skel);
+	if (err)
+		return fail(s, err, "cannot load the BPF sampler: %s (run with -v for the verifier log)",
+			    strerror(-err));
+
+	for (size_t i = 0; i < s->opts.nr_pids; i++) {
+		uint32_t key = (uint32_t)s->pids[i];
+		uint8_t one = 1;
+
+		bpf_map__update_elem(skel->maps.target_tgids, &key, sizeof(key), &one, 1, BPF_ANY);
+	}
+	for (size_t i = 0; i < s->opts.nr_tids; i++) {
+		uint32_t key = (uint32_t)s->tids[i];
+		uint8_t one = 1;
+
+		bpf_map__update_elem(skel->maps.target_tids, &key, sizeof(key), &one, 1, BPF_ANY);
+	}
+
+	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_ring_record, s, NULL);
+	if (!s->rb)
+		return fail(s, -errno, "cannot map the ring buffer: %s", strerror(errno));
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return fail(s, -errno, "epoll: %s", strerror(errno));
+	ev.data.fd = ring_buffer__epoll_fd(s->rb);
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		return fail(s, -errno, "epoll: %s", strerror(errno));
+	if (s->opts.wake_fd >= 0) {
+		ev.data.fd = s->opts.wake_fd;
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->opts.wake_fd, &ev) < 0)
+			return fail(s, -errno, "epoll: %s", strerror(errno));
+	}
+	return 0;
+}
+
+int record_session_open(struct record_session *s)
+{
+	int err;
+
+	if (!can_trace())
+		return fail(s, -EPERM,
+			    "needs root, or CAP_BPF and CAP_PERFMON: run it with sudo");
+	if (access(SYSFS_BTF, R_OK) < 0)
+		return fail(s, -ENOTSUP,
+			    "the kernel has no BTF (%s is missing): bpfrec needs a kernel built "
+			    "with CONFIG_DEBUG_INFO_BTF=y", SYSFS_BTF);
+	err = check_targets(s);
+	if (!err)
+		err = check_output_dir(s);
+	if (!err)
+		err = open_events(s);
+	if (err)
+		return err;
+	build_file_attr(s);
+
+	err = create_output(s);
+	if (!err)
+		err = load_bpf(s);
+	if (err)
+		return err;
+
+	if (s->opts.command) {
+		err = launch_fork(&s->child, s->cmd_path, s->opts.command, s->pipe);
+		if (err)
+			return fail(s, err, "cannot fork: %s", strerror(-err));
+		if (!s->opts.system_wide) {
+			uint32_t key = (uint32_t)s->child.pid;
+			uint8_t one = 1;
+
+			err = bpf_map__update_elem(s->skel->maps.target_tgids, &key, sizeof(key),
+						   &one, 1, BPF_ANY);
+			if (err)
+				return fail(s, err, "cannot add pid %d to the targets: %s",
+					    (int)key, strerror(-err));
+		}
+	}
+	return 0;
+}
+
+static int attach(struct record_session *s)
+{
+	struct bpf_program *task_progs[3] = {
+		s->skel->progs.on_fork, s->skel->progs.on_exit, s->skel->progs.on_exec,
+	};
+
+	/* Task events first, so nothing forked after the first sample escapes. */
+	for (int i = 0; i < 3; i++) {
+		s->task_links[i] = bpf_program__attach(task_progs[i]);
+		if (!s->task_links[i])
+			return fail(s, -errno, "cannot attach %s: %s",
+				    bpf_program__name(task_progs[i]), strerror(errno));
+	}
+	for (size_t i = 0; i < s->nr_cpus; i++) {
+		struct bpf_link *l;
+
+		l = bpf_program__attach_perf_event_opts(s->skel->progs.on_sample, s->pfds[i],
+							NULL);
+		if (!l)
+			return fail(s, -errno, "cannot attach to the event on CPU %d: %s",
+				    s->cpus[i], strerror(errno));
+		s->links[i] = l;
+		s->pfds[i] = -1;	/* the link closes it */
+	}
+	return 0;
+}
+
+static int write_error(struct record_session *s, int err)
+{
+	if (err == -EPIPE)
+		return fail(s, err, "the reader of the output pipe went away");
+	if (s->pipe)
+		return fail(s, err, "cannot write to stdout: %s", strerror(-err));
+	return fail(s, err, "cannot write '%s': %s", s->output, strerror(-err));
+}
+
+int record_session_start(struct record_session *s)
+{
+	struct perfdata_writer_opts wo = {
+		.pipe = s->pipe, .argc = s->opts.argc, .argv = s->opts.argv,
+	};
+	int err;
+
+	err = attach(s);
+	if (err)
+		return err;
+	err = perfdata_writer_new(s->out_fd, &wo, &s->w);
+	if (!err)
+		err = perfdata_writer_add_event(s->w, s->event_name, &s->attr, &s->event_id, 1);
+	if (!err)
+		err = perfdata_writer_start(s->w);
+	if (!err)
+		err = kernel_maps_write(s->w, NULL, NULL, NULL);
+	if (!err)
+		err = task_tracker_new(s->w, NULL, &s->tracker);
+	if (!err)
+		err = perfdata_writer_checkpoint(s->w);
+	if (err)
+		return write_error(s, err);
+	s->started = true;
+	s->next_flush_ns = mono_ns() + s->opts.flush_interval_ms * 1000000ull;
+
+	if (s->child.pid) {
+		err = launch_release(&s->child);
+		if (err) {
+			s->failure_code = launch_errno_exit_code(-err);
+			return fail(s, err, "cannot execute '%s': %s", s->opts.command[0],
+				    strerror(-err));
+		}
+	}
+	return 0;
+}
+
+/* Ring-buffer callback: copy a record into the batch (it is already compact). */
+static int on_ring_record(void *ctx, void *data, size_t size)
+{
+	struct record_session *s = ctx;
+	const struct profile_hdr *h = data;
+	void *p;
+
+	if (size < sizeof(*h))
+		return 0;
+	if (h->kind == PROFILE_KIND_SAMPLE) {
+		const struct profile_sample *in = data;
+
+		/* Drop anything malformed rather than read past it. */
+		if (size < PROFILE_SAMPLE_SIZE(0) || in->nr_kernel > PROFILE_MAX_STACK ||
+		    in->nr_user > PROFILE_MAX_STACK ||
+		    size < PROFILE_SAMPLE_SIZE(in->nr_kernel + in->nr_user))
+			return 0;
+	} else if (h->kind == PROFILE_KIND_FORK || h->kind == PROFILE_KIND_EXIT ||
+		   h->kind == PROFILE_KIND_EXEC) {
+		if (size < sizeof(struct profile_task))
+			return 0;
+	} else {
+		return 0;
+	}
+	p = batch_add(&s->batch, h->time, size);
+	if (!p)
+		return s->cb_err = -ENOMEM;
+	memcpy(p, data, size);
+	/*
+	 * libbpf keeps consuming while producers keep producing; a full batch
+	 * stops it (this record is already consumed) so it gets written and the
+	 * caller gets to check its stop conditions.
+	 */
+	return batch_bytes(&s->batch) >= BATCH_MAX_BYTES ? BATCH_FULL : 0;
+}
+
+static int write_sample(struct record_session *s, const struct profile_sample *ps)
+{
+	const uint64_t *frames = (const uint64_t *)ps->frames;
+	struct callchain_input in = {
+		.kernel_mode = ps->flags & PROFILE_SAMPLE_KERNEL,
+		.ip = ps->ip,
+		.kernel = frames,
+		.nr_kernel = ps->nr_kernel,
+		.user = frames + ps->nr_kernel,
+		.nr_user = ps->nr_user,
+	};
+	struct perfdata_sample out = { 0 };
+	struct callchain cc;
+	char comm[PROFILE_COMM_LEN + 1];
+	int err;
+
+	callchain_build(&in, &cc);
+	memcpy(comm, ps->comm, PROFILE_COMM_LEN);
+	comm[PROFILE_COMM_LEN] = '\0';
+	err = task_tracker_see(s->tracker, ps->hdr.pid, ps->hdr.tid, comm, ps->hdr.time,
+			       ps->hdr.cpu, cc.user, cc.nr_user);
+	if (err)
+		return err;
+	out.misc = cc.misc;
+	out.id = s->event_id;
+	out.ip = cc.ip;
+	out.pid = ps->hdr.pid;
+	out.tid = ps->hdr.tid;
+	out.time = ps->hdr.time;
+	out.cpu = ps->hdr.cpu;
+	out.period = ps->period;
+	out.nr_callchain = cc.nr;
+	out.callchain = cc.ips;
+	return perfdata_write_sample(s->w, &out);
+}
+
+static int write_task(struct record_session *s, const struct profile_task *t)
+{
+	struct perfdata_sample_id sid = {
+		.pid = t->hdr.pid, .tid = t->hdr.tid, .time = t->hdr.time,
+		.id = s->event_id, .cpu = t->hdr.cpu,
+	};
+	struct perfdata_task task = {
+		.pid = t->hdr.pid, .tid = t->hdr.tid, .ppid = t->ppid, .ptid = t->ptid,
+		.time = t->hdr.time,
+	};
+
+	switch (t->hdr.kind) {
+	case PROFILE_KIND_FORK:
+		return perfdata_write_fork(s->w, &task, &sid);
+	case PROFILE_KIND_EXIT:
+		/* The last thread takes the whole process with it. */
+		task_tracker_exit(s->tracker, t->hdr.pid, t->group_dead ? t->hdr.pid : t->hdr.tid);
+		return perfdata_write_exit(s->w, &task, &sid);
+	case PROFILE_KIND_EXEC:
+		/* A new image: describe the process afresh at its next sample. */
+		task_tracker_exit(s->tracker, t->hdr.pid, t->hdr.pid);
+		return 0;
+	}
+	return 0;
+}
+
+static uint64_t read_stat(struct record_session *s, uint32_t key)
+{
+	uint64_t vals[s->nr_possible_cpus], sum = 0;
+
+	if (bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals, sizeof(vals), 0))
+		return 0;
+	for (int i = 0; i < s->nr_possible_cpus; i++)
+		sum += vals[i];
+	return sum;
+}
+
+/* Write the batch as one time-sorted round, with the samples lost meanwhile. */
+static int flush_batch(struct record_session *s)
+{
+	uint64_t lost = read_stat(s, PROFILE_STAT_LOST);
+	bool wrote = false;
+	int err = 0;
+
+	s->lost_task = read_stat(s, PROFILE_STAT_LOST_TASK);
+	batch_sort(&s->batch);
+	for (size_t i = 0; i < s->batch.nr && !err; i++) {
+		size_t len;
+		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
+
+		if (h->kind == PROFILE_KIND_SAMPLE)
+			err = write_sample(s, (const struct profile_sample *)h);
+		else
+			err = write_task(s, (const struct profile_task *)h);
+		if (h->time > s->last_time)
+			s->last_time = h->time;
+		wrote = true;
+	}
+	if (!err && lost > s->lost) {
+		struct perfdata_sample_id sid = {
+			.time = s->last_time, .id = s->event_id,
+		};
+
+		err = perfdata_write_lost_samples(s->w, lost - s->lost, &sid);
+		s->lost = lost;
+		wrote = true;
+	}
+	if (!err && wrote)
+		err = perfdata_write_finished_round(s->w);
+	if (!err)
+		err = perfdata_writer_checkpoint(s->w);
+	batch_clear(&s->batch);
+	return err;
+}
+
+static bool targets_gone(struct record_session *s)
+{
+	for (size_t i = 0; i < s->opts.nr_pids; i++)
+		if (task_alive(s->pids[i]))
+			return false;
+	for (size_t i = 0; i < s->opts.nr_tids; i++)
+		if (task_alive(s->tids[i]))
+			return false;
+	return s->opts.nr_pids || s->opts.nr_tids;
+}
+
+int record_session_poll(struct record_session *s, int timeout_ms)
+{
+	struct epoll_event evs[2];
+	uint64_t now = mono_ns();
+	int err;
+
+	if (!s->started || s->stopped)
+		return -EINVAL;
+	if (now >= s->next_flush_ns)
+		timeout_ms = 0;
+	else if (timeout_ms < 0 || (uint64_t)timeout_ms > (s->next_flush_ns - now) / 1000000 + 1)
+		timeout_ms = (int)((s->next_flush_ns - now) / 1000000 + 1);
+	if (epoll_wait(s->epfd, evs, 2, timeout_ms) < 0 && errno != EINTR)
+		return fail(s, -errno, "epoll_wait: %s", strerror(errno));
+	err = ring_buffer__consume(s->rb);
+	if (s->cb_err)
+		return fail(s, s->cb_err, "cannot keep up: %s", strerror(-s->cb_err));
+	if (err < 0 && err != BATCH_FULL)
+		return fail(s, err, "cannot read the ring buffer: %s", strerror(-err));
+
+	now = mono_ns();
+	if (now >= s->next_flush_ns || batch_bytes(&s->batch) >= BATCH_MAX_BYTES) {
+		err = flush_batch(s);
+		if (err)
+			return write_error(s, err);
+		s->next_flush_ns = now + s->opts.flush_interval_ms * 1000000ull;
+		if (targets_gone(s))
+			s->workload_done = true;
+	}
+	if (s->child.pid && launch_poll(&s->child))
+		s->workload_done = true;
+	return s->workload_done;
+}
+
+static void detach(struct record_session *s)
+{
+	for (size_t i = 0; s->links && i < s->nr_cpus; i++) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+	}
+	for (int i = 0; i < 3; i++) {
+		bpf_link__destroy(s->task_links[i]);
+		s->task_links[i] = NULL;
+	}
+}
+
+int record_session_stop(struct record_session *s)
+{
+	int n, err, err2;
+
+	if (!s->started || s->stopped)
+		return -EINVAL;
+	s->stopped = true;
+	detach(s);
+	/* Nothing new arrives now: drain, a full batch at a time. */
+	do {
+		n = ring_buffer__consume(s->rb);
+		if (s->cb_err)
+			n = s->cb_err;
+		err = flush_batch(s);
+		if (err) {
+			write_error(s, err);
+			break;
+		}
+		if (n < 0 && n != BATCH_FULL) {
+			err = fail(s, n, "cannot read the ring buffer: %s", strerror(-n));
+			break;
+		}
+	} while (n == BATCH_FULL);
+	err2 = perfdata_writer_finish(s->w);
+	if (err2 && !err)
+		err = write_error(s, err2);
+	/* Even after a write error the writer leaves a readable file: keep it. */
+	s->finished = true;
+	/* A command still running when recording stops is asked to stop too. */
+	launch_terminate(&s->child);
+	return err;
+}
+
+void record_session_close(struct record_session *s)
+{
+	if (!s)
+		return;
+	detach(s);
+	launch_terminate(&s->child);
+	for (size_t i = 0; s->pfds && i < s->nr_cpus; i++)
+		if (s->pfds[i] >= 0)
+			close(s->pfds[i]);
+	task_tracker_free(s->tracker);
+	perfdata_writer_free(s->w);
+	ring_buffer__free(s->rb);
+	profile__destroy(s->skel);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->out_fd >= 0 && !s->pipe)
+		close(s->out_fd);
+	/* A failed run leaves no output behind, and gives back the previous one. */
+	if (s->created && !s->finished) {
+		unlink(s->output);
+		if (s->old_path)
+			rename(s->old_path, s->output);
+	}
+	batch_free(&s->batch);
+	free(s->old_path);
+	free(s->pfds);
+	free(s->links);
+	free(s->pids);
+	free(s->tids);
+	free(s->cpus);
+	free(s->output);
+	free(s);
+}
+
+void record_session_status(const struct record_session *s, struct record_status *st)
+{
+	*st = (struct record_status){ .exit_code = -1 };
+	if (s->w) {
+		st->samples = perfdata_writer_nr_samples(s->w);
+		st->bytes = perfdata_writer_size(s->w);
+	}
+	st->lost = s->lost;
+	st->lost_task = s->lost_task;
+	st->workload_done = s->workload_done;
+	if (s->child.pid)
+		st->exit_code = launch_exit_code(&s->child);
+}
+
+const char *record_session_error(const struct record_session *s)
+{
+	return s->err;
+}
+
+const char *record_session_output(const struct record_session *s)
+{
+	return s->output;
+}
+
+int record_session_failure_code(const struct record_session *s)
+{
+	return s->failure_code;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.h - one `bpfrec record` run: perf events, the BPF sampler, an
+ * optional launched command, and the perf.data writer they feed.
+ *
+ * Life cycle (each step returns 0 or -errno; on failure
+ * record_session_error() holds a one-line message naming the problem and
+ * the fix):
+ *
+ *   record_session_new()    copy and check the options (no side effects)
+ *   record_session_open()   everything that can fail early, in this order:
+ *                           privileges, kernel BTF, targets (pids, tids,
+ *                           CPUs, the command on PATH), the output
+ *                           directory, the perf events (opened disabled);
+ *                           then the output file is created (an existing
+ *                           one becomes NAME.old), the BPF sampler loaded
+ *                           and a command forked and held before exec
+ *   record_session_start()  attach (which enables sampling), write the file
+ *                           header and the kernel maps, let the command exec
+ *   record_session_poll()   drain the ring buffer; every flush interval sort
+ *                           what arrived by time and write it as one round
+ *   record_session_stop()   detach, drain, write the lost count, finish the
+ *                           file; SIGTERM and reap a command still running
+ *   record_session_close()  free; an output file that was not finished is
+ *                           unlinked, so a failed run leaves nothing behind
+ *
+ * Nothing is written to the output before the sampler is loaded and
+ * attached. The session installs no signal handlers: the caller blocks the
+ * signals it wants and passes a signalfd as wake_fd so poll returns at once.
+ * The launched command gets every signal unblocked and at its default.
+ */
+#ifndef RECORDER_SESSION_H
+#define RECORDER_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct record_session;
+
+/* Arrays are copied; strings and argv vectors must outlive the session. */
+struct record_opts {
+	const char *output;	/* file; "-" = pipe mode on stdout; NULL = "perf.data" */
+	const char *event;	/* "cpu-clock" (NULL), or a hardware event name */
+	uint64_t freq;		/* samples/s per CPU; ignored when period is set */
+	uint64_t period;	/* -c: event units (ns for cpu-clock) per sample */
+	bool callgraph;		/* -g: frame-pointer call graphs */
+	bool system_wide;	/* -a: every task, kernel threads and idle included */
+	const pid_t *pids;	/* -p: processes, followed into their children */
+	size_t nr_pids;
+	const pid_t *tids;	/* -t: threads */
+	size_t nr_tids;
+	const int *cpus;	/* -C: CPUs to sample; NULL = every online CPU */
+	size_t nr_cpus;
+	char *const *command;	/* argv (NULL-terminated) of a command to launch, or NULL */
+	int argc;		/* bpfrec's own command line, for the CMDLINE feature */
+	const char *const *argv;
+	size_t ring_buffer_bytes;	/* power of two >= 4096; 0 = default */
+	unsigned int flush_interval_ms;	/* 0 = 100 */
+	int wake_fd;		/* readable fd that makes poll return early; -1 = none */
+	bool quiet;		/* no warnings on stderr */
+};
+
+struct record_status {
+	uint64_t samples;	/* SAMPLE records written */
+	uint64_t lost;		/* samples the ring buffer dropped */
+	uint64_t lost_task;	/* fork/exit/exec notices dropped */
+	uint64_t bytes;		/* output size so far */
+	bool workload_done;	/* the command exited, or every -p/-t target did */
+	/*
+	 * The launched command's exit code (128 + signal when killed), or 127
+	 * (not found) / 126 (not executable) when it could not be started;
+	 * -1 while running or when there is no command.
+	 */
+	int exit_code;
+};
+
+int record_session_new(const struct record_opts *opts, struct record_session **out);
+int record_session_open(struct record_session *s);
+int record_session_start(struct record_session *s);
+/*
+ * Wait up to timeout_ms for samples (or wake_fd), consume, and write a round
+ * when the flush interval has passed. Returns 1 once the workload is done,
+ * 0 otherwise, -errno on a write error.
+ */
+int record_session_poll(struct record_session *s, int timeout_ms);
+int record_session_stop(struct record_session *s);
+void record_session_close(struct record_session *s);
+
+void record_session_status(const struct record_session *s, struct record_status *st);
+/* The last error, "" when none. */
+const char *record_session_error(const struct record_session *s);
+/* The output's name as given ("-" for the pipe). */
+const char *record_session_output(const struct record_session *s);
+/* Suggested exit code after a failed step: 127/126 for the command, else 1. */
+int record_session_failure_code(const struct record_session *s);
+
+#endif /* RECORDER_SESSION_H */

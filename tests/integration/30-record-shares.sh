@@ -1,0 +1,71 @@
+#!/bin/bash
+# bpfrec record -g on the main fixture: known shares, an intact call chain,
+# the right pid/comm, the fixture's build-id, and the same sample count in
+# perf script, in our own summary line and in hotspot's parser.
+. "$(dirname "$0")/lib.sh"
+need_root
+
+cd "$T"
+"$BPFREC" record -F 999 -g -- "$FIX/rec_work" 2>"$T/rec.err" || fail "bpfrec record exited $?"
+cat "$T/rec.err"
+[ -f perf.data ] || fail "no perf.data"
+[ "$(stat -c %a perf.data)" = 600 ] || fail "perf.data mode is $(stat -c %a perf.data), want 600"
+
+run_clean "$T/self.txt" perf report -i perf.data --stdio --no-children
+a=$(self_share "$T/self.txt" leaf_a)
+b=$(self_share "$T/self.txt" leaf_b)
+c=$(self_share "$T/self.txt" leaf_c)
+echo "self: leaf_a=$a leaf_b=$b leaf_c=$c"
+assert_range leaf_a "$a" 54 66
+assert_range leaf_b "$b" 25 35
+assert_range leaf_c "$c" 6 14
+assert_grep 'Total Lost Samples: 0' "$T/self.txt"
+assert_grep "of event 'cpu-clock'" "$T/self.txt"
+
+# With children: work and main hold (nearly) everything of rec_work.
+run_clean "$T/children.txt" perf report -i perf.data --stdio --children --comm rec_work -g none
+children_of() { awk -v s="$2" '$NF == s && $1 ~ /%$/ { sub(/%/, "", $1); print $1; exit }' "$1"; }
+w=$(children_of "$T/children.txt" work)
+m=$(children_of "$T/children.txt" main)
+echo "children: work=$w main=$m"
+assert_range work "${w:-0}" 95 100.01
+assert_range main "${m:-0}" 95 100.01
+
+# The chain leaf -> work -> main, leaf first, in every leaf sample.
+run_clean "$T/script.txt" perf script -i perf.data -F comm,pid,tid,ip,sym
+awk '
+	/^[^ \t]/ { if (n) check(); n = 0; head = $0; next }
+	NF >= 2 { fr[n++] = $2 }
+	END { if (n) check(); printf "leaf samples %d, broken chains %d\n", leaves, bad; exit !(leaves > 100 && bad == 0) }
+	function check() {
+		if (fr[0] !~ /^leaf_[abc]$/) return
+		leaves++
+		if (fr[1] != "work" || fr[2] != "main") { bad++; if (bad < 5) print "broken: " head " " fr[0] " " fr[1] " " fr[2] }
+	}' "$T/script.txt" || fail "call chains leaf_* -> work -> main are not intact"
+
+# One process, one thread, named rec_work.
+run_clean "$T/ids.txt" perf script -i perf.data -F comm,pid,tid -G
+grep -w rec_work "$T/ids.txt" | awk '{ print $2 }' | sort -u >"$T/pids"
+[ "$(wc -l <"$T/pids")" = 1 ] || fail "rec_work samples carry several pid/tid pairs: $(tr '\n' ' ' <"$T/pids")"
+awk '$1 == "rec_work" { split($2, p, "/"); if (p[1] != p[2]) exit 1 }' "$T/ids.txt" ||
+	fail "single-threaded rec_work has tid != pid"
+
+# Sample counts agree: perf script, our summary, hotspot's parser.
+n_script=$(perf script -i perf.data -F event 2>/dev/null | grep -c cpu-clock)
+n_ours=$(sed -n 's/.*(\([0-9]*\) samples, .*/\1/p' "$T/rec.err")
+echo "samples: perf script $n_script, bpfrec $n_ours"
+[ "$n_script" = "$n_ours" ] || fail "perf script sees $n_script samples, bpfrec said $n_ours"
+assert_range samples "$n_script" 700 4000
+parser=/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser
+if [ -x "$parser" ]; then
+	timeout 60 "$parser" --input perf.data --print-stats >"$T/hotspot.txt" 2>&1 ||
+		{ cat "$T/hotspot.txt"; fail "hotspot-perfparser failed"; }
+	n_hotspot=$(sed -n 's/^samples: //p' "$T/hotspot.txt")
+	[ "$n_hotspot" = "$n_script" ] || fail "hotspot counts $n_hotspot samples, perf script $n_script"
+	assert_grep '^samples time violations: 0' "$T/hotspot.txt"
+fi
+
+# The fixture's build-id is in the file.
+want=$(readelf -n "$FIX/rec_work" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+run_clean "$T/bids.txt" perf buildid-list -i perf.data
+assert_grep "^$want .*rec_work\$" "$T/bids.txt" "build-id $want of rec_work missing"

@@ -1,0 +1,52 @@
+#!/bin/bash
+# Kernel frames: a write(2) loop spends its time in the kernel. Kernel frames
+# must resolve by name, sit above the user frames of the same sample, and no
+# kernel address may ever appear among the user frames. Without -g the
+# kernel/user split of the ip alone must still be right.
+. "$(dirname "$0")/lib.sh"
+need_root
+
+cd "$T"
+"$BPFREC" record -q -g -o g.data -- "$FIX/rec_syscall" || fail "bpfrec record -g exited $?"
+run_clean "$T/children.txt" perf report -i g.data --stdio --children --comm rec_syscall -g none
+assert_grep '\[k\] (ksys_write|vfs_write|__x64_sys_write)$' "$T/children.txt" "no write(2) kernel frames"
+assert_grep '\[k\] entry_SYSCALL_64' "$T/children.txt" "no syscall entry frame"
+k=$(awk '$NF == "ksys_write" && $1 ~ /%$/ { sub(/%/, "", $1); print $1; exit }' "$T/children.txt")
+echo "ksys_write (children): $k%"
+assert_range ksys_write "${k:-0}" 5 100
+
+run_clean "$T/script.txt" perf script -i g.data --comm rec_syscall -F ip,sym,dso
+awk '
+	function flush() {
+		if (!n) return
+		samples++
+		if (haskw) { kw++; if (hasmain) kwmain++ }
+		n = 0; user = 0; haskw = 0; hasmain = 0
+	}
+	/^[ \t]*$/ { flush(); next }
+	{
+		addr = $1; n++
+		kernel = length(addr) == 16 && addr >= "ffff800000000000"
+		if (kernel && user) { bad++; if (bad < 5) print "kernel address below a user frame: " $0 }
+		if (kernel && $NF != "([kernel.kallsyms])") { bad++; if (bad < 5) print "kernel address outside the kernel map: " $0 }
+		if (!kernel && $NF == "([kernel.kallsyms])") { bad++; if (bad < 5) print "user address in the kernel map: " $0 }
+		if (!kernel) user = 1
+		if ($2 == "ksys_write") haskw = 1
+		if ($2 == "main") hasmain = 1
+	}
+	END {
+		flush()
+		printf "samples %d, with ksys_write %d (of which reach main %d), misplaced %d\n", samples, kw, kwmain, bad
+		exit !(bad == 0 && kw > 20 && kwmain >= 0.9 * kw)
+	}' "$T/script.txt" || fail "kernel and user frames are not split right"
+
+# Without -g: ip and cpumode alone. Kernel samples are [k] in the kernel map.
+"$BPFREC" record -q -o ip.data -- "$FIX/rec_syscall" || fail "bpfrec record exited $?"
+run_clean "$T/flat.txt" perf report -i ip.data --stdio --no-children --comm rec_syscall --sort dso,sym
+assert_grep '\[kernel\.kallsyms\] +\[k\] ' "$T/flat.txt" "no kernel samples without -g"
+assert_grep 'rec_syscall +\[\.\] write_loop' "$T/flat.txt" "no user samples in write_loop without -g"
+assert_no_grep '\[kernel\.kallsyms\] +\[\.\]' "$T/flat.txt" "kernel map samples marked as user"
+assert_no_grep '\[H\]' "$T/flat.txt" "samples without a cpumode"
+kshare=$(awk '$2 == "[kernel.kallsyms]" && $1 ~ /%$/ { sub(/%/, "", $1); t += $1 } END { print t + 0 }' "$T/flat.txt")
+echo "kernel share without -g: $kshare%"
+assert_range kernel_share "$kshare" 20 90

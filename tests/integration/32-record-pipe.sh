@@ -1,0 +1,33 @@
+#!/bin/bash
+# Pipe mode: `bpfrec record -o - | perf script -i -` shows the same functions
+# and chains as file mode, and a launched command's stdout does not corrupt
+# the stream (it goes to stderr).
+. "$(dirname "$0")/lib.sh"
+need_root
+
+cd "$T"
+"$BPFREC" record -g -o - -- sh -c "echo hello-from-the-command; exec '$FIX/rec_work' 0.5" \
+	2>"$T/rec.err" | perf script -i - -F comm,pid,ip,sym >"$T/script.txt" 2>"$T/perf.err"
+cat "$T/rec.err"
+if [ -s "$T/perf.err" ]; then cat "$T/perf.err"; fail "perf script -i - warned"; fi
+assert_grep 'hello-from-the-command' "$T/rec.err" "the command's stdout did not reach stderr"
+[ -f perf.data ] && fail "pipe mode created perf.data"
+for f in leaf_a leaf_b leaf_c work main; do
+	assert_grep "^[[:space:]]+[0-9a-f]+ $f\$" "$T/script.txt" "$f missing from the piped profile"
+done
+# Shares from the stream itself.
+awk '/^[^ \t]/ { getline; if ($2 ~ /^leaf_/) n[$2]++; t++ }
+	END { for (k in n) printf "%s %.1f\n", k, 100 * n[k] / t }' "$T/script.txt" | sort >"$T/shares"
+cat "$T/shares"
+assert_range leaf_a "$(awk '$1 == "leaf_a" { print $2 }' "$T/shares")" 52 68
+assert_range leaf_b "$(awk '$1 == "leaf_b" { print $2 }' "$T/shares")" 23 37
+n_script=$(awk '/^[^ \t]/ { n++ } END { print n + 0 }' "$T/script.txt")
+n_ours=$(sed -n 's/.*(\([0-9]*\) samples, .*/\1/p' "$T/rec.err")
+echo "samples: perf script $n_script, bpfrec $n_ours"
+[ "$n_script" = "$n_ours" ] || fail "perf script -i - sees $n_script samples, bpfrec said $n_ours"
+
+# perf report reads the pipe too.
+"$BPFREC" record -q -g -o - -- "$FIX/rec_work" 0.3 | perf report -i - --stdio --no-children \
+	>"$T/report.txt" 2>"$T/perf.err" || fail "perf report -i - failed"
+if [ -s "$T/perf.err" ]; then cat "$T/perf.err"; fail "perf report -i - warned"; fi
+assert_range leaf_a "$(self_share "$T/report.txt" leaf_a)" 50 70

@@ -1,0 +1,46 @@
+#!/bin/bash
+# -p and -t on running processes: only the targets are recorded, --duration
+# ends the recording, and without it the recording ends when the targets exit.
+. "$(dirname "$0")/lib.sh"
+need_root
+
+cd "$T"
+cleanup() { kill $spin1 $spin2 $threads 2>/dev/null || true; rm -rf "$T"; }
+"$FIX/rec_sleepspin" 0 40 & spin1=$!
+"$FIX/rec_sleepspin" 0 40 & spin2=$!
+"$FIX/rec_threads" 20 & threads=$!
+trap cleanup EXIT
+
+# -p two pids, --duration 2.
+start=$(date +%s.%N)
+"$BPFREC" record -q -g -p "$spin1,$spin2" --duration 2 -o p.data || fail "bpfrec record -p exited $?"
+elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+echo "--duration 2 took $elapsed s"
+assert_range elapsed "$elapsed" 1.5 8
+run_clean "$T/pids.txt" perf script -i p.data -F pid -G
+sort -u "$T/pids.txt" | tr -d ' ' >"$T/upids"
+[ "$(cat "$T/upids" | tr '\n' ' ')" = "$(printf '%s\n' $spin1 $spin2 | sort -u | tr '\n' ' ')" ] ||
+	fail "-p $spin1,$spin2 recorded pids: $(tr '\n' ' ' <"$T/upids")"
+run_clean "$T/report.txt" perf report -i p.data --stdio --no-children -g none
+assert_range late_spin "$(self_share "$T/report.txt" late_spin)" 80 100
+
+# -t one worker thread of rec_threads.
+tid=$(for t in /proc/$threads/task/*; do
+	[ "$(cat "$t/comm")" = rec_worker ] && basename "$t" && break
+done)
+[ -n "$tid" ] || fail "no rec_worker thread in rec_threads"
+"$BPFREC" record -q -g -t "$tid" --duration 1 -o t.data || fail "bpfrec record -t exited $?"
+run_clean "$T/tids.txt" perf script -i t.data -F tid -G
+[ "$(sort -u "$T/tids.txt" | tr -d ' ')" = "$tid" ] ||
+	fail "-t $tid recorded tids: $(sort -u "$T/tids.txt" | tr '\n' ' ')"
+run_clean "$T/treport.txt" perf report -i t.data --stdio --no-children -g none
+assert_grep 'rec_worker +rec_threads +\[\.\] worker_spin$' "$T/treport.txt"
+
+# No --duration: the recording ends when the target exits.
+"$FIX/rec_sleepspin" 0 3 & short=$!
+"$BPFREC" record -q -p "$short" -o e.data & rec=$!
+for _ in $(seq 300); do kill -0 $rec 2>/dev/null || break; sleep 0.1; done
+if kill -0 $rec 2>/dev/null; then kill -INT $rec; fail "-p did not stop after its target exited"; fi
+wait $rec || fail "bpfrec record -p exited $? after its target exited"
+run_clean "$T/ereport.txt" perf report -i e.data --stdio --no-children
+assert_grep 'late_spin$' "$T/ereport.txt"

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_record.c - the recorder's user-space pieces that need no BPF:
+ * option parsing (record_args), CPU lists, time-sorted batches and the
+ * held-then-exec'd command (launch).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "recorder/batch.h"
+#include "recorder/cpulist.h"
+#include "recorder/launch.h"
+#include "recorder/record_args.h"
+
+/* ---- record_args ---- */
+
+static int parse(struct record_args *a, char *err, size_t len, ...)
+{
+	static char *argv[32];
+	va_list ap;
+	int argc = 0;
+	char *s;
+
+	argv[argc++] = "record";
+	va_start(ap, len);
+	while ((s = va_arg(ap, char *)))
+		argv[argc++] = s;
+	va_end(ap);
+	argv[argc] = NULL;
+	return record_args_parse(argc, argv, a, err, len);
+}
+
+Test(record_args, defaults_follow_perf_record)
+{
+	struct record_args a;
+	char err[256];
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "-a", NULL), 0, "%s", err);
+	cr_assert_eq(a.opts.freq, 4000);
+	cr_assert_eq(a.opts.period, 0);
+	cr_assert(a.opts.system_wide);
+	cr_assert_not(a.opts.callgraph);
+	cr_assert_null(a.opts.output);
+	cr_assert_null(a.opts.event);
+	cr_assert_null(a.opts.command);
+	cr_assert_eq(a.duration, 0);
+	record_args_free(&a);
+}
+
+Test(record_args, every_option)
+{
+	struct record_args a;
+	char err[256];
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "-F", "999", "-g", "-o", "out.data", "-e",
+			   "cpu-clock", "-C", "0,2-3", "-q", "--duration", "2.5", "-m", "16M",
+			   "-a", NULL), 0, "%s", err);
+	cr_assert_eq(a.opts.freq, 999);
+	cr_assert(a.opts.callgraph);
+	cr_assert_str_eq(a.opts.output, "out.data");
+	cr_assert_str_eq(a.opts.event, "cpu-clock");
+	cr_assert_eq(a.opts.nr_cpus, 3);
+	cr_assert_eq(a.opts.cpus[0], 0);
+	cr_assert_eq(a.opts.cpus[1], 2);
+	cr_assert_eq(a.opts.cpus[2], 3);
+	cr_assert(a.opts.quiet);
+	cr_assert_float_eq(a.duration, 2.5, 1e-9);
+	cr_assert_eq(a.opts.ring_buffer_bytes, 16u << 20);
+	record_args_free(&a);
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "--freq=50", "--call-graph", "fp", "--pid",
+			   "12,34", "--output=-", "-m", "1024", NULL), 0, "%s", err);
+	cr_assert_eq(a.opts.freq, 50);
+	cr_assert(a.opts.callgraph);
+	cr_assert_eq(a.opts.nr_pids, 2);
+	cr_assert_eq(a.opts.pids[0], 12);
+	cr_assert_eq(a.opts.pids[1], 34);
+	cr_assert_str_eq(a.opts.output, "-");
+	cr_assert_eq(a.opts.ring_buffer_bytes, 1024u * 4096);
+	record_args_free(&a);
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "-c", "1000000", "-t", "7", NULL), 0, "%s", err);
+	cr_assert_eq(a.opts.period, 1000000);
+	cr_assert_eq(a.opts.nr_tids, 1);
+	cr_assert_eq(a.opts.tids[0], 7);
+	record_args_free(&a);
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "-F", "max", "-a", NULL), 0, "%s", err);
+	cr_assert_eq(a.opts.freq, UINT64_MAX);
+	record_args_free(&a);
+}
+
+Test(record_args, command_starts_at_first_word_or_after_dashes)
+{
+	struct record_args a;
+	char err[256];
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "-g", "--", "./prog", "-x", "--y", NULL), 0);
+	cr_assert_not_null(a.opts.command);
+	cr_assert_str_eq(a.opts.command[0], "./prog");
+	cr_assert_str_eq(a.opts.command[1], "-x");
+	cr_assert_str_eq(a.opts.command[2], "--y");
+	cr_assert_null(a.opts.command[3]);
+	cr_assert(a.opts.callgraph);
+	record_args_free(&a);
+
+	/* Options after the command belong to the command, as with perf record. */
+	cr_assert_eq(parse(&a, err, sizeof(err), "sleep", "-g", NULL), 0);
+	cr_assert_str_eq(a.opts.command[0], "sleep");
+	cr_assert_str_eq(a.opts.command[1], "-g");
+	cr_assert_not(a.opts.callgraph);
+	record_args_free(&a);
+}
+
+Test(record_args, help)
+{
+	struct record_args a;
+	char err[256];
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "--help", NULL), 0);
+	cr_assert(a.help);
+	record_args_free(&a);
+}
+
+/* Each bad command line fails with a message that names the culprit. */
+Test(record_args, bad_input_names_the_problem)
+{
+	static const struct {
+		const char *args[4];
+		const char *needle;
+	} cases[] = {
+		{ { "--bogus" }, "unknown option '--bogus'" },
+		{ { "-Z" }, "unknown option '-Z'" },
+		{ { "-F" }, "'-F' needs a value" },
+		{ { "-F", "0" }, "-F '0'" },
+		{ { "-F", "12x" }, "-F '12x'" },
+		{ { "-c", "-5" }, "-c '-5'" },
+		{ { "-p", "12,,3" }, "-p '12,,3'" },
+		{ { "-p", "abc" }, "-p 'abc'" },
+		{ { "-p", "0" }, "-p '0'" },
+		{ { "-t", "5," }, "-t '5,'" },
+		{ { "-C", "3-1" }, "-C '3-1'" },
+		{ { "-C", "x" }, "-C 'x'" },
+		{ { "--call-graph", "dwarf" }, "dwarf is not supported yet" },
+		{ { "--call-graph", "lbr" }, "only 'fp'" },
+		{ { "--duration", "0" }, "--duration '0'" },
+		{ { "--duration", "soon" }, "--duration 'soon'" },
+		{ { "-m", "1000" }, "-m '1000'" },
+		{ { "-F", "10", "-c", "5" }, "-F and -c exclude each other" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[6] = { "record" };
+		struct record_args a;
+		char err[256];
+		int argc = 1;
+
+		for (int j = 0; j < 4 && cases[i].args[j]; j++)
+			argv[argc++] = (char *)cases[i].args[j];
+		cr_assert_eq(record_args_parse(argc, argv, &a, err, sizeof(err)), -EINVAL,
+			     "case %zu (%s) was accepted", i, cases[i].args[0]);
+		cr_assert(strstr(err, cases[i].needle), "case %zu: '%s' lacks '%s'", i, err,
+			  cases[i].needle);
+		record_args_free(&a);
+	}
+}
+
+/* ---- cpulist ---- */
+
+Test(cpulist, parses_lists_and_ranges_sorted_and_unique)
+{
+	int *cpus;
+	size_t nr;
+
+	cr_assert_eq(cpulist_parse("3,0-1,1\n", &cpus, &nr), 0);
+	cr_assert_eq(nr, 3);
+	cr_assert_eq(cpus[0], 0);
+	cr_assert_eq(cpus[1], 1);
+	cr_assert_eq(cpus[2], 3);
+	free(cpus);
+	cr_assert_eq(cpulist_parse("7", &cpus, &nr), 0);
+	cr_assert_eq(nr, 1);
+	cr_assert_eq(cpus[0], 7);
+	free(cpus);
+}
+
+Test(cpulist, rejects_malformed_lists)
+{
+	static const char *bad[] = { "", ",", "1,", "-1", "1-", "2-1", "a", "1;2", "0-99999" };
+	int *cpus;
+	size_t nr;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(cpulist_parse(bad[i], &cpus, &nr), -EINVAL, "'%s' accepted", bad[i]);
+}
+
+Test(cpulist, online_file)
+{
+	char path[] = "/tmp/bpfrec-cpulist.XXXXXX";
+	int fd = mkstemp(path), *cpus;
+	size_t nr;
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, "0-2,5\n", 6), 6);
+	close(fd);
+	cr_assert_eq(cpulist_online(path, &cpus, &nr), 0);
+	cr_assert_eq(nr, 4);
+	cr_assert_eq(cpus[3], 5);
+	free(cpus);
+	unlink(path);
+	cr_assert_eq(cpulist_online(path, &cpus, &nr), -ENOENT);
+	/* The real one parses on any machine. */
+	cr_assert_eq(cpulist_online(NULL, &cpus, &nr), 0);
+	cr_assert_geq(nr, 1);
+	free(cpus);
+}
+
+/* ---- batch ---- */
+
+Test(batch, sorts_by_time_and_keeps_arrival_order_on_ties)
+{
+	struct batch b = { 0 };
+	static const uint64_t times[] = { 30, 10, 20, 10, 5 };
+	size_t len;
+
+	for (size_t i = 0; i < 5; i++) {
+		char *p = batch_add(&b, times[i], 3);
+
+		cr_assert_not_null(p);
+		p[0] = (char)('a' + i);
+		p[1] = p[2] = 0;
+	}
+	batch_sort(&b);
+	cr_assert_eq(b.nr, 5);
+	cr_assert_eq(*(const char *)batch_get(&b, 0, &len), 'e');
+	cr_assert_eq(len, 3);
+	cr_assert_eq(*(const char *)batch_get(&b, 1, &len), 'b');	/* 10, first */
+	cr_assert_eq(*(const char *)batch_get(&b, 2, &len), 'd');	/* 10, second */
+	cr_assert_eq(*(const char *)batch_get(&b, 3, &len), 'c');
+	cr_assert_eq(*(const char *)batch_get(&b, 4, &len), 'a');
+	cr_assert_eq(batch_bytes(&b), 5 * 8, "records are 8-byte aligned");
+	batch_clear(&b);
+	cr_assert_eq(b.nr, 0);
+	cr_assert_eq(batch_bytes(&b), 0);
+	batch_free(&b);
+}
+
+Test(batch, grows_and_keeps_contents)
+{
+	struct batch b = { 0 };
+	size_t len;
+
+	for (uint64_t i = 0; i < 20000; i++) {
+		uint64_t *p = batch_add(&b, 20000 - i, 24);
+
+		cr_assert_not_null(p);
+		p[0] = i;
+		p[2] = ~i;
+	}
+	batch_sort(&b);
+	for (uint64_t i = 0; i < 20000; i++) {
+		const uint64_t *p = batch_get(&b, i, &len);
+
+		cr_assert_eq(p[0], 19999 - i);
+		cr_assert_eq(p[2], ~(19999 - i));
+		cr_assert(((uintptr_t)p & 7) == 0);
+	}
+	batch_free(&b);
+}
+
+/* ---- launch ---- */
+
+Test(launch, resolve_follows_path_like_execvp)
+{
+	char path[4096];
+	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+
+	setenv("PATH", "/nonexistent:/bin:/usr/bin", 1);
+	cr_assert_eq(launch_resolve("sh", path, sizeof(path)), 0);
+	cr_assert(!strcmp(path, "/bin/sh") || !strcmp(path, "/usr/bin/sh"), "%s", path);
+	cr_assert_eq(launch_resolve("no-such-command-bpfrec", path, sizeof(path)), -ENOENT);
+	cr_assert_eq(launch_resolve("/bin/sh", path, sizeof(path)), 0);
+	cr_assert_eq(launch_resolve("/no/such/file", path, sizeof(path)), -ENOENT);
+	cr_assert_eq(launch_resolve("/etc/passwd", path, sizeof(path)), -EACCES);
+	cr_assert_eq(launch_resolve("/etc", path, sizeof(path)), -EACCES);
+	cr_assert_eq(launch_resolve("/etc/passwd/x", path, sizeof(path)), -ENOENT);
+	cr_assert_eq(launch_resolve("", path, sizeof(path)), -ENOENT);
+	if (old) {
+		setenv("PATH", old, 1);
+		free(old);
+	}
+	cr_assert_eq(launch_errno_exit_code(ENOENT), 127);
+	cr_assert_eq(launch_errno_exit_code(EACCES), 126);
+}
+
+Test(launch, child_waits_for_release_then_execs)
+{
+	char marker[] = "/tmp/bpfrec-launch.XXXXXX";
+	char script[256];
+	struct launch l;
+	int fd = mkstemp(marker);
+
+	cr_assert(fd >= 0);
+	close(fd);
+	unlink(marker);
+	snprintf(script, sizeof(script), "touch %s; exit 7", marker);
+	char *argv[] = { "sh", "-c", script, NULL };
+
+	cr_assert_eq(launch_fork(&l, "/bin/sh", argv, false), 0);
+	cr_assert_gt(l.pid, 0);
+	/* Held: it has not exec'd, so the marker cannot exist yet. */
+	usleep(50000);
+	cr_assert_eq(launch_poll(&l), 0);
+	cr_assert_neq(access(marker, F_OK), 0, "the child ran before it was released");
+	cr_assert_eq(launch_release(&l), 0);
+	launch_terminate(&l);	/* already exiting; reaps it */
+	cr_assert(l.reaped);
+	cr_assert(launch_exit_code(&l) == 7 || launch_exit_code(&l) == 128 + SIGTERM,
+		  "exit code %d", launch_exit_code(&l));
+	unlink(marker);
+}
+
+Test(launch, exit_code_and_signals)
+{
+	char *ok[] = { "sh", "-c", "exit 3", NULL };
+	char *killed[] = { "sh", "-c", "kill -9 $$", NULL };
+	struct launch l;
+
+	cr_assert_eq(launch_fork(&l, "/bin/sh", ok, false), 0);
+	cr_assert_eq(launch_release(&l), 0);
+	while (!launch_poll(&l))
+		usleep(1000);
+	cr_assert_eq(launch_exit_code(&l), 3);
+
+	cr_assert_eq(launch_fork(&l, "/bin/sh", killed, false), 0);
+	cr_assert_eq(launch_release(&l), 0);
+	while (!launch_poll(&l))
+		usleep(1000);
+	cr_assert_eq(launch_exit_code(&l), 128 + SIGKILL);
+}
+
+Test(launch, failed_exec_is_reported_and_reaped)
+{
+	char *argv[] = { "nope", NULL };
+	struct launch l;
+
+	/* Not executable: the exec fails in the child and the parent hears why. */
+	cr_assert_eq(launch_fork(&l, "/etc/passwd", argv, false), 0);
+	cr_assert_eq(launch_release(&l), -EACCES);
+	cr_assert(l.reaped);
+	cr_assert_eq(launch_exit_code(&l), 126);
+}
+
+Test(launch, abandoned_child_never_runs)
+{
+	char *argv[] = { "sh", "-c", "exit 0", NULL };
+	struct launch l;
+
+	cr_assert_eq(launch_fork(&l, "/bin/sh", argv, false), 0);
+	launch_terminate(&l);
+	cr_assert(l.reaped);
+	cr_assert_eq(launch_exit_code(&l), 127, "the child should exit without exec");
+}
