@@ -115,7 +115,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	/* The idle task does not wait, and a dead task never comes back. */
 	if (!tid)
 		return;
-	state = preempt ? OFFCPU_STATE_RUNNING : prev_state & 0xff;
+	state = preempt ? OFFCPU_STATE_RUNNING : prev_state & OFFCPU_STATE_MASK;
 	if (state & OFFCPU_STATE_DEAD)
 		return;
 	if (!in_scope(tgid, tid))

@@ -36,7 +36,8 @@ enum offcpu_stat {
 
 /*
  * Task states as struct offcpu_sample.state carries them (the kernel's
- * TASK_* report bits; preemption is reported as 0 like a running task).
+ * TASK_* bits, masked with OFFCPU_STATE_MASK; preemption is reported as 0
+ * like a running task).
  */
 #define OFFCPU_STATE_RUNNING		0x00	/* preempted or yielded: runnable */
 #define OFFCPU_STATE_INTERRUPTIBLE	0x01	/* S: sleeping */
@@ -45,6 +46,8 @@ enum offcpu_stat {
 #define OFFCPU_STATE_TRACED		0x08	/* t */
 #define OFFCPU_STATE_PARKED		0x40	/* P, kthreads only */
 #define OFFCPU_STATE_DEAD		0x80	/* never switches back in */
+#define OFFCPU_STATE_IDLE		0x402	/* I: D without load (kthreads) */
+#define OFFCPU_STATE_MASK		0xfff
 
 struct offcpu_sample {
 	/* time: the switch-out time while blocked, the switch-in time once sent */

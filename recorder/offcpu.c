@@ -70,6 +70,42 @@ int offcpu_schedule_range(const char *kallsyms_path, uint64_t *start, uint64_t *
 	return err;
 }
 
+size_t offcpu_state_text(uint32_t state, char *buf, size_t size)
+{
+	static const struct {
+		uint32_t state;
+		const char *text;
+	} names[] = {
+		{ OFFCPU_STATE_RUNNING, "R (preempted)" },
+		{ OFFCPU_STATE_INTERRUPTIBLE, "S (sleeping)" },
+		{ OFFCPU_STATE_UNINTERRUPTIBLE, "D (disk sleep)" },
+		{ OFFCPU_STATE_IDLE, "I (idle)" },
+		{ OFFCPU_STATE_STOPPED, "T (stopped)" },
+		{ OFFCPU_STATE_TRACED, "t (tracing stop)" },
+		{ OFFCPU_STATE_PARKED, "P (parked)" },
+	};
+	size_t n = 0;
+	int len = -1;
+
+	if (size < OFFCPU_STATE_TEXT_MAX)
+		return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].state == state)
+			len = snprintf(buf, size, "%s", names[i].text);
+	if (len < 0)
+		len = snprintf(buf, size, "? (state 0x%x)", (unsigned int)state);
+	n = (size_t)len;
+	/*
+	 * perf prints RAW as a string only when it is all printable up to a
+	 * final NUL, and the writer pads RAW so that 4 + size is a multiple
+	 * of 8: pad with spaces so the NUL is the last byte.
+	 */
+	while ((n + 1 + 4) % 8 && n + 1 < size)
+		buf[n++] = ' ';
+	buf[n] = '\0';
+	return n + 1;
+}
+
 size_t offcpu_trampoline_frames(const uint64_t *kernel, size_t nr, uint64_t sched_start,
 				uint64_t sched_end)
 {
@@ -86,10 +122,10 @@ void offcpu_build_attr(const struct perf_event_attr *cpu_attr, struct perf_event
 	a->config = PERF_COUNT_SW_BPF_OUTPUT;
 	a->size = sizeof(*a) < 128 ? sizeof(*a) : 128;
 	a->sample_period = 1;
-	/* ADDR carries the task state; the callchain is always there. */
+	/* RAW carries the task state as text; the callchain is always there. */
 	a->sample_type = (cpu_attr->sample_type & TRAILER_BITS) | PERF_SAMPLE_IDENTIFIER |
-			 PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_ADDR |
-			 PERF_SAMPLE_CALLCHAIN;
+			 PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			 PERF_SAMPLE_RAW;
 	a->sample_id_all = cpu_attr->sample_id_all;
 	a->use_clockid = cpu_attr->use_clockid;
 	a->clockid = cpu_attr->clockid;
@@ -204,7 +240,7 @@ int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task
 	};
 	struct perfdata_sample out = { 0 };
 	struct callchain cc;
-	char comm[PROFILE_COMM_LEN + 1];
+	char comm[PROFILE_COMM_LEN + 1], state[OFFCPU_STATE_TEXT_MAX];
 	int err;
 
 	callchain_build(&in, &cc);
@@ -222,7 +258,8 @@ int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task
 	out.time = r->hdr.time;
 	out.cpu = r->hdr.cpu;
 	out.period = r->period;
-	out.addr = r->state;
+	out.raw_size = (uint32_t)offcpu_state_text(r->state, state, sizeof(state));
+	out.raw = state;
 	out.nr_callchain = cc.nr;
 	out.callchain = cc.ips;
 	return perfdata_write_sample(w, &out);

@@ -7,10 +7,10 @@
  * The event: PERF_TYPE_SOFTWARE / PERF_COUNT_SW_BPF_OUTPUT, one SAMPLE per
  * blocked interval with period = nanoseconds off CPU, time = the switch-in
  * time, the callchain taken at switch-out (kernel part: the schedule path;
- * user part: who waits) and ADDR = the task state at switch-out (0
- * preempted, 1 sleeping, 2 uninterruptible, see bpf/offcpu.h), which
- * `perf script -F +addr` and `perf report --sort addr` show. Its trailer
- * bits are the CPU event's, as the writer requires.
+ * user part: who waits) and as RAW data the task state at switch-out as
+ * text, "S (sleeping)", "D (disk sleep)", "R (preempted)", ... (the letters
+ * of ps), which `perf script` prints as the event's "BPF string". Its
+ * trailer bits are the CPU event's, as the writer requires.
  *
  * The session owns the ring buffer and the batch; this module only
  *   - loads the tracer with the sampler's ring buffer and target maps
@@ -79,6 +79,14 @@ uint64_t offcpu_lost(const struct offcpu_tracer *o);
  */
 int offcpu_collect(struct offcpu_tracer *o, struct batch *b, uint64_t min_time);
 
+/* Longest state text, NUL and padding included. */
+#define OFFCPU_STATE_TEXT_MAX	32
+/*
+ * The RAW payload for a task state: text, space-padded so that perf shows
+ * it as a string, NUL-terminated. Returns its size (NUL included), or 0
+ * when size < OFFCPU_STATE_TEXT_MAX.
+ */
+size_t offcpu_state_text(uint32_t state, char *buf, size_t size);
 /*
  * Where __schedule lives, from a kallsyms file (NULL = /proc/kallsyms):
  * [*start, *end). 0, -ENOENT (not there, or addresses hidden), -errno.
