@@ -10,7 +10,7 @@ need_root
 cd "$T"
 calc() { awk "BEGIN { printf \"%.3f\n\", $1 }"; }
 "$BPFREC" record -F 999 -g --off-cpu -- "$FIX/rec_offcpu" 20 50 2>"$T/rec.err" ||
-	{ cat "$T/rec.err"; fail "bpfrec record exited $?"; }
+	{ rc=$?; cat "$T/rec.err"; fail "bpfrec record exited $rc"; }
 cat "$T/rec.err"
 want_sleep=$(sed -n 's/^rec_offcpu: sleep_wait \([0-9.]*\) ms.*/\1/p' "$T/rec.err")
 want_pipe=$(sed -n 's/.*pipe_wait \([0-9.]*\) ms$/\1/p' "$T/rec.err")
