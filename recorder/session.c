@@ -35,6 +35,7 @@
 #include "recorder/callchain.h"
 #include "recorder/cpulist.h"
 #include "recorder/launch.h"
+#include "recorder/offcpu.h"
 #include "recorder/session.h"
 #include "recorder/tasks.h"
 
@@ -73,6 +74,7 @@ struct record_session {
 	struct bpf_link *task_links[3];
 
 	struct profile *skel;
+	struct offcpu_tracer *offcpu;	/* --off-cpu */
 	struct ring_buffer *rb;
 	int epfd;
 	int nr_possible_cpus;
@@ -556,6 +558,23 @@ static int load_bpf(struct record_session *s)
 		bpf_map__update_elem(skel->maps.target_tids, &key, sizeof(key), &one, 1, BPF_ANY);
 	}
 
+	if (s->opts.off_cpu) {
+		struct offcpu_opts oo = {
+			.events_fd = bpf_map__fd(skel->maps.events),
+			.target_tgids_fd = bpf_map__fd(skel->maps.target_tgids),
+			.target_tids_fd = bpf_map__fd(skel->maps.target_tids),
+			.filter_mode = skel->rodata->filter_mode,
+			.wakeup_bytes = ring / 2,
+			.thresh_ns = s->opts.off_cpu_thresh_ns,
+			.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
+		};
+
+		err = offcpu_new(&oo, &s->offcpu);
+		if (err)
+			return fail(s, err, "cannot load the off-CPU tracer: %s (run with -v for "
+				    "the verifier log, or drop --off-cpu)", strerror(-err));
+	}
+
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_ring_record, s, NULL);
 	if (!s->rb)
 		return fail(s, -errno, "cannot map the ring buffer: %s", strerror(errno));
@@ -630,6 +649,12 @@ static int attach(struct record_session *s)
 			return fail(s, -errno, "cannot attach %s: %s",
 				    bpf_program__name(task_progs[i]), strerror(errno));
 	}
+	if (s->offcpu) {
+		int err = offcpu_attach(s->offcpu);
+
+		if (err)
+			return fail(s, err, "cannot attach the off-CPU tracer: %s", strerror(-err));
+	}
 	for (size_t i = 0; i < s->nr_cpus; i++) {
 		struct bpf_link *l;
 
@@ -653,8 +678,40 @@ static int write_error(struct record_session *s, int err)
 	return fail(s, err, "cannot write '%s': %s", s->output, strerror(-err));
 }
 
+/*
+ * Targets named with -p/-t exist before the first sample: describe them now,
+ * as perf does, stamped before attaching so no sample precedes its maps. A
+ * target that exits before its first batch is written still resolves.
+ */
+static int describe_targets(struct record_session *s, uint64_t time)
+{
+	for (size_t i = 0; i < s->opts.nr_pids + s->opts.nr_tids; i++) {
+		pid_t tid = i < s->opts.nr_pids ? s->pids[i] : s->tids[i - s->opts.nr_pids];
+		pid_t pid = task_tgid(tid);
+		char path[64], comm[32] = "";
+		FILE *f;
+		int err;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;	/* gone already: its samples name it */
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+		err = task_tracker_see(s->tracker, (uint32_t)pid, (uint32_t)tid, comm, time, 0,
+				       NULL, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int record_session_start(struct record_session *s)
 {
+	uint64_t before_attach = mono_ns();
 	struct perfdata_writer_opts wo = {
 		.pipe = s->pipe, .argc = s->opts.argc, .argv = s->opts.argv,
 	};
@@ -666,12 +723,17 @@ int record_session_start(struct record_session *s)
 	err = perfdata_writer_new(s->out_fd, &wo, &s->w);
 	if (!err)
 		err = perfdata_writer_add_event(s->w, s->event_name, &s->attr, &s->event_id, 1);
+	if (!err && s->offcpu)
+		err = perfdata_writer_add_event(s->w, OFFCPU_EVENT_NAME, offcpu_attr(s->offcpu),
+						offcpu_event_id(s->offcpu), 1);
 	if (!err)
 		err = perfdata_writer_start(s->w);
 	if (!err)
 		err = kernel_maps_write(s->w, NULL, NULL, NULL);
 	if (!err)
 		err = task_tracker_new(s->w, NULL, &s->tracker);
+	if (!err)
+		err = describe_targets(s, before_attach);
 	if (!err)
 		err = perfdata_writer_checkpoint(s->w);
 	if (err)
@@ -711,7 +773,7 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 		   h->kind == PROFILE_KIND_EXEC) {
 		if (size < sizeof(struct profile_task))
 			return 0;
-	} else {
+	} else if (!offcpu_record_ok(data, size)) {
 		return 0;
 	}
 	p = batch_add(&s->batch, h->time, size);
@@ -814,6 +876,8 @@ static int flush_batch(struct record_session *s)
 
 		if (h->kind == PROFILE_KIND_SAMPLE)
 			err = write_sample(s, (const struct profile_sample *)h);
+		else if (s->offcpu && offcpu_record_ok(h, len))
+			err = offcpu_write(s->offcpu, s->w, s->tracker, h);
 		else
 			err = write_task(s, (const struct profile_task *)h);
 		if (h->time > s->last_time)
@@ -828,6 +892,12 @@ static int flush_batch(struct record_session *s)
 		err = perfdata_write_lost_samples(s->w, lost - s->lost, &sid);
 		s->lost = lost;
 		wrote = true;
+	}
+	if (!err && s->offcpu) {
+		uint64_t before = offcpu_lost(s->offcpu);
+
+		err = offcpu_write_lost(s->offcpu, s->w, s->last_time);
+		wrote |= offcpu_lost(s->offcpu) != before;
 	}
 	if (!err && wrote)
 		err = perfdata_write_finished_round(s->w);
@@ -892,6 +962,8 @@ static void detach(struct record_session *s)
 		bpf_link__destroy(s->task_links[i]);
 		s->task_links[i] = NULL;
 	}
+	if (s->offcpu)
+		offcpu_detach(s->offcpu);
 }
 
 int record_session_stop(struct record_session *s)
@@ -917,6 +989,14 @@ int record_session_stop(struct record_session *s)
 			break;
 		}
 	} while (n == BATCH_FULL);
+	/* Short off-CPU intervals were summed in BPF: they go last. */
+	if (!err && s->offcpu) {
+		err = offcpu_collect(s->offcpu, &s->batch, s->last_time);
+		if (err)
+			fail(s, err, "cannot read the off-CPU sums: %s", strerror(-err));
+		else if ((err = flush_batch(s)))
+			write_error(s, err);
+	}
 	err2 = perfdata_writer_finish(s->w);
 	if (err2 && !err)
 		err = write_error(s, err2);
@@ -939,6 +1019,7 @@ void record_session_close(struct record_session *s)
 	task_tracker_free(s->tracker);
 	perfdata_writer_free(s->w);
 	ring_buffer__free(s->rb);
+	offcpu_free(s->offcpu);
 	profile__destroy(s->skel);
 	if (s->epfd >= 0)
 		close(s->epfd);
@@ -968,7 +1049,7 @@ void record_session_status(const struct record_session *s, struct record_status 
 		st->samples = perfdata_writer_nr_samples(s->w);
 		st->bytes = perfdata_writer_size(s->w);
 	}
-	st->lost = s->lost;
+	st->lost = s->lost + offcpu_lost(s->offcpu);
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;
 	if (s->child.pid)

@@ -60,6 +60,8 @@ struct record_opts {
 	unsigned int flush_interval_ms;	/* 0 = 100 */
 	int wake_fd;		/* readable fd that makes poll return early; -1 = none */
 	bool quiet;		/* no warnings on stderr */
+	bool off_cpu;		/* --off-cpu: also the offcpu-time event (recorder/offcpu.h) */
+	uint64_t off_cpu_thresh_ns;	/* --off-cpu-thresh: shorter intervals are summed */
 };
 
 struct record_status {
