@@ -69,7 +69,7 @@ fi
 # cpu-clock every 20 us on every CPU: 50k samples/s per CPU, within the
 # default kernel.perf_event_max_sample_rate (100000).
 CONV_PERIOD=20000
-PONG_WORK=3000
+PONG_WORK=6000
 ONLY=${BENCH_ONLY:-1 2 3 4 5}
 LONG_SECS=${BENCH_LONG_SECS:-600} LONG_STEP=10
 LONG_TOOLS="bpfrec"

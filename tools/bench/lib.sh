@@ -112,16 +112,23 @@ measure() {
 
 # file_counts FILE DIR: samples and lost samples in a perf.data file as the
 # stock perf counts them (perf report --stats: per-event SAMPLE and
-# LOST_SAMPLES), into DIR/counts; bytes into DIR/counts too.
+# LOST_SAMPLES), into DIR/counts: samples, lost, samples_EVENT per event
+# (cpu_clock, offcpu_time), bytes, and claimed (the recorder's own count).
 file_counts() {
 	local f=$1 dir=$2
 	perf report --stats -i "$f" 2>"$dir/stats.err" | awk '
 		/^Aggregated stats:/ { agg = 1; next }
-		/ stats:$/ { agg = 0; ev = 1; next }
-		ev && /SAMPLE events:/ { s += $3 }
-		ev && /LOST_SAMPLES events:/ { l += $3 }
+		/ stats:$/ {
+			agg = 0; ev = $1; sub(/:$/, "", ev); gsub(/[^A-Za-z0-9]/, "_", ev)
+			next
+		}
+		ev != "" && /SAMPLE events:/ { s += $3; per[ev] += $3 }
+		ev != "" && /LOST_SAMPLES events:/ { l += $3 }
 		agg && /^ *LOST events:/ { chunks += $3 }
-		END { printf "samples=%d\nlost=%d\nlost_records=%d\n", s, l, chunks }' >"$dir/counts"
+		END {
+			printf "samples=%d\nlost=%d\nlost_records=%d\n", s, l, chunks
+			for (e in per) printf "samples_%s=%d\n", e, per[e]
+		}' >"$dir/counts"
 	echo "bytes=$(stat -c %s "$f" 2>/dev/null || echo 0)" >>"$dir/counts"
 	# What the recorder said it wrote ("... (N samples" on its stderr), to
 	# catch a file perf cannot read.

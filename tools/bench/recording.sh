@@ -187,8 +187,11 @@ bench_offcpu() {
 		cost=$(bpf_cost "$d" sample)
 		val "$sec" "BPF program per CPU sample (ns)" bpfrec "${cost%% *}"
 		val "$sec" "recorder peak RSS (MB)" bpfrec "$(calc "$(kv "$d/ru" maxrss_kb) / 1024")"
-		val "$sec" "samples written" bpfrec "$(kv "$d/counts" samples)"
+		val "$sec" "off-CPU samples written" bpfrec "$(kv "$d/counts" samples_offcpu_time)"
+		val "$sec" "CPU samples written" bpfrec "$(kv "$d/counts" samples_cpu_clock)"
 		val "$sec" "samples lost" bpfrec "$(kv "$d/counts" lost)"
+		[ "$(kv "$d/counts" samples)" -gt 0 ] && val "$sec" "bytes per sample" bpfrec \
+			"$(calc "$(kv "$d/counts" bytes) / $(kv "$d/counts" samples)")"
 	done
 	budget_note "$sec" "$REPS"
 	note "$sec" "Workload: \`bench_pingpong -n $PONG_ROUNDS -w $PONG_WORK\` (two threads, one byte over two pipes, fixed work). Command: \`bpfrec record --off-cpu -g -o FILE -- bench_pingpong ...\`."
