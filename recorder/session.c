@@ -119,6 +119,8 @@ struct record_session {
 	struct rotator rot;
 	uint64_t file_start_ns;
 	uint64_t samples_done, bytes_done;	/* of the files already finished */
+	/* The current file at its last checkpoint: what a write error leaves. */
+	uint64_t ckpt_samples, ckpt_bytes;
 	char *final_name;			/* the last file's name after stop */
 };
 
@@ -713,6 +715,8 @@ static int open_writer(struct record_session *s)
 	if (!err)
 		err = perfdata_writer_checkpoint(s->w);
 	s->file_start_ns = mono_ns();
+	s->ckpt_samples = 0;
+	s->ckpt_bytes = s->w ? perfdata_writer_size(s->w) : 0;
 	return err;
 }
 
@@ -720,8 +724,8 @@ static int open_writer(struct record_session *s)
 static void free_writer(struct record_session *s)
 {
 	if (s->w) {
-		s->samples_done += perfdata_writer_nr_samples(s->w);
-		s->bytes_done += perfdata_writer_size(s->w);
+		s->samples_done += s->write_failed ? s->ckpt_samples : perfdata_writer_nr_samples(s->w);
+		s->bytes_done += s->write_failed ? s->ckpt_bytes : perfdata_writer_size(s->w);
 	}
 	task_tracker_free(s->tracker);
 	s->tracker = NULL;
@@ -904,6 +908,10 @@ static int flush_batch(struct record_session *s)
 		err = perfdata_write_finished_round(s->w);
 	if (!err)
 		err = perfdata_writer_checkpoint(s->w);
+	if (!err) {
+		s->ckpt_samples = perfdata_writer_nr_samples(s->w);
+		s->ckpt_bytes = perfdata_writer_size(s->w);
+	}
 	batch_clear(&s->batch);
 	return err;
 }
@@ -1155,8 +1163,9 @@ void record_session_status(const struct record_session *s, struct record_status 
 	st->samples = s->samples_done;
 	st->bytes = s->bytes_done;
 	if (s->w) {
-		st->samples += perfdata_writer_nr_samples(s->w);
-		st->file_bytes = perfdata_writer_size(s->w);
+		/* After a write error the file is cut back to its last checkpoint. */
+		st->samples += s->write_failed ? s->ckpt_samples : perfdata_writer_nr_samples(s->w);
+		st->file_bytes = s->write_failed ? s->ckpt_bytes : perfdata_writer_size(s->w);
 		st->bytes += st->file_bytes;
 	}
 	st->file = s->final_name ? s->final_name : s->output;
