@@ -189,8 +189,10 @@ int cmd_record(int argc, char **argv)
 	}
 	a.opts.wake_fd = sfd;
 	status_line_init(&line, !a.opts.quiet && isatty(STDERR_FILENO) ? stderr : NULL, mono_ns());
-	a.opts.on_switch = on_switch;
-	a.opts.on_switch_ctx = &line;
+	if (!a.opts.quiet) {
+		a.opts.on_switch = on_switch;
+		a.opts.on_switch_ctx = &line;
+	}
 	/* The CMDLINE feature reads like perf's: "bpfrec record ...". */
 	cmdline = calloc((size_t)argc + 2, sizeof(*cmdline));
 	if (cmdline) {

@@ -11,7 +11,7 @@ cd "$T"
 # Busy on every CPU (other work on the machine may share them: no shares asserted) for the whole test, with a deep-ish stack.
 spinners=()
 for _ in $(seq "$(nproc)"); do "$FIX/rec_sleepspin" 0 20 & spinners+=($!); done
-trap 'kill "${spinners[@]}" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill "${spinners[@]}" 2>/dev/null || true; rm -rf "$T"' EXIT
 
 # counts ERRFILE: "seen written lost" from the -v line.
 counts() {

@@ -8,7 +8,7 @@ need_root
 
 cd "$T"
 "$FIX/rec_sleepspin" 0 20 & spin=$!
-trap 'kill $spin 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill $spin 2>/dev/null || true; rm -rf "$T"' EXIT
 start=$(date +%s.%N)
 "$BPFREC" record -q -a -g -o k.data & rec=$!
 # Let it record for a while: the file grows as rounds are written.
