@@ -45,6 +45,16 @@ struct {
 	__uint(max_entries, 16 << 20);	/* resized by user space before load */
 } events SEC(".maps");
 
+/*
+ * Fork, exit and exec notices have a ring of their own: a flood of samples
+ * must not crowd them out, or the recorder would miss an exit and describe a
+ * reused pid with the old program's maps.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} task_events SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -193,7 +203,7 @@ static __always_inline void send_task(__u32 kind, struct task_struct *p, __u32 p
 {
 	struct profile_task *t;
 
-	t = bpf_ringbuf_reserve(&events, sizeof(*t), 0);
+	t = bpf_ringbuf_reserve(&task_events, sizeof(*t), 0);
 	if (!t) {
 		count(PROFILE_STAT_LOST_TASK);
 		return;

@@ -596,6 +596,10 @@ static int load_bpf(struct record_session *s)
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_ring_record, s, NULL);
 	if (!s->rb)
 		return fail(s, -errno, "cannot map the ring buffer: %s", strerror(errno));
+	/* Task notices come in a ring of their own; the batch puts them in time order. */
+	err = ring_buffer__add(s->rb, bpf_map__fd(skel->maps.task_events), on_ring_record, s);
+	if (err)
+		return fail(s, err, "cannot map the task ring buffer: %s", strerror(-err));
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return fail(s, -errno, "epoll: %s", strerror(errno));
