@@ -699,8 +699,42 @@ static int write_error(struct record_session *s, int err)
 		    "recorded up to its last checkpoint", s->output, strerror(-err));
 }
 
-/* Start the output file (or stream): header, the event, kernel maps, a fresh task tracker. */
-static int open_writer(struct record_session *s)
+/*
+ * Targets named with -p/-t exist before the first sample: describe them now,
+ * as perf does, stamped before attaching so no sample precedes its maps. A
+ * target that exits before its first batch is written still resolves.
+ */
+static int describe_targets(struct record_session *s, uint64_t time)
+{
+	for (size_t i = 0; i < s->opts.nr_pids + s->opts.nr_tids; i++) {
+		pid_t tid = i < s->opts.nr_pids ? s->pids[i] : s->tids[i - s->opts.nr_pids];
+		pid_t pid = task_tgid(tid);
+		char path[64], comm[32] = "";
+		FILE *f;
+		int err;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;	/* gone already: its samples name it */
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+		err = task_tracker_see(s->tracker, (uint32_t)pid, (uint32_t)tid, comm, time, 0,
+				       NULL, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Start the output file (or stream): header, the event, kernel maps, a fresh
+ * task tracker, and the -p/-t targets described as of describe_time.
+ */
+static int open_writer(struct record_session *s, uint64_t describe_time)
 {
 	struct perfdata_writer_opts wo = {
 		.pipe = s->pipe, .argc = s->opts.argc, .argv = s->opts.argv,
@@ -716,6 +750,8 @@ static int open_writer(struct record_session *s)
 		err = kernel_maps_write(s->w, NULL, NULL, NULL);
 	if (!err)
 		err = task_tracker_new(s->w, NULL, &s->tracker);
+	if (!err)
+		err = describe_targets(s, describe_time);
 	if (!err)
 		err = perfdata_writer_checkpoint(s->w);
 	s->file_start_ns = mono_ns();
@@ -739,12 +775,13 @@ static void free_writer(struct record_session *s)
 
 int record_session_start(struct record_session *s)
 {
+	uint64_t before_attach = mono_ns();
 	int err;
 
 	err = attach(s);
 	if (err)
 		return err;
-	err = open_writer(s);
+	err = open_writer(s, before_attach);
 	if (err)
 		return write_error(s, err);
 	s->started = true;
@@ -991,7 +1028,8 @@ static int switch_output(struct record_session *s)
 			    strerror(errno));
 	}
 	s->out_fd = fd;
-	err = open_writer(s);
+	/* Before any sample the new file can get (the last batch may have straggled). */
+	err = open_writer(s, s->last_time > 1000000000ull ? s->last_time - 1000000000ull : 0);
 	if (err) {
 		/* A file without a whole header is no use to anyone. */
 		free_writer(s);

@@ -3,11 +3,14 @@
 # same functions, shares, stacks and sample count as perf report / perf
 # script on the same file, and name the main binary with its build-id.
 # Then files as bpfrec's own writer makes them (tests/tools/perfdata-synth):
-# exact counts in file and pipe mode, lost samples, a killed recorder's file.
+# exact counts in file and pipe mode, lost samples, a killed recorder's file;
+# and recordings by `bpfrec record` itself, file and pipe. The profile's
+# Time must be when the program ran (CLOCK_DATA, else the file's mtime).
 . "$TOP/tests/integration/lib.sh"
 command -v perf >/dev/null || skip "needs perf (linux-perf)"
 command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
 export HOME=$T PPROF_TMPDIR=$T
+started=$(date +%s)
 
 perf record -q -e cpu-clock -g -o "$T/perf.data" -- "$FIX/pp_shares" 2>"$T/rec.err" ||
 	{ cat "$T/rec.err" >&2; fail "perf record failed"; }
@@ -65,6 +68,12 @@ assert_grep "^Build ID: $bid$" "$T/top.txt" "the main binary's build-id"
 # The kernel is a mapping of its own.
 assert_grep '\[kernel\.kallsyms\]' "$T/raw.txt" "kernel mapping"
 
+# Time: the first sample's wall-clock time (here from the file's mtime).
+profile_time() { date -d "$(awk '/^Time:/ { print $2, $3, $4; exit }' "$1")" +%s; }
+assert_range "profile time - recording start (s)" $(($(profile_time "$T/raw.txt") - started)) -5 60
+
+flat_of() { awk -v s="$2" '$6 == s { sub(/%/, "", $2); print $2 }' "$1"; }
+
 # ---- files written by bpfrec's perfdata writer ----
 SYNTH=$BUILD/tests/tools/perfdata-synth
 [ -x "$SYNTH" ] || { echo "ok (perfdata-synth not built: make unit-bins)"; exit 0; }
@@ -103,4 +112,35 @@ n_prof=$(awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^
 echo "killed recorder: perf script $n_killed samples, profile $n_prof"
 [ "$n_killed" -gt 0 ] && [ "$n_killed" -lt 1000 ] && [ "$n_prof" = "$n_killed" ] ||
 	fail "killed recorder's file: profile $n_prof, perf $n_killed"
+
+# ---- recordings by bpfrec record ----
+[ "$(id -u)" = 0 ] || { echo "ok (bpfrec record needs root: not checked)"; exit 0; }
+started=$(date +%s)
+"$BPFREC" record -q -g -o "$T/b.data" -- "$FIX/pp_shares" >/dev/null 2>"$T/brec.err" ||
+	{ cat "$T/brec.err" >&2; fail "bpfrec record failed"; }
+run_clean "$T/b.report" perf report -i "$T/b.data" --stdio --no-children --sort sym
+run_clean "$T/b.script" perf script -i "$T/b.data" -F event
+"$BPFREC" pprof -q -i "$T/b.data" -o "$T/b.pb.gz" || fail "converting bpfrec's recording failed"
+run_clean "$T/b.top" go tool pprof -top -nodefraction=0 "$T/b.pb.gz"
+run_clean "$T/b.raw" go tool pprof -raw "$T/b.pb.gz"
+for f in leaf_a leaf_b leaf_c; do
+	a=$(self_share "$T/b.report" "$f") b=$(flat_of "$T/b.top" "$f")
+	echo "bpfrec record, $f: perf report $a%, go tool pprof ${b:-0}%"
+	assert_range "$f share difference" "$(awk -v a="$a" -v b="${b:-0}" 'BEGIN { d = a - b; print d < 0 ? -d : d }')" 0 1.5
+done
+assert_range "leaf_a share (bpfrec record)" "$(flat_of "$T/b.top" leaf_a)" 52 68
+n_perf=$(grep -c cpu-clock "$T/b.script")
+n_prof=$(awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$T/b.raw")
+echo "bpfrec record: perf script $n_perf samples, profile $n_prof"
+[ "$n_perf" -gt 1000 ] && [ "$n_perf" = "$n_prof" ] || fail "bpfrec record: profile $n_prof, perf $n_perf"
+assert_grep "^File: pp_shares$" "$T/b.top" "pp_shares is the main binary"
+assert_grep "pp_shares $bid " "$T/b.raw" "the build-id bpfrec recorded"
+# bpfrec writes CLOCK_DATA: the profile's time is the first sample's.
+assert_range "profile time - recording start (s, CLOCK_DATA)" $(($(profile_time "$T/b.raw") - started)) -5 60
+
+"$BPFREC" record -q -g -o - -- "$FIX/pp_shares" 0.5 2>"$T/bpipe.err" |
+	"$BPFREC" pprof -q -i - -o "$T/bp.pb.gz" || { cat "$T/bpipe.err" >&2; fail "bpfrec record -o - | bpfrec pprof -i - failed"; }
+run_clean "$T/bp.top" go tool pprof -top -nodefraction=0 "$T/bp.pb.gz"
+assert_range "leaf_a share (bpfrec record, pipe)" "$(flat_of "$T/bp.top" leaf_a)" 50 70
+assert_range "leaf_c share (bpfrec record, pipe)" "$(flat_of "$T/bp.top" leaf_c)" 5 15
 echo "ok"
