@@ -28,6 +28,13 @@
  *   record_session_close()  free; an output file that was not finished is
  *                           unlinked, so a failed run leaves nothing behind
  *
+ * Reliability: every sample the BPF program takes is written or counted in
+ * a LOST_SAMPLES record (record_status: samples + lost == seen after a clean
+ * stop). The file is checkpointed after every round, so a killed recorder
+ * leaves it readable. A write error (ENOSPC, EIO, EPIPE) makes poll return
+ * it: stop then detaches, cuts the file back to its last checkpoint and
+ * finishes it, and record_status.write_failed is set.
+ *
  * Nothing is written to the output before the sampler is loaded and
  * attached. The session installs no signal handlers: the caller blocks the
  * signals it wants and passes a signalfd as wake_fd so poll returns at once.
