@@ -68,6 +68,7 @@ struct perfdata_reader {
 	size_t head, len;
 	uint64_t pos;		/* stream offset of buf[head] */
 	uint64_t skip;		/* payload bytes to skip before the next record */
+	uint64_t keep_tracing;	/* of which the first bytes are TRACING_DATA (pipe) */
 	uint64_t *rec;		/* aligned copy of a record that was not aligned in buf */
 	uint64_t rec_offset;
 
@@ -320,6 +321,41 @@ static bool fc_string(struct feat_cursor *c, const char **s, size_t *max)
 	*s = at;
 	*max = len;
 	return true;
+}
+
+static int store_feature(struct perfdata_reader *r, unsigned int feat, const void *data,
+			 size_t size);
+
+/* Read `n` stream bytes (a payload that follows its record) as feature `feat`. */
+static int stream_keep_feature(struct perfdata_reader *r, unsigned int feat, uint64_t n)
+{
+	uint8_t *data = malloc(n ? n : 1);
+	uint64_t got = 0;
+	int err;
+
+	if (!data)
+		return -ENOMEM;
+	while (got < n) {
+		ssize_t avail = stream_fill(r, 1);
+		size_t take;
+
+		if (avail <= 0) {
+			free(data);
+			if (avail < 0)
+				return (int)avail;
+			return fail(r, "payload ending at offset %#llx is cut short: %llu bytes missing",
+				    (unsigned long long)(r->pos + n - got),
+				    (unsigned long long)(n - got));
+		}
+		take = (size_t)avail < n - got ? (size_t)avail : (size_t)(n - got);
+		memcpy(data + got, r->buf + r->head, take);
+		r->head += take;
+		r->pos += take;
+		got += take;
+	}
+	err = store_feature(r, feat, data, (size_t)n);
+	free(data);
+	return err;
 }
 
 static int store_feature(struct perfdata_reader *r, unsigned int feat, const void *data,
@@ -803,6 +839,15 @@ static int next_record(struct perfdata_reader *r, const struct perf_event_header
 	ssize_t avail;
 	int err;
 
+	if (r->keep_tracing) {
+		uint64_t n = r->keep_tracing;
+
+		r->keep_tracing = 0;
+		err = stream_keep_feature(r, PERFDATA_FEAT_TRACING_DATA, n);
+		if (err)
+			return err;
+		r->skip -= n;
+	}
 	if (r->skip) {
 		uint64_t n = r->skip;
 
@@ -872,6 +917,9 @@ static int next_record(struct perfdata_reader *r, const struct perf_event_header
 
 			memcpy(&size, at + sizeof(h), sizeof(size));
 			r->skip = perfdata_align8(size);
+			/* In a pipe this is the only copy: keep it as the feature (tracepoint formats). */
+			if (r->pipe && size <= MAX_FEATURE_SIZE)
+				r->keep_tracing = size;
 		}
 		break;
 	case PERFDATA_RECORD_AUXTRACE:

@@ -103,8 +103,8 @@ static void summary(struct record_session *s, bool verbose)
 		(unsigned long long)st.samples, (unsigned long long)st.lost);
 	if (verbose)
 		fprintf(stderr, "bpfrec record: BPF saw %llu samples: %llu written, %llu lost%s\n",
-			(unsigned long long)st.seen, (unsigned long long)st.samples,
-			(unsigned long long)st.lost,
+			(unsigned long long)st.seen, (unsigned long long)st.cpu_samples,
+			(unsigned long long)st.cpu_lost,
 			st.write_failed ? ", the rest not written (write error)" : "");
 	if (st.lost)
 		fprintf(stderr, "bpfrec record: warning: %llu samples were lost (ring buffer full): "

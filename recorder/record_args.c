@@ -17,6 +17,8 @@ enum {
 	OPT_DURATION,
 	OPT_SWITCH_OUTPUT,
 	OPT_SWITCH_MAX_FILES,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_THRESH,
 };
 
 static const struct option long_opts[] = {
@@ -35,6 +37,8 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
 	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -66,6 +70,11 @@ void record_usage(FILE *f)
 "  -m, --mmap-pages N     ring buffer size in pages (power of two), or with a\n"
 "                         K/M/G suffix in bytes (default: 2 MiB per CPU, >= 8 MiB)\n"
 "      --duration SEC     stop after SEC seconds (decimals allowed)\n"
+"      --off-cpu          also record where threads wait: a second event,\n"
+"                         offcpu-time, one sample per blocked interval (period\n"
+"                         = ns off CPU, call chain at switch-out)\n"
+"      --off-cpu-thresh USEC  sum blocked intervals shorter than USEC per thread\n"
+"                         and stack, written at the end (default 0: none)\n"
 "\n"
 "Output:\n"
 "  -o, --output FILE      write FILE (default perf.data; an existing one becomes\n"
@@ -177,7 +186,7 @@ static int parse_ring_size(const char *s, size_t *bytes)
 
 int record_args_parse(int argc, char **argv, struct record_args *a, char *err, size_t errlen)
 {
-	bool freq_given = false;
+	bool freq_given = false, thresh_given = false;
 	size_t nr;
 	int c;
 
@@ -287,6 +296,19 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			a->opts.switch_max_files = (unsigned int)n;
 			break;
 		}
+		case OPT_OFF_CPU:
+			a->opts.off_cpu = true;
+			break;
+		case OPT_OFF_CPU_THRESH: {
+			uint64_t us;
+
+			if (parse_u64(optarg, &us) || us > UINT64_MAX / 1000)
+				return bad(err, errlen,
+					   "--off-cpu-thresh '%s': give microseconds, e.g. 1000", optarg);
+			a->opts.off_cpu_thresh_ns = us * 1000;
+			thresh_given = true;
+			break;
+		}
 		case 'h':
 			a->help = true;
 			return 0;
@@ -303,6 +325,8 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 	}
 	if (freq_given && a->opts.period)
 		return bad(err, errlen, "-F and -c exclude each other: give one of them");
+	if (thresh_given && !a->opts.off_cpu)
+		return bad(err, errlen, "--off-cpu-thresh needs --off-cpu: add --off-cpu");
 	if (optind < argc)
 		a->opts.command = &argv[optind];
 	return 0;

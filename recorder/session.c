@@ -46,6 +46,7 @@
 #include "recorder/launch.h"
 #include "recorder/pidset.h"
 #include "recorder/rotate.h"
+#include "recorder/offcpu.h"
 #include "recorder/session.h"
 #include "recorder/tasks.h"
 
@@ -91,6 +92,7 @@ struct record_session {
 	struct bpf_link *task_links[3];
 
 	struct profile *skel;
+	struct offcpu_tracer *offcpu;	/* --off-cpu */
 	struct ring_buffer *rb;
 	int epfd;
 	int nr_possible_cpus;
@@ -121,6 +123,8 @@ struct record_session {
 	uint64_t samples_done, bytes_done;	/* of the files already finished */
 	/* The current file at its last checkpoint: what a write error leaves. */
 	uint64_t ckpt_samples, ckpt_bytes;
+	/* CPU-event samples written (all files), now and at the last checkpoint. */
+	uint64_t cpu_written, ckpt_cpu_written;
 	char *final_name;			/* the last file's name after stop */
 };
 
@@ -593,6 +597,23 @@ static int load_bpf(struct record_session *s)
 		bpf_map__update_elem(skel->maps.target_tids, &key, sizeof(key), &one, 1, BPF_ANY);
 	}
 
+	if (s->opts.off_cpu) {
+		struct offcpu_opts oo = {
+			.events_fd = bpf_map__fd(skel->maps.events),
+			.target_tgids_fd = bpf_map__fd(skel->maps.target_tgids),
+			.target_tids_fd = bpf_map__fd(skel->maps.target_tids),
+			.filter_mode = skel->rodata->filter_mode,
+			.wakeup_bytes = ring / 2,
+			.thresh_ns = s->opts.off_cpu_thresh_ns,
+			.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
+		};
+
+		err = offcpu_new(&oo, &s->offcpu);
+		if (err)
+			return fail(s, err, "cannot load the off-CPU tracer: %s (run with -v for "
+				    "the verifier log, or drop --off-cpu)", strerror(-err));
+	}
+
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_ring_record, s, NULL);
 	if (!s->rb)
 		return fail(s, -errno, "cannot map the ring buffer: %s", strerror(errno));
@@ -671,6 +692,12 @@ static int attach(struct record_session *s)
 			return fail(s, -errno, "cannot attach %s: %s",
 				    bpf_program__name(task_progs[i]), strerror(errno));
 	}
+	if (s->offcpu) {
+		int err = offcpu_attach(s->offcpu);
+
+		if (err)
+			return fail(s, err, "cannot attach the off-CPU tracer: %s", strerror(-err));
+	}
 	for (size_t i = 0; i < s->nr_cpus; i++) {
 		struct bpf_link *l;
 
@@ -744,6 +771,9 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 	err = perfdata_writer_new(s->out_fd, &wo, &s->w);
 	if (!err)
 		err = perfdata_writer_add_event(s->w, s->event_name, &s->attr, &s->event_id, 1);
+	if (!err && s->offcpu)
+		err = perfdata_writer_add_event(s->w, OFFCPU_EVENT_NAME, offcpu_attr(s->offcpu),
+						offcpu_event_id(s->offcpu), 1);
 	if (!err)
 		err = perfdata_writer_start(s->w);
 	if (!err)
@@ -820,7 +850,7 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 		   h->kind == PROFILE_KIND_EXEC) {
 		if (size < sizeof(struct profile_task))
 			return 0;
-	} else {
+	} else if (!offcpu_record_ok(data, size)) {
 		return 0;
 	}
 	p = batch_add(&s->batch, h->time, size);
@@ -872,7 +902,10 @@ static int write_sample(struct record_session *s, const struct profile_sample *p
 	out.period = ps->period;
 	out.nr_callchain = cc.nr;
 	out.callchain = cc.ips;
-	return perfdata_write_sample(s->w, &out);
+	err = perfdata_write_sample(s->w, &out);
+	if (!err)
+		s->cpu_written++;
+	return err;
 }
 
 static int write_task(struct record_session *s, const struct profile_task *t)
@@ -930,6 +963,8 @@ static int flush_batch(struct record_session *s)
 
 		if (h->kind == PROFILE_KIND_SAMPLE)
 			err = write_sample(s, (const struct profile_sample *)h);
+		else if (s->offcpu && offcpu_record_ok(h, len))
+			err = offcpu_write(s->offcpu, s->w, s->tracker, h);
 		else
 			err = write_task(s, (const struct profile_task *)h);
 		if (h->time > s->last_time)
@@ -945,6 +980,12 @@ static int flush_batch(struct record_session *s)
 		s->lost = lost;
 		wrote = true;
 	}
+	if (!err && s->offcpu) {
+		uint64_t before = offcpu_lost(s->offcpu);
+
+		err = offcpu_write_lost(s->offcpu, s->w, s->last_time);
+		wrote |= offcpu_lost(s->offcpu) != before;
+	}
 	if (!err && wrote)
 		err = perfdata_write_finished_round(s->w);
 	if (!err)
@@ -952,6 +993,7 @@ static int flush_batch(struct record_session *s)
 	if (!err) {
 		s->ckpt_samples = perfdata_writer_nr_samples(s->w);
 		s->ckpt_bytes = perfdata_writer_size(s->w);
+		s->ckpt_cpu_written = s->cpu_written;
 	}
 	batch_clear(&s->batch);
 	return err;
@@ -1114,6 +1156,8 @@ static void detach(struct record_session *s)
 		bpf_link__destroy(s->task_links[i]);
 		s->task_links[i] = NULL;
 	}
+	if (s->offcpu)
+		offcpu_detach(s->offcpu);
 }
 
 int record_session_stop(struct record_session *s)
@@ -1145,6 +1189,14 @@ int record_session_stop(struct record_session *s)
 			break;
 		}
 	} while (n == BATCH_FULL);
+	/* Short off-CPU intervals were summed in BPF: they go last. */
+	if (!err && s->offcpu) {
+		err = offcpu_collect(s->offcpu, &s->batch, s->last_time);
+		if (err)
+			fail(s, err, "cannot read the off-CPU sums: %s", strerror(-err));
+		else if ((err = flush_batch(s)))
+			write_error(s, err);
+	}
 	err2 = perfdata_writer_finish(s->w);
 	if (err2 && !err)
 		err = write_error(s, err2);
@@ -1173,6 +1225,7 @@ void record_session_close(struct record_session *s)
 	task_tracker_free(s->tracker);
 	perfdata_writer_free(s->w);
 	ring_buffer__free(s->rb);
+	offcpu_free(s->offcpu);
 	profile__destroy(s->skel);
 	if (s->epfd >= 0)
 		close(s->epfd);
@@ -1215,7 +1268,9 @@ void record_session_status(const struct record_session *s, struct record_status 
 	st->nr_pids = s->pids_seen.count;
 	st->write_failed = s->write_failed;
 	st->seen = s->seen;
-	st->lost = s->lost;
+	st->cpu_samples = s->write_failed ? s->ckpt_cpu_written : s->cpu_written;
+	st->cpu_lost = s->lost;
+	st->lost = s->lost + offcpu_lost(s->offcpu);
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;
 	if (s->child.pid)

@@ -83,17 +83,21 @@ struct record_opts {
 	/* Called with the final name of each finished file; NULL = nothing. */
 	void (*on_switch)(void *ctx, const char *path);
 	void *on_switch_ctx;
+	bool off_cpu;		/* --off-cpu: also the offcpu-time event (recorder/offcpu.h) */
+	uint64_t off_cpu_thresh_ns;	/* --off-cpu-thresh: shorter intervals are summed */
 };
 
 struct record_status {
 	/*
-	 * Over all files of the recording. After a clean stop
-	 * samples + lost == seen; after a write error the samples that were
-	 * not written are the difference.
+	 * Over all files of the recording. For the CPU event, after a clean
+	 * stop cpu_samples + cpu_lost == seen; after a write error the samples
+	 * that were not written are the difference.
 	 */
-	uint64_t seen;		/* samples the BPF program took (in scope) */
-	uint64_t samples;	/* SAMPLE records written */
-	uint64_t lost;		/* samples the ring buffer dropped */
+	uint64_t seen;		/* CPU-event samples the BPF program took (in scope) */
+	uint64_t cpu_samples;	/* of those, written */
+	uint64_t cpu_lost;	/* of those, dropped by a full ring buffer */
+	uint64_t samples;	/* SAMPLE records written, every event */
+	uint64_t lost;		/* samples lost, every event */
 	uint64_t lost_task;	/* fork/exit/exec notices dropped */
 	uint64_t bytes;		/* bytes written, all files */
 	uint64_t file_bytes;	/* size of the current (last) file */

@@ -48,42 +48,22 @@ static int hexval(char c)
 	return -1;
 }
 
-static size_t leading_underscores(const char *s)
-{
-	size_t n = 0;
-
-	while (s[n] == '_')
-		n++;
-	return n;
-}
-
 /* Same address first; among aliases, the name to show first. */
 static int ksym_cmp(const void *pa, const void *pb)
 {
 	const struct ksym *a = pa, *b = pb;
-	bool weak_a, weak_b, global_a, global_b;
-	size_t ua, ub, la, lb;
+	int order;
 
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
 	if (a->text != b->text)
 		return a->text ? -1 : 1;
-	weak_a = a->type == 'w' || a->type == 'W';
-	weak_b = b->type == 'w' || b->type == 'W';
-	if (weak_a != weak_b)
-		return weak_a ? 1 : -1;
-	global_a = a->type >= 'A' && a->type <= 'Z';
-	global_b = b->type >= 'A' && b->type <= 'Z';
-	if (global_a != global_b)
-		return global_a ? -1 : 1;
-	ua = leading_underscores(a->name);
-	ub = leading_underscores(b->name);
-	if (ua != ub)
-		return ua < ub ? -1 : 1;
-	la = strlen(a->name);
-	lb = strlen(b->name);
-	if (la != lb)
-		return la > lb ? -1 : 1;
+	order = sym_alias_cmp(a->type == 'w' || a->type == 'W', a->type >= 'A' && a->type <= 'Z',
+			      a->name,
+			      b->type == 'w' || b->type == 'W', b->type >= 'A' && b->type <= 'Z',
+			      b->name);
+	if (order)
+		return order;
 	return a->index < b->index ? -1 : a->index > b->index;
 }
 

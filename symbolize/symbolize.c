@@ -46,22 +46,6 @@ static char *dup_or_null(const char *s, int *err)
 	return d;
 }
 
-/*
- * Every file stays open (a Dwfl holds the binary, its debug file and a dwz
- * file: up to three fds), and a system-wide profile maps more files than
- * the usual soft limit of 1024 fds allows: raise it to the hard limit, as
- * far as this user may, rather than fail to symbolize the 1000th library.
- */
-static void raise_nofile_limit(void)
-{
-	struct rlimit rl;
-
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out)
 {
 	static const struct symbolizer_opts defaults;
@@ -90,7 +74,6 @@ int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out)
 	s->dp.symfs = s->symfs;
 	s->dp.debug_dir = s->debug_dir;
 	s->dp.home = s->home && *s->home ? s->home : NULL;
-	raise_nofile_limit();
 	*out = s;
 	return 0;
 }

@@ -13,6 +13,10 @@
  *   ~/.debug/.build-id/xx/yyyy/ (perf's build-id cache).
  * A file whose build-id differs from the recorded one is not used.
  *
+ * Every file opened stays open (a Dwfl holds the binary, its debug file and
+ * a dwz file: up to three fds), so a program symbolizing a system-wide
+ * profile should raise its RLIMIT_NOFILE soft limit (bpfrec's main does).
+ *
  * Addresses: user addresses are runtime addresses inside a mapping; the
  * caller passes the mapping (start, pgoff, path, build-id). Return addresses
  * (callers) should be looked up at address - 1 by the caller.

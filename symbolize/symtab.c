@@ -8,6 +8,7 @@
 #include <gelf.h>
 
 #include "symbolize/symtab.h"
+#include "symbolize/util.h"
 
 struct sym {
 	uint64_t addr, size;
@@ -33,35 +34,18 @@ static bool is_code_symbol(const GElf_Sym *sym, GElf_Word shndx, const char *nam
 	return shndx != SHN_UNDEF && shndx != SHN_ABS && shndx != (GElf_Word)-1;
 }
 
-static size_t leading_underscores(const char *s)
-{
-	size_t n = 0;
-
-	while (s[n] == '_')
-		n++;
-	return n;
-}
-
 /* By address; among aliases, the name to show first. */
 static int sym_cmp(const void *pa, const void *pb)
 {
 	const struct sym *a = pa, *b = pb;
-	size_t ua, ub, la, lb;
+	int order;
 
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
-	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
-		return a->bind == STB_WEAK ? 1 : -1;
-	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
-		return a->bind == STB_GLOBAL ? -1 : 1;
-	ua = leading_underscores(a->name);
-	ub = leading_underscores(b->name);
-	if (ua != ub)
-		return ua < ub ? -1 : 1;
-	la = strlen(a->name);
-	lb = strlen(b->name);
-	if (la != lb)
-		return la > lb ? -1 : 1;
+	order = sym_alias_cmp(a->bind == STB_WEAK, a->bind == STB_GLOBAL, a->name,
+			      b->bind == STB_WEAK, b->bind == STB_GLOBAL, b->name);
+	if (order)
+		return order;
 	return a->index < b->index ? -1 : a->index > b->index;
 }
 

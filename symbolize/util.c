@@ -85,3 +85,32 @@ char *str_join(const char *first, ...)
 	*p = '\0';
 	return out;
 }
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+int sym_alias_cmp(bool weak_a, bool global_a, const char *name_a,
+		  bool weak_b, bool global_b, const char *name_b)
+{
+	size_t ua, ub, la, lb;
+
+	if (weak_a != weak_b)
+		return weak_a ? 1 : -1;
+	if (global_a != global_b)
+		return global_a ? -1 : 1;
+	ua = leading_underscores(name_a);
+	ub = leading_underscores(name_b);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	la = strlen(name_a);
+	lb = strlen(name_b);
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return 0;
+}

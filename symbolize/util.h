@@ -5,6 +5,7 @@
 #ifndef SYMBOLIZE_UTIL_H
 #define SYMBOLIZE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,5 +15,13 @@ int read_whole_file(const char *path, char **buf, size_t *len);
 
 /* malloc'd concatenation of the NULL-terminated list of strings, or NULL. */
 char *str_join(const char *first, ...) __attribute__((sentinel));
+
+/*
+ * Which of two symbols at one address to show, as perf chooses: strong
+ * before weak, global before local, fewer leading underscores, then the
+ * longer name. < 0 when a wins, > 0 when b wins, 0 when nothing decides.
+ */
+int sym_alias_cmp(bool weak_a, bool global_a, const char *name_a,
+		  bool weak_b, bool global_b, const char *name_b);
 
 #endif /* SYMBOLIZE_UTIL_H */

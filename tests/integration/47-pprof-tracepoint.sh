@@ -1,9 +1,7 @@
 #!/bin/bash
 # Tracepoint fields as labels: --labels trace:prev_comm,trace:next_pid on a
 # sched:sched_switch recording must give the same per-value counts as the
-# fields perf script decodes from the same file. (Pipe mode: the reader
-# does not keep the tracing data yet, so the labels are left out with a
-# warning, never filled with garbage.)
+# fields perf script decodes from the same file, in file and pipe mode.
 . "$TOP/tests/integration/lib.sh"
 command -v perf >/dev/null || skip "needs perf (linux-perf)"
 command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
@@ -41,13 +39,16 @@ got=$(tag_count next_pid "$npid")
 echo "next_pid=$npid: perf script $want, profile $got"
 [ "$want" = "$got" ] || fail "next_pid=$npid: $got in the profile, $want in perf script"
 
-# Pipe mode: no tracing data available to us: a warning, no trace labels.
+# Pipe mode: the tracing data travels as a HEADER_TRACING_DATA record; the
+# reader keeps it, so the labels are there and split as perf script splits them.
 perf record -q -e sched:sched_switch -g -o - -- "$FIX/pp_pingpong" 1000 2>/dev/null >"$T/pipe.data"
 "$BPFREC" pprof -i - -o "$T/pipe.pb.gz" --labels trace:prev_comm <"$T/pipe.data" 2>"$T/pipe.err" ||
 	{ cat "$T/pipe.err" >&2; fail "pipe conversion failed"; }
-if ! grep -q 'warning: .*tracing data' "$T/pipe.err"; then
-	# A reader that keeps pipe-mode tracing data: then the labels must be right.
-	go tool pprof -tags "$T/pipe.pb.gz" >"$T/tags.txt" 2>/dev/null
-	assert_grep '^ prev_comm: Total' "$T/tags.txt" "prev_comm labels in pipe mode"
-fi
+assert_no_grep 'warning' "$T/pipe.err" "pipe-mode tracing data is used"
+run_clean "$T/pscript.txt" perf script -i - -F trace:trace <"$T/pipe.data"
+go tool pprof -tags "$T/pipe.pb.gz" >"$T/tags.txt" 2>/dev/null
+assert_grep '^ prev_comm: Total' "$T/tags.txt" "prev_comm labels in pipe mode"
+want=$(grep -c "prev_comm=pp_ping " "$T/pscript.txt")
+got=$(tag_count prev_comm pp_ping)
+[ "$want" = "$got" ] || fail "pipe: prev_comm=pp_ping $got in the profile, $want in perf script"
 echo "ok"

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * offcpu.bpf.c - where tasks in scope wait: `bpfrec record --off-cpu`.
+ *
+ * on_switch runs on every context switch (tp_btf/sched_switch: no tracefs
+ * needed). When a task in scope switches out, its switch-out time, its
+ * state and both stacks go into its task-local storage (freed by the
+ * kernel with the task, so nothing leaks when a task dies blocked). When
+ * it switches back in, the blocked time becomes the sample's period and
+ * the stored record, already in its final layout, is copied into the ring
+ * buffer as is: the stacks are walked once, at switch-out.
+ *
+ * This is a separate BPF object from profile.bpf.c, so a recording without
+ * --off-cpu loads nothing of it and the sampler stays as it was. It shares
+ * the sampler's maps through bpf_map__reuse_fd(): the ring buffer (one
+ * consumer, one time-sorted stream, one batch in user space) and the target
+ * maps (the same pid/tid filter, including the children the sampler's fork
+ * hook adds). Its own losses go into its own stats map so that they can be
+ * written as LOST_SAMPLES of the offcpu-time event.
+ *
+ * With thresh_ns set, intervals shorter than it are summed per (pid, tid,
+ * state, stack) in `aggs` and user space writes one sample per entry when
+ * recording ends; the first interval of each entry sends a DESCRIBE record
+ * so the process gets described while it still exists.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "offcpu.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+const volatile __u32 filter_mode = PROFILE_FILTER_ALL;
+const volatile __u64 wakeup_bytes = 1 << 20;
+/* Shorter intervals are aggregated (0: every interval is a sample). */
+const volatile __u64 thresh_ns = 0;
+
+/* Shared with profile.bpf.c (reused fds): the definitions must match. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_tids SEC(".maps");
+
+/* Our own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_sample);
+} blocked SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct offcpu_agg_key);
+	__type(value, struct offcpu_sample);
+} aggs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OFFCPU_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} offcpu_stats SEC(".maps");
+
+static __always_inline void count(__u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &stat);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool in_scope(__u32 tgid, __u32 tid)
+{
+	if (filter_mode == PROFILE_FILTER_TGID)
+		return bpf_map_lookup_elem(&target_tgids, &tgid) != NULL;
+	if (filter_mode == PROFILE_FILTER_TID)
+		return bpf_map_lookup_elem(&target_tids, &tid) != NULL;
+	return true;
+}
+
+static __always_inline __u64 submit_flags(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+/* prev (current) is switching out: remember when, why and where. */
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
+				       unsigned int prev_state, __u64 now)
+{
+	__u32 tgid = prev->tgid, tid = prev->pid;
+	__u32 nr_kernel = 0, nr_user = 0, state;
+	struct offcpu_sample *b;
+	long n;
+
+	/* The idle task does not wait, and a dead task never comes back. */
+	if (!tid)
+		return;
+	state = preempt ? OFFCPU_STATE_RUNNING : prev_state & OFFCPU_STATE_MASK;
+	if (state & OFFCPU_STATE_DEAD)
+		return;
+	if (!in_scope(tgid, tid))
+		return;
+	b = bpf_task_storage_get(&blocked, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!b) {
+		count(OFFCPU_STAT_NO_STORAGE);
+		return;
+	}
+	b->hdr.kind = OFFCPU_KIND_SAMPLE;
+	b->hdr.time = now;
+	b->hdr.pid = tgid;
+	b->hdr.tid = tid;
+	b->period = 0;
+	b->count = 1;
+	b->state = state;
+	b->pad = 0;
+	bpf_get_current_comm(b->comm, sizeof(b->comm));
+
+	/*
+	 * Both stacks, with or without -g: the kernel one says why the task
+	 * waits, the user one who waits; a lone ip would say neither. The
+	 * kernel stack starts with the frames of this program and its
+	 * trampoline (how many depends on the kernel); user space cuts them.
+	 */
+	n = bpf_get_stack(ctx, b->frames, PROFILE_MAX_STACK * sizeof(__u64), 0);
+	if (n > 0)
+		nr_kernel = (n / sizeof(__u64)) & 0x7f;
+	if (prev->mm) {
+		n = bpf_get_stack(ctx, &b->frames[nr_kernel], PROFILE_MAX_STACK * sizeof(__u64),
+				  BPF_F_USER_STACK);
+		if (n > 0)
+			nr_user = (n / sizeof(__u64)) & 0x7f;
+	}
+	b->nr_kernel = nr_kernel;
+	b->nr_user = nr_user;
+}
+
+/* Sum a short interval into its aggregate; false when there is no room for one. */
+static __always_inline bool aggregate(struct offcpu_sample *b, __u64 delta, __u64 now)
+{
+	struct offcpu_agg_key key = {};
+	struct offcpu_sample *a;
+	__u32 nr = (b->nr_kernel + b->nr_user) & 0xff;
+	__u64 h = 0xcbf29ce484222325ull;	/* FNV-1a over whole frames */
+	__u64 size;
+
+	for (__u32 i = 0; i < 2 * PROFILE_MAX_STACK; i++) {
+		if (i >= nr)
+			break;
+		h = (h ^ b->frames[i]) * 0x100000001b3ull;
+	}
+	key.pid = b->hdr.pid;
+	key.tid = b->hdr.tid;
+	key.state = b->state;
+	key.nr_kernel = b->nr_kernel;
+	key.nr_user = b->nr_user;
+	key.stack_hash = h;
+
+	a = bpf_map_lookup_elem(&aggs, &key);
+	if (a) {
+		__sync_fetch_and_add(&a->period, delta);
+		__sync_fetch_and_add(&a->count, 1);
+		if (now > a->hdr.time)
+			a->hdr.time = now;
+		return true;
+	}
+	b->period = delta;
+	b->hdr.time = now;
+	if (bpf_map_update_elem(&aggs, &key, b, BPF_NOEXIST)) {
+		/* Another CPU inserted it meanwhile: add to theirs. */
+		a = bpf_map_lookup_elem(&aggs, &key);
+		if (!a)
+			return false;	/* full */
+		__sync_fetch_and_add(&a->period, delta);
+		__sync_fetch_and_add(&a->count, 1);
+		return true;
+	}
+	/* A new aggregate: have user space describe the process while it lives. */
+	b->hdr.kind = OFFCPU_KIND_DESCRIBE;
+	size = OFFCPU_SAMPLE_SIZE(nr);
+	if (size > sizeof(*b))	/* never true; keeps the bound visible to the verifier */
+		size = sizeof(*b);
+	if (bpf_ringbuf_output(&events, b, size, submit_flags()))
+		count(OFFCPU_STAT_LOST);
+	return true;
+}
+
+/* next is switching in: send how long it was away, from where. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	struct offcpu_sample *b;
+	__u64 delta, size;
+
+	b = bpf_task_storage_get(&blocked, next, NULL, 0);
+	if (!b || !b->hdr.time || b->hdr.kind != OFFCPU_KIND_SAMPLE)
+		return;
+	delta = now - b->hdr.time;
+	b->hdr.cpu = bpf_get_smp_processor_id();
+	count(OFFCPU_STAT_INTERVALS);
+	if (delta < thresh_ns && aggregate(b, delta, now)) {
+		b->hdr.time = 0;
+		return;
+	}
+	b->hdr.kind = OFFCPU_KIND_SAMPLE;
+	b->hdr.time = now;
+	b->period = delta;
+	b->count = 1;
+	size = OFFCPU_SAMPLE_SIZE((b->nr_kernel + b->nr_user) & 0xff);
+	if (size > sizeof(*b))	/* never true; keeps the bound visible to the verifier */
+		size = sizeof(*b);
+	if (bpf_ringbuf_output(&events, b, size, submit_flags()))
+		count(OFFCPU_STAT_LOST);
+	b->hdr.time = 0;	/* sent: a second switch-in must not send it again */
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_out(ctx, prev, preempt, prev_state, now);
+	switch_in(next, now);
+	return 0;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * offcpu.h - the record bpf/offcpu.bpf.c sends to user space for one
+ * blocked interval (or the sum of many short ones), and the keys of its
+ * maps. Shared by the BPF program and recorder/offcpu.c, so it uses only
+ * fixed-size kernel types and no libc.
+ *
+ * Off-CPU records travel in the sampler's own ring buffer (the map is
+ * shared, see offcpu.bpf.c), so they start with struct profile_hdr and use
+ * a kind the sampler never sends. Like a profile_sample, only the used part
+ * goes into the ring buffer: OFFCPU_SAMPLE_SIZE(nr_kernel + nr_user).
+ */
+#ifndef BPFREC_OFFCPU_H
+#define BPFREC_OFFCPU_H
+
+#include "profile.h"
+
+enum offcpu_kind {
+	/* One blocked interval (count 1), or short ones summed (count > 1). */
+	OFFCPU_KIND_SAMPLE = 16,
+	/*
+	 * The first short interval of a new (task, stack) aggregate: not a
+	 * sample, only a request to describe the process now (COMM, MMAP2),
+	 * while /proc still has it; the sum is written when recording ends.
+	 */
+	OFFCPU_KIND_DESCRIBE = 17,
+};
+
+/* Indexes into the per-CPU map `offcpu_stats`. */
+enum offcpu_stat {
+	OFFCPU_STAT_INTERVALS = 0,	/* blocked intervals of tasks in scope */
+	OFFCPU_STAT_LOST = 1,		/* intervals lost: ring buffer full */
+	OFFCPU_STAT_NO_STORAGE = 2,	/* switch-outs not tracked: no task storage */
+	OFFCPU_STAT_MAX = 3,
+};
+
+/*
+ * Task states as struct offcpu_sample.state carries them (the kernel's
+ * TASK_* bits, masked with OFFCPU_STATE_MASK; preemption is reported as 0
+ * like a running task).
+ */
+#define OFFCPU_STATE_RUNNING		0x00	/* preempted or yielded: runnable */
+#define OFFCPU_STATE_INTERRUPTIBLE	0x01	/* S: sleeping */
+#define OFFCPU_STATE_UNINTERRUPTIBLE	0x02	/* D: disk sleep */
+#define OFFCPU_STATE_STOPPED		0x04	/* T */
+#define OFFCPU_STATE_TRACED		0x08	/* t */
+#define OFFCPU_STATE_PARKED		0x40	/* P, kthreads only */
+#define OFFCPU_STATE_DEAD		0x80	/* never switches back in */
+#define OFFCPU_STATE_IDLE		0x402	/* I: D without load (kthreads) */
+#define OFFCPU_STATE_MASK		0xfff
+
+struct offcpu_sample {
+	/* time: the switch-out time while blocked, the switch-in time once sent */
+	struct profile_hdr hdr;
+	__u64 period;		/* ns off CPU (summed for an aggregate) */
+	__u64 count;		/* intervals summed */
+	__u32 state;		/* OFFCPU_STATE_* at switch-out */
+	__u32 nr_kernel;	/* kernel frames at switch-out */
+	__u32 nr_user;		/* user frames after them */
+	char comm[PROFILE_COMM_LEN];
+	__u32 pad;
+	__u64 frames[2 * PROFILE_MAX_STACK];	/* kernel frames, then user frames */
+};
+
+#define OFFCPU_SAMPLE_SIZE(nr_frames) \
+	(__builtin_offsetof(struct offcpu_sample, frames) + (nr_frames) * sizeof(__u64))
+
+/* An aggregate of short intervals: one per task, state and stack. */
+struct offcpu_agg_key {
+	__u32 pid;
+	__u32 tid;
+	__u32 state;
+	__u16 nr_kernel;
+	__u16 nr_user;
+	__u64 stack_hash;	/* of every frame, kernel and user */
+};
+
+#endif /* BPFREC_OFFCPU_H */

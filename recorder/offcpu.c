@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/* offcpu.c - the off-CPU tracer and its event (contract in offcpu.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "perfdata/writer.h"
+#include "recorder/batch.h"
+#include "recorder/callchain.h"
+#include "recorder/offcpu.h"
+#include "recorder/tasks.h"
+
+#include "bpf/offcpu.h"
+#include "offcpu.skel.h"
+
+/*
+ * Our id for the offcpu-time event: the CPU event's id is the kernel's id
+ * of a real perf event (a small counter); this one names no kernel event,
+ * so it is put far above any such counter.
+ */
+#define OFFCPU_ID_BASE	(1ull << 48)
+
+#define TRAILER_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
+		      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+struct offcpu_tracer {
+	struct offcpu *skel;
+	struct bpf_link *link;
+	struct perf_event_attr attr;
+	uint64_t id;
+	uint64_t lost;		/* written as LOST_SAMPLES so far */
+	int nr_possible_cpus;
+	uint64_t sched_start, sched_end;	/* __schedule, where chains start */
+};
+
+/* How far down a kernel stack the tracer's own frames may reach. */
+#define MAX_TRAMPOLINE_FRAMES	8
+
+int offcpu_schedule_range(const char *kallsyms_path, uint64_t *start, uint64_t *end)
+{
+	FILE *f = fopen(kallsyms_path ? kallsyms_path : "/proc/kallsyms", "re");
+	char line[512], name[256], type;
+	unsigned long long addr;
+	bool found = false;
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	/* The core kernel's symbols are sorted: __schedule ends where the next one starts. */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (found) {
+			if (addr > *start) {
+				*end = addr;
+				err = 0;
+			}
+			break;
+		}
+		if ((type == 't' || type == 'T') && !strcmp(name, "__schedule") && addr) {
+			*start = addr;
+			found = true;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+size_t offcpu_state_text(uint32_t state, char *buf, size_t size)
+{
+	static const struct {
+		uint32_t state;
+		const char *text;
+	} names[] = {
+		{ OFFCPU_STATE_RUNNING, "R (preempted)" },
+		{ OFFCPU_STATE_INTERRUPTIBLE, "S (sleeping)" },
+		{ OFFCPU_STATE_UNINTERRUPTIBLE, "D (disk sleep)" },
+		{ OFFCPU_STATE_IDLE, "I (idle)" },
+		{ OFFCPU_STATE_STOPPED, "T (stopped)" },
+		{ OFFCPU_STATE_TRACED, "t (tracing stop)" },
+		{ OFFCPU_STATE_PARKED, "P (parked)" },
+	};
+	size_t n = 0;
+	int len = -1;
+
+	if (size < OFFCPU_STATE_TEXT_MAX)
+		return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].state == state)
+			len = snprintf(buf, size, "%s", names[i].text);
+	if (len < 0)
+		len = snprintf(buf, size, "? (state 0x%x)", (unsigned int)state);
+	n = (size_t)len;
+	/*
+	 * perf prints RAW as a string only when it is all printable up to a
+	 * final NUL, and the writer pads RAW so that 4 + size is a multiple
+	 * of 8: pad with spaces so the NUL is the last byte.
+	 */
+	while ((n + 1 + 4) % 8 && n + 1 < size)
+		buf[n++] = ' ';
+	buf[n] = '\0';
+	return n + 1;
+}
+
+size_t offcpu_trampoline_frames(const uint64_t *kernel, size_t nr, uint64_t sched_start,
+				uint64_t sched_end)
+{
+	for (size_t i = 0; i < nr && i < MAX_TRAMPOLINE_FRAMES; i++)
+		if (kernel[i] >= sched_start && kernel[i] < sched_end)
+			return i;
+	return 0;
+}
+
+void offcpu_build_attr(const struct perf_event_attr *cpu_attr, struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_BPF_OUTPUT;
+	a->size = sizeof(*a) < 128 ? sizeof(*a) : 128;
+	a->sample_period = 1;
+	/* RAW carries the task state as text; the callchain is always there. */
+	a->sample_type = (cpu_attr->sample_type & TRAILER_BITS) | PERF_SAMPLE_IDENTIFIER |
+			 PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			 PERF_SAMPLE_RAW;
+	a->sample_id_all = cpu_attr->sample_id_all;
+	a->use_clockid = cpu_attr->use_clockid;
+	a->clockid = cpu_attr->clockid;
+	a->inherit = cpu_attr->inherit;
+}
+
+int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
+{
+	struct offcpu_tracer *o = calloc(1, sizeof(*o));
+	struct offcpu *skel;
+	int err;
+
+	*out = NULL;
+	if (!o)
+		return -ENOMEM;
+	o->nr_possible_cpus = libbpf_num_possible_cpus();
+	if (o->nr_possible_cpus <= 0) {
+		err = o->nr_possible_cpus ? o->nr_possible_cpus : -EINVAL;
+		goto fail;
+	}
+	offcpu_build_attr(opts->cpu_attr, &o->attr);
+	/* Without it the chains keep the tracer's frames on top: still readable. */
+	offcpu_schedule_range(opts->kallsyms, &o->sched_start, &o->sched_end);
+	o->id = OFFCPU_ID_BASE + opts->cpu_event_id;
+
+	skel = offcpu__open();
+	if (!skel) {
+		err = errno ? -errno : -EINVAL;
+		goto fail;
+	}
+	o->skel = skel;
+	skel->rodata->filter_mode = opts->filter_mode;
+	skel->rodata->wakeup_bytes = opts->wakeup_bytes;
+	skel->rodata->thresh_ns = opts->thresh_ns;
+	err = bpf_map__reuse_fd(skel->maps.events, opts->events_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.target_tgids, opts->target_tgids_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.target_tids, opts->target_tids_fd);
+	/* Without a threshold nothing is aggregated: keep the map minimal. */
+	if (!err && !opts->thresh_ns)
+		err = bpf_map__set_max_entries(skel->maps.aggs, 1);
+	if (!err)
+		err = offcpu__load(skel);
+	if (err)
+		goto fail;
+	*out = o;
+	return 0;
+fail:
+	offcpu_free(o);
+	return err;
+}
+
+void offcpu_free(struct offcpu_tracer *o)
+{
+	if (!o)
+		return;
+	offcpu_detach(o);
+	offcpu__destroy(o->skel);
+	free(o);
+}
+
+int offcpu_attach(struct offcpu_tracer *o)
+{
+	o->link = bpf_program__attach(o->skel->progs.on_switch);
+	return o->link ? 0 : (errno ? -errno : -EINVAL);
+}
+
+void offcpu_detach(struct offcpu_tracer *o)
+{
+	bpf_link__destroy(o->link);
+	o->link = NULL;
+}
+
+const struct perf_event_attr *offcpu_attr(const struct offcpu_tracer *o)
+{
+	return &o->attr;
+}
+
+const uint64_t *offcpu_event_id(const struct offcpu_tracer *o)
+{
+	return &o->id;
+}
+
+bool offcpu_record_ok(const void *data, size_t size)
+{
+	const struct offcpu_sample *r = data;
+
+	if (size < OFFCPU_SAMPLE_SIZE(0))
+		return false;
+	if (r->hdr.kind != OFFCPU_KIND_SAMPLE && r->hdr.kind != OFFCPU_KIND_DESCRIBE)
+		return false;
+	return r->nr_kernel <= PROFILE_MAX_STACK && r->nr_user <= PROFILE_MAX_STACK &&
+	       size >= OFFCPU_SAMPLE_SIZE(r->nr_kernel + r->nr_user);
+}
+
+int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task_tracker *t,
+		 const void *rec)
+{
+	const struct offcpu_sample *r = rec;
+	const uint64_t *frames = (const uint64_t *)r->frames;
+	size_t skip = offcpu_trampoline_frames(frames, r->nr_kernel, o->sched_start,
+					       o->sched_end);
+	/* A task switches out in the kernel: the chain starts in __schedule. */
+	struct callchain_input in = {
+		.kernel_mode = r->nr_kernel > skip,
+		.ip = r->nr_kernel > skip ? frames[skip] : r->nr_user ? frames[r->nr_kernel] : 0,
+		.kernel = frames + skip,
+		.nr_kernel = r->nr_kernel - skip,
+		.user = frames + r->nr_kernel,
+		.nr_user = r->nr_user,
+	};
+	struct perfdata_sample out = { 0 };
+	struct callchain cc;
+	char comm[PROFILE_COMM_LEN + 1], state[OFFCPU_STATE_TEXT_MAX];
+	int err;
+
+	callchain_build(&in, &cc);
+	memcpy(comm, r->comm, PROFILE_COMM_LEN);
+	comm[PROFILE_COMM_LEN] = '\0';
+	err = task_tracker_see(t, r->hdr.pid, r->hdr.tid, comm, r->hdr.time, r->hdr.cpu,
+			       cc.user, cc.nr_user);
+	if (err || r->hdr.kind == OFFCPU_KIND_DESCRIBE)
+		return err;
+	out.misc = cc.misc;
+	out.id = o->id;
+	out.ip = cc.ip;
+	out.pid = r->hdr.pid;
+	out.tid = r->hdr.tid;
+	out.time = r->hdr.time;
+	out.cpu = r->hdr.cpu;
+	out.period = r->period;
+	out.raw_size = (uint32_t)offcpu_state_text(r->state, state, sizeof(state));
+	out.raw = state;
+	out.nr_callchain = cc.nr;
+	out.callchain = cc.ips;
+	return perfdata_write_sample(w, &out);
+}
+
+static uint64_t read_stat(struct offcpu_tracer *o, uint32_t key)
+{
+	uint64_t vals[o->nr_possible_cpus], sum = 0;
+
+	if (bpf_map__lookup_elem(o->skel->maps.offcpu_stats, &key, sizeof(key), vals,
+				 sizeof(vals), 0))
+		return 0;
+	for (int i = 0; i < o->nr_possible_cpus; i++)
+		sum += vals[i];
+	return sum;
+}
+
+int offcpu_write_lost(struct offcpu_tracer *o, struct perfdata_writer *w, uint64_t time)
+{
+	uint64_t lost = read_stat(o, OFFCPU_STAT_LOST);
+	struct perfdata_sample_id sid = { .time = time, .id = o->id };
+	int err;
+
+	if (lost <= o->lost)
+		return 0;
+	err = perfdata_write_lost_samples(w, lost - o->lost, &sid);
+	if (!err)
+		o->lost = lost;
+	return err;
+}
+
+uint64_t offcpu_lost(const struct offcpu_tracer *o)
+{
+	return o ? o->lost : 0;
+}
+
+int offcpu_collect(struct offcpu_tracer *o, struct batch *b, uint64_t min_time)
+{
+	struct bpf_map *map = o->skel->maps.aggs;
+	struct offcpu_agg_key key, next;
+	struct offcpu_sample *v;
+	bool first = true;
+	int err = 0;
+
+	v = malloc(sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	/* Read them all, then empty the map: deleting while walking restarts walks. */
+	while (!bpf_map__get_next_key(map, first ? NULL : &key, &next, sizeof(next))) {
+		size_t size;
+		void *p;
+
+		first = false;
+		key = next;
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), v, sizeof(*v), 0))
+			continue;
+		v->hdr.kind = OFFCPU_KIND_SAMPLE;
+		if (v->hdr.time < min_time)
+			v->hdr.time = min_time;
+		if (!offcpu_record_ok(v, sizeof(*v)))
+			continue;
+		size = OFFCPU_SAMPLE_SIZE(v->nr_kernel + v->nr_user);
+		p = batch_add(b, v->hdr.time, size);
+		if (!p) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(p, v, size);
+	}
+	free(v);
+	return err;
+}

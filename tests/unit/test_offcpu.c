@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/* test_offcpu.c - the user-space side of --off-cpu (recorder/offcpu.c) that needs no BPF. */
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "perfdata/writer.h"
+#include "recorder/offcpu.h"
+#include "bpf/offcpu.h"
+
+#define TRAILER (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
+		 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+static void expect_state(uint32_t state, const char *text)
+{
+	char buf[OFFCPU_STATE_TEXT_MAX];
+	size_t n = offcpu_state_text(state, buf, sizeof(buf));
+
+	cr_assert_gt(n, 0);
+	cr_assert_eq(strncmp(buf, text, strlen(text)), 0, "state %#x reads '%s', want '%s'",
+		     state, buf, text);
+	/* perf shows RAW as a string only when the NUL is its last byte after padding. */
+	cr_assert_eq((n + 4) % 8, 0, "state %#x: %zu bytes do not fill the padded RAW", state, n);
+	cr_assert_eq(buf[n - 1], '\0');
+	for (size_t i = 0; i + 1 < n; i++)
+		cr_assert(isprint((unsigned char)buf[i]), "byte %zu of '%s' is not printable", i, buf);
+}
+
+Test(offcpu, state_text_names_the_states_like_ps)
+{
+	expect_state(OFFCPU_STATE_RUNNING, "R (preempted)");
+	expect_state(OFFCPU_STATE_INTERRUPTIBLE, "S (sleeping)");
+	expect_state(OFFCPU_STATE_UNINTERRUPTIBLE, "D (disk sleep)");
+	expect_state(OFFCPU_STATE_IDLE, "I (idle)");
+	expect_state(OFFCPU_STATE_STOPPED, "T (stopped)");
+	expect_state(OFFCPU_STATE_TRACED, "t (tracing stop)");
+	expect_state(0x100, "? (state 0x100)");
+}
+
+Test(offcpu, state_text_refuses_a_short_buffer)
+{
+	char buf[8];
+
+	cr_assert_eq(offcpu_state_text(OFFCPU_STATE_INTERRUPTIBLE, buf, sizeof(buf)), 0);
+}
+
+Test(offcpu, trampoline_frames_end_at_schedule)
+{
+	uint64_t start = 0xffffffff821fa6c0ull, end = 0xffffffff821fb610ull;
+	uint64_t two[] = { 0xffffffffc00261fcull, 0xffffffff814ba9d6ull, start + 0x618,
+			   0xffffffff821fb643ull };
+	uint64_t none[] = { 0xffffffff814ba9d6ull, 0xffffffff821fb643ull };
+	uint64_t deep[10];
+
+	cr_assert_eq(offcpu_trampoline_frames(two, 4, start, end), 2);
+	cr_assert_eq(offcpu_trampoline_frames(two + 2, 2, start, end), 0);
+	cr_assert_eq(offcpu_trampoline_frames(none, 2, start, end), 0, "no __schedule: keep all");
+	cr_assert_eq(offcpu_trampoline_frames(two, 4, 0, 0), 0, "no range: keep all");
+	for (size_t i = 0; i < 10; i++)
+		deep[i] = 0xffffffff81000000ull + i;
+	deep[9] = start + 1;
+	cr_assert_eq(offcpu_trampoline_frames(deep, 10, start, end), 0,
+		     "__schedule far down the stack is not the trampoline's end");
+}
+
+static char *write_tmp(const char *text)
+{
+	char *path = strdup("/tmp/test_offcpu.XXXXXX");
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+Test(offcpu, schedule_range_from_kallsyms)
+{
+	char *path = write_tmp("ffffffff821fa000 T __pfx___schedule\n"
+			       "ffffffff821fa6c0 t __schedule\n"
+			       "ffffffff821fb610 T __pfx_schedule\n"
+			       "ffffffff821fb620 T schedule\n");
+	char *hidden = write_tmp("0000000000000000 t __schedule\n0000000000000000 T schedule\n");
+	char *missing = write_tmp("ffffffff821fb620 T schedule\n");
+	uint64_t start = 0, end = 0;
+
+	cr_assert_eq(offcpu_schedule_range(path, &start, &end), 0);
+	cr_assert_eq(start, 0xffffffff821fa6c0ull);
+	cr_assert_eq(end, 0xffffffff821fb610ull);
+	cr_assert_eq(offcpu_schedule_range(hidden, &start, &end), -ENOENT);
+	cr_assert_eq(offcpu_schedule_range(missing, &start, &end), -ENOENT);
+	cr_assert_eq(offcpu_schedule_range("/nonexistent/kallsyms", &start, &end), -ENOENT);
+	unlink(path);
+	unlink(hidden);
+	unlink(missing);
+	free(path);
+	free(hidden);
+	free(missing);
+}
+
+Test(offcpu, attr_is_perfs_offcpu_event_and_the_writer_takes_both)
+{
+	struct perf_event_attr cpu = {
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD,
+		.sample_id_all = 1, .use_clockid = 1, .clockid = 1, .freq = 1,
+		.sample_freq = 4000, .mmap = 1, .comm = 1,
+	}, off;
+	struct perfdata_writer_opts wo = { 0 };
+	struct perfdata_writer *w;
+	uint64_t cpu_id = 7, off_id = (1ull << 48) + 7;
+	FILE *f = tmpfile();
+
+	offcpu_build_attr(&cpu, &off);
+	cr_assert_eq(off.type, PERF_TYPE_SOFTWARE);
+	cr_assert_eq(off.config, PERF_COUNT_SW_BPF_OUTPUT);
+	cr_assert_eq(off.sample_type & TRAILER, cpu.sample_type & TRAILER);
+	cr_assert(off.sample_type & PERF_SAMPLE_PERIOD);
+	cr_assert(off.sample_type & PERF_SAMPLE_CALLCHAIN, "off-CPU chains even without -g");
+	cr_assert(off.sample_type & PERF_SAMPLE_RAW);
+	cr_assert_eq(off.sample_id_all, 1);
+	cr_assert_eq(off.use_clockid, 1);
+	cr_assert_eq(off.clockid, 1);
+	cr_assert_eq(off.freq, 0);
+	cr_assert_eq(off.sample_period, 1);
+	cr_assert_eq(off.mmap | off.comm | off.task, 0, "only the CPU event asks for side records");
+
+	cr_assert_not_null(f);
+	cr_assert_eq(perfdata_writer_new(fileno(f), &wo, &w), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &cpu, &cpu_id, 1), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, OFFCPU_EVENT_NAME, &off, &off_id, 1), 0,
+		     "the writer rejects the pair");
+	perfdata_writer_free(w);
+	fclose(f);
+}
+
+Test(offcpu, records_are_checked_before_use)
+{
+	struct offcpu_sample *r = calloc(1, sizeof(*r));
+
+	cr_assert_not_null(r);
+	r->hdr.kind = OFFCPU_KIND_SAMPLE;
+	r->nr_kernel = 3;
+	r->nr_user = 2;
+	cr_assert(offcpu_record_ok(r, OFFCPU_SAMPLE_SIZE(5)));
+	cr_assert_not(offcpu_record_ok(r, OFFCPU_SAMPLE_SIZE(4)), "frames past the record");
+	cr_assert_not(offcpu_record_ok(r, OFFCPU_SAMPLE_SIZE(0) - 8), "short header");
+	r->hdr.kind = OFFCPU_KIND_DESCRIBE;
+	cr_assert(offcpu_record_ok(r, OFFCPU_SAMPLE_SIZE(5)));
+	r->hdr.kind = PROFILE_KIND_SAMPLE;
+	cr_assert_not(offcpu_record_ok(r, sizeof(*r)), "a CPU sample is not ours");
+	r->hdr.kind = OFFCPU_KIND_SAMPLE;
+	r->nr_user = PROFILE_MAX_STACK + 1;
+	cr_assert_not(offcpu_record_ok(r, sizeof(*r)), "more frames than BPF can give");
+	free(r);
+}
