@@ -927,8 +927,8 @@ static int write_task(struct record_session *s, const struct profile_task *t)
 		task_tracker_exit(s->tracker, t->hdr.pid, t->group_dead ? t->hdr.pid : t->hdr.tid);
 		return perfdata_write_exit(s->w, &task, &sid);
 	case PROFILE_KIND_EXEC:
-		/* A new image: describe the process afresh at its next sample. */
-		task_tracker_exit(s->tracker, t->hdr.pid, t->hdr.pid);
+		/* A new image: described afresh (COMM with the exec flag) at its next sample. */
+		task_tracker_exec(s->tracker, t->hdr.pid);
 		return 0;
 	}
 	return 0;
