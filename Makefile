@@ -37,7 +37,7 @@ FIXTURES       := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SR
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-.PHONY: all deps deps-test unit-bins fixtures test unit integration demo bench clean
+.PHONY: all deps deps-test unit-bins fixtures test unit integration demo bench bench-long clean
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/bpfrec $(BUILD)/libperfdata.a
@@ -119,6 +119,11 @@ demo: deps-test
 bench: deps-test
 	$(MAKE) all fixtures
 	@sh tools/bench.sh $(BUILD)
+
+# Scenario 6 only: a 10-minute system-wide recording, its RSS every 10 s.
+bench-long: deps-test
+	$(MAKE) all fixtures
+	@BENCH_ONLY=6 sh tools/bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

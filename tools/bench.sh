@@ -1,0 +1,159 @@
+#!/bin/sh
+# tools/bench.sh - bpfrec against perf record / perf report on this machine,
+# side by side in one run. `make bench` builds, then runs:
+#
+#   sh tools/bench.sh BUILD_DIR
+#
+# Scenarios (Documentation/performance.md explains every figure):
+#   1 recording cost, -a -g, at several rates, on a fixed-work CPU workload
+#   2 per-process recording (-g -- workload)
+#   3 off-CPU recording of a context-switch-bound workload
+#   4 conversion: bpfrec pprof against perf report --stdio and perf script
+#   5 start-up (record -- true) and symbolization speed
+#   6 long run: RSS of a 10-minute -a -g -F 999 recording (make bench-long)
+#
+# Each repetition runs the tools in alternating order (A B, then B A) next
+# to an unprofiled run of the same workload. The tables (median, min, max
+# of each figure and the ratio bpfrec / reference) go to stdout and to
+# bench/results.md, with the machine and the exact commands.
+#
+# Environment:
+#   BENCH_QUICK=1   short runs, fewer repetitions (under 2 minutes)
+#   BENCH_ONLY="1 4"  only these scenarios (default 1-5; make bench-long: 6)
+#   BENCH_REPS=N    repetitions of scenarios 1-3 (default 3, quick 2)
+#   BENCH_LONG_SECS, BENCH_LONG_REF=1  length of scenario 6 (default 600 s);
+#                   also run perf record through it as a reference
+#   BENCH_KEEP=1    keep the scratch dir (every run's rusage, stderr, BPF stats)
+# Needs root (BPF, system-wide sampling). Exits non-zero when a tool that
+# should work failed; a bpfrec command that is not built yet is reported
+# as "not available" instead.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "${1:-build}" 2>/dev/null && pwd) ||
+	{ echo "bench: build dir '${1:-build}' not found; run 'make bench' (it builds first)" >&2; exit 1; }
+FIX=$BUILD/fixtures
+BPFREC=$BUILD/bpfrec
+
+. "$TOP/tools/bench/lib.sh"
+. "$TOP/tools/bench/recording.sh"
+. "$TOP/tools/bench/conversion.sh"
+. "$TOP/tools/bench/startup.sh"
+. "$TOP/tools/bench/longrun.sh"
+. "$TOP/tools/bench/targets.sh"
+
+[ "$(id -u)" = 0 ] || die "needs root (BPF programs and system-wide sampling); run it as root"
+command -v perf >/dev/null || die "perf not found; install it with 'sh tools/deps.sh test'"
+command -v addr2line >/dev/null || die "addr2line not found; install binutils ('sh tools/deps.sh test')"
+for f in "$BPFREC" "$FIX/bench_spin" "$FIX/bench_pingpong" "$FIX/bench_rusage" \
+	"$BUILD/tests/tools/bench_symbolize"; do
+	[ -x "$f" ] || die "$f is missing; run 'make all fixtures' first (make bench does)"
+done
+
+# ---- configuration ---------------------------------------------------------
+NCPU=$(nproc)
+QUICK=${BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+	REPS=${BENCH_REPS:-2}
+	SYS_RATES="999" SYS_SECS=2 PROC_RATES="999" PROC_SECS=2 PONG_SECS=2
+	CONV_SIZES="100k:1" REPS_CONV=2 REPS_STARTUP=2 LOOKUPS=20000
+	# Deadlines of scenarios 1-5, seconds from the start (see budget_start).
+	DEADLINES=(35 65 80 100 112)
+else
+	REPS=${BENCH_REPS:-3}
+	SYS_RATES="99 999 4999" SYS_SECS=10 PROC_RATES="999" PROC_SECS=5 PONG_SECS=3
+	CONV_SIZES="100k:1 1M:10" REPS_CONV=2 REPS_STARTUP=3 LOOKUPS=20000
+	DEADLINES=(280 345 370 540 570)
+fi
+# cpu-clock every 20 us on every CPU: 50k samples/s per CPU, within the
+# default kernel.perf_event_max_sample_rate (100000).
+CONV_PERIOD=20000
+PONG_WORK=6000
+ONLY=${BENCH_ONLY:-1 2 3 4 5}
+LONG_SECS=${BENCH_LONG_SECS:-600} LONG_STEP=10
+LONG_TOOLS="bpfrec"
+[ "${BENCH_LONG_REF:-0}" = 1 ] && LONG_TOOLS="bpfrec perf"
+FAILED=0
+
+# What this build of bpfrec can do: later branches bring the rest.
+HAVE_RECORD=0 HAVE_OFFCPU=0 HAVE_PPROF=0
+rec_help=$("$BPFREC" record --help 2>&1) && HAVE_RECORD=1
+[ "$HAVE_RECORD" = 1 ] && grep -q -- '--off-cpu' <<<"$rec_help" && HAVE_OFFCPU=1
+"$BPFREC" pprof --help >/dev/null 2>&1 && HAVE_PPROF=1
+
+# ---- scratch space, and the sysctls we touch, restored on exit -----------
+W=$(mktemp -d "${TMPDIR:-/tmp}/bpfrec-bench.XXXXXX") || die "cannot make a scratch dir"
+RAW=$W/raw.tsv
+: >"$RAW"
+old_bpf_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo "")
+old_max_rate=$(sysctl -n kernel.perf_event_max_sample_rate)
+cleanup() {
+	[ -n "$old_bpf_stats" ] && sysctl -q -w kernel.bpf_stats_enabled="$old_bpf_stats" 2>/dev/null
+	# A recording at high rates can make the kernel lower the limit; give it back.
+	sysctl -q -w kernel.perf_event_max_sample_rate="$old_max_rate" 2>/dev/null
+	jobs -p | xargs -r kill 2>/dev/null
+	if [ "${BENCH_KEEP:-0}" = 1 ]; then say "kept $W"; else rm -rf "$W"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+[ -n "$old_bpf_stats" ] && sysctl -q -w kernel.bpf_stats_enabled=1 ||
+	say "kernel.bpf_stats_enabled not available: no BPF program costs"
+for rate in $SYS_RATES $PROC_RATES; do
+	[ "$rate" -le "$old_max_rate" ] ||
+		die "kernel.perf_event_max_sample_rate is $old_max_rate, below $rate Hz; raise it: sysctl -w kernel.perf_event_max_sample_rate=100000"
+done
+
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+say "bpfrec record: $([ "$HAVE_RECORD" = 1 ] && echo yes || echo 'not available'), --off-cpu: $([ "$HAVE_OFFCPU" = 1 ] && echo yes || echo no), pprof: $([ "$HAVE_PPROF" = 1 ] && echo yes || echo 'not available'); scratch $W"
+
+# ---- fixed work, sized once for this machine -------------------------------
+# calibrate_spin SECONDS: iterations per thread that take SECONDS unprofiled.
+calibrate_spin() {
+	"$FIX/bench_spin" -s 1 -r "$W/calib" >/dev/null || die "bench_spin does not run"
+	awk -v n="$(kv "$W/calib" iters)" -v s="$1" 'BEGIN { printf "%.0f", n * s }'
+}
+calibrate_pong() {
+	"$FIX/bench_pingpong" -s 1 -w "$PONG_WORK" -r "$W/calib" >/dev/null || die "bench_pingpong does not run"
+	awk -v n="$(kv "$W/calib" rounds)" -v s="$1" 'BEGIN { printf "%.0f", n * s }'
+}
+
+deadline() { echo "${DEADLINES[$1 - 1]}"; }
+for s in $ONLY; do
+	case $s in
+	1) SPIN_ITERS=$(calibrate_spin "$SYS_SECS")
+	   bench_cpu_recording 1 "Recording cost, system-wide (-a -g)" "-a" "$SYS_RATES" "$(deadline 1)" ;;
+	2) SPIN_ITERS=$(calibrate_spin "$PROC_SECS")
+	   bench_cpu_recording 2 "Recording cost, per process (-g -- workload)" "" "$PROC_RATES" "$(deadline 2)" ;;
+	3) PONG_ROUNDS=$(calibrate_pong "$PONG_SECS")
+	   bench_offcpu 3 "$(deadline 3)" ;;
+	4) bench_conversion "$(deadline 4)" ;;
+	5) bench_startup "$(deadline 5)" ;;
+	6) bench_longrun ;;
+	*) die "BENCH_ONLY: no scenario '$s' (1-6)" ;;
+	esac
+done
+
+# ---- the report --------------------------------------------------------------
+mkdir -p "$TOP/bench"
+out=$TOP/bench/results.md
+{
+	echo "## bpfrec benchmark ($([ "$QUICK" = 1 ] && echo 'BENCH_QUICK=1 ')scenarios: $ONLY)"
+	echo
+	echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); bench wall time: ${SECONDS} s"
+	echo "- Machine: $NCPU CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(perf version 2>/dev/null), event cpu-clock (no hardware PMU needed)"
+	echo "- bpfrec: $(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown); load average at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "- Cells: median (min–max) over the repetitions ($REPS for scenarios 1-3, $REPS_CONV for 4, $REPS_STARTUP for 5); the last columns divide bpfrec's median by the reference's (below 1: bpfrec smaller; for per-second rates, higher is better)."
+	echo
+	awk -F '\t' -f "$TOP/tools/bench/report.awk" "$RAW"
+	[[ " $ONLY " == *" 1 "* || " $ONLY " == *" 4 "* ]] && print_targets
+	echo "<details><summary>raw values</summary>"
+	echo
+	echo '```'
+	grep -v '^N' "$RAW"
+	echo '```'
+	echo "</details>"
+} >"$out"
+cat "$out"
+say "wrote bench/results.md"
+[ "$FAILED" = 0 ] || die "some runs failed (see above); their cells are missing"

@@ -1,0 +1,82 @@
+# tools/bench/longrun.sh - scenario 6 of tools/bench.sh (bash, sourced after
+# lib.sh), run by `make bench-long`: does a long system-wide recording keep
+# its memory flat?
+#
+# `record -a -g -F 999 -- sleep LONG_SECS` while one thread spins and a loop
+# starts a short-lived process (bench_spin, a few ms of work) every 0.1 s,
+# so the recorder keeps meeting new pids, new mappings and exits. The
+# recorder's VmRSS is read from /proc every LONG_STEP seconds. With
+# BENCH_LONG_REF=1 perf record does the same run afterwards, as a reference.
+#
+# Needs from the driver: LONG_SECS, LONG_STEP, LONG_TOOLS, HAVE_RECORD.
+
+# longrun_one TOOL DIR: one long recording; the series goes to DIR/series
+# as "SECONDS RSS_KB FILE_BYTES" lines.
+longrun_one() {
+	local tool=$1 d=$2 pid="" t=0 _ rec_job spin_job
+	mkdir -p "$d"
+	recorder_argv "$tool" "-a -g -F 999" "$d/data"
+	measure "$d" "${REC[@]}" -- sleep "$LONG_SECS" &
+	rec_job=$!
+	for _ in $(seq 200); do
+		[ -s "$d/pid" ] && break
+		sleep 0.05
+	done
+	pid=$(cat "$d/pid" 2>/dev/null) || { wait "$rec_job"; return 1; }
+	"$FIX/bench_spin" -t 1 -s "$LONG_SECS" -r /dev/null &
+	spin_job=$!
+	(
+		while kill -0 "$pid" 2>/dev/null; do
+			"$FIX/bench_spin" -t 1 -n 300 -r /dev/null
+			sleep 0.1
+		done
+	) &
+	local churn_job=$!
+	: >"$d/series"
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep "$LONG_STEP"
+		t=$((t + LONG_STEP))
+		local rss
+		rss=$(awk '/^VmRSS:/ { print $2 }' /proc/"$pid"/status 2>/dev/null) || break
+		[ -n "$rss" ] || break
+		echo "$t $rss $(stat -c %s "$d/data" 2>/dev/null || echo 0)" >>"$d/series"
+		say "  $tool: ${t}s RSS $((rss / 1024)) MB"
+	done
+	wait "$rec_job"
+	local st=$?
+	kill "$spin_job" 2>/dev/null
+	wait "$spin_job" "$churn_job" 2>/dev/null
+	if [ "$st" != 0 ]; then
+		show_failure "$d" "$tool record (long run)"
+		return 1
+	fi
+	file_counts "$d/data" "$d"
+	rm -f "$d/data" "$d/data.old"
+}
+
+bench_longrun() {
+	local sec=6 tool d t rss
+	local cols=("bpfrec=bpfrec record")
+	[[ " $LONG_TOOLS " == *" perf "* ]] && cols+=("perf=perf record")
+	section "$sec" "Long run: recorder memory over ${LONG_SECS} s, -a -g -F 999" "${cols[@]}"
+	for tool in $LONG_TOOLS; do
+		[ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ] && {
+			text "$sec" "RSS at ${LONG_STEP} s (MB)" bpfrec "bpfrec record: not available"
+			continue
+		}
+		say "scenario 6: $tool record -a -g -F 999 for ${LONG_SECS}s, RSS every ${LONG_STEP}s"
+		d=$W/s$sec/$tool
+		longrun_one "$tool" "$d" || { FAILED=1; continue; }
+		while read -r t rss _; do
+			val "$sec" "RSS at ${t} s (MB)" "$tool" "$(calc "$rss / 1024")"
+		done <"$d/series"
+		val "$sec" "RSS growth, first reading to last (MB)" "$tool" \
+			"$(awk 'NR == 1 { f = $2 } { l = $2 } END { printf "%.2f", (l - f) / 1024 }' "$d/series")"
+		val "$sec" "peak RSS (MB)" "$tool" "$(calc "$(kv "$d/ru" maxrss_kb) / 1024")"
+		val "$sec" "recorder CPU (s)" "$tool" "$(calc "$(kv "$d/ru" cpu_ns) / 1e9")"
+		val "$sec" "file (MB)" "$tool" "$(calc "$(kv "$d/counts" bytes) / 1048576")"
+		val "$sec" "samples written" "$tool" "$(kv "$d/counts" samples)"
+		val "$sec" "samples lost" "$tool" "$(kv "$d/counts" lost)"
+	done
+	note "$sec" "Command: \`bpfrec record -a -g -F 999 -o FILE -- sleep $LONG_SECS\` (and \`perf record -e cpu-clock ...\` with BENCH_LONG_REF=1) while one thread spins and a new short-lived process starts every 0.1 s. RSS is VmRSS from /proc/PID/status every ${LONG_STEP} s."
+}

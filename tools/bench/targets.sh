@@ -1,0 +1,82 @@
+# tools/bench/targets.sh - where bpfrec stands against the project's targets
+# (bash, sourced after lib.sh). Reads medians back from $RAW; prints a
+# Markdown list. The targets are reported, never tuned to: a "no" here is a
+# finding, not a failure of the benchmark.
+
+# cell_median SEC ROW COL: the median of a cell, empty when it has no values.
+cell_median() {
+	awk -F '\t' -v s="$1" -v r="$2" -v c="$3" '$1 == "V" && $2 == s && $3 == r && $4 == c { print $5 }' \
+		"$RAW" | { mapfile -t v; [ "${#v[@]}" -gt 0 ] && median "${v[@]}"; }
+}
+
+# round3 NUMBER: three significant digits, no exponent (empty stays empty).
+round3() {
+	[ -n "$1" ] && awk -v x="$1" 'BEGIN { a = x < 0 ? -x : x; printf (a >= 100 ? "%.0f" : "%.3g"), x }'
+}
+
+# target TEXT OURS REF OP: one line; OP is le (ours <= ref) or eq0 (ours == 0).
+target() {
+	local what=$1 ours=$2 ref=$3 op=$4 verdict
+	ours=$(round3 "$ours") ref=$(round3 "$ref")
+	if [ -z "$ours" ] || { [ "$op" = le ] && [ -z "$ref" ]; }; then
+		echo "- $what: not measured"
+		return
+	fi
+	case $op in
+	le) verdict=$(awk -v a="$ours" -v b="$ref" 'BEGIN { print (a <= b) ? "yes" : "no" }')
+	    echo "- $what: **$verdict** (bpfrec $ours, reference $ref)" ;;
+	eq0) verdict=$(awk -v a="$ours" 'BEGIN { print (a == 0) ? "yes" : "no" }')
+	     echo "- $what: **$verdict** (bpfrec $ours)" ;;
+	esac
+}
+
+print_targets() {
+	local rate rates
+	rates=$(awk -F '\t' '$1 == "V" && $2 == 1 && $3 ~ / Hz: workload slowdown/ { sub(/ Hz:.*/, "", $3); print $3 }' \
+		"$RAW" | sort -un | tr '\n' ' ')
+	echo "### Targets"
+	echo
+	echo "Medians against medians; where the two min–max spreads overlap, a yes or no is noise."
+	echo
+	[[ " $ONLY " == *" 1 "* ]] && target "recorder CPU at 999 Hz -a -g no more than perf record's (ms)" \
+		"$(cell_median 1 "999 Hz: recorder CPU (ms)" bpfrec)" \
+		"$(cell_median 1 "999 Hz: recorder CPU (ms)" perf)" le
+	for rate in $rates; do
+		target "workload slowdown at $rate Hz -a -g no more than perf's (%)" \
+			"$(cell_median 1 "$rate Hz: workload slowdown (%)" bpfrec)" \
+			"$(cell_median 1 "$rate Hz: workload slowdown (%)" perf)" le
+		target "workload CPU inflation at $rate Hz -a -g no more than perf's (%)" \
+			"$(cell_median 1 "$rate Hz: workload CPU inflation (%)" bpfrec)" \
+			"$(cell_median 1 "$rate Hz: workload CPU inflation (%)" perf)" le
+	done
+	for rate in $rates; do
+		target "bytes per sample at $rate Hz -a -g no more than perf's" \
+			"$(cell_median 1 "$rate Hz: bytes per sample" bpfrec)" \
+			"$(cell_median 1 "$rate Hz: bytes per sample" perf)" le
+	done
+	if [[ " $rates " == *" 4999 "* ]]; then
+		target "no lost samples at 4999 Hz -a -g (median)" \
+			"$(cell_median 1 "4999 Hz: samples lost" bpfrec)" "" eq0
+	fi
+	[[ " $ONLY " == *" 4 "* ]] || { echo; return 0; }
+	local size
+	for size in $CONV_SIZES; do
+		target "conversion of the ${size%%:*} input faster than perf report --stdio (wall s)" \
+			"$(cell_median 4 "${size%%:*}: wall time (s)" pprof)" \
+			"$(cell_median 4 "${size%%:*}: wall time (s)" report)" le
+	done
+	local first last
+	first=${CONV_SIZES%% *} last=${CONV_SIZES##* }
+	if [ "$first" != "$last" ]; then
+		local a b
+		a=$(cell_median 4 "${first%%:*}: peak RSS (MB)" pprof)
+		b=$(cell_median 4 "${last%%:*}: peak RSS (MB)" pprof)
+		if [ -n "$a" ] && [ -n "$b" ]; then
+			a=$(round3 "$a") b=$(round3 "$b")
+			echo "- conversion memory flat: peak RSS ${a} MB for ${first%%:*}, ${b} MB for ${last%%:*} (perf report: $(round3 "$(cell_median 4 "${first%%:*}: peak RSS (MB)" report)") and $(round3 "$(cell_median 4 "${last%%:*}: peak RSS (MB)" report)") MB)"
+		else
+			echo "- conversion memory flat: not measured"
+		fi
+	fi
+	echo
+}
