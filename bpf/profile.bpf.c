@@ -15,11 +15,14 @@
  * (sched_process_fork), like perf's inherit=1. Exits and execs of tasks in
  * scope are reported so user space can forget or re-describe the process.
  *
- * Nothing here blocks or allocates; a full ring buffer counts a loss in the
- * per-CPU `stats` map, which user space turns into LOST_SAMPLES records.
- * Ring-buffer wakeups are only forced when the buffer is half full: user
- * space drains it on a timer anyway, and waking it per sample costs more than
- * the sample.
+ * Nothing here blocks or allocates. Every sample in scope is counted
+ * (PROFILE_STAT_SAMPLES) before anything can fail, and one the ring buffer
+ * has no room for is counted as lost (PROFILE_STAT_LOST), which user space
+ * turns into LOST_SAMPLES records: written + lost = seen.
+ * Ring-buffer wakeups are only forced when the buffer is half full, or for
+ * the first sample of a process (see PROFILE_SAMPLE_NEW_PROC): user space
+ * drains it on a timer anyway, and waking it per sample costs more than the
+ * sample.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -42,6 +45,16 @@ struct {
 	__uint(max_entries, 16 << 20);	/* resized by user space before load */
 } events SEC(".maps");
 
+/*
+ * Fork, exit and exec notices have a ring of their own: a flood of samples
+ * must not crowd them out, or the recorder would miss an exit and describe a
+ * reused pid with the old program's maps.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} task_events SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -55,6 +68,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } target_tids SEC(".maps");
+
+/* User processes that already had a sample: see PROFILE_SAMPLE_NEW_PROC. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROFILE_SEEN_TGIDS);
+	__type(key, __u32);
+	__type(value, __u8);
+} seen_tgids SEC(".maps");
 
 /* Where a sample is put together before its used part goes to the ring buffer. */
 struct {
@@ -95,6 +116,17 @@ static __always_inline __u64 submit_flags(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
+/* True the first time a user process is sampled (since exec, or eviction). */
+static __always_inline bool first_sample_of(__u32 tgid)
+{
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&seen_tgids, &tgid))
+		return false;
+	bpf_map_update_elem(&seen_tgids, &tgid, &one, BPF_ANY);
+	return true;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -132,6 +164,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	/* The user ip, also for samples taken in kernel mode; none for kernel threads. */
 	task = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(task, mm)) {
+		if (first_sample_of(tgid))
+			s->flags |= PROFILE_SAMPLE_NEW_PROC;
 		if (s->flags & PROFILE_SAMPLE_KERNEL) {
 			uregs = (struct pt_regs *)bpf_task_pt_regs(task);
 			s->user_ip = BPF_CORE_READ(uregs, ip);
@@ -158,7 +192,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	size = PROFILE_SAMPLE_SIZE(nr_kernel + nr_user);
 	if (size > sizeof(*s))	/* never true; keeps the bound visible to the verifier */
 		return 0;
-	if (bpf_ringbuf_output(&events, s, size, submit_flags()))
+	if (bpf_ringbuf_output(&events, s, size, (s->flags & PROFILE_SAMPLE_NEW_PROC) ?
+						 BPF_RB_FORCE_WAKEUP : submit_flags()))
 		count(PROFILE_STAT_LOST);
 	return 0;
 }
@@ -168,7 +203,7 @@ static __always_inline void send_task(__u32 kind, struct task_struct *p, __u32 p
 {
 	struct profile_task *t;
 
-	t = bpf_ringbuf_reserve(&events, sizeof(*t), 0);
+	t = bpf_ringbuf_reserve(&task_events, sizeof(*t), 0);
 	if (!t) {
 		count(PROFILE_STAT_LOST_TASK);
 		return;
@@ -213,6 +248,9 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (!in_scope(tgid, tid))
 		return 0;
 	send_task(PROFILE_KIND_EXIT, p, 0, 0, group_dead);
+	/* A reused pid is a new process: its first sample wakes user space again. */
+	if (group_dead)
+		bpf_map_delete_elem(&seen_tgids, &tgid);
 	/* Keep the maps bounded and a reused pid out of scope. */
 	if (filter_mode == PROFILE_FILTER_TGID && group_dead)
 		bpf_map_delete_elem(&target_tgids, &tgid);
@@ -224,8 +262,12 @@ int BPF_PROG(on_exit, struct task_struct *p)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p)
 {
-	if (!in_scope(p->tgid, p->pid))
+	__u32 tgid = p->tgid;
+
+	if (!in_scope(tgid, p->pid))
 		return 0;
+	/* A new image: describe it while it runs, like a new process. */
+	bpf_map_delete_elem(&seen_tgids, &tgid);
 	send_task(PROFILE_KIND_EXEC, p, 0, 0, 0);
 	return 0;
 }

@@ -50,6 +50,15 @@ struct profile_hdr {
 
 /* Bits of profile_sample.flags. */
 #define PROFILE_SAMPLE_KERNEL	1u	/* the sample interrupted kernel code */
+/*
+ * The first sample of a user process since it started, exec'd or was last
+ * seen (map `seen_tgids`): user space is woken at once so it can read
+ * /proc/PID/maps while the process still lives (a 50 ms process is gone by
+ * the next timed flush).
+ */
+#define PROFILE_SAMPLE_NEW_PROC	2u
+/* Processes remembered in `seen_tgids` (LRU: an evicted one just wakes again). */
+#define PROFILE_SEEN_TGIDS	16384
 
 struct profile_sample {
 	struct profile_hdr hdr;

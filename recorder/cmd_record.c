@@ -5,10 +5,17 @@
  * Signals: SIGINT, SIGTERM, SIGHUP and SIGCHLD are blocked and read from a
  * signalfd that also wakes the session's poll, so a stop request is seen at
  * once and handled outside signal context; SIGPIPE is ignored so a closed
- * output pipe is an EPIPE error, not a silent death.
+ * output pipe is an EPIPE error, not a silent death. SIGUSR2 switches to a
+ * new output file under --switch-output, as in perf.
  *
- * Exit codes: the launched command's (128+N when signal N killed it), 127
- * command not found, 126 not executable, 2 bad usage, 1 other errors, else 0.
+ * On a terminal (stderr a TTY, not -q) a live status line shows progress;
+ * it is erased before anything else is printed and never reaches a pipe or
+ * a redirected stderr.
+ *
+ * Exit codes: 1 after a write error (the file is kept, valid up to its last
+ * checkpoint), else the launched command's (128+N when signal N killed it),
+ * 127 command not found, 126 not executable, 2 bad usage, 1 other errors,
+ * else 0.
  */
 #include <errno.h>
 #include <signal.h>
@@ -25,6 +32,7 @@
 #include "recorder/commands.h"
 #include "recorder/record_args.h"
 #include "recorder/session.h"
+#include "recorder/status.h"
 
 #define EXIT_USAGE 2
 
@@ -42,35 +50,62 @@ static int libbpf_verbose(enum libbpf_print_level level, const char *fmt, va_lis
 	return vfprintf(stderr, fmt, ap);
 }
 
-static double mono_s(void)
+static uint64_t mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Drain the signalfd; true when a stop signal (INT, TERM, HUP) arrived. */
-static bool stop_requested(int sfd)
+static double mono_s(void)
+{
+	return (double)mono_ns() / 1e9;
+}
+
+/* What arrived on the signalfd since the last look. */
+struct signals {
+	bool stop;	/* INT, TERM or HUP */
+	bool do_switch;	/* USR2 */
+};
+
+static struct signals read_signals(int sfd)
 {
 	struct signalfd_siginfo si;
-	bool stop = false;
+	struct signals sig = { 0 };
 
-	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		if (si.ssi_signo != SIGCHLD)
-			stop = true;
-	return stop;
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGUSR2)
+			sig.do_switch = true;
+		else if (si.ssi_signo != SIGCHLD)
+			sig.stop = true;
+	}
+	return sig;
 }
 
-static void summary(struct record_session *s)
+/* --switch-output finished a file: say so as perf does, under the status line. */
+static void on_switch(void *ctx, const char *path)
+{
+	struct status_line *line = ctx;
+
+	status_line_clear(line);
+	fprintf(stderr, "[ bpfrec record: Dump %s ]\n", path);
+}
+
+static void summary(struct record_session *s, bool verbose)
 {
 	struct record_status st;
 	const char *out = record_session_output(s);
 
 	record_session_status(s, &st);
 	fprintf(stderr, "[ bpfrec record: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
-		(double)st.bytes / (1024.0 * 1024.0), strcmp(out, "-") ? out : "to stdout",
+		(double)st.bytes / (1024.0 * 1024.0), strcmp(out, "-") ? st.file : "to stdout",
 		(unsigned long long)st.samples, (unsigned long long)st.lost);
+	if (verbose)
+		fprintf(stderr, "bpfrec record: BPF saw %llu samples: %llu written, %llu lost%s\n",
+			(unsigned long long)st.seen, (unsigned long long)st.cpu_samples,
+			(unsigned long long)st.cpu_lost,
+			st.write_failed ? ", the rest not written (write error)" : "");
 	if (st.lost)
 		fprintf(stderr, "bpfrec record: warning: %llu samples were lost (ring buffer full): "
 			"raise -m or lower -F\n", (unsigned long long)st.lost);
@@ -79,13 +114,16 @@ static void summary(struct record_session *s)
 			(unsigned long long)st.lost_task);
 }
 
-static int run(struct record_session *s, const struct record_args *a, int sfd)
+static int run(struct record_session *s, const struct record_args *a, int sfd,
+	       struct status_line *line)
 {
 	double deadline = a->duration > 0 ? mono_s() + a->duration : 0;
+	struct record_status st;
 	int err;
 
 	for (;;) {
-		int timeout = 1000;
+		int timeout = line->f ? STATUS_INTERVAL_MS : 1000;
+		struct signals sig;
 
 		if (deadline) {
 			double left = deadline - mono_s();
@@ -98,7 +136,15 @@ static int run(struct record_session *s, const struct record_args *a, int sfd)
 		err = record_session_poll(s, timeout);
 		if (err < 0)
 			return err;
-		if (err > 0 || stop_requested(sfd))
+		record_session_status(s, &st);
+		status_line_update(line, &st, mono_ns());
+		sig = read_signals(sfd);
+		if (sig.do_switch && a->opts.switch_output.mode != ROTATE_NONE) {
+			err = record_session_switch_output(s);
+			if (err < 0)
+				return err;
+		}
+		if (err > 0 || sig.stop)
 			break;
 	}
 	return 0;
@@ -109,6 +155,7 @@ int cmd_record(int argc, char **argv)
 	struct record_session *s = NULL;
 	struct record_args a;
 	struct record_status st;
+	struct status_line line;
 	char msg[256];
 	const char **cmdline = NULL;
 	sigset_t mask, old;
@@ -132,6 +179,7 @@ int cmd_record(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -140,6 +188,11 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	a.opts.wake_fd = sfd;
+	status_line_init(&line, !a.opts.quiet && isatty(STDERR_FILENO) ? stderr : NULL, mono_ns());
+	if (!a.opts.quiet) {
+		a.opts.on_switch = on_switch;
+		a.opts.on_switch_ctx = &line;
+	}
 	/* The CMDLINE feature reads like perf's: "bpfrec record ...". */
 	cmdline = calloc((size_t)argc + 2, sizeof(*cmdline));
 	if (cmdline) {
@@ -166,7 +219,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 
-	err = run(s, &a, sfd);
+	err = run(s, &a, sfd, &line);
+	status_line_clear(&line);
 	if (err)
 		fprintf(stderr, "bpfrec record: %s\n", record_session_error(s));
 	if (record_session_stop(s) && !err) {
@@ -174,14 +228,15 @@ int cmd_record(int argc, char **argv)
 		err = -1;
 	}
 	if (!a.opts.quiet)
-		summary(s);
+		summary(s, a.verbose);
 	record_session_status(s, &st);
-	code = st.exit_code >= 0 ? st.exit_code : err ? 1 : 0;
+	/* A recording that could not be written is a failure, whatever the command did. */
+	code = st.write_failed ? 1 : st.exit_code >= 0 ? st.exit_code : err ? 1 : 0;
 out:
 	record_session_close(s);
 	if (sfd >= 0) {
 		/* Swallow a second Ctrl-C that arrived while stopping: it must not kill us now. */
-		stop_requested(sfd);
+		read_signals(sfd);
 		close(sfd);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -15,6 +15,8 @@
 enum {
 	OPT_CALL_GRAPH = 0x100,
 	OPT_DURATION,
+	OPT_SWITCH_OUTPUT,
+	OPT_SWITCH_MAX_FILES,
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_THRESH,
 };
@@ -33,6 +35,8 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
+	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
 	{ "help", no_argument, NULL, 'h' },
@@ -76,8 +80,13 @@ void record_usage(FILE *f)
 "  -o, --output FILE      write FILE (default perf.data; an existing one becomes\n"
 "                         FILE.old); '-' streams pipe-mode perf.data to stdout\n"
 "                         (a launched command's stdout then goes to stderr)\n"
-"  -q, --quiet            no summary line, no warnings\n"
+"      --switch-output[=WHEN]  finish the file and start another as perf does:\n"
+"                         FILE.YYYYmmddHHMMSScc; WHEN is a size (100M, 2G), an\n"
+"                         age (30s, 5m, 1h) or 'signal' (default: on SIGUSR2)\n"
+"      --switch-max-files N  keep only the newest N of those files\n"
+"  -q, --quiet            no summary line, no warnings, no live status\n"
 "  -v, --verbose          show libbpf's messages (verifier log on load errors)\n"
+"                         and the samples seen, written and lost at the end\n"
 "  -h, --help             this text\n"
 "\n"
 "Recording stops when the command exits, on SIGINT, SIGTERM or SIGHUP, or\n"
@@ -270,6 +279,21 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			    !isfinite(a->duration) || a->duration > 1e9)
 				return bad(err, errlen, "--duration '%s': give seconds, e.g. 5 or 0.5",
 					   optarg);
+			break;
+		}
+		case OPT_SWITCH_OUTPUT:
+			if (rotate_parse(optarg, &a->opts.switch_output))
+				return bad(err, errlen,
+					   "--switch-output='%s': give a size (100M), an age (30s, 5m) or 'signal'",
+					   optarg);
+			break;
+		case OPT_SWITCH_MAX_FILES: {
+			uint64_t n;
+
+			if (parse_u64(optarg, &n) || !n || n > 100000)
+				return bad(err, errlen, "--switch-max-files '%s': give a count of files (>= 1)",
+					   optarg);
+			a->opts.switch_max_files = (unsigned int)n;
 			break;
 		}
 		case OPT_OFF_CPU:

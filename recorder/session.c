@@ -9,6 +9,15 @@
  * by time and, per record, lets the task tracker describe the process
  * (COMM/MMAP2) and writes the SAMPLE (or FORK/EXIT), then the samples lost
  * meanwhile and a FINISHED_ROUND, then checkpoints the file.
+ *
+ * Reliability: every sample is written or counted lost (the BPF side counts
+ * what it saw, what the ring buffer dropped is written as LOST_SAMPLES); the
+ * checkpoint after each round keeps a file killed with SIGKILL readable; a
+ * write error stops the recording with the file cut back to its last
+ * checkpoint; the first sample of a new process wakes us at once
+ * (PROFILE_SAMPLE_NEW_PROC) so its maps are read before it can exit;
+ * --switch-output starts each file afresh (header, kernel maps, a new task
+ * tracker, so every file describes its own processes).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +44,8 @@
 #include "recorder/callchain.h"
 #include "recorder/cpulist.h"
 #include "recorder/launch.h"
+#include "recorder/pidset.h"
+#include "recorder/rotate.h"
 #include "recorder/offcpu.h"
 #include "recorder/session.h"
 #include "recorder/tasks.h"
@@ -51,6 +62,13 @@
 #define BATCH_MAX_BYTES		(16u << 20)
 /* What on_ring_record() returns to make libbpf stop consuming. */
 #define BATCH_FULL		(-ECANCELED)
+/*
+ * A new process is written (and so described from /proc) this soon after
+ * the previous round at the earliest: rounds stay far apart compared with
+ * how late a record can reach the ring buffer (a stack walk, microseconds),
+ * which perf's round-by-round sorting relies on.
+ */
+#define EARLY_FLUSH_MIN_NS	(5ull * 1000000)
 #define SYSFS_BTF		"/sys/kernel/btf/vmlinux"
 #define MAX_SAMPLE_RATE		"/proc/sys/kernel/perf_event_max_sample_rate"
 
@@ -92,10 +110,22 @@ struct record_session {
 
 	struct batch batch;
 	int cb_err;
-	uint64_t next_flush_ns;
+	uint64_t next_flush_ns, last_flush_ns;
+	bool describe_soon;	/* a new process arrived: write a round early */
 	uint64_t last_time;
-	uint64_t lost, lost_task;
-	bool started, stopped, workload_done;
+	uint64_t seen, lost, lost_task;
+	bool started, stopped, workload_done, write_failed;
+	struct pidset pids_seen;
+
+	/* --switch-output. */
+	struct rotator rot;
+	uint64_t file_start_ns;
+	uint64_t samples_done, bytes_done;	/* of the files already finished */
+	/* The current file at its last checkpoint: what a write error leaves. */
+	uint64_t ckpt_samples, ckpt_bytes;
+	/* CPU-event samples written (all files), now and at the last checkpoint. */
+	uint64_t cpu_written, ckpt_cpu_written;
+	char *final_name;			/* the last file's name after stop */
 };
 
 static uint64_t mono_ns(void)
@@ -213,6 +243,15 @@ int record_session_new(const struct record_opts *opts, struct record_session **o
 		return fail(s, -EINVAL, "-p and -t exclude each other: use one of them");
 	if (!opts->period && !opts->freq)
 		return fail(s, -EINVAL, "the sampling frequency must be at least 1 Hz");
+	if (opts->switch_output.mode != ROTATE_NONE && s->pipe)
+		return fail(s, -EINVAL, "--switch-output needs an output file: it does not work with -o -");
+	if (opts->switch_max_files && opts->switch_output.mode == ROTATE_NONE)
+		return fail(s, -EINVAL, "--switch-max-files needs --switch-output");
+	if (opts->switch_output.mode != ROTATE_NONE &&
+	    rotator_init(&s->rot, s->output, opts->switch_max_files))
+		return fail(s, -ENOMEM, "out of memory");
+	if (pidset_init(&s->pids_seen, 0))
+		return fail(s, -ENOMEM, "out of memory");
 	if (opts->ring_buffer_bytes && (opts->ring_buffer_bytes < 4096 ||
 					opts->ring_buffer_bytes > MAX_RING_BYTES ||
 					(opts->ring_buffer_bytes & (opts->ring_buffer_bytes - 1))))
@@ -578,6 +617,10 @@ static int load_bpf(struct record_session *s)
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_ring_record, s, NULL);
 	if (!s->rb)
 		return fail(s, -errno, "cannot map the ring buffer: %s", strerror(errno));
+	/* Task notices come in a ring of their own; the batch puts them in time order. */
+	err = ring_buffer__add(s->rb, bpf_map__fd(skel->maps.task_events), on_ring_record, s);
+	if (err)
+		return fail(s, err, "cannot map the task ring buffer: %s", strerror(-err));
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return fail(s, -errno, "epoll: %s", strerror(errno));
@@ -669,13 +712,18 @@ static int attach(struct record_session *s)
 	return 0;
 }
 
+/* A failed write ends the recording: say where and why, in one line. */
 static int write_error(struct record_session *s, int err)
 {
+	s->write_failed = true;
 	if (err == -EPIPE)
 		return fail(s, err, "the reader of the output pipe went away");
 	if (s->pipe)
 		return fail(s, err, "cannot write to stdout: %s", strerror(-err));
-	return fail(s, err, "cannot write '%s': %s", s->output, strerror(-err));
+	if (err == -ENOMEM)
+		return fail(s, err, "out of memory while writing '%s'", s->output);
+	return fail(s, err, "cannot write '%s': %s: recording stopped, the file keeps what was "
+		    "recorded up to its last checkpoint", s->output, strerror(-err));
 }
 
 /*
@@ -709,17 +757,17 @@ static int describe_targets(struct record_session *s, uint64_t time)
 	return 0;
 }
 
-int record_session_start(struct record_session *s)
+/*
+ * Start the output file (or stream): header, the event, kernel maps, a fresh
+ * task tracker, and the -p/-t targets described as of describe_time.
+ */
+static int open_writer(struct record_session *s, uint64_t describe_time)
 {
-	uint64_t before_attach = mono_ns();
 	struct perfdata_writer_opts wo = {
 		.pipe = s->pipe, .argc = s->opts.argc, .argv = s->opts.argv,
 	};
 	int err;
 
-	err = attach(s);
-	if (err)
-		return err;
 	err = perfdata_writer_new(s->out_fd, &wo, &s->w);
 	if (!err)
 		err = perfdata_writer_add_event(s->w, s->event_name, &s->attr, &s->event_id, 1);
@@ -733,13 +781,42 @@ int record_session_start(struct record_session *s)
 	if (!err)
 		err = task_tracker_new(s->w, NULL, &s->tracker);
 	if (!err)
-		err = describe_targets(s, before_attach);
+		err = describe_targets(s, describe_time);
 	if (!err)
 		err = perfdata_writer_checkpoint(s->w);
+	s->file_start_ns = mono_ns();
+	s->ckpt_samples = 0;
+	s->ckpt_bytes = s->w ? perfdata_writer_size(s->w) : 0;
+	return err;
+}
+
+/* Forget the current file's writer and tracker; keep its counts. */
+static void free_writer(struct record_session *s)
+{
+	if (s->w) {
+		s->samples_done += s->write_failed ? s->ckpt_samples : perfdata_writer_nr_samples(s->w);
+		s->bytes_done += s->write_failed ? s->ckpt_bytes : perfdata_writer_size(s->w);
+	}
+	task_tracker_free(s->tracker);
+	s->tracker = NULL;
+	perfdata_writer_free(s->w);
+	s->w = NULL;
+}
+
+int record_session_start(struct record_session *s)
+{
+	uint64_t before_attach = mono_ns();
+	int err;
+
+	err = attach(s);
+	if (err)
+		return err;
+	err = open_writer(s, before_attach);
 	if (err)
 		return write_error(s, err);
 	s->started = true;
-	s->next_flush_ns = mono_ns() + s->opts.flush_interval_ms * 1000000ull;
+	s->last_flush_ns = mono_ns();
+	s->next_flush_ns = s->last_flush_ns + s->opts.flush_interval_ms * 1000000ull;
 
 	if (s->child.pid) {
 		err = launch_release(&s->child);
@@ -780,6 +857,9 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	if (!p)
 		return s->cb_err = -ENOMEM;
 	memcpy(p, data, size);
+	if (h->kind == PROFILE_KIND_SAMPLE &&
+	    (((const struct profile_sample *)data)->flags & PROFILE_SAMPLE_NEW_PROC))
+		s->describe_soon = true;
 	/*
 	 * libbpf keeps consuming while producers keep producing; a full batch
 	 * stops it (this record is already consumed) so it gets written and the
@@ -811,6 +891,7 @@ static int write_sample(struct record_session *s, const struct profile_sample *p
 			       ps->hdr.cpu, cc.user, cc.nr_user);
 	if (err)
 		return err;
+	pidset_add(&s->pids_seen, ps->hdr.pid);
 	out.misc = cc.misc;
 	out.id = s->event_id;
 	out.ip = cc.ip;
@@ -821,7 +902,10 @@ static int write_sample(struct record_session *s, const struct profile_sample *p
 	out.period = ps->period;
 	out.nr_callchain = cc.nr;
 	out.callchain = cc.ips;
-	return perfdata_write_sample(s->w, &out);
+	err = perfdata_write_sample(s->w, &out);
+	if (!err)
+		s->cpu_written++;
+	return err;
 }
 
 static int write_task(struct record_session *s, const struct profile_task *t)
@@ -843,8 +927,8 @@ static int write_task(struct record_session *s, const struct profile_task *t)
 		task_tracker_exit(s->tracker, t->hdr.pid, t->group_dead ? t->hdr.pid : t->hdr.tid);
 		return perfdata_write_exit(s->w, &task, &sid);
 	case PROFILE_KIND_EXEC:
-		/* A new image: describe the process afresh at its next sample. */
-		task_tracker_exit(s->tracker, t->hdr.pid, t->hdr.pid);
+		/* A new image: described afresh (COMM with the exec flag) at its next sample. */
+		task_tracker_exec(s->tracker, t->hdr.pid);
 		return 0;
 	}
 	return 0;
@@ -868,7 +952,10 @@ static int flush_batch(struct record_session *s)
 	bool wrote = false;
 	int err = 0;
 
+	s->seen = read_stat(s, PROFILE_STAT_SAMPLES);
 	s->lost_task = read_stat(s, PROFILE_STAT_LOST_TASK);
+	s->describe_soon = false;
+	s->last_flush_ns = mono_ns();
 	batch_sort(&s->batch);
 	for (size_t i = 0; i < s->batch.nr && !err; i++) {
 		size_t len;
@@ -903,6 +990,11 @@ static int flush_batch(struct record_session *s)
 		err = perfdata_write_finished_round(s->w);
 	if (!err)
 		err = perfdata_writer_checkpoint(s->w);
+	if (!err) {
+		s->ckpt_samples = perfdata_writer_nr_samples(s->w);
+		s->ckpt_bytes = perfdata_writer_size(s->w);
+		s->ckpt_cpu_written = s->cpu_written;
+	}
 	batch_clear(&s->batch);
 	return err;
 }
@@ -918,18 +1010,112 @@ static bool targets_gone(struct record_session *s)
 	return s->opts.nr_pids || s->opts.nr_tids;
 }
 
+/* When the next round is due: the flush interval, or soon for a new process. */
+static uint64_t flush_due_ns(const struct record_session *s)
+{
+	uint64_t early = s->last_flush_ns + EARLY_FLUSH_MIN_NS;
+
+	return s->describe_soon && early < s->next_flush_ns ? early : s->next_flush_ns;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --switch-output: give the finished file its final name. */
+static int retire_file(struct record_session *s)
+{
+	char name[PATH_MAX];
+	int err;
+
+	if (s->out_fd >= 0)
+		close(s->out_fd);
+	s->out_fd = -1;
+	err = rotator_retire(&s->rot, realtime_ns(), name, sizeof(name));
+	if (err)
+		return fail(s, err, "cannot rename '%s' to '%s.<timestamp>': %s", s->output,
+			    s->output, strerror(-err));
+	free(s->final_name);
+	s->final_name = strdup(name);
+	if (s->opts.on_switch)
+		s->opts.on_switch(s->opts.on_switch_ctx, name);
+	return 0;
+}
+
+/* Finish the file with everything recorded so far and go on in a new one. */
+static int switch_output(struct record_session *s)
+{
+	int err, fd;
+
+	err = flush_batch(s);
+	if (!err)
+		err = perfdata_writer_finish(s->w);
+	if (err)
+		return write_error(s, err);
+	free_writer(s);
+	err = retire_file(s);
+	if (err) {
+		/* The finished file stays under the output name. */
+		s->created = false;
+		return err;
+	}
+	fd = open(s->output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		s->created = false;
+		return fail(s, -errno, "cannot create '%s' for --switch-output: %s", s->output,
+			    strerror(errno));
+	}
+	s->out_fd = fd;
+	/* Before any sample the new file can get (the last batch may have straggled). */
+	err = open_writer(s, s->last_time > 1000000000ull ? s->last_time - 1000000000ull : 0);
+	if (err) {
+		/* A file without a whole header is no use to anyone. */
+		free_writer(s);
+		close(s->out_fd);
+		s->out_fd = -1;
+		unlink(s->output);
+		s->created = false;
+		return write_error(s, err);
+	}
+	return 0;
+}
+
+static bool switch_due(const struct record_session *s, uint64_t now)
+{
+	switch (s->opts.switch_output.mode) {
+	case ROTATE_SIZE:
+		return perfdata_writer_size(s->w) >= s->opts.switch_output.bytes;
+	case ROTATE_TIME:
+		return now - s->file_start_ns >= s->opts.switch_output.ns;
+	default:
+		return false;
+	}
+}
+
+int record_session_switch_output(struct record_session *s)
+{
+	if (!s->started || s->stopped || !s->w || s->opts.switch_output.mode == ROTATE_NONE)
+		return -EINVAL;
+	return switch_output(s);
+}
+
 int record_session_poll(struct record_session *s, int timeout_ms)
 {
 	struct epoll_event evs[2];
-	uint64_t now = mono_ns();
+	uint64_t now = mono_ns(), due;
 	int err;
 
-	if (!s->started || s->stopped)
+	if (!s->started || s->stopped || !s->w)
 		return -EINVAL;
-	if (now >= s->next_flush_ns)
+	due = flush_due_ns(s);
+	if (now >= due)
 		timeout_ms = 0;
-	else if (timeout_ms < 0 || (uint64_t)timeout_ms > (s->next_flush_ns - now) / 1000000 + 1)
-		timeout_ms = (int)((s->next_flush_ns - now) / 1000000 + 1);
+	else if (timeout_ms < 0 || (uint64_t)timeout_ms > (due - now) / 1000000 + 1)
+		timeout_ms = (int)((due - now) / 1000000 + 1);
 	if (epoll_wait(s->epfd, evs, 2, timeout_ms) < 0 && errno != EINTR)
 		return fail(s, -errno, "epoll_wait: %s", strerror(errno));
 	err = ring_buffer__consume(s->rb);
@@ -939,11 +1125,19 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 		return fail(s, err, "cannot read the ring buffer: %s", strerror(-err));
 
 	now = mono_ns();
-	if (now >= s->next_flush_ns || batch_bytes(&s->batch) >= BATCH_MAX_BYTES) {
+	if (now >= flush_due_ns(s) || batch_bytes(&s->batch) >= BATCH_MAX_BYTES) {
+		bool timed = now >= s->next_flush_ns;
+
 		err = flush_batch(s);
 		if (err)
 			return write_error(s, err);
-		s->next_flush_ns = now + s->opts.flush_interval_ms * 1000000ull;
+		if (timed)
+			s->next_flush_ns = now + s->opts.flush_interval_ms * 1000000ull;
+		if (switch_due(s, now)) {
+			err = switch_output(s);
+			if (err)
+				return err;
+		}
 		if (targets_gone(s))
 			s->workload_done = true;
 	}
@@ -968,12 +1162,18 @@ static void detach(struct record_session *s)
 
 int record_session_stop(struct record_session *s)
 {
-	int n, err, err2;
+	int n, err = 0, err2;
 
 	if (!s->started || s->stopped)
 		return -EINVAL;
 	s->stopped = true;
 	detach(s);
+	if (!s->w) {
+		/* A failed --switch-output left no file open: nothing to finish. */
+		launch_terminate(&s->child);
+		s->finished = true;
+		return -EIO;
+	}
 	/* Nothing new arrives now: drain, a full batch at a time. */
 	do {
 		n = ring_buffer__consume(s->rb);
@@ -1002,6 +1202,12 @@ int record_session_stop(struct record_session *s)
 		err = write_error(s, err2);
 	/* Even after a write error the writer leaves a readable file: keep it. */
 	s->finished = true;
+	if (s->opts.switch_output.mode != ROTATE_NONE) {
+		free_writer(s);
+		err2 = retire_file(s);
+		if (err2 && !err)
+			err = err2;
+	}
 	/* A command still running when recording stops is asked to stop too. */
 	launch_terminate(&s->child);
 	return err;
@@ -1025,6 +1231,10 @@ void record_session_close(struct record_session *s)
 		close(s->epfd);
 	if (s->out_fd >= 0 && !s->pipe)
 		close(s->out_fd);
+	if (s->opts.switch_output.mode != ROTATE_NONE)
+		rotator_free(&s->rot);
+	pidset_free(&s->pids_seen);
+	free(s->final_name);
 	/* A failed run leaves no output behind, and gives back the previous one. */
 	if (s->created && !s->finished) {
 		unlink(s->output);
@@ -1045,10 +1255,21 @@ void record_session_close(struct record_session *s)
 void record_session_status(const struct record_session *s, struct record_status *st)
 {
 	*st = (struct record_status){ .exit_code = -1 };
+	st->samples = s->samples_done;
+	st->bytes = s->bytes_done;
 	if (s->w) {
-		st->samples = perfdata_writer_nr_samples(s->w);
-		st->bytes = perfdata_writer_size(s->w);
+		/* After a write error the file is cut back to its last checkpoint. */
+		st->samples += s->write_failed ? s->ckpt_samples : perfdata_writer_nr_samples(s->w);
+		st->file_bytes = s->write_failed ? s->ckpt_bytes : perfdata_writer_size(s->w);
+		st->bytes += st->file_bytes;
 	}
+	st->file = s->final_name ? s->final_name : s->output;
+	st->nr_files = s->opts.switch_output.mode != ROTATE_NONE ? s->rot.nr_files : 0;
+	st->nr_pids = s->pids_seen.count;
+	st->write_failed = s->write_failed;
+	st->seen = s->seen;
+	st->cpu_samples = s->write_failed ? s->ckpt_cpu_written : s->cpu_written;
+	st->cpu_lost = s->lost;
 	st->lost = s->lost + offcpu_lost(s->offcpu);
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;

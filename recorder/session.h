@@ -19,10 +19,21 @@
  *                           header and the kernel maps, let the command exec
  *   record_session_poll()   drain the ring buffer; every flush interval sort
  *                           what arrived by time and write it as one round
+ *                           (sooner when a new process is sampled, so it is
+ *                           described from /proc while it lives); rotate
+ *                           the output when --switch-output says so
  *   record_session_stop()   detach, drain, write the lost count, finish the
- *                           file; SIGTERM and reap a command still running
+ *                           file (with --switch-output, rename it);
+ *                           SIGTERM and reap a command still running
  *   record_session_close()  free; an output file that was not finished is
  *                           unlinked, so a failed run leaves nothing behind
+ *
+ * Reliability: every sample the BPF program takes is written or counted in
+ * a LOST_SAMPLES record (record_status: samples + lost == seen after a clean
+ * stop). The file is checkpointed after every round, so a killed recorder
+ * leaves it readable. A write error (ENOSPC, EIO, EPIPE) makes poll return
+ * it: stop then detaches, cuts the file back to its last checkpoint and
+ * finishes it, and record_status.write_failed is set.
  *
  * Nothing is written to the output before the sampler is loaded and
  * attached. The session installs no signal handlers: the caller blocks the
@@ -36,6 +47,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "recorder/rotate.h"
 
 struct record_session;
 
@@ -60,15 +73,38 @@ struct record_opts {
 	unsigned int flush_interval_ms;	/* 0 = 100 */
 	int wake_fd;		/* readable fd that makes poll return early; -1 = none */
 	bool quiet;		/* no warnings on stderr */
+	/*
+	 * --switch-output: finish the file and start a new one (rotate.h names
+	 * them) by size, by age, or only on record_session_switch_output();
+	 * ROTATE_NONE (0) = one file. Not with the pipe.
+	 */
+	struct rotate_spec switch_output;
+	unsigned int switch_max_files;	/* keep the newest N finished files; 0 = all */
+	/* Called with the final name of each finished file; NULL = nothing. */
+	void (*on_switch)(void *ctx, const char *path);
+	void *on_switch_ctx;
 	bool off_cpu;		/* --off-cpu: also the offcpu-time event (recorder/offcpu.h) */
 	uint64_t off_cpu_thresh_ns;	/* --off-cpu-thresh: shorter intervals are summed */
 };
 
 struct record_status {
-	uint64_t samples;	/* SAMPLE records written */
-	uint64_t lost;		/* samples the ring buffer dropped */
+	/*
+	 * Over all files of the recording. For the CPU event, after a clean
+	 * stop cpu_samples + cpu_lost == seen; after a write error the samples
+	 * that were not written are the difference.
+	 */
+	uint64_t seen;		/* CPU-event samples the BPF program took (in scope) */
+	uint64_t cpu_samples;	/* of those, written */
+	uint64_t cpu_lost;	/* of those, dropped by a full ring buffer */
+	uint64_t samples;	/* SAMPLE records written, every event */
+	uint64_t lost;		/* samples lost, every event */
 	uint64_t lost_task;	/* fork/exit/exec notices dropped */
-	uint64_t bytes;		/* output size so far */
+	uint64_t bytes;		/* bytes written, all files */
+	uint64_t file_bytes;	/* size of the current (last) file */
+	const char *file;	/* the current file; after stop its final name */
+	unsigned int nr_files;	/* files finished by --switch-output */
+	size_t nr_pids;		/* distinct pids sampled */
+	bool write_failed;	/* stopped by a write error (ENOSPC, EIO, EPIPE) */
 	bool workload_done;	/* the command exited, or every -p/-t target did */
 	/*
 	 * The launched command's exit code (128 + signal when killed), or 127
@@ -88,6 +124,11 @@ int record_session_start(struct record_session *s);
  */
 int record_session_poll(struct record_session *s, int timeout_ms);
 int record_session_stop(struct record_session *s);
+/*
+ * Finish the current file now and go on in a new one (--switch-output;
+ * SIGUSR2 in perf). -EINVAL without switch_output, else 0 or -errno.
+ */
+int record_session_switch_output(struct record_session *s);
 void record_session_close(struct record_session *s);
 
 void record_session_status(const struct record_session *s, struct record_status *st);

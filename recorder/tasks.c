@@ -222,8 +222,13 @@ struct task_thread {
 	char comm[COMM_LEN];	/* the comm the file has for it */
 };
 
+/* Pids whose exec was reported but whose new image is not described yet. */
+#define EXEC_PENDING_SLOTS 64
+
 struct task_tracker {
 	struct perfdata_writer *w;
+	uint32_t exec_pending[EXEC_PENDING_SLOTS];
+	unsigned int exec_pending_next;
 	char *proc_root;
 	size_t max_pids;
 	struct tt_table procs, threads;
@@ -544,10 +549,10 @@ static struct task_thread *thread_new(struct task_tracker *t, struct task_proc *
 
 /* The thread's comm as the file should name it, and remember it. */
 static int thread_add(struct task_tracker *t, struct task_proc *p, uint32_t tid,
-		      const char *comm, uint64_t time, uint32_t cpu)
+		      const char *comm, bool exec, uint64_t time, uint32_t cpu)
 {
 	uint32_t pid = p->e.key;
-	int err = write_comm(t, pid, tid, comm, false, time, cpu);
+	int err = write_comm(t, pid, tid, comm, exec, time, cpu);
 
 	if (err)
 		return err;
@@ -740,6 +745,18 @@ static bool read_proc_comm(const struct task_tracker *t, uint32_t pid, char comm
 }
 
 /* First sight of pid: COMMs for the process and the thread, then its mappings. */
+/* Was an exec of pid reported since it was last described? Forgets it. */
+static bool take_exec_pending(struct task_tracker *t, uint32_t pid)
+{
+	for (unsigned int i = 0; i < EXEC_PENDING_SLOTS; i++) {
+		if (t->exec_pending[i] == pid) {
+			t->exec_pending[i] = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_t tid,
 			    const char *comm, uint64_t time, uint32_t cpu)
 {
@@ -751,9 +768,9 @@ static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_
 
 	if (tid == pid || !read_proc_comm(t, pid, main_comm))
 		snprintf(main_comm, sizeof(main_comm), "%s", comm);
-	err = thread_add(t, p, pid, main_comm, time, cpu);
+	err = thread_add(t, p, pid, main_comm, take_exec_pending(t, pid), time, cpu);
 	if (!err && tid != pid)
-		err = thread_add(t, p, tid, comm, time, cpu);
+		err = thread_add(t, p, tid, comm, false, time, cpu);
 	if (err)
 		return err;
 
@@ -912,7 +929,7 @@ int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const c
 	e = tt_find(&t->threads, tid);
 	th = e ? thread_of(e) : NULL;
 	if (!th || th->proc != p) {
-		err = thread_add(t, p, tid, name, time, cpu);
+		err = thread_add(t, p, tid, name, false, time, cpu);
 	} else {
 		tt_touch(&t->threads, &th->e);
 		if (strcmp(th->comm, name))
@@ -943,4 +960,13 @@ void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid)
 	e = tt_find(&t->threads, tid);
 	if (e && thread_of(e)->proc->e.key == pid)
 		thread_remove(t, thread_of(e));
+}
+
+void task_tracker_exec(struct task_tracker *t, uint32_t pid)
+{
+	if (!pid)
+		return;
+	task_tracker_exit(t, pid, pid);
+	take_exec_pending(t, pid);	/* one slot per pid */
+	t->exec_pending[t->exec_pending_next++ % EXEC_PENDING_SLOTS] = pid;
 }

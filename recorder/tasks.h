@@ -49,6 +49,12 @@ int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const c
 		     uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user);
 /* The process (tgid == tid) or thread exited: forget it (a reused pid starts fresh). */
 void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid);
+/*
+ * pid exec'd (reported by the kernel, so also when the comm stays the same):
+ * forget its threads and mappings; its next sample writes a COMM with the
+ * exec flag and the new image's MMAP2s.
+ */
+void task_tracker_exec(struct task_tracker *t, uint32_t pid);
 
 /*
  * The kernel map: MMAP "[kernel.kallsyms]_text" (pid -1, misc KERNEL,

@@ -18,3 +18,7 @@ for c in rec_exec rec_work; do
 	echo "$c: $n samples"
 	assert_range "$c samples" "$n" 100 100000
 done
+# Each exec is a COMM with the exec flag, as the kernel's own records would say.
+run_clean "$T/tasks.txt" perf script -i x.data --show-task-events
+assert_grep 'PERF_RECORD_COMM exec: rec_exec:' "$T/tasks.txt" "no exec COMM for rec_exec"
+assert_grep 'PERF_RECORD_COMM exec: rec_work:' "$T/tasks.txt" "no exec COMM for rec_work"

@@ -682,6 +682,28 @@ Test(tasks, exit_forgets)
 	cr_assert_eq(take(), 0);
 }
 
+Test(tasks, reported_exec_with_the_same_comm)
+{
+	uint64_t in_app[] = { APP_START + 0x10 };
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
+	take();
+	/* The kernel said exec; the comm did not change (app exec'd app). */
+	task_tracker_exec(tt, 1000);
+	cr_assert_eq(see(1000, 1000, "app", 1010 * MS, 1, in_app, 1), 0);
+	cr_assert_geq(take(), 2, "a COMM and the new image's maps");
+	assert_comm(&recs[0], 1000, 1000, "app", true, 1010 * MS, 1);
+	cr_assert_eq(recs[1].type, PERF_RECORD_MMAP2);
+	/* Only once: the next exit and reuse of the pid is no exec. */
+	task_tracker_exit(tt, 1000, 1000);
+	cr_assert_eq(see(1000, 1000, "app", 1020 * MS, 1, in_app, 1), 0);
+	take();
+	assert_comm(&recs[0], 1000, 1000, "app", false, 1020 * MS, 1);
+}
+
 Test(tasks, tid_reused_by_another_process)
 {
 	new_tracker(0);

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+/* status.c - the live status line (contract in status.h). */
+#include <stdio.h>
+
+#include "recorder/status.h"
+
+void status_line_init(struct status_line *l, FILE *f, uint64_t now_ns)
+{
+	*l = (struct status_line){ .f = f, .start_ns = now_ns, .last_ns = now_ns };
+}
+
+int status_line_format(char *buf, size_t len, const struct record_status *st,
+		       double elapsed_s, double samples_per_s)
+{
+	return snprintf(buf, len, "bpfrec record: %.1fs  %.0f samples/s  %llu lost  %.1f MB  %zu pids",
+			elapsed_s, samples_per_s, (unsigned long long)st->lost,
+			(double)st->bytes / (1024.0 * 1024.0), st->nr_pids);
+}
+
+void status_line_update(struct status_line *l, const struct record_status *st, uint64_t now_ns)
+{
+	uint64_t seen = st->samples + st->lost;
+	double dt;
+	char text[256];
+
+	if (!l->f || now_ns - l->last_ns < STATUS_INTERVAL_MS * 1000000ull)
+		return;
+	dt = (double)(now_ns - l->last_ns) / 1e9;
+	status_line_format(text, sizeof(text), st, (double)(now_ns - l->start_ns) / 1e9,
+			   seen >= l->last_samples ? (double)(seen - l->last_samples) / dt : 0);
+	/* Carriage return, the text, erase what an earlier longer line left. */
+	fprintf(l->f, "\r%s\033[K", text);
+	fflush(l->f);
+	l->shown = true;
+	l->last_ns = now_ns;
+	l->last_samples = seen;
+}
+
+void status_line_clear(struct status_line *l)
+{
+	if (!l->f || !l->shown)
+		return;
+	fputs("\r\033[K", l->f);
+	fflush(l->f);
+	l->shown = false;
+}

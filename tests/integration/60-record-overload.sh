@@ -1,0 +1,61 @@
+#!/bin/bash
+# Overload: every sample the BPF program takes is either in the file or
+# counted lost, and perf counts the same losses. At -F 4999 -a -g with both
+# CPUs busy the default ring buffer loses nothing; at the kernel's maximum
+# rate whatever is lost is accounted for exactly: written + lost = seen, and
+# perf's "Total Lost Samples" is the recorder's lost count.
+. "$(dirname "$0")/lib.sh"
+need_root
+
+cd "$T"
+# Busy on every CPU (other work on the machine may share them: no shares asserted) for the whole test, with a deep-ish stack.
+spinners=()
+for _ in $(seq "$(nproc)"); do "$FIX/rec_sleepspin" 0 20 & spinners+=($!); done
+trap 'kill "${spinners[@]}" 2>/dev/null || true; rm -rf "$T"' EXIT
+
+# counts ERRFILE: "seen written lost" from the -v line.
+counts() {
+	sed -n 's/^bpfrec record: BPF saw \([0-9]*\) samples: \([0-9]*\) written, \([0-9]*\) lost$/\1 \2 \3/p' "$1"
+}
+
+# check NAME FILE ERRFILE: written + lost = seen; perf agrees on both.
+check() {
+	local name=$1 data=$2 err=$3 seen written lost
+	read -r seen written lost < <(counts "$err") || fail "$name: no seen/written/lost line"
+	echo "$name: seen $seen, written $written, lost $lost"
+	[ $((written + lost)) = "$seen" ] || fail "$name: written $written + lost $lost != seen $seen"
+	# perf warns about the losses themselves, and must say nothing else.
+	perf report -i "$data" --stdio --no-children -g none >"$T/$name.txt" 2>"$T/$name.perf" ||
+		fail "$name: perf report failed"
+	perf script -i "$data" -F pid >"$T/$name.pids" 2>>"$T/$name.perf" ||
+		fail "$name: perf script failed"
+	if grep -v -e '^Warning:$' -e "^Processed $seen samples and lost [0-9.]*%!\$" -e '^$' \
+		"$T/$name.perf"; then
+		fail "$name: perf warned about more than the lost samples"
+	fi
+	[ "$lost" != 0 ] || [ ! -s "$T/$name.perf" ] || fail "$name: perf warned without losses"
+	assert_grep "^# Total Lost Samples: $lost\$" "$T/$name.txt" "$name: perf counts other losses"
+	[ "$(wc -l <"$T/$name.pids")" = "$written" ] ||
+		fail "$name: perf script reads $(wc -l <"$T/$name.pids") samples, not $written"
+}
+
+"$BPFREC" record -v -F 4999 -a -g --duration 3 -o f4999.data 2>"$T/f4999.err" ||
+	fail "-F 4999 exited $?"
+check f4999 f4999.data "$T/f4999.err"
+read -r seen _ lost < <(counts "$T/f4999.err")
+assert_range "samples at 4999 Hz" "$seen" $((4999 * 3 * $(nproc) / 2)) $((4999 * 4 * $(nproc)))
+[ "$lost" = 0 ] || fail "the default ring buffer lost $lost samples at -F 4999 -a -g"
+assert_grep "rec_sleepspin +\\[\\.\\] late_spin$" "$T/f4999.txt" "the spinners are not in the profile"
+
+max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+"$BPFREC" record -v -F max -a -g --duration 2 -o fmax.data 2>"$T/fmax.err" ||
+	fail "-F max exited $?"
+check fmax fmax.data "$T/fmax.err"
+
+# A ring buffer too small for the rate loses samples, and says how many.
+"$BPFREC" record -v -m 16K -F max -a -g --duration 1 -o small.data 2>"$T/small.err" ||
+	fail "-m 16K exited $?"
+check small small.data "$T/small.err"
+read -r _ _ lost < <(counts "$T/small.err")
+assert_range "lost with -m 16K at $max Hz" "$lost" 1 1000000000
+assert_grep "warning: $lost samples were lost \(ring buffer full\): raise -m or lower -F" "$T/small.err"

@@ -1,0 +1,76 @@
+#!/bin/bash
+# --switch-output: by size and by time the recording is split into files
+# named as perf names them (FILE.YYYYmmddHHMMSScc), each complete on its own
+# (kernel map, COMM and MMAP2 of the processes in it: their functions
+# resolve in every file), together holding every sample written;
+# --switch-max-files keeps the newest N; SIGUSR2 switches on demand.
+. "$(dirname "$0")/lib.sh"
+need_root
+
+cd "$T"
+"$FIX/rec_sleepspin" 0 60 & spin=$!
+trap 'kill $spin 2>/dev/null || true; rm -rf "$T"' EXIT
+
+# check_files GLOB: every file reads cleanly and resolves late_spin and kernel symbols.
+check_files() {
+	local f total=0 n
+	for f in $1; do
+		[[ $f =~ \.[0-9]{16}$ ]] || fail "$f is not named FILE.YYYYmmddHHMMSScc"
+		run_clean "$T/r.txt" perf report -i "$f" --stdio --no-children -g none --sort comm,dso,sym
+		assert_grep 'rec_sleepspin +rec_sleepspin +\[\.\] late_spin$' "$T/r.txt" "$f: late_spin unresolved"
+		assert_grep '\[kernel\.kallsyms\] +\[k\] [a-z_]' "$T/r.txt" "$f: no kernel symbols"
+		run_clean "$T/s.txt" perf script -i "$f" -F pid
+		n=$(wc -l <"$T/s.txt")
+		total=$((total + n))
+	done
+	echo "$total"
+}
+
+# By size: 1 MB files from a -g -a recording (~1.5 MB/s).
+"$BPFREC" record -a -g -F 4999 --switch-output=1M --duration 3.5 -o size.data 2>"$T/size.err" ||
+	fail "--switch-output=1M exited $?"
+cat "$T/size.err"
+ls -l size.data* >&2
+[ -e size.data ] && fail "the last file was not renamed"
+n=$(ls size.data.* | wc -l)
+# How many files depends on the data rate (the machine's load sets it); what
+# must hold is that a file is switched only once it has passed 1 MB.
+assert_range "files by size" "$n" 2 20
+for f in $(ls size.data.* | head -n $((n - 1))); do
+	assert_range "size of $f (not the last)" "$(stat -c %s "$f")" $((1 << 20)) $((3 << 20))
+done
+[ "$(grep -c '^\[ bpfrec record: Dump size\.data\.[0-9]\{16\} \]$' "$T/size.err")" = "$n" ] ||
+	fail "not every file was announced"
+for f in size.data.*; do
+	# A file ends at the first round past 1 MB.
+	assert_range "size of $f" "$(stat -c %s "$f")" 1 $((3 << 20))
+done
+written=$(sed -n 's/.*(\([0-9]*\) samples, .*/\1/p' "$T/size.err")
+total=$(check_files 'size.data.*' | tail -n 1)
+[ "$total" = "$written" ] || fail "the files hold $total samples, bpfrec wrote $written"
+# Names grow with time, so ls order is recording order.
+first_last=$(ls size.data.* | head -n 1)
+perf script -i "$first_last" -F time 2>/dev/null | tail -n 1 | tr -d ' :' >"$T/t1"
+perf script -i "$(ls size.data.* | sed -n 2p)" -F time 2>/dev/null | awk 'NR == 1' | tr -d ' :' >"$T/t2"
+awk -v a="$(cat "$T/t1")" -v b="$(cat "$T/t2")" 'BEGIN { exit !(a <= b) }' ||
+	fail "the second file starts before the first ends"
+
+# By time, keeping the newest 2.
+"$BPFREC" record -q -a -g --switch-output=1s --switch-max-files 2 --duration 3.6 -o time.data ||
+	fail "--switch-output=1s exited $?"
+ls -l time.data* >&2
+[ "$(ls time.data.* | wc -l)" = 2 ] || fail "--switch-max-files 2 kept $(ls time.data.* | wc -l) files"
+check_files 'time.data.*' >/dev/null
+
+# On SIGUSR2.
+"$BPFREC" record -q -a --switch-output -o sig.data & rec=$!
+for _ in $(seq 100); do [ -s sig.data ] && break; sleep 0.1; done
+sleep 0.5; kill -USR2 $rec; sleep 0.5; kill -INT $rec
+wait $rec || fail "bpfrec exited $? after SIGUSR2"
+[ "$(ls sig.data.* | wc -l)" = 2 ] || fail "SIGUSR2 did not switch files"
+check_files 'sig.data.*' >/dev/null
+
+# Rotation needs a file.
+rc=0; "$BPFREC" record -a --switch-output=1M -o - --duration 0.1 >/dev/null 2>"$T/pipe.err" || rc=$?
+[ "$rc" = 2 ] || fail "--switch-output with -o - exited $rc"
+assert_grep 'needs an output file' "$T/pipe.err"
