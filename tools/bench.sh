@@ -71,6 +71,9 @@ fi
 CONV_PERIOD=20000
 PONG_WORK=6000
 ONLY=${BENCH_ONLY:-1 2 3 4 5}
+for s in $ONLY; do
+	case $s in [1-6]) ;; *) die "BENCH_ONLY: no scenario '$s'; give numbers from 1 to 6, e.g. BENCH_ONLY=\"1 4\"" ;; esac
+done
 LONG_SECS=${BENCH_LONG_SECS:-600} LONG_STEP=10
 LONG_TOOLS="bpfrec"
 [ "${BENCH_LONG_REF:-0}" = 1 ] && LONG_TOOLS="bpfrec perf"
