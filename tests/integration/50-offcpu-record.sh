@@ -44,7 +44,8 @@ assert_range "cpu-clock spin_work %" "${spin:-0}" 80 100
 # perf script (its default output, which shows the state as "BPF output"):
 # both event names; every sleep_wait interval is one sample
 # whose chain starts in the scheduler, says why (nanosleep), ends in the
-# fixture's thread and carries the state "S (sleeping)".
+# fixture's thread and carries the state "S (sleeping)"; a preemption in the
+# wait functions' own code carries "R (preempted)".
 run_clean "$T/script.txt" perf script -i perf.data
 grep -q ' cpu-clock: *$' "$T/script.txt" || fail "no cpu-clock samples in perf script"
 awk '
@@ -61,11 +62,16 @@ awk '
 			has_sleep += fr[i] == "sleep_wait"; has_pipe += fr[i] == "pipe_wait"
 			has_nsleep += fr[i] == "do_nanosleep"; has_pread += fr[i] ~ /pipe_read$/
 		}
+		# The thread may also be preempted while it runs its own code around
+		# the wait: such an interval must say so ("R (preempted)").
+		if ((has_sleep && !has_nsleep) || (has_pipe && !has_pread)) {
+			if (state !~ /R \(pre/) { badsleep++; print "wait function left without waiting, not preempted: " head " state " state }
+			return }
 		if (has_sleep) { sleeps++
-			if (fr[0] !~ /^__?schedule/ || !has_nsleep || fr[n-1] != "start_thread" || state !~ /S \(slee/) {
+			if (fr[0] !~ /^__?schedule/ || fr[n-1] != "start_thread" || state !~ /S \(slee/) {
 				badsleep++; if (badsleep < 3) print "bad sleep_wait sample: " head " " fr[0] " ... " fr[n-1] " state " state } }
 		if (has_pipe) { pipes++
-			if (fr[0] !~ /^__?schedule/ || !has_pread || state !~ /S \(slee/) {
+			if (fr[0] !~ /^__?schedule/ || state !~ /S \(slee/) {
 				badpipe++; if (badpipe < 3) print "bad pipe_wait sample: " head " " fr[0] " state " state } }
 	}' "$T/script.txt" || fail "off-CPU samples in perf script are not what the fixture did"
 
