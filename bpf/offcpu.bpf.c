@@ -28,35 +28,14 @@
 #include <bpf/bpf_tracing.h>
 
 #include "offcpu.h"
+#include "scope.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-const volatile __u32 filter_mode = PROFILE_FILTER_ALL;
-const volatile __u64 wakeup_bytes = 1 << 20;
 /* Shorter intervals are aggregated (0: every interval is a sample). */
 const volatile __u64 thresh_ns = 0;
 
-/* Shared with profile.bpf.c (reused fds): the definitions must match. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} target_tgids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} target_tids SEC(".maps");
-
-/* Our own. */
+/* Our own (events and the target maps are in scope.bpf.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -85,22 +64,6 @@ static __always_inline void count(__u32 stat)
 
 	if (v)
 		*v += 1;
-}
-
-static __always_inline bool in_scope(__u32 tgid, __u32 tid)
-{
-	if (filter_mode == PROFILE_FILTER_TGID)
-		return bpf_map_lookup_elem(&target_tgids, &tgid) != NULL;
-	if (filter_mode == PROFILE_FILTER_TID)
-		return bpf_map_lookup_elem(&target_tids, &tid) != NULL;
-	return true;
-}
-
-static __always_inline __u64 submit_flags(void)
-{
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
 }
 
 /* prev (current) is switching out: remember when, why and where. */

@@ -30,21 +30,13 @@
 #include <bpf/bpf_core_read.h>
 
 #include "profile.h"
+#include "scope.bpf.h"
 
 /* bpf_get_stack() is GPL-only: the kernel accepts this dual licence as GPL-compatible. */
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-const volatile __u32 filter_mode = PROFILE_FILTER_ALL;
 /* -g: both stacks; without it only the interrupted ip and the user ip. */
 const volatile bool capture_stacks = false;
-/* Forced wakeup threshold in bytes (set to half the ring buffer). */
-const volatile __u64 wakeup_bytes = 1 << 20;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);	/* resized by user space before load */
-} events SEC(".maps");
-
 /*
  * Fork, exit and exec notices have a ring of their own: a flood of samples
  * must not crowd them out, or the recorder would miss an exit and describe a
@@ -54,20 +46,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 << 10);
 } task_events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} target_tgids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} target_tids SEC(".maps");
 
 /* User processes that already had a sample: see PROFILE_SAMPLE_NEW_PROC. */
 struct {
@@ -98,22 +76,6 @@ static __always_inline void count(__u32 stat)
 
 	if (v)
 		*v += 1;
-}
-
-static __always_inline bool in_scope(__u32 tgid, __u32 tid)
-{
-	if (filter_mode == PROFILE_FILTER_TGID)
-		return bpf_map_lookup_elem(&target_tgids, &tgid) != NULL;
-	if (filter_mode == PROFILE_FILTER_TID)
-		return bpf_map_lookup_elem(&target_tids, &tid) != NULL;
-	return true;
-}
-
-static __always_inline __u64 submit_flags(void)
-{
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
 }
 
 /* True the first time a user process is sampled (since exec, or eviction). */
