@@ -20,10 +20,11 @@ struct perfdata_buf {
 	bool failed;
 };
 
-static inline void perfdata_buf_put(struct perfdata_buf *b, const void *src, size_t n)
+/* n free bytes at the end, to be filled and then added to len; NULL on failure. */
+static inline uint8_t *perfdata_buf_room(struct perfdata_buf *b, size_t n)
 {
 	if (b->failed)
-		return;
+		return NULL;
 	if (n > b->cap - b->len) {
 		size_t cap = b->cap ? b->cap : 256;
 		uint8_t *p;
@@ -33,11 +34,18 @@ static inline void perfdata_buf_put(struct perfdata_buf *b, const void *src, siz
 		p = realloc(b->data, cap);
 		if (!p) {
 			b->failed = true;
-			return;
+			return NULL;
 		}
 		b->data = p;
 		b->cap = cap;
 	}
+	return b->data + b->len;
+}
+
+static inline void perfdata_buf_put(struct perfdata_buf *b, const void *src, size_t n)
+{
+	if (!perfdata_buf_room(b, n))
+		return;
 	if (src)
 		memcpy(b->data + b->len, src, n);
 	else

@@ -278,14 +278,13 @@ static int build_feature(struct perfdata_writer *w, uint32_t feat, struct perfda
 			const struct build_id_entry *e = &w->bids[i];
 			size_t need = PERFDATA_BUILD_ID_RECORD_SIZE + strlen(e->filename) + 1 +
 				      PERFDATA_NAME_ALIGN;
+			uint8_t *p = perfdata_buf_room(b, need);
 			ssize_t n;
 
-			perfdata_buf_put(b, NULL, need);
-			if (b->failed)
+			if (!p)
 				return -ENOMEM;
-			b->len -= need;
-			n = perfdata_encode_build_id(b->data + b->len, need, 0, e->cpumode, -1,
-						     e->id, e->size, e->filename);
+			n = perfdata_encode_build_id(p, need, 0, e->cpumode, -1, e->id, e->size,
+						     e->filename);
 			if (n < 0)
 				return (int)n;
 			b->len += (size_t)n;
@@ -607,50 +606,42 @@ int perfdata_writer_add_build_id(struct perfdata_writer *w, uint16_t cpumode,
 /* Feature table and payloads at data_end; sets the bits that were written. */
 static int write_features(struct perfdata_writer *w, uint64_t data_end, uint64_t bits[4])
 {
-	struct perfdata_buf payload = { 0 };
+	struct perfdata_buf parts[NR_FEATURES], payload = { 0 };
 	struct perfdata_file_section table[NR_FEATURES];
+	bool present[NR_FEATURES] = { false };
 	size_t nr = 0;
 	uint64_t off;
 	int err = 0;
 
-	/* Payloads follow the table, so count the features first. */
-	struct perfdata_buf parts[NR_FEATURES];
-
 	memset(parts, 0, sizeof(parts));
-	for (size_t i = 0; i < NR_FEATURES; i++) {
+	for (size_t i = 0; i < NR_FEATURES && !err; i++) {
 		err = build_feature(w, features[i], &parts[i]);
-		if (err == -ENOENT) {
+		present[i] = !err;
+		nr += present[i];
+		if (err == -ENOENT)
 			err = 0;
-			perfdata_buf_free(&parts[i]);
-			parts[i].len = SIZE_MAX;	/* marks "absent" */
-			continue;
-		}
-		if (err)
-			goto out;
-		nr++;
 	}
-	off = data_end + nr * sizeof(struct perfdata_file_section);
+	/* The payloads follow the table of their {offset, size}. */
+	off = data_end + nr * sizeof(table[0]);
 	nr = 0;
-	for (size_t i = 0; i < NR_FEATURES; i++) {
-		if (parts[i].len == SIZE_MAX)
+	for (size_t i = 0; i < NR_FEATURES && !err; i++) {
+		if (!present[i])
 			continue;
-		table[nr].offset = off;
-		table[nr].size = parts[i].len;
+		table[nr++] = (struct perfdata_file_section){ off, parts[i].len };
 		off += parts[i].len;
-		nr++;
 		bits[features[i] / 64] |= 1ull << (features[i] % 64);
 	}
-	perfdata_buf_put(&payload, table, nr * sizeof(table[0]));
-	for (size_t i = 0; i < NR_FEATURES; i++)
-		if (parts[i].len != SIZE_MAX)
-			perfdata_buf_put(&payload, parts[i].data, parts[i].len);
-	err = perfdata_buf_error(&payload);
+	if (!err) {
+		perfdata_buf_put(&payload, table, nr * sizeof(table[0]));
+		for (size_t i = 0; i < NR_FEATURES; i++)
+			if (present[i])
+				perfdata_buf_put(&payload, parts[i].data, parts[i].len);
+		err = perfdata_buf_error(&payload);
+	}
 	if (!err)
 		err = write_all(w, payload.data, payload.len, data_end);
-out:
 	for (size_t i = 0; i < NR_FEATURES; i++)
-		if (parts[i].len != SIZE_MAX)
-			perfdata_buf_free(&parts[i]);
+		perfdata_buf_free(&parts[i]);
 	perfdata_buf_free(&payload);
 	return err;
 }
