@@ -10,7 +10,7 @@
 
 #include "perfdata/writer.h"
 #include "recorder/batch.h"
-#include "recorder/callchain.h"
+#include "recorder/emit.h"
 #include "recorder/offcpu.h"
 #include "recorder/tasks.h"
 
@@ -229,40 +229,25 @@ int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task
 	const uint64_t *frames = (const uint64_t *)r->frames;
 	size_t skip = offcpu_trampoline_frames(frames, r->nr_kernel, o->sched_start,
 					       o->sched_end);
+	char state[OFFCPU_STATE_TEXT_MAX];
 	/* A task switches out in the kernel: the chain starts in __schedule. */
-	struct callchain_input in = {
-		.kernel_mode = r->nr_kernel > skip,
-		.ip = r->nr_kernel > skip ? frames[skip] : r->nr_user ? frames[r->nr_kernel] : 0,
-		.kernel = frames + skip,
-		.nr_kernel = r->nr_kernel - skip,
-		.user = frames + r->nr_kernel,
-		.nr_user = r->nr_user,
+	struct emit_sample e = {
+		.pid = r->hdr.pid, .tid = r->hdr.tid, .cpu = r->hdr.cpu,
+		.time = r->hdr.time, .period = r->period, .id = o->id,
+		.comm = r->comm, .comm_len = sizeof(r->comm),
+		.chain = {
+			.kernel_mode = r->nr_kernel > skip,
+			.ip = r->nr_kernel > skip ? frames[skip] : r->nr_user ? frames[r->nr_kernel] : 0,
+			.kernel = frames + skip,
+			.nr_kernel = r->nr_kernel - skip,
+			.user = frames + r->nr_kernel,
+			.nr_user = r->nr_user,
+		},
+		.raw = state,
+		.raw_size = (uint32_t)offcpu_state_text(r->state, state, sizeof(state)),
 	};
-	struct perfdata_sample out = { 0 };
-	struct callchain cc;
-	char comm[PROFILE_COMM_LEN + 1], state[OFFCPU_STATE_TEXT_MAX];
-	int err;
 
-	callchain_build(&in, &cc);
-	memcpy(comm, r->comm, PROFILE_COMM_LEN);
-	comm[PROFILE_COMM_LEN] = '\0';
-	err = task_tracker_see(t, r->hdr.pid, r->hdr.tid, comm, r->hdr.time, r->hdr.cpu,
-			       cc.user, cc.nr_user);
-	if (err || r->hdr.kind == OFFCPU_KIND_DESCRIBE)
-		return err;
-	out.misc = cc.misc;
-	out.id = o->id;
-	out.ip = cc.ip;
-	out.pid = r->hdr.pid;
-	out.tid = r->hdr.tid;
-	out.time = r->hdr.time;
-	out.cpu = r->hdr.cpu;
-	out.period = r->period;
-	out.raw_size = (uint32_t)offcpu_state_text(r->state, state, sizeof(state));
-	out.raw = state;
-	out.nr_callchain = cc.nr;
-	out.callchain = cc.ips;
-	return perfdata_write_sample(w, &out);
+	return emit_sample(w, t, &e, r->hdr.kind == OFFCPU_KIND_DESCRIBE);
 }
 
 static uint64_t read_stat(struct offcpu_tracer *o, uint32_t key)

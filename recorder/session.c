@@ -41,8 +41,8 @@
 
 #include "perfdata/writer.h"
 #include "recorder/batch.h"
-#include "recorder/callchain.h"
 #include "recorder/cpulist.h"
+#include "recorder/emit.h"
 #include "recorder/launch.h"
 #include "recorder/pidset.h"
 #include "recorder/rotate.h"
@@ -871,40 +871,25 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 static int write_sample(struct record_session *s, const struct profile_sample *ps)
 {
 	const uint64_t *frames = (const uint64_t *)ps->frames;
-	struct callchain_input in = {
-		.kernel_mode = ps->flags & PROFILE_SAMPLE_KERNEL,
-		.ip = ps->ip,
-		.kernel = frames,
-		.nr_kernel = ps->nr_kernel,
-		.user = frames + ps->nr_kernel,
-		.nr_user = ps->nr_user,
+	struct emit_sample e = {
+		.pid = ps->hdr.pid, .tid = ps->hdr.tid, .cpu = ps->hdr.cpu,
+		.time = ps->hdr.time, .period = ps->period, .id = s->event_id,
+		.comm = ps->comm, .comm_len = sizeof(ps->comm),
+		.chain = {
+			.kernel_mode = ps->flags & PROFILE_SAMPLE_KERNEL,
+			.ip = ps->ip,
+			.kernel = frames,
+			.nr_kernel = ps->nr_kernel,
+			.user = frames + ps->nr_kernel,
+			.nr_user = ps->nr_user,
+		},
 	};
-	struct perfdata_sample out = { 0 };
-	struct callchain cc;
-	char comm[PROFILE_COMM_LEN + 1];
-	int err;
+	int err = emit_sample(s->w, s->tracker, &e, false);
 
-	callchain_build(&in, &cc);
-	memcpy(comm, ps->comm, PROFILE_COMM_LEN);
-	comm[PROFILE_COMM_LEN] = '\0';
-	err = task_tracker_see(s->tracker, ps->hdr.pid, ps->hdr.tid, comm, ps->hdr.time,
-			       ps->hdr.cpu, cc.user, cc.nr_user);
-	if (err)
-		return err;
-	pidset_add(&s->pids_seen, ps->hdr.pid);
-	out.misc = cc.misc;
-	out.id = s->event_id;
-	out.ip = cc.ip;
-	out.pid = ps->hdr.pid;
-	out.tid = ps->hdr.tid;
-	out.time = ps->hdr.time;
-	out.cpu = ps->hdr.cpu;
-	out.period = ps->period;
-	out.nr_callchain = cc.nr;
-	out.callchain = cc.ips;
-	err = perfdata_write_sample(s->w, &out);
-	if (!err)
+	if (!err) {
+		pidset_add(&s->pids_seen, ps->hdr.pid);
 		s->cpu_written++;
+	}
 	return err;
 }
 
