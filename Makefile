@@ -16,7 +16,7 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -I$(BUILD)/gen -MMD -MP
-LDLIBS   := -lbpf -lelf -ldw -lz -ltraceevent -lpthread -ldl
+LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lpthread
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined

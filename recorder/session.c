@@ -715,7 +715,12 @@ static int attach(struct record_session *s)
 /* A failed write ends the recording: say where and why, in one line. */
 static int write_error(struct record_session *s, int err)
 {
+	const char *zerr = s->w ? perfdata_writer_compression_error(s->w) : NULL;
+
 	s->write_failed = true;
+	if (zerr)
+		return fail(s, err, "compression failed (%s): recording stopped, '%s' keeps what was "
+			    "recorded up to its last checkpoint", zerr, s->output);
 	if (err == -EPIPE)
 		return fail(s, err, "the reader of the output pipe went away");
 	if (s->pipe)
@@ -765,6 +770,7 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 {
 	struct perfdata_writer_opts wo = {
 		.pipe = s->pipe, .argc = s->opts.argc, .argv = s->opts.argv,
+		.compression_level = s->opts.compression_level,
 	};
 	int err;
 
