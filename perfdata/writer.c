@@ -604,7 +604,23 @@ int perfdata_writer_start(struct perfdata_writer *w)
 	if (err)
 		return w->error = err;
 	w->flushed = w->checkpointed = w->data_offset;
-	w->compressing = w->zenc != NULL;
+	if (w->zenc) {
+		/*
+		 * perf decompresses into buffers of the COMPRESSED feature's
+		 * mmap_len, and the features only come at finish: a killed -z
+		 * recording would be unreadable. perf also takes the feature from
+		 * a HEADER_FEATURE record in the data, so one goes first.
+		 */
+		struct perfdata_buf b = { 0 };
+
+		err = build_feature(w, PERFDATA_FEAT_COMPRESSED, &b);
+		if (!err)
+			err = pipe_feature(w, PERFDATA_FEAT_COMPRESSED, &b);
+		perfdata_buf_free(&b);
+		if (err)
+			return err;
+		w->compressing = true;
+	}
 	return 0;
 }
 
@@ -710,12 +726,14 @@ int perfdata_write_finished_round(struct perfdata_writer *w)
 	err = zrun(w, NULL, 0, true);
 	if (err)
 		return err;
+	/* Encoded aside: after COMPRESSED records buf is not 8-aligned. */
+	n = perfdata_encode_finished_round(w->scratch, RECORD_ROOM);
+	if (n < 0)
+		return (int)n;
 	p = buf_room(w);
 	if (!p)
 		return w->error;
-	n = perfdata_encode_finished_round(p, RECORD_ROOM);
-	if (n < 0)
-		return (int)n;
+	memcpy(p, w->scratch, (size_t)n);
 	w->buf_len += (size_t)n;
 	return maybe_checkpoint(w);
 }
