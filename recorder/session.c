@@ -486,8 +486,17 @@ static void build_file_attr(struct record_session *s)
 		a->freq = 1;
 		a->sample_freq = s->opts.freq;
 	}
-	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	/*
+	 * What perf record puts in a sample and no more, since it is paid
+	 * per sample: the CPU only when CPUs are the target (-a, -C), an
+	 * IDENTIFIER only when a second event shares the file (one event
+	 * takes every sample without an id).
+	 */
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	if (s->opts.system_wide || s->opts.nr_cpus)
+		a->sample_type |= PERF_SAMPLE_CPU;
+	if (s->opts.off_cpu)
+		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
 	if (s->opts.callgraph)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	a->sample_id_all = 1;
