@@ -19,7 +19,7 @@ static int step(const struct unwind_row *rows, const struct unwind_mapping *maps
 		uint64_t *sp, uint64_t *bp, int *bp_known)
 {
 	const struct unwind_mapping *m;
-	uint64_t key, ra;
+	uint64_t key, ra, slot;
 	__u64 cfa;
 	__u32 rule;
 	int i, stop;
@@ -46,7 +46,15 @@ static int step(const struct unwind_row *rows, const struct unwind_mapping *maps
 		return UNWIND_STOP_STACK_READ;
 	switch (unwind_rule_rbp(rule)) {
 	case UNWIND_RBP_AT_CFA:
-		if (read_u64(stack, cfa + (int64_t)unwind_rule_rbp_off(rule), bp))
+		slot = cfa + (int64_t)unwind_rule_rbp_off(rule);
+		/*
+		 * In an epilogue gcc leaves "rbp at CFA-n" in place after the pop:
+		 * a slot below sp is no longer part of the frame and the register
+		 * already holds the caller's value.
+		 */
+		if (slot < *sp)
+			break;
+		if (read_u64(stack, slot, bp))
 			return UNWIND_STOP_STACK_READ;
 		*bp_known = 1;
 		break;

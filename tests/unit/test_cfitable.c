@@ -514,6 +514,38 @@ Test(cfiwalk, synthetic_chain)
 	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
 	cr_expect_eq(w.stop, UNWIND_STOP_STACK_READ, "stop %s", cfi_walk_stop_name(w.stop));
 
+	/*
+	 * An epilogue after "pop %rbp": the row still says rbp at CFA-48, a slot
+	 * now below sp; rbp already holds the caller's value and the rbp-based
+	 * caller must be walked with it, not with the stale slot.
+	 */
+	{
+		const struct unwind_row epi[] = {
+			{ 0x1000, UNWIND_RULE(UNWIND_CFA_RSP, 24, UNWIND_RBP_AT_CFA, -48) },
+			{ 0x1100, UNWIND_RULE(UNWIND_CFA_RBP, 16, UNWIND_RBP_AT_CFA, -16) },
+			{ 0x1200, UNWIND_RULE(UNWIND_CFA_ROOT, 0, 0, 0) },
+			{ 0x1210, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0) },
+		};
+		const struct unwind_mapping m1 = { .start = 0x500000, .end = 0x502000,
+						   .bias = 0x500000, .nr_rows = 4 };
+		uint64_t mem[16] = { 0 };
+		struct cfi_stack es = { .base = base - 64, .data = (const uint8_t *)mem,
+					.size = sizeof(mem) };
+
+		/* mem[0..7] lie below sp (base - 64 .. base); sp = base = mem[8]. */
+		mem[8 - 3] = 0xbad;		/* the popped slot at CFA-48 = sp-24 */
+		mem[8 + 2] = 0x501150;		/* ra at CFA-8 = sp+16 */
+		mem[8 + 4] = 0x1234;		/* caller's saved rbp at its CFA-16 */
+		mem[8 + 5] = 0x501201;		/* its ra, into the root */
+		regs.ip = 0x501050;
+		regs.sp = base;
+		regs.bp = base + 32;
+		cfi_walk_stack(epi, &m1, 1, &regs, &es, &w);
+		cr_expect_eq(w.nr, 3, "%u frames, stop %s", w.nr, cfi_walk_stop_name(w.stop));
+		cr_expect_eq(w.pcs[2], 0x501201);
+		cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s", cfi_walk_stop_name(w.stop));
+	}
+
 	/* A loop (a frame whose return address is itself, CFA not moving up) ends. */
 	{
 		const struct unwind_row self[] = {
@@ -796,5 +828,77 @@ Test(cfiwalk, through_libc_qsort, .fini = free_fixture)
 			  tr.maps.entries[m].path);
 	}
 	check_against_libdw(&tr, &w);
+	release(&tr);
+}
+
+/*
+ * A real Debian binary without frame pointers, stopped from outside at
+ * whatever instruction it was running (prologues and epilogues included),
+ * several times: python3 spinning in Python code under a few levels of
+ * Python recursion. Every walk must equal libdw's and reach the root.
+ */
+Test(cfiwalk, python_stopped_anywhere_matches_libdw)
+{
+	static const char script[] =
+		"import sys\n"
+		"def f(n):\n"
+		"    if n: return f(n - 1)\n"
+		"    print('ready', flush=True)\n"
+		"    while True: sorted(range(1000), key=lambda x: -x)\n"
+		"f(8)\n";
+	int out[2], status;
+	struct traced tr = { 0 };
+	char line[16] = "";
+	FILE *f;
+
+	cr_assert(access(PYTHON, X_OK) == 0, "%s missing: run tools/deps.sh test", PYTHON);
+	cr_assert(pipe(out) == 0);
+	tr.pid = fork();
+	cr_assert(tr.pid >= 0);
+	if (tr.pid == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		close(out[1]);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(99);
+		execl(PYTHON, PYTHON, "-c", script, (char *)NULL);
+		_exit(98);
+	}
+	close(out[1]);
+	cr_assert(waitpid(tr.pid, &status, 0) == tr.pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 99) {
+		tr.pid = 0;
+		close(out[0]);
+		cr_skip_test("ptrace is not allowed here");
+	}
+	cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP, "status %#x", status);
+	cr_assert(ptrace(PTRACE_CONT, tr.pid, NULL, NULL) == 0);
+	f = fdopen(out[0], "r");
+	cr_assert(f && fgets(line, sizeof(line), f), "python printed nothing");
+	cr_assert_str_eq(line, "ready\n");
+
+	for (int round = 0; round < 64; round++) {
+		struct cfi_walk w;
+
+		cr_assert(kill(tr.pid, SIGSTOP) == 0);
+		cr_assert(waitpid(tr.pid, &status, 0) == tr.pid);
+		cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP, "status %#x", status);
+		cr_assert(ptrace(PTRACE_GETREGS, tr.pid, NULL, &tr.regs) == 0);
+		copy_stack(&tr);
+		if (!round)
+			load_tables(&tr);
+		walk(&tr, &w);
+		cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "round %d: stop %s after %u frames at %#llx",
+			     round, cfi_walk_stop_name(w.stop), w.nr,
+			     (unsigned long long)w.pcs[w.nr - 1]);
+		cr_expect(w.nr > 8, "round %d: only %u frames (main, Py_RunMain, the eval loop, sorted...)", round, w.nr);
+		check_against_libdw(&tr, &w);
+		free(tr.stack);
+		tr.stack = NULL;
+		/* Resume without delivering the SIGSTOP; it runs on to another point. */
+		cr_assert(ptrace(PTRACE_CONT, tr.pid, NULL, NULL) == 0);
+		usleep(1000 * (unsigned int)(round % 8 + 1));
+	}
+	fclose(f);
 	release(&tr);
 }
