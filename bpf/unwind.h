@@ -90,30 +90,38 @@ static __always_inline int unwind_rule_rbp_off(__u32 rule)
 
 /*
  * Tables are at most UNWIND_TABLE_MAX_ROWS rows (the biggest Debian
- * libraries have ~60k), so a search takes at most UNWIND_SEARCH_STEPS steps
- * and a BPF program can mask every index into a fixed-size value.
+ * libraries have ~60k), so a search takes at most UNWIND_SEARCH_STEPS steps.
  */
 #define UNWIND_TABLE_MAX_ROWS	(1u << 18)
 #define UNWIND_SEARCH_STEPS	19
 
 /*
- * Index of the last row of rows[0, nr) whose pc <= key, or -1 when key is
- * before the first row. nr <= UNWIND_TABLE_MAX_ROWS. Bounded and masked so
- * that the verifier accepts it as it is.
+ * The binary search of the walkers: the index of the last of nr entries,
+ * sorted by start, whose start is <= key, or -1 when there is none.
+ * START(i) is a macro giving entry i's start. At most `steps` steps, enough
+ * for nr < 2^steps. The BPF walker (unwind.bpf.h) runs these same steps one
+ * per bpf_loop iteration: as one loop, the verifier would follow each of
+ * its 2^steps paths.
  */
+#define UNWIND_LAST_LE(START, nr, key, steps)                                    \
+	({                                                                       \
+		__u32 __lo = 0, __hi = (nr);                                     \
+		for (int __s = 0; __s < (steps) && __lo < __hi; __s++) {         \
+			__u32 __mid = __lo + (__hi - __lo) / 2;                  \
+			if (START(__mid) <= (key))                               \
+				__lo = __mid + 1;                                \
+			else                                                     \
+				__hi = __mid;                                    \
+		}                                                                \
+		(int)__lo - 1;                                                   \
+	})
+
+/* The row of the table rows[0, nr) (nr <= UNWIND_TABLE_MAX_ROWS) that covers key, or -1. */
 static __always_inline int unwind_search(const struct unwind_row *rows, __u32 nr, __u32 key)
 {
-	__u32 lo = 0, hi = nr;	/* rows[< lo] have pc <= key, rows[>= hi] pc > key */
-
-	for (int i = 0; i < UNWIND_SEARCH_STEPS && lo < hi; i++) {
-		__u32 mid = lo + (hi - lo) / 2;
-
-		if (rows[mid & (UNWIND_TABLE_MAX_ROWS - 1)].pc <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int)lo - 1;
+#define UNWIND_ROW_PC(i) rows[(i) & (UNWIND_TABLE_MAX_ROWS - 1)].pc
+	return UNWIND_LAST_LE(UNWIND_ROW_PC, nr, key, UNWIND_SEARCH_STEPS);
+#undef UNWIND_ROW_PC
 }
 
 /* The most executable mappings a walker knows per process. */
@@ -135,22 +143,21 @@ struct unwind_mapping {
 /* Index of the mapping of m[0, nr) (sorted by start, nr <= UNWIND_MAX_MAPPINGS) holding pc, or -1. */
 static __always_inline int unwind_find_mapping(const struct unwind_mapping *m, __u32 nr, __u64 pc)
 {
-	__u32 lo = 0, hi = nr;
-	int i;
+#define UNWIND_MAP_START(i) m[(i) & (UNWIND_MAX_MAPPINGS - 1)].start
+	int i = UNWIND_LAST_LE(UNWIND_MAP_START, nr, pc, UNWIND_MAPPING_STEPS);
+#undef UNWIND_MAP_START
 
-	for (int step = 0; step < UNWIND_MAPPING_STEPS && lo < hi; step++) {
-		__u32 mid = lo + (hi - lo) / 2;
-
-		if (m[mid & (UNWIND_MAX_MAPPINGS - 1)].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	i = (int)lo - 1;
 	if (i < 0 || pc >= m[i & (UNWIND_MAX_MAPPINGS - 1)].end)
 		return -1;
 	return i;
 }
+
+/* What a walker knows of one process: its executable mappings, sorted by start. */
+struct unwind_proc {
+	__u32 nr;
+	__u32 pad;
+	struct unwind_mapping maps[UNWIND_MAX_MAPPINGS];
+};
 
 /* The deepest walk: perf's default perf_event_max_stack. */
 #define UNWIND_MAX_FRAMES	127
@@ -202,5 +209,13 @@ static __always_inline int unwind_frame_cfa(__u32 rule, __u64 pc, __u64 sp, __u6
 		return UNWIND_STOP_UNSUPPORTED;
 	}
 }
+
+/* The BPF walker's per-CPU state (unwind.bpf.h): registers of the frame at hand, the PCs so far. */
+struct unwind_walk_state {
+	__u64 pc, sp, bp;
+	__u32 tgid, bp_known;
+	__u32 nr, stop;				/* frames in pcs; enum unwind_stop */
+	__u64 pcs[UNWIND_MAX_FRAMES + 1];	/* +1: indexes are masked with 127 */
+};
 
 #endif /* BPFREC_UNWIND_H */
