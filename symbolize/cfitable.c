@@ -2,7 +2,6 @@
 /* cfitable.c - the compact unwind table of one ELF file from its CFI (cfitable.h). */
 #include <dwarf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,26 +203,15 @@ static int build_segment(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_
 
 static int read_segments(struct cfi_table *t, Elf *elf)
 {
-	size_t phnum;
+	int err = elf_load_segments(elf, true, &t->segs, &t->nr_segs);
 
-	if (elf_getphdrnum(elf, &phnum))
-		return -EINVAL;
-	t->segs = calloc(phnum ? phnum : 1, sizeof(*t->segs));
-	if (!t->segs)
-		return -ENOMEM;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
+	for (size_t i = 0; i < t->nr_segs && !err; i++) {
+		const struct load_seg *s = &t->segs[i];
 
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		if (ph.p_vaddr + ph.p_memsz < ph.p_vaddr || ph.p_vaddr + ph.p_memsz > UINT32_MAX)
-			return -E2BIG;
-		t->segs[t->nr_segs++] = (struct cfi_segment){
-			.offset = ph.p_offset, .vaddr = ph.p_vaddr,
-			.filesz = ph.p_filesz, .memsz = ph.p_memsz,
-		};
+		if (s->vaddr + s->memsz < s->vaddr || s->vaddr + s->memsz > UINT32_MAX)
+			err = -E2BIG;	/* rows hold 32-bit addresses */
 	}
-	return t->nr_segs ? 0 : -ENOENT;
+	return err;
 }
 
 static int build(struct cfi_table *t, Elf *elf)
@@ -247,29 +235,21 @@ static int build(struct cfi_table *t, Elf *elf)
 int cfi_table_build(const char *path, struct cfi_table **out)
 {
 	struct cfi_table *t;
-	Elf *elf = NULL;
+	Elf *elf;
 	int fd, err;
 
 	*out = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	err = elf_open_path(path, &fd, &elf);
+	if (err)
+		return err;
 	t = calloc(1, sizeof(*t));
-	if (!t) {
+	if (!t)
 		err = -ENOMEM;
-		goto out;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64) {
-		err = -EINVAL;
-		goto out;
-	}
-	err = build(t, elf);
-out:
-	if (elf)
-		elf_end(elf);
+	else if (gelf_getclass(elf) != ELFCLASS64)
+		err = -EINVAL;	/* x86_64 code only */
+	else
+		err = build(t, elf);
+	elf_end(elf);
 	close(fd);
 	if (err) {
 		cfi_table_free(t);
@@ -292,7 +272,7 @@ int cfi_table_bias(const struct cfi_table *t, uint64_t start, uint64_t len, uint
 		   uint64_t *bias)
 {
 	for (size_t i = 0; i < t->nr_segs; i++) {
-		const struct cfi_segment *s = &t->segs[i];
+		const struct load_seg *s = &t->segs[i];
 
 		/* The mapping's file range [pgoff, pgoff + len) holds part of s. */
 		if (pgoff < s->offset + s->filesz && s->offset < pgoff + len) {

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "bpf/unwind.h"
+#include "symbolize/util.h"
 
 /* How a table was made: what its rows hold and what was left out. */
 struct cfi_table_stats {
@@ -39,15 +40,10 @@ struct cfi_table_stats {
 	uint64_t rbp_lost_rows;	/* rows with UNWIND_RBP_LOST */
 };
 
-/* An executable PT_LOAD: file bytes [offset, offset + filesz) at ELF address vaddr. */
-struct cfi_segment {
-	uint64_t offset, vaddr, filesz, memsz;
-};
-
 struct cfi_table {
 	struct unwind_row *rows;	/* sorted by pc, strictly increasing */
 	size_t nr;
-	struct cfi_segment *segs;	/* executable PT_LOADs, in file order */
+	struct load_seg *segs;		/* executable PT_LOADs, in file order */
 	size_t nr_segs;
 	struct cfi_table_stats stats;
 };
