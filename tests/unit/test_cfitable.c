@@ -29,6 +29,7 @@
 #include "recorder/procmaps.h"
 #include "symbolize/cfitable.h"
 #include "symbolize/cfiwalk.h"
+#include "tests/unit/test_nm.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define PYTHON "/usr/bin/python3.11"
@@ -62,28 +63,6 @@ static struct cfi_table *build(const char *path)
 	cr_assert(err == 0, "cfi_table_build(%s): %s", path, strerror(-err));
 	cr_assert(t->nr > 0);
 	return t;
-}
-
-/* Address and size of a symbol, from nm. */
-static void nm_symbol(const char *path, const char *name, uint64_t *addr, uint64_t *size)
-{
-	char cmd[1024], line[512], sym[256], type;
-	unsigned long long a, s;
-	bool found = false;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm -S '%s'", path);
-	p = popen(cmd, "r");
-	cr_assert(p, "nm: %s", strerror(errno));
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %llx %c %255s", &a, &s, &type, sym) == 4 &&
-		    !strcmp(sym, name)) {
-			*addr = a;
-			*size = s;
-			found = true;
-		}
-	cr_assert(pclose(p) == 0, "nm failed on %s (binutils missing?)", path);
-	cr_assert(found, "%s not in nm -S %s", name, path);
 }
 
 /* The address range of a section, from readelf -S. */
@@ -398,7 +377,7 @@ static void check_shape(const struct cfi_table *t)
 			  i - 1, i);
 	}
 	for (size_t i = 0; i < t->nr_segs; i++) {
-		const struct cfi_segment *seg = &t->segs[i];
+		const struct load_seg *seg = &t->segs[i];
 
 		cr_expect_eq(unwind_rule_cfa(rule_at(t, seg->vaddr + seg->memsz)), UNWIND_CFA_NONE);
 	}
@@ -443,7 +422,7 @@ Test(cfitable, big_debian_files)
 Test(cfitable, bias_of_mappings)
 {
 	struct cfi_table t = { 0 };
-	struct cfi_segment seg = { .offset = 0x1000, .vaddr = 0x401000, .filesz = 0x2000,
+	struct load_seg seg = { .offset = 0x1000, .vaddr = 0x401000, .filesz = 0x2000,
 				   .memsz = 0x2000 };
 	uint64_t bias;
 
@@ -764,6 +743,23 @@ static void check_against_libdw(const struct traced *tr, const struct cfi_walk *
 			     (unsigned long long)w->pcs[i], (unsigned long long)f.pcs[i]);
 }
 
+/*
+ * Run the fixture in mode until it stops itself, walk its stack with the
+ * tables and expect the walk to reach the root. false: ptrace not allowed.
+ */
+static bool stop_and_walk(const char *path, const char *mode, struct traced *tr,
+			  struct cfi_walk *w)
+{
+	if (!run_until_stop(path, mode, tr))
+		return false;
+	copy_stack(tr);
+	load_tables(tr);
+	walk(tr, w);
+	cr_expect_eq(w->stop, UNWIND_STOP_ROOT, "stop %s after %u frames",
+		     cfi_walk_stop_name(w->stop), w->nr);
+	return true;
+}
+
 Test(cfiwalk, stopped_fixture_matches_libdw, .fini = free_fixture)
 {
 	static const char *const names[] = { "cfi_leaf", "cfi_mid", "cfi_vla", "main", "_start" };
@@ -772,13 +768,8 @@ Test(cfiwalk, stopped_fixture_matches_libdw, .fini = free_fixture)
 	struct cfi_walk w;
 	size_t next = 0;
 
-	if (!run_until_stop(path, "raise", &tr))
+	if (!stop_and_walk(path, "raise", &tr, &w))
 		cr_skip_test("ptrace is not allowed here");
-	copy_stack(&tr);
-	load_tables(&tr);
-	walk(&tr, &w);
-	cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s after %u frames",
-		     cfi_walk_stop_name(w.stop), w.nr);
 	/* The fixture's frames in call order, leaf first; libc's frames in between. */
 	for (uint32_t i = 0; i < w.nr; i++) {
 		const char *fn = fixture_func(path, &tr, w.pcs[i], names, 5);
@@ -802,13 +793,8 @@ Test(cfiwalk, through_libc_qsort, .fini = free_fixture)
 	struct cfi_walk w;
 	int at[3] = { -1, -1, -1 };
 
-	if (!run_until_stop(path, "qsort", &tr))
+	if (!stop_and_walk(path, "qsort", &tr, &w))
 		cr_skip_test("ptrace is not allowed here");
-	copy_stack(&tr);
-	load_tables(&tr);
-	walk(&tr, &w);
-	cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s after %u frames",
-		     cfi_walk_stop_name(w.stop), w.nr);
 	for (uint32_t i = 0; i < w.nr; i++) {
 		const char *fn = fixture_func(path, &tr, w.pcs[i], names, 3);
 
