@@ -419,6 +419,30 @@ Test(cfitable, big_debian_files)
 	}
 }
 
+/* Files that cannot have a table say why, and leave nothing behind (LSan watches). */
+Test(cfitable, files_without_a_table)
+{
+	char dir[] = "/tmp/bpfrec-cfitable.XXXXXX", path[64], cmd[256];
+	struct cfi_table *t = (struct cfi_table *)1;
+	FILE *f;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/text", dir);
+	f = fopen(path, "w");
+	cr_assert(f && fputs("not an ELF file\n", f) >= 0 && fclose(f) == 0);
+	cr_expect_eq(cfi_table_build(path, &t), -EINVAL);
+	cr_expect_null(t);
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	cr_expect_eq(cfi_table_build(path, &t), -ENOENT);
+	/* A relocatable object has no PT_LOAD: no code to cover. */
+	snprintf(path, sizeof(path), "%s/f.o", dir);
+	snprintf(cmd, sizeof(cmd), "echo 'int f(void) { return 1; }' | cc -x c -c -o %s -", path);
+	cr_assert(system(cmd) == 0, "cc failed");
+	cr_expect_eq(cfi_table_build(path, &t), -ENOENT);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert(system(cmd) == 0);
+}
+
 Test(cfitable, bias_of_mappings)
 {
 	struct cfi_table t = { 0 };
