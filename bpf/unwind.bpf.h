@@ -100,8 +100,8 @@ static __always_inline int unwind_step(struct unwind_walk_state *st, __u32 frame
 	const struct unwind_row *row;
 	struct unwind_search s;
 	__u64 key, cfa, ra, slot;
-	__u32 nr_maps, first, idx;
-	int i, stop;
+	__u32 nr_maps, idx;
+	int stop;
 
 	proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
 	if (!proc)
@@ -131,9 +131,7 @@ static __always_inline int unwind_step(struct unwind_walk_state *st, __u32 frame
 	bpf_loop(UNWIND_SEARCH_STEPS, unwind_row_step, &s, 0);
 	if (s.lo == 0)
 		return UNWIND_STOP_NO_ROW;
-	i = (int)s.lo - 1;
-	first = s.first;
-	idx = first + (__u32)i;
+	idx = s.first + s.lo - 1;
 	row = bpf_map_lookup_elem(&unwind_rows, &idx);
 	if (!row)
 		return UNWIND_STOP_NO_ROW;
