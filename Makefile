@@ -93,6 +93,11 @@ $(BUILD)/fixtures/lib%.so: tests/fixtures/lib%.c
 $(BUILD)/fixtures/%: tests/fixtures/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(FIXTURE_CFLAGS) -o $@ $< -lpthread -ldl -lm
+# cfi_* fixtures: built as distributions build, without frame pointers, so
+# only their CFI (.eh_frame) can walk them; still no inlining or tail calls.
+$(BUILD)/fixtures/cfi_%: tests/fixtures/cfi_%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wl,--build-id=sha1 -o $@ $<
 # Test-only programs (synthetic recordings and the like), linked with our libraries.
 TEST_TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
 $(BUILD)/tests/tools/%: tests/tools/%.c $(APP_LIBS)
