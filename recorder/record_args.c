@@ -85,7 +85,8 @@ void record_usage(FILE *f)
 "                         age (30s, 5m, 1h) or 'signal' (default: on SIGUSR2)\n"
 "      --switch-max-files N  keep only the newest N of those files\n"
 "  -q, --quiet            no summary line, no warnings, no live status\n"
-"  -v, --verbose          show libbpf's messages (verifier log on load errors)\n"
+"  -v, --verbose          show libbpf's messages (verifier log on load errors) and\n"
+"                         notes on what privileges left out\n"
 "                         and the samples seen, written and lost at the end\n"
 "  -h, --help             this text\n"
 "\n"
@@ -269,6 +270,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			break;
 		case 'v':
 			a->verbose = true;
+			a->opts.verbose = true;
 			break;
 		case OPT_DURATION: {
 			char *end;
