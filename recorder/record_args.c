@@ -93,7 +93,8 @@ void record_usage(FILE *f)
 "                         default 1) as perf record -z does: files several\n"
 "                         times smaller, read by perf, bpfrec pprof and dump\n"
 "  -q, --quiet            no summary line, no warnings, no live status\n"
-"  -v, --verbose          show libbpf's messages (verifier log on load errors)\n"
+"  -v, --verbose          show libbpf's messages (verifier log on load errors) and\n"
+"                         notes on what privileges left out\n"
 "                         and the samples seen, written and lost at the end\n"
 "  -h, --help             this text\n"
 "\n"
@@ -277,6 +278,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			break;
 		case 'v':
 			a->verbose = true;
+			a->opts.verbose = true;
 			break;
 		case OPT_DURATION: {
 			char *end;
