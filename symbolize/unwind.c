@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
@@ -227,6 +228,50 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	return sp->nr < sp->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
+/* Whether libdw has a CFI row (.eh_frame, else .debug_frame) for pc. */
+static bool has_cfi(Dwfl_Module *mod, Dwarf_Addr pc)
+{
+	Dwarf_CFI *cfis[2];
+	Dwarf_Addr bias[2];
+
+	cfis[0] = dwfl_module_eh_cfi(mod, &bias[0]);
+	cfis[1] = dwfl_module_dwarf_cfi(mod, &bias[1]);
+	for (int i = 0; i < 2; i++) {
+		Dwarf_Frame *frame = NULL;
+
+		if (cfis[i] && !dwarf_cfi_addrframe(cfis[i], pc - bias[i], &frame)) {
+			free(frame);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Why the walk ended after frame last. libdw ends a walk with 0 ("no
+ * caller") also when it could not read the return address, so the
+ * reasons are checked in order: the last pc's file, its CFI row, a read
+ * outside the copy, and only then the end of the stack.
+ */
+static enum unw_stop why_stopped(struct unw_space *sp, int ret, const struct unw_frame *last)
+{
+	Dwarf_Addr pc = last->pc - (last->is_return ? 1 : 0);
+	Dwfl_Module *mod;
+
+	if (sp->zero_pc)
+		return UNW_STOP_END;
+	if (sp->nr == sp->max && ret == DWARF_CB_ABORT)
+		return UNW_STOP_DEPTH;
+	mod = dwfl_addrmodule(sp->dwfl, pc);
+	if (!mod)
+		return UNW_STOP_NO_FILE;
+	if (!has_cfi(mod, pc))
+		return UNW_STOP_NO_CFI;
+	if (sp->read_outside)
+		return UNW_STOP_OUTSIDE_STACK;
+	return ret == 0 ? UNW_STOP_END : UNW_STOP_NO_CFI;
+}
+
 static void attach(struct unw_space *sp)
 {
 	sp->attached = true;
@@ -275,17 +320,7 @@ int unw_space_unwind(struct unw_space *sp, const struct unw_regs *regs, const vo
 		frames[0] = (struct unw_frame){ .pc = regs->r[UNW_REG_RIP] };
 		*nr = 1;
 	}
-	if (ret == 0 || sp->zero_pc)
-		*stop = UNW_STOP_END;
-	else if (sp->nr == max)
-		*stop = UNW_STOP_DEPTH;
-	else if (!dwfl_addrmodule(sp->dwfl, frames[*nr - 1].pc -
-				  (frames[*nr - 1].is_return ? 1 : 0)))
-		*stop = UNW_STOP_NO_FILE;
-	else if (sp->read_outside)
-		*stop = UNW_STOP_OUTSIDE_STACK;
-	else
-		*stop = UNW_STOP_NO_CFI;
+	*stop = why_stopped(sp, ret, &frames[*nr - 1]);
 	sp->regs = NULL;
 	sp->stack = NULL;
 	sp->frames = NULL;
