@@ -7,16 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <asm/perf_regs.h>
+
 #include "convert_int.h"
 #include "ustack.h"
 
-/* perf's x86_64 register bits (uapi asm/perf_regs.h) of DWARF registers 0-16. */
+/* perf's x86_64 register bit (uapi asm/perf_regs.h) of each DWARF register. */
 static const uint8_t perf_bit_of_dwarf[UNW_NR_REGS] = {
-	[UNW_REG_RAX] = 0, [UNW_REG_RDX] = 3, [UNW_REG_RCX] = 2, [UNW_REG_RBX] = 1,
-	[UNW_REG_RSI] = 4, [UNW_REG_RDI] = 5, [UNW_REG_RBP] = 6, [UNW_REG_RSP] = 7,
-	[UNW_REG_R8] = 16, [UNW_REG_R9] = 17, [UNW_REG_R10] = 18, [UNW_REG_R11] = 19,
-	[UNW_REG_R12] = 20, [UNW_REG_R13] = 21, [UNW_REG_R14] = 22, [UNW_REG_R15] = 23,
-	[UNW_REG_RIP] = 8,
+	[UNW_REG_RAX] = PERF_REG_X86_AX, [UNW_REG_RDX] = PERF_REG_X86_DX,
+	[UNW_REG_RCX] = PERF_REG_X86_CX, [UNW_REG_RBX] = PERF_REG_X86_BX,
+	[UNW_REG_RSI] = PERF_REG_X86_SI, [UNW_REG_RDI] = PERF_REG_X86_DI,
+	[UNW_REG_RBP] = PERF_REG_X86_BP, [UNW_REG_RSP] = PERF_REG_X86_SP,
+	[UNW_REG_R8] = PERF_REG_X86_R8, [UNW_REG_R9] = PERF_REG_X86_R9,
+	[UNW_REG_R10] = PERF_REG_X86_R10, [UNW_REG_R11] = PERF_REG_X86_R11,
+	[UNW_REG_R12] = PERF_REG_X86_R12, [UNW_REG_R13] = PERF_REG_X86_R13,
+	[UNW_REG_R14] = PERF_REG_X86_R14, [UNW_REG_R15] = PERF_REG_X86_R15,
+	[UNW_REG_RIP] = PERF_REG_X86_IP,
 };
 
 void pp_ustack_regs(uint64_t mask, const uint64_t *regs, uint64_t nr, struct unw_regs *out)
