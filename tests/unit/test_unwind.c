@@ -2,139 +2,37 @@
 /*
  * test_unwind.c - DWARF unwinding of a copied stack (symbolize/unwind.h).
  *
- * The sample is real: f3 -> f2 -> f1 of this test binary (built -O2, so
- * without frame pointers in the plain build), where f1 copies its
- * registers and the stack above its stack pointer, as perf does for
- * --call-graph dwarf. The expected return addresses do not come from the
- * unwinder: each function stores __builtin_return_address(0) (which the
- * compiler computes from its own frame layout) before calling the next.
+ * The sample is real (test_capture.h): cap_f3 -> cap_f2 -> cap_f1 of this
+ * test binary (built -O2, so without frame pointers in the plain build).
  * The mappings are this process's executable ones from /proc/self/maps.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "symbolize/unwind.h"
 
-#define STACK_COPY 16384
-
-struct snapshot {
-	uint64_t rsp, rbp, rip, rbx, r12, r13, r14, r15;
-	uint8_t stack[STACK_COPY];
-	size_t len;
-	uint64_t ra[4];		/* ra[i]: where f_i returns to */
-};
-
-static struct snapshot snap;
-
-/* Read the live stack word by word: an instrumented memcpy would see the
- * other frames' redzones as overflows under ASan. */
-__attribute__((noinline, no_sanitize_address)) static void copy_stack(uint64_t from, size_t len)
-{
-	const volatile uint64_t *src = (const volatile uint64_t *)from;
-	uint64_t *dst = (uint64_t *)snap.stack;
-
-	for (size_t i = 0; i < len / 8; i++)
-		dst[i] = src[i];
-	snap.len = len / 8 * 8;
-}
-
-static size_t stack_room(uint64_t sp)
-{
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
-	uint64_t top;
-
-	cr_assert_eq(pthread_getattr_np(pthread_self(), &attr), 0);
-	cr_assert_eq(pthread_attr_getstack(&attr, &addr, &size), 0);
-	pthread_attr_destroy(&attr);
-	top = (uint64_t)addr + size;
-	cr_assert(sp < top);
-	return top - sp < STACK_COPY ? top - sp : STACK_COPY;
-}
-
-__attribute__((noinline)) static void f1(void)
-{
-	snap.ra[1] = (uint64_t)__builtin_return_address(0);
-	/* The registers here: rip is inside f1, rsp is f1's. */
-	__asm__ volatile("movq %%rsp, %0\n\t"
-			 "movq %%rbp, %1\n\t"
-			 "leaq 0(%%rip), %%rax\n\t"
-			 "movq %%rax, %2\n\t"
-			 "movq %%rbx, %3\n\t"
-			 "movq %%r12, %4\n\t"
-			 "movq %%r13, %5\n\t"
-			 "movq %%r14, %6\n\t"
-			 "movq %%r15, %7\n\t"
-			 : "=m"(snap.rsp), "=m"(snap.rbp), "=m"(snap.rip), "=m"(snap.rbx),
-			   "=m"(snap.r12), "=m"(snap.r13), "=m"(snap.r14), "=m"(snap.r15)
-			 :
-			 : "rax", "memory");
-	copy_stack(snap.rsp, stack_room(snap.rsp));
-	__asm__ volatile("" ::: "memory");
-}
-
-__attribute__((noinline)) static void f2(void)
-{
-	snap.ra[2] = (uint64_t)__builtin_return_address(0);
-	f1();
-	__asm__ volatile("" ::: "memory");	/* no tail call */
-}
-
-__attribute__((noinline)) static void f3(void)
-{
-	snap.ra[3] = (uint64_t)__builtin_return_address(0);
-	f2();
-	__asm__ volatile("" ::: "memory");
-}
-
-static void regs_of_snapshot(struct unw_regs *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->r[UNW_REG_RSP] = snap.rsp;
-	r->r[UNW_REG_RBP] = snap.rbp;
-	r->r[UNW_REG_RIP] = snap.rip;
-	r->r[UNW_REG_RBX] = snap.rbx;
-	r->r[UNW_REG_R12] = snap.r12;
-	r->r[UNW_REG_R13] = snap.r13;
-	r->r[UNW_REG_R14] = snap.r14;
-	r->r[UNW_REG_R15] = snap.r15;
-	r->valid = 1u << UNW_REG_RSP | 1u << UNW_REG_RBP | 1u << UNW_REG_RIP | 1u << UNW_REG_RBX |
-		   1u << UNW_REG_R12 | 1u << UNW_REG_R13 | 1u << UNW_REG_R14 | 1u << UNW_REG_R15;
-}
+#include "test_capture.h"
 
 static struct symbolizer *sym;
 
 /* A space with every executable file mapping of this process. */
 static struct unw_space *self_space(void)
 {
+	struct cap_map maps[128];
 	struct unw_space *sp;
-	char line[4096];
-	size_t found, missing;
-	FILE *f;
+	size_t n = cap_self_maps(maps, 128), found, missing;
 
 	cr_assert_eq(symbolizer_new(NULL, &sym), 0);
 	cr_assert_eq(unw_space_new(sym, getpid(), &sp), 0);
-	f = fopen("/proc/self/maps", "r");
-	cr_assert(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff;
-		char perms[8], path[4096] = "";
-		struct sym_mapping m;
+	for (size_t i = 0; i < n; i++) {
+		struct sym_mapping m = { .path = maps[i].path, .start = maps[i].start,
+					 .len = maps[i].end - maps[i].start, .pgoff = maps[i].pgoff };
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &pgoff,
-			   path) < 4 || perms[2] != 'x' || path[0] != '/')
-			continue;
-		m = (struct sym_mapping){ .path = path, .start = start, .len = end - start,
-					  .pgoff = pgoff };
 		cr_assert_eq(unw_space_add(sp, &m), 0);
 	}
-	fclose(f);
 	unw_space_files(sp, &found, &missing);
 	cr_assert_geq(found, 2, "this binary and libc at least: %zu found", found);
 	return sp;
@@ -154,7 +52,7 @@ Test(unwind, real_stack_without_frame_pointers)
 	enum unw_stop stop;
 	size_t nr;
 
-	f3();
+	cap_f3();
 	regs_of_snapshot(&regs);
 	sp = self_space();
 	cr_assert_eq(unw_space_unwind(sp, &regs, snap.stack, snap.len, frames, 64, &nr, &stop), 0);
@@ -181,7 +79,7 @@ Test(unwind, stops_are_told_apart)
 	enum unw_stop stop;
 	size_t nr;
 
-	f3();
+	cap_f3();
 	regs_of_snapshot(&regs);
 	sp = self_space();
 
