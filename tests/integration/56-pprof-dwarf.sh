@@ -16,8 +16,6 @@ abs_diff() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; print d < 0 ? -d : d }'
 # flat% and cum% of a function in `go tool pprof -top` output (name = 6th field).
 flat_of() { awk -v s="$2" '$6 == s { sub(/%/, "", $2); t += $2 } END { printf "%.2f\n", t + 0 }' "$1"; }
 cum_of() { awk -v s="$2" '$6 == s { sub(/%/, "", $5); print $5; exit }' "$1"; }
-# Children (cumulative) share of a symbol in `perf report --children --sort sym`.
-children_of() { awk -v s="$2" '$NF == s && $1 ~ /%$/ { sub(/%/, "", $1); print $1; exit }' "$1"; }
 
 convert() { # IN OUT.pb.gz [pipe]
 	if [ "${3:-}" = pipe ]; then
@@ -57,7 +55,7 @@ read -r good bad <"$T/c.chains"
 echo "unw_chain traces: $good complete leaf <- mid <- main, $bad broken"
 [ "$good" -ge 2 ] && [ "$bad" = 0 ] || { head -40 "$T/c.traces" >&2; fail "incomplete leaf <- mid <- main chains"; }
 # main holds (nearly) everything, as in perf report --children.
-run_clean "$T/c.children" perf report -i "$T/c.data" --stdio --children --sort sym
+run_clean "$T/c.children" perf report -i "$T/c.data" --stdio --children --sort sym -g none
 a=$(children_of "$T/c.children" main) b=$(cum_of "$T/c.top" main)
 echo "unw_chain main: perf report --children ${a:-?}%, go tool pprof cum ${b:-?}%"
 [ -n "$a" ] && [ -n "$b" ] || fail "main missing from perf report or pprof"
@@ -116,4 +114,23 @@ for mode in file pipe; do
 	# And unwinding did reach the root for most samples (DWARF, not frame pointers).
 	assert_range "$mode: $root cumulative share" "$b" 50 100
 done
+# ---- bpfrec record --call-graph dwarf: the same fields, the same answers ----
+if ! "$BPFREC" record --help 2>&1 | grep -q -- '--call-graph MODE'; then
+	echo "ok (this bpfrec records no DWARF call graphs: its own recordings not checked)"
+	exit 0
+fi
+[ "$(id -u)" = 0 ] || { echo "ok (bpfrec record needs root: its own recordings not checked)"; exit 0; }
+"$BPFREC" record -q --call-graph dwarf -F 999 -o "$T/b.data" -- "$FIX/unw_chain" >/dev/null 2>"$T/b.rec" ||
+	{ cat "$T/b.rec" >&2; fail "bpfrec record --call-graph dwarf failed"; }
+run_clean "$T/b.children" perf report -i "$T/b.data" --stdio --children --sort sym -g none
+convert "$T/b.data" "$T/b.pb.gz"
+cat "$T/b.pb.gz.err"
+run_clean "$T/b.top" go tool pprof -top -nodefraction=0 "$T/b.pb.gz"
+for f in main mid_a mid_b; do
+	a=$(children_of "$T/b.children" $f) b=$(cum_of "$T/b.top" $f)
+	echo "bpfrec record, $f: perf report --children ${a:-?}%, go tool pprof cum ${b:-?}%"
+	[ -n "$a" ] && [ -n "$b" ] || fail "$f missing from perf report or pprof"
+	assert_range "$f cumulative share difference (points)" "$(abs_diff "$a" "$b")" 0 3
+done
+assert_range "mid_a cumulative share (bpfrec record)" "$(cum_of "$T/b.top" mid_a)" 55 80
 echo "ok"
