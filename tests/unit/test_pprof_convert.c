@@ -23,6 +23,7 @@
 #include "symbolize/buildid.h"
 #include "tools/pprof/convert.h"
 #include "tools/pprof/profile.h"
+#include "tools/pprof/ustack.h"
 #include "test_pprof_decode.h"
 #include "test_capture.h"
 
@@ -911,12 +912,12 @@ static void dwarf_file_open(struct file *f)
 }
 
 /* A sample as perf writes it in DWARF mode: kernel chain, user regs and stack. */
-static void dwarf_sample(struct file *f, uint64_t time, uint16_t misc, const uint64_t *chain,
-			 size_t n, bool with_regs)
+static void dwarf_sample_of(struct file *f, uint32_t pid, uint64_t time, uint16_t misc,
+			    const uint64_t *chain, size_t n, bool with_regs)
 {
 	uint64_t regs[20] = { 0 };
 	struct perfdata_sample s = {
-		.misc = misc, .id = EV_CPU, .pid = PID, .tid = PID, .time = time, .period = 1,
+		.misc = misc, .id = EV_CPU, .pid = pid, .tid = pid, .time = time, .period = 1,
 		.nr_callchain = n, .callchain = chain, .ip = n > 1 ? chain[1] : snap.rip,
 		.regs_abi = with_regs ? PERF_SAMPLE_REGS_ABI_64 : PERF_SAMPLE_REGS_ABI_NONE,
 		.nr_regs = with_regs ? 20 : 0, .regs = regs,
@@ -936,29 +937,41 @@ static void dwarf_sample(struct file *f, uint64_t time, uint16_t misc, const uin
 	cr_assert_eq(perfdata_write_sample(f->w, &s), 0);
 }
 
-Test(convert, dwarf_samples_are_unwound)
+static void dwarf_sample(struct file *f, uint64_t time, uint16_t misc, const uint64_t *chain,
+			 size_t n, bool with_regs)
 {
-	const uint64_t kaddr = 0xffffffff81002010ULL;
-	const uint64_t kchain[] = { PERF_CONTEXT_KERNEL, kaddr };
-	struct cap_map maps[128];
-	struct pp_convert_opts o = { 0 };
-	struct result res;
-	struct file f;
-	size_t nm;
+	dwarf_sample_of(f, PID, time, misc, chain, n, with_regs);
+}
 
-	cap_f3();
-	nm = cap_self_maps(maps, 128);
-	dwarf_file_open(&f);
-	comm(&f, PID, PID, "self", true, 10);
+/* This process's executable mappings, as pid's. */
+static void self_mmaps(struct file *f, uint32_t pid, uint64_t time)
+{
+	struct cap_map maps[128];
+	size_t nm = cap_self_maps(maps, 128);
+
 	for (size_t i = 0; i < nm; i++) {
 		struct perfdata_mmap m = {
-			.misc = PERF_RECORD_MISC_USER, .pid = PID, .tid = PID,
+			.misc = PERF_RECORD_MISC_USER, .pid = pid, .tid = pid,
 			.start = maps[i].start, .len = maps[i].end - maps[i].start,
 			.pgoff = maps[i].pgoff, .prot = 5, .flags = 2, .filename = maps[i].path,
 		};
 
-		mmap2(&f, &m, 10);
+		mmap2(f, &m, time);
 	}
+}
+
+Test(convert, dwarf_samples_are_unwound)
+{
+	const uint64_t kaddr = 0xffffffff81002010ULL;
+	const uint64_t kchain[] = { PERF_CONTEXT_KERNEL, kaddr };
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+	struct file f;
+
+	cap_f3();
+	dwarf_file_open(&f);
+	comm(&f, PID, PID, "self", true, 10);
+	self_mmaps(&f, PID, 10);
 	dwarf_sample(&f, 20, PERF_RECORD_MISC_KERNEL, kchain, 2, true);	/* in a syscall */
 	dwarf_sample(&f, 30, PERF_RECORD_MISC_USER, NULL, 0, true);		/* in user code */
 	dwarf_sample(&f, 40, PERF_RECORD_MISC_KERNEL, kchain, 2, false);	/* kernel thread */
@@ -1005,7 +1018,43 @@ Test(convert, dwarf_samples_are_unwound)
 	cr_expect(seen[0] && seen[1] && seen[2] && seen[3]);
 	cr_expect_eq(res.st.unwind_samples, 3);
 	cr_expect_eq(res.st.unwind_no_stack, 1);
-	cr_expect_eq(res.st.unwind_stop[UNW_STOP_NO_FILE], 1, "the sample after exec");
+	/* The sample after exec stops at its pc; the others wherever the test
+	 * runner's stack ends (its trampolines may be anonymous memory). */
+	cr_expect_geq(res.st.unwind_stop[UNW_STOP_NO_FILE], 1, "the sample after exec");
 	cr_expect_geq(res.st.unwind_frames, 2 * 4 + 1);
+	free_result(&res);
+}
+
+/* More processes than cached unwinding spaces: the least recently used one
+ * is dropped and built again when its process samples again. */
+Test(convert, dwarf_spaces_beyond_the_cache)
+{
+	const uint32_t n = PP_USTACK_SPACES + 4;
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+	struct file f;
+	uint64_t t = 10;
+
+	cap_f3();
+	dwarf_file_open(&f);
+	for (uint32_t i = 0; i < n; i++) {
+		comm(&f, PID + i, PID + i, "self", true, t);
+		self_mmaps(&f, PID + i, t);
+	}
+	for (int round = 0; round < 2; round++)
+		for (uint32_t i = 0; i < n; i++)
+			dwarf_sample_of(&f, PID + i, ++t, PERF_RECORD_MISC_USER, NULL, 0, true);
+	perfdata_write_finished_round(f.w);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+
+	cr_expect_eq(res.st.unwind_samples, 2 * n);
+	cr_expect_eq(res.st.unwind_stop[UNW_STOP_OUTSIDE_STACK], 0);
+	cr_assert_eq(p->nr_samples, 1, "one stack for all of them, rebuilt spaces included");
+	cr_assert_gt(p->samples[0].nr_locs, 3);
+	cr_expect_str_eq(name_of(p, p->samples[0].locs[2]), "cap_f3");
+	cr_expect_eq(p->samples[0].values[0], 2 * n);
 	free_result(&res);
 }
