@@ -486,8 +486,17 @@ static void build_file_attr(struct record_session *s)
 		a->freq = 1;
 		a->sample_freq = s->opts.freq;
 	}
-	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	/*
+	 * What perf record puts in a sample and no more, since it is paid
+	 * per sample: the CPU only when CPUs are the target (-a, -C), an
+	 * IDENTIFIER only when a second event shares the file (one event
+	 * takes every sample without an id).
+	 */
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	if (s->opts.system_wide || s->opts.nr_cpus)
+		a->sample_type |= PERF_SAMPLE_CPU;
+	if (s->opts.off_cpu)
+		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
 	if (s->opts.callgraph)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	a->sample_id_all = 1;
@@ -715,7 +724,12 @@ static int attach(struct record_session *s)
 /* A failed write ends the recording: say where and why, in one line. */
 static int write_error(struct record_session *s, int err)
 {
+	const char *zerr = s->w ? perfdata_writer_compression_error(s->w) : NULL;
+
 	s->write_failed = true;
+	if (zerr)
+		return fail(s, err, "compression failed (%s): recording stopped, '%s' keeps what was "
+			    "recorded up to its last checkpoint", zerr, s->output);
 	if (err == -EPIPE)
 		return fail(s, err, "the reader of the output pipe went away");
 	if (s->pipe)
@@ -765,6 +779,7 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 {
 	struct perfdata_writer_opts wo = {
 		.pipe = s->pipe, .argc = s->opts.argc, .argv = s->opts.argv,
+		.compression_level = s->opts.compression_level,
 	};
 	int err;
 

@@ -85,6 +85,7 @@ struct record_opts {
 	void *on_switch_ctx;
 	bool off_cpu;		/* --off-cpu: also the offcpu-time event (recorder/offcpu.h) */
 	uint64_t off_cpu_thresh_ns;	/* --off-cpu-thresh: shorter intervals are summed */
+	int compression_level;	/* -z: zstd level 1..22 (perfdata/writer.h); 0 = none */
 };
 
 struct record_status {

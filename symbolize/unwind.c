@@ -20,6 +20,7 @@
 #include <gelf.h>
 
 #include "symbolize/unwind.h"
+#include "symbolize/util.h"
 
 struct unw_space {
 	struct symbolizer *sym;
@@ -97,26 +98,25 @@ void unw_space_free(struct unw_space *sp)
  */
 static int load_bias(Elf *elf, const struct sym_mapping *m, GElf_Addr *bias)
 {
-	size_t phnum;
-	bool found = false;
+	struct load_seg *segs;
+	size_t nr;
+	int err = elf_load_segments(elf, true, &segs, &nr);
 
-	if (elf_getphdrnum(elf, &phnum))
-		return -EINVAL;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < nr; i++) {
 		/* The mapping starts at a page boundary at or below the
-		 * segment's offset; take the executable segment it covers. */
-		if (!(ph.p_flags & PF_X) || ph.p_offset + ph.p_filesz <= m->pgoff ||
-		    ph.p_offset >= m->pgoff + m->len)
+		 * segment's offset: take the executable segment it covers. */
+		if (segs[i].offset + segs[i].filesz <= m->pgoff ||
+		    segs[i].offset >= m->pgoff + m->len)
 			continue;
-		*bias = m->start - m->pgoff - (ph.p_vaddr - ph.p_offset);
-		found = true;
+		*bias = m->start - m->pgoff - (segs[i].vaddr - segs[i].offset);
+		err = 0;
 		break;
 	}
-	return found ? 0 : -ENOENT;
+	free(segs);
+	return err;
 }
 
 int unw_space_add(struct unw_space *sp, const struct sym_mapping *m)

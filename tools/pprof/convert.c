@@ -127,8 +127,6 @@ void pp_convert_free(struct pp_convert *c)
 	pp_cv_unwind_free(c);
 	free(c->resolved);
 	free(c->lines);
-	pp_zstd_free(c->zstd);
-	free(c->zbuf);
 	free(c->stack_buf);
 	free(c->rec_buf);
 	free(c);
@@ -882,10 +880,8 @@ static int read_other(struct pp_convert *c, const struct perf_event_header *h)
 	return pp_reorder_push(c->q, time, h);
 }
 
-static int read_compressed(struct pp_convert *c, const struct perf_event_header *h);
-
-/* One record from the file, or from inside a COMPRESSED one. */
-static int dispatch(struct pp_convert *c, const struct perf_event_header *h, bool inner)
+/* One record, from the file or decompressed by the reader from a COMPRESSED one. */
+static int dispatch(struct pp_convert *c, const struct perf_event_header *h)
 {
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
@@ -905,55 +901,9 @@ static int dispatch(struct pp_convert *c, const struct perf_event_header *h, boo
 		return 0;
 	case PERFDATA_RECORD_FINISHED_ROUND:
 		return pp_reorder_round(c->q);
-	case PERFDATA_RECORD_COMPRESSED:
-		return inner ? pp_cv_fail(c, -EINVAL, "%s: compressed record inside a compressed record "
-				    "near offset %#llx", c->opts.input_name,
-				    (unsigned long long)perfdata_reader_offset(c->r))
-			     : read_compressed(c, h);
 	default:
 		return 0;
 	}
-}
-
-/*
- * perf record -z: COMPRESSED records carry consecutive pieces of one zstd
- * stream of ordinary records; a record may straddle two of them, so what
- * is left over waits for the next piece (as perf does).
- */
-static int read_compressed(struct pp_convert *c, const struct perf_event_header *h)
-{
-	unsigned long long at = perfdata_reader_offset(c->r);
-	char msg[256] = "";
-	size_t off = 0;
-	int err;
-
-	if (!c->zstd) {
-		err = pp_zstd_new(&c->zstd, msg, sizeof(msg));
-		if (err)
-			return pp_cv_fail(c, err, "%s: record at offset %#llx is compressed (perf record -z) "
-				    "but %s", c->opts.input_name, at, msg);
-	}
-	err = pp_zstd_decompress(c->zstd, h + 1, h->size - sizeof(*h), &c->zbuf, &c->zlen,
-				 &c->zcap, msg, sizeof(msg));
-	if (err)
-		return pp_cv_fail(c, err, "%s: compressed record at offset %#llx: %s", c->opts.input_name,
-			    at, err == -ENOMEM ? "out of memory" : msg);
-	while (c->zlen - off >= sizeof(*h)) {
-		const struct perf_event_header *ih = (const void *)(c->zbuf + off);
-
-		if (ih->size < sizeof(*ih) || ih->size % 8)
-			return pp_cv_fail(c, -EINVAL, "%s: compressed record at offset %#llx holds a record "
-				    "of size %u", c->opts.input_name, at, ih->size);
-		if (ih->size > c->zlen - off)
-			break;
-		err = dispatch(c, ih, true);
-		if (err)
-			return err;
-		off += ih->size;
-	}
-	memmove(c->zbuf, c->zbuf + off, c->zlen - off);
-	c->zlen -= off;
-	return 0;
 }
 
 int pp_convert_read(struct pp_convert *c)
@@ -962,14 +912,11 @@ int pp_convert_read(struct pp_convert *c)
 	int ret, err = 0;
 
 	while (!err && (ret = perfdata_reader_next(c->r, &h)) > 0)
-		err = dispatch(c, h, false);
+		err = dispatch(c, h);
 	if (err)
 		return c->err[0] ? err : pp_cv_fail(c, err, "%s: %s", c->opts.input_name, strerror(-err));
 	if (ret < 0)
 		return pp_cv_fail(c, ret, "%s", perfdata_reader_error(c->r));
-	if (c->zlen)
-		return pp_cv_fail(c, -EINVAL, "%s: the compressed records end inside a record (%zu bytes "
-			    "left over)", c->opts.input_name, c->zlen);
 	err = pp_reorder_flush(c->q);
 	if (err)
 		return pp_cv_fail(c, err, "%s: %s", c->opts.input_name, strerror(-err));

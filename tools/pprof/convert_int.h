@@ -15,7 +15,6 @@
 #include "convert.h"
 #include "intern.h"
 #include "reorder.h"
-#include "zstd.h"
 
 /* Our own record type for shrunk samples inside the reorder queue. */
 #define CSAMPLE_TYPE 0x7fff
@@ -151,10 +150,6 @@ struct pp_convert {
 	bool trace_tried;
 	/* DWARF-mode samples (ustack.c) */
 	struct pp_ustack_cache *ustack;
-	/* perf record -z: the zstd stream and the records it yielded so far */
-	struct pp_zstd *zstd;
-	unsigned char *zbuf;
-	size_t zlen, zcap;
 	/* scratch */
 	uint32_t *stack_buf;
 	size_t stack_cap;
