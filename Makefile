@@ -90,6 +90,12 @@ FIXTURE_CFLAGS := -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 $(BUILD)/fixtures/lib%.so: tests/fixtures/lib%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(FIXTURE_CFLAGS) -shared -fPIC -o $@ $<
+# unw_*: built as distributions build (-O2, no frame pointers), for DWARF unwinding.
+UNW_FIXTURE_CFLAGS := -O2 -g -fomit-frame-pointer -fasynchronous-unwind-tables \
+		      -Wl,--build-id=sha1
+$(BUILD)/fixtures/unw_%: tests/fixtures/unw_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(UNW_FIXTURE_CFLAGS) -o $@ $< -lpthread -ldl -lm
 $(BUILD)/fixtures/%: tests/fixtures/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(FIXTURE_CFLAGS) -o $@ $< -lpthread -ldl -lm

@@ -29,6 +29,7 @@
 #include "events.h"
 #include "profile.h"
 #include "trace.h"
+#include "ustack.h"
 
 int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
 {
@@ -123,6 +124,7 @@ void pp_convert_free(struct pp_convert *c)
 	if (c->sym)
 		symbolizer_free(c->sym);
 	pp_trace_free(c->trace);
+	pp_cv_unwind_free(c);
 	free(c->resolved);
 	free(c->lines);
 	free(c->stack_buf);
@@ -664,6 +666,12 @@ static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t tim
 	}
 	if (s->pid && !comm && !pp_aspace_known(c->as, s->pid))
 		c->stats.unknown_pid++;
+	if (s->flags & CSAMPLE_HAS_USTACK) {
+		int err = pp_cv_unwind(c, s, &s);
+
+		if (err)
+			return err;
+	}
 
 	stack = intern_stack(c, s);
 	if (stack < 0)
@@ -776,8 +784,9 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 {
 	struct perfdata_sample s;
 	const struct perfdata_event *ev = NULL;
-	size_t idx, size, nr_ips, raw;
+	size_t idx, size, nr_ips, raw, ustack;
 	struct csample *cs;
+	bool cut;
 	int ret;
 
 	c->stats.samples++;
@@ -811,6 +820,11 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 		nr_ips = (UINT16_MAX - sizeof(*cs)) / 8;
 		size = perfdata_align8(sizeof(*cs) + nr_ips * 8);
 	}
+	/* DWARF mode: the user registers and stack ride along, cut to fit. */
+	ustack = pp_ustack_size(&ev->attr, &s, (UINT16_MAX & ~7u) - size, &cut);
+	if ((ev->attr.sample_type & PERF_SAMPLE_STACK_USER) && !ustack)
+		c->stats.unwind_no_stack++;
+	c->stats.unwind_cut += cut;
 	if (!c->rec_buf) {
 		/* Lower half: the csample being built; upper half: its raw-stack key. */
 		c->rec_buf = malloc(2 << 16);
@@ -822,7 +836,7 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 	memset(cs, 0, size);
 	cs->h.type = CSAMPLE_TYPE;
 	cs->h.misc = s.misc;
-	cs->h.size = size;
+	cs->h.size = size + ustack;
 	cs->event = idx;
 	cs->pid = s.pid;
 	cs->tid = s.tid;
@@ -840,6 +854,11 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 		memcpy(cs + 1, s.callchain, nr_ips * 8);
 	if (raw)
 		memcpy((uint8_t *)(cs + 1) + nr_ips * 8, s.raw, raw);
+	if (ustack) {
+		cs->flags |= CSAMPLE_HAS_USTACK;
+		cs->ustack_len = ustack;
+		pp_ustack_pack(&ev->attr, &s, (uint8_t *)cs + size, ustack);
+	}
 
 	uint64_t time = (ev->attr.sample_type & PERF_SAMPLE_TIME) ? s.time : c->max_time;
 
