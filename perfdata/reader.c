@@ -89,6 +89,9 @@ static int fail(struct perfdata_reader *r, const char *fmt, ...)
 	int n = snprintf(r->err, sizeof(r->err), "%s: ", r->name);
 	va_list ap;
 
+	/* snprintf returns the length it wanted: a long name fills err alone. */
+	if (n < 0 || (size_t)n >= sizeof(r->err))
+		return -EINVAL;
 	va_start(ap, fmt);
 	vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
 	va_end(ap);

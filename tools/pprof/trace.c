@@ -219,10 +219,13 @@ static void copy_string(struct pp_trace_value *v, const uint8_t *p, size_t n)
 
 static void copy_hex(struct pp_trace_value *v, const uint8_t *p, size_t n)
 {
+	static const char digits[] = "0123456789abcdef";
 	size_t o = 0;
 
-	for (size_t i = 0; i < n && o + 3 < sizeof(v->str); i++)
-		o += snprintf(v->str + o, sizeof(v->str) - o, "%02x", p[i]);
+	for (size_t i = 0; i < n && o + 2 < sizeof(v->str); i++) {
+		v->str[o++] = digits[p[i] >> 4];
+		v->str[o++] = digits[p[i] & 15];
+	}
 	v->str[o] = 0;
 	v->is_str = true;
 }
