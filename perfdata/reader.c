@@ -39,6 +39,13 @@
 #define MAX_ATTR_SIZE		4096
 #define MAX_FEATURE_SIZE	(64ULL << 20)
 #define MAX_BUILD_IDS		(1U << 16)
+/*
+ * Ids sorted into the id map over the whole read. A well-formed input sorts
+ * its ids once (file mode) or once per batch of HEADER_ATTR records (pipe);
+ * a stream that interleaves thousands of attrs with samples would re-sort
+ * millions of ids each time (quadratic): beyond this it is rejected.
+ */
+#define MAX_ID_SORT_WORK	(4ULL * MAX_IDS_TOTAL)
 
 struct feature {
 	uint8_t *data;		/* size bytes + a NUL so strings always end */
@@ -76,6 +83,11 @@ struct perfdata_reader {
 	size_t nr_events;
 	struct id_entry *id_map;	/* sorted by id */
 	size_t nr_id_map;
+	size_t nr_ids;			/* of all events; the map may lag behind */
+	uint64_t id_sort_work;		/* ids sorted so far, against MAX_ID_SORT_WORK */
+	/* Events or EVENT_DESC changed since the id map was built and the
+	 * names applied: sync_events() before anyone looks an id up. */
+	bool events_dirty;
 
 	struct feature feat[PERFDATA_FEAT_BITS];
 
@@ -213,11 +225,14 @@ static int id_entry_cmp(const void *a, const void *b)
 
 static int rebuild_id_map(struct perfdata_reader *r)
 {
-	size_t n = 0, k = 0;
+	size_t n = r->nr_ids, k = 0;
 	struct id_entry *map;
 
-	for (size_t i = 0; i < r->nr_events; i++)
-		n += r->events[i].nr_ids;
+	if (r->id_sort_work + n > MAX_ID_SORT_WORK)
+		return fail(r, "HEADER_ATTR records keep arriving between other records (%zu events, "
+			    "%zu ids, last at offset %#llx): the stream is corrupt", r->nr_events, n,
+			    (unsigned long long)r->rec_offset);
+	r->id_sort_work += n;
 	map = calloc(n ? n : 1, sizeof(*map));
 	if (!map)
 		return -ENOMEM;
@@ -238,12 +253,12 @@ static void copy_attr(struct perf_event_attr *dst, const void *src, size_t size)
 	memcpy(dst, src, size < sizeof(*dst) ? size : sizeof(*dst));
 }
 
-/* Add an event; ids are copied. */
+/* Add an event; ids are copied. The id map follows at the next sync_events(). */
 static int add_event(struct perfdata_reader *r, const struct perf_event_attr *attr,
 		     const void *ids, uint64_t nr_ids, uint64_t where)
 {
 	struct perfdata_event *ev, *events;
-	size_t total = r->nr_id_map + nr_ids;
+	size_t total = r->nr_ids + nr_ids;
 
 	if (r->nr_events >= MAX_EVENTS)
 		return fail(r, "more than %d events (attr at offset %#llx): the file is corrupt",
@@ -266,7 +281,9 @@ static int add_event(struct perfdata_reader *r, const struct perf_event_attr *at
 	}
 	ev->nr_ids = (uint32_t)nr_ids;
 	r->nr_events++;
-	return rebuild_id_map(r);
+	r->nr_ids = total;
+	r->events_dirty = true;
+	return 0;
 }
 
 static struct perfdata_event *event_by_id(const struct perfdata_reader *r, uint64_t id)
@@ -424,6 +441,21 @@ static int apply_event_desc(struct perfdata_reader *r)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* Build the id map and name the events, once per batch of attrs / EVENT_DESC. */
+static int sync_events(struct perfdata_reader *r)
+{
+	int err;
+
+	if (!r->events_dirty)
+		return 0;
+	err = rebuild_id_map(r);
+	if (!err)
+		err = apply_event_desc(r);
+	if (!err)
+		r->events_dirty = false;
+	return err;
 }
 
 /* Parse one build-id entry ({header, pid, build_id[20], size, res[3]} + name). */
@@ -614,8 +646,7 @@ static int read_features(struct perfdata_reader *r, uint64_t file_size)
 		}
 	}
 	free(secs);
-	if (!err)
-		err = apply_event_desc(r);
+	r->events_dirty = true;		/* EVENT_DESC may name the events */
 	return err;
 }
 
@@ -656,6 +687,8 @@ static int open_file_mode(struct perfdata_reader *r, uint64_t hdr_size)
 	err = read_attrs(r, file_size);
 	if (!err)
 		err = read_features(r, file_size);
+	if (!err)
+		err = sync_events(r);
 	if (err)
 		return err;
 
@@ -786,7 +819,6 @@ static int absorb_header_attr(struct perfdata_reader *r, const struct perf_event
 	size_t body_size = h->size - sizeof(*h);
 	struct perf_event_attr attr;
 	uint32_t attr_size;
-	int err;
 
 	if (body_size < PERF_ATTR_SIZE_VER0)
 		return fail(r, "HEADER_ATTR at offset %#llx has size %u, too small for an attr",
@@ -798,9 +830,8 @@ static int absorb_header_attr(struct perfdata_reader *r, const struct perf_event
 		return fail(r, "HEADER_ATTR at offset %#llx: attr.size %u does not fit its %zu-byte "
 			    "body", (unsigned long long)r->rec_offset, attr_size, body_size);
 	copy_attr(&attr, body, attr_size);
-	err = add_event(r, &attr, body + attr_size, (body_size - attr_size) / 8, r->rec_offset);
-	/* An EVENT_DESC seen before this attr may name it. */
-	return err ?: apply_event_desc(r);
+	/* An EVENT_DESC seen before this attr may name it: see sync_events(). */
+	return add_event(r, &attr, body + attr_size, (body_size - attr_size) / 8, r->rec_offset);
 }
 
 /* HEADER_FEATURE: u64 feature id, then the payload as in a file's feature section. */
@@ -820,7 +851,7 @@ static int absorb_header_feature(struct perfdata_reader *r, const struct perf_ev
 		return 0;
 	err = store_feature(r, (unsigned int)feat, body + sizeof(feat), size - sizeof(feat));
 	if (!err && feat == PERFDATA_FEAT_EVENT_DESC)
-		err = apply_event_desc(r);
+		r->events_dirty = true;
 	return err;
 }
 
@@ -840,7 +871,7 @@ static int next_record(struct perfdata_reader *r, const struct perf_event_header
 	struct perf_event_header h;
 	const uint8_t *at;
 	ssize_t avail;
-	int err;
+	int err = 0;
 
 	if (r->keep_tracing) {
 		uint64_t n = r->keep_tracing;
@@ -904,15 +935,17 @@ static int next_record(struct perfdata_reader *r, const struct perf_event_header
 
 	switch (h.type) {
 	case PERFDATA_RECORD_HEADER_ATTR:
+		/* The id map waits for the end of a run of attrs: sorted once. */
 		if (r->pipe)
 			return absorb_header_attr(r, *rec) ?: 1;
-		break;
+		return 1;
 	case PERFDATA_RECORD_HEADER_FEATURE:
 		if (r->pipe)
-			return absorb_header_feature(r, *rec) ?: 1;
+			err = absorb_header_feature(r, *rec);
 		break;
 	case PERFDATA_RECORD_HEADER_BUILD_ID:
-		return add_build_id(r, at, h.size, r->rec_offset) ?: 1;
+		err = add_build_id(r, at, h.size, r->rec_offset);
+		break;
 	case PERFDATA_RECORD_HEADER_TRACING_DATA:
 		/* { header, u32 size }: size bytes of tracing data follow, 8-aligned. */
 		if (h.size >= sizeof(h) + 4) {
@@ -931,7 +964,8 @@ static int next_record(struct perfdata_reader *r, const struct perf_event_header
 			memcpy(&r->skip, at + sizeof(h), sizeof(r->skip));
 		break;
 	}
-	return 1;
+	/* Any record may be a SAMPLE to look up: events must be in sync now. */
+	return err ?: sync_events(r) ?: 1;
 }
 
 int perfdata_reader_next(struct perfdata_reader *r, const struct perf_event_header **rec)
@@ -948,6 +982,8 @@ int perfdata_reader_next(struct perfdata_reader *r, const struct perf_event_head
 		return r->failed = -ENODATA;
 	}
 	ret = next_record(r, rec);
+	if (ret == 0)
+		ret = sync_events(r);	/* a stream that ends in HEADER_ATTRs */
 	if (ret < 0) {
 		*rec = NULL;
 		r->failed = ret;
