@@ -897,6 +897,31 @@ static int dispatch(struct pp_convert *c, const struct perf_event_header *h, boo
 }
 
 /*
+ * How far one COMPRESSED record (plus what the previous one left over) may
+ * inflate. perf compresses one ring-buffer flush at a time and decompresses
+ * into a buffer of the ring size, which the COMPRESSED feature gives as
+ * mmap_len: allow that, at least 64 MiB and never more than 1 GiB, so a
+ * record of a few KiB cannot make us allocate gigabytes.
+ */
+#define COMPRESSED_OUT_MIN	(64UL << 20)
+#define COMPRESSED_OUT_MAX	(1UL << 30)
+
+static size_t compressed_out_limit(const struct perfdata_reader *r)
+{
+	size_t size, limit = COMPRESSED_OUT_MIN;
+	const uint8_t *f = perfdata_reader_feature(r, PERFDATA_FEAT_COMPRESSED, &size);
+	uint32_t mmap_len;
+
+	/* { u32 version, type, level, ratio, mmap_len } */
+	if (f && size >= 20) {
+		memcpy(&mmap_len, f + 16, 4);
+		if (mmap_len > limit)
+			limit = mmap_len < COMPRESSED_OUT_MAX ? mmap_len : COMPRESSED_OUT_MAX;
+	}
+	return limit;
+}
+
+/*
  * perf record -z: COMPRESSED records carry consecutive pieces of one zstd
  * stream of ordinary records; a record may straddle two of them, so what
  * is left over waits for the next piece (as perf does).
@@ -904,6 +929,7 @@ static int dispatch(struct pp_convert *c, const struct perf_event_header *h, boo
 static int read_compressed(struct pp_convert *c, const struct perf_event_header *h)
 {
 	unsigned long long at = perfdata_reader_offset(c->r);
+	size_t limit = compressed_out_limit(c->r);
 	char msg[256] = "";
 	size_t off = 0;
 	int err;
@@ -915,7 +941,11 @@ static int read_compressed(struct pp_convert *c, const struct perf_event_header 
 				    "but %s", c->opts.input_name, at, msg);
 	}
 	err = pp_zstd_decompress(c->zstd, h + 1, h->size - sizeof(*h), &c->zbuf, &c->zlen,
-				 &c->zcap, msg, sizeof(msg));
+				 &c->zcap, limit, msg, sizeof(msg));
+	if (err == -EFBIG)
+		return pp_cv_fail(c, -EINVAL, "%s: compressed record at offset %#llx: %s, over the "
+				  "limit for one record (perf writes at most its ring buffer size): "
+				  "the file is corrupt", c->opts.input_name, at, msg);
 	if (err)
 		return pp_cv_fail(c, err, "%s: compressed record at offset %#llx: %s", c->opts.input_name,
 			    at, err == -ENOMEM ? "out of memory" : msg);

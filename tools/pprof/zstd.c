@@ -74,21 +74,28 @@ void pp_zstd_free(struct pp_zstd *z)
 }
 
 int pp_zstd_decompress(struct pp_zstd *z, const void *src, size_t size, unsigned char **buf,
-		       size_t *len, size_t *cap, char *err, size_t errlen)
+		       size_t *len, size_t *cap, size_t max_len, char *err, size_t errlen)
 {
 	struct zstd_in in = { src, size, 0 };
 
 	while (in.pos < in.size) {
-		if (*cap - *len < 64 * 1024) {
+		if (*len >= max_len) {
+			snprintf(err, errlen, "it inflates to more than %zu MiB", max_len >> 20);
+			return -EFBIG;
+		}
+		if (*cap - *len < 64 * 1024 && *cap < max_len) {
 			size_t ncap = *cap ? *cap * 2 : 1 << 20;
-			unsigned char *n = realloc(*buf, ncap);
+			unsigned char *n;
 
+			if (ncap > max_len)
+				ncap = max_len;
+			n = realloc(*buf, ncap);
 			if (!n)
 				return -ENOMEM;
 			*buf = n;
 			*cap = ncap;
 		}
-		struct zstd_out out = { *buf + *len, *cap - *len, 0 };
+		struct zstd_out out = { *buf + *len, (*cap < max_len ? *cap : max_len) - *len, 0 };
 		size_t before = in.pos;
 		size_t ret = z->decompress(z->stream, &out, &in);
 

@@ -19,9 +19,11 @@ int pp_zstd_new(struct pp_zstd **out, char *err, size_t errlen);
 void pp_zstd_free(struct pp_zstd *z);
 /*
  * Decompress src, appending to *buf (grown with realloc, *len bytes used,
- * *cap allocated). -EINVAL on corrupt data (err says what), -ENOMEM.
+ * *cap allocated), never past max_len bytes in all: a few KiB of zstd can
+ * inflate to gigabytes. -EFBIG when the output would pass max_len, -EINVAL
+ * on corrupt data (err says what), -ENOMEM.
  */
 int pp_zstd_decompress(struct pp_zstd *z, const void *src, size_t size, unsigned char **buf,
-		       size_t *len, size_t *cap, char *err, size_t errlen);
+		       size_t *len, size_t *cap, size_t max_len, char *err, size_t errlen);
 
 #endif /* TOOLS_PPROF_ZSTD_H */
