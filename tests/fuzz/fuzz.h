@@ -81,4 +81,11 @@ const char *__lsan_default_suppressions(void)
 	return "leak:libtraceevent.so\n";
 }
 
+/* A small quarantine: recycling the default 256 MiB one stalls busy machines. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "quarantine_size_mb=32";
+}
+
 #endif /* TESTS_FUZZ_FUZZ_H */
