@@ -39,6 +39,8 @@
 #define MAX_ATTR_SIZE		4096
 #define MAX_FEATURE_SIZE	(64ULL << 20)
 #define MAX_BUILD_IDS		(1U << 16)
+/* Feature payloads and build-id file names kept at once, all together. */
+#define MAX_META_BYTES		(256ULL << 20)
 /*
  * Ids sorted into the id map over the whole read. A well-formed input sorts
  * its ids once (file mode) or once per batch of HEADER_ATTR records (pipe);
@@ -93,6 +95,7 @@ struct perfdata_reader {
 
 	struct perfdata_build_id *build_ids;	/* filenames are owned */
 	size_t nr_build_ids;
+	uint64_t meta_bytes;	/* features + build-id names held, against MAX_META_BYTES */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -378,12 +381,27 @@ static int stream_keep_feature(struct perfdata_reader *r, unsigned int feat, uin
 	return err;
 }
 
+/* Account for n more bytes of metadata; at what offset, for the message. */
+static int take_meta_bytes(struct perfdata_reader *r, uint64_t n, uint64_t where)
+{
+	if (n > MAX_META_BYTES - r->meta_bytes)
+		return fail(r, "features and build-ids up to offset %#llx take more than %llu MiB: "
+			    "the file is corrupt", (unsigned long long)where, MAX_META_BYTES >> 20);
+	r->meta_bytes += n;
+	return 0;
+}
+
 static int store_feature(struct perfdata_reader *r, unsigned int feat, const void *data,
 			 size_t size)
 {
 	struct feature *f = &r->feat[feat];
-	uint8_t *copy = malloc(size + 1);
+	uint8_t *copy;
 
+	r->meta_bytes -= f->size;	/* a later copy replaces the earlier one */
+	f->size = 0;
+	if (take_meta_bytes(r, size, r->rec_offset))
+		return -EINVAL;
+	copy = malloc(size + 1);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, data, size);
@@ -490,6 +508,10 @@ static int add_build_id(struct perfdata_reader *r, const uint8_t *rec, size_t si
 	b->filename = strndup(name, size - PERFDATA_BUILD_ID_RECORD_SIZE);
 	if (!b->filename)
 		return -ENOMEM;
+	if (take_meta_bytes(r, strlen(b->filename) + 1, where)) {
+		free((char *)b->filename);
+		return -EINVAL;
+	}
 	r->nr_build_ids++;
 	return 0;
 }
@@ -630,6 +652,9 @@ static int read_features(struct perfdata_reader *r, uint64_t file_size)
 				   (unsigned long long)s->size, MAX_FEATURE_SIZE);
 			break;
 		}
+		err = take_meta_bytes(r, s->size, s->offset);
+		if (err)
+			break;
 		data = malloc(s->size + 1);
 		if (!data) {
 			err = -ENOMEM;
