@@ -900,25 +900,27 @@ static int dispatch(struct pp_convert *c, const struct perf_event_header *h, boo
  * How far one COMPRESSED record (plus what the previous one left over) may
  * inflate. perf compresses one ring-buffer flush at a time and decompresses
  * into a buffer of the ring size, which the COMPRESSED feature gives as
- * mmap_len: allow that, at least 64 MiB and never more than 1 GiB, so a
- * record of a few KiB cannot make us allocate gigabytes.
+ * mmap_len: allow that (at least 1 MiB, at most 1 GiB), or 64 MiB when the
+ * feature is missing, so a record of a few KiB cannot make us allocate
+ * (and parse) gigabytes.
  */
-#define COMPRESSED_OUT_MIN	(64UL << 20)
+#define COMPRESSED_OUT_DEFAULT	(64UL << 20)
+#define COMPRESSED_OUT_MIN	(1UL << 20)
 #define COMPRESSED_OUT_MAX	(1UL << 30)
 
 static size_t compressed_out_limit(const struct perfdata_reader *r)
 {
-	size_t size, limit = COMPRESSED_OUT_MIN;
+	size_t size;
 	const uint8_t *f = perfdata_reader_feature(r, PERFDATA_FEAT_COMPRESSED, &size);
 	uint32_t mmap_len;
 
 	/* { u32 version, type, level, ratio, mmap_len } */
-	if (f && size >= 20) {
-		memcpy(&mmap_len, f + 16, 4);
-		if (mmap_len > limit)
-			limit = mmap_len < COMPRESSED_OUT_MAX ? mmap_len : COMPRESSED_OUT_MAX;
-	}
-	return limit;
+	if (!f || size < 20)
+		return COMPRESSED_OUT_DEFAULT;
+	memcpy(&mmap_len, f + 16, 4);
+	if (mmap_len < COMPRESSED_OUT_MIN)
+		return COMPRESSED_OUT_MIN;
+	return mmap_len < COMPRESSED_OUT_MAX ? mmap_len : COMPRESSED_OUT_MAX;
 }
 
 /*

@@ -93,6 +93,14 @@ static int parse_format(struct cursor *c, const char *sys, const char *what)
 	 */
 	print = memmem(buf, size, "\nprint fmt:", 11);
 	keep = print ? (size_t)(print - buf) + 1 : size;
+	/*
+	 * tracefs writes formats as printable ASCII; libtraceevent's tokenizer
+	 * crashes on some other bytes (a NUL inside a field line is a NULL
+	 * strcmp in 1.7). Such a format only loses its event.
+	 */
+	for (size_t i = 0; i < keep; i++)
+		if ((buf[i] < 0x20 && buf[i] != '\t' && buf[i] != '\n') || buf[i] >= 0x7f)
+			return 0;
 	copy = malloc(keep + sizeof(print_stub));
 	if (!copy)
 		return -ENOMEM;
