@@ -2123,30 +2123,43 @@ Test(reader_errors, long_input_name_is_cut_not_overflowed)
 }
 
 /*
- * HEADER_ATTRs interleaved with samples: every SAMPLE after a new attr needs
- * the id map re-sorted. Thousands of ids per attr make that quadratic, so
- * the reader stops with a clear error instead of running for minutes.
+ * A pipe of 400 HEADER_ATTRs of 8000 ids each and 400 samples: after each
+ * attr (interleaved) or after all of them (how perf writes a pipe).
  */
-Test(reader_errors, attrs_interleaved_with_samples_are_cut_off)
+static void attrs_and_samples(struct img *m, bool interleaved)
 {
 	struct perfdata_pipe_header ph = { PERFDATA_MAGIC, 16 };
 	struct ev_spec ev = two_events[0];
-	struct img m = { 0 };
 	uint64_t next_id = 1;
+
+	put(m, &ph, sizeof(ph));
+	for (int i = 0; i < 400; i++) {
+		begin(m, PERFDATA_RECORD_HEADER_ATTR, 0);
+		ev.attr.size = sizeof(ev.attr);
+		put(m, &ev.attr, sizeof(ev.attr));
+		for (int j = 0; j < 8000; j++)
+			u64(m, next_id++);
+		end(m);
+		if (interleaved)
+			sample(m, next_id - 1, PERF_RECORD_MISC_USER, 0x401000, 1, 1, 100, 0, 1, NULL, 0);
+	}
+	for (int i = 0; !interleaved && i < 400; i++)
+		sample(m, 8000 * i + 5, PERF_RECORD_MISC_USER, 0x401000, 1, 1, 100, 0, 1, NULL, 0);
+}
+
+/*
+ * Interleaved, every SAMPLE after a new attr needs the id map re-sorted:
+ * with thousands of ids per attr that is quadratic, so the reader stops
+ * with a clear error instead of running for minutes.
+ */
+Test(reader_errors, attrs_interleaved_with_samples_are_cut_off)
+{
+	struct img m = { 0 };
 	char msg[512];
 	size_t n;
 	int fd, ret;
 
-	put(&m, &ph, sizeof(ph));
-	for (int i = 0; i < 400; i++) {
-		begin(&m, PERFDATA_RECORD_HEADER_ATTR, 0);
-		ev.attr.size = sizeof(ev.attr);
-		put(&m, &ev.attr, sizeof(ev.attr));
-		for (int j = 0; j < 8000; j++)
-			u64(&m, next_id++);
-		end(&m);
-		sample(&m, next_id - 1, PERF_RECORD_MISC_USER, 0x401000, 1, 1, 100, 0, 1, NULL, 0);
-	}
+	attrs_and_samples(&m, true);
 	fd = memfd_with(m.b, m.len);
 	ret = read_all(fd, msg, sizeof(msg), &n);
 	cr_assert_eq(ret, -EINVAL, "%d %s", ret, msg);
@@ -2156,28 +2169,15 @@ Test(reader_errors, attrs_interleaved_with_samples_are_cut_off)
 	img_free(&m);
 }
 
-/* The same ids in one batch of attrs (how perf writes a pipe) sort once: fine. */
+/* The same ids in one batch of attrs sort once: read to the end. */
 Test(reader_pipe, many_attrs_in_one_batch_sort_once)
 {
-	struct perfdata_pipe_header ph = { PERFDATA_MAGIC, 16 };
-	struct ev_spec ev = two_events[0];
 	struct img m = { 0 };
-	uint64_t next_id = 1;
 	char msg[512];
 	size_t n;
 	int fd, ret;
 
-	put(&m, &ph, sizeof(ph));
-	for (int i = 0; i < 400; i++) {
-		begin(&m, PERFDATA_RECORD_HEADER_ATTR, 0);
-		ev.attr.size = sizeof(ev.attr);
-		put(&m, &ev.attr, sizeof(ev.attr));
-		for (int j = 0; j < 8000; j++)
-			u64(&m, next_id++);
-		end(&m);
-	}
-	for (int i = 0; i < 400; i++)
-		sample(&m, 8000 * i + 5, PERF_RECORD_MISC_USER, 0x401000, 1, 1, 100, 0, 1, NULL, 0);
+	attrs_and_samples(&m, false);
 	fd = memfd_with(m.b, m.len);
 	ret = read_all(fd, msg, sizeof(msg), &n);
 	cr_assert_eq(ret, 0, "%s", msg);
