@@ -6,6 +6,7 @@
 #   make bench      benchmarks against perf record / perf report (see Documentation/)
 #
 # A second build tree with sanitizers: make BUILD=build/asan SAN=1 unit-bins
+# libFuzzer harnesses (clang): make fuzz [FUZZ_TIME=300]; their own tree is build/fuzz.
 
 BUILD    ?= build
 SAN      ?=
@@ -20,6 +21,13 @@ LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lpthread
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
+endif
+# The fuzz tree: everything compiled by clang with coverage for libFuzzer.
+ifeq ($(FUZZ),1)
+CC       := $(CLANG)
+CFLAGS   += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+	    -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=fuzzer,address,undefined
 endif
 
 PERFDATA_SRCS  := $(wildcard perfdata/*.c)
@@ -37,7 +45,8 @@ FIXTURES       := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SR
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-.PHONY: all deps deps-test unit-bins fixtures test unit integration demo bench bench-long clean
+.PHONY: all deps deps-test unit-bins fixtures fuzz-bins fuzz test unit integration demo bench \
+	bench-long clean
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/bpfrec $(BUILD)/libperfdata.a
@@ -112,6 +121,28 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(APP_LIBS)
 $(TEST_TOOLS): | $(SKELS)
 fixtures: $(FIXTURES) $(TEST_TOOLS)
 
+# libFuzzer harnesses, one per parser (tests/fuzz/README.md). Built only in a
+# FUZZ=1 tree: `make fuzz-bins` from the top builds that tree.
+FUZZ_SRCS      := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS      := $(patsubst tests/fuzz/%.c,$(BUILD)/%,$(FUZZ_SRCS))
+FUZZ_BUILD     ?= build/fuzz
+FUZZ_TIME      ?= 300
+ifeq ($(FUZZ),1)
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(APP_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(APP_LIBS) $(LDLIBS)
+$(FUZZ_BINS): | $(SKELS)
+fuzz-bins: $(FUZZ_BINS)
+else
+fuzz-bins:
+	$(MAKE) BUILD=$(FUZZ_BUILD) FUZZ=1 fuzz-bins
+endif
+
+# Each harness for FUZZ_TIME seconds from its seed corpus; new inputs go to a
+# scratch dir, crashes to $(FUZZ_BUILD)/crashes (add them to the corpus once fixed).
+fuzz: deps-test fuzz-bins
+	@sh tests/fuzz/run.sh fuzz $(FUZZ_BUILD) $(FUZZ_TIME)
+
 unit: unit-bins
 	@sh tests/run.sh unit $(BUILD)
 
@@ -121,6 +152,7 @@ integration: all fixtures
 test: deps-test
 	$(MAKE) all unit-bins fixtures
 	$(MAKE) BUILD=$(BUILD)/asan SAN=1 unit-bins
+	$(MAKE) BUILD=$(BUILD)/fuzz FUZZ=1 fuzz-bins
 	@sh tests/run.sh all $(BUILD)
 
 demo: deps-test

@@ -42,6 +42,25 @@
 #define MAX_BUILD_IDS		(1U << 16)
 /* Decompressed records waiting to be yielded: room for a whole largest one. */
 #define ZBUF_SIZE		(256 * 1024)
+/*
+ * How far one COMPRESSED record may inflate. perf compresses one ring-buffer
+ * flush at a time and decompresses into a buffer of the ring size, which the
+ * COMPRESSED feature gives as mmap_len: allow that (at least 1 MiB, at most
+ * 1 GiB), or 64 MiB when the feature is missing. Memory is bounded anyway
+ * (ZBUF_SIZE); this bounds the time a few KiB of input can cost.
+ */
+#define ZPIECE_DEFAULT		(64ULL << 20)
+#define ZPIECE_MIN		(1ULL << 20)
+#define ZPIECE_MAX		(1ULL << 30)
+/* Feature payloads and build-id file names kept at once, all together. */
+#define MAX_META_BYTES		(256ULL << 20)
+/*
+ * Ids sorted into the id map over the whole read. A well-formed input sorts
+ * its ids once (file mode) or once per batch of HEADER_ATTR records (pipe);
+ * a stream that interleaves thousands of attrs with samples would re-sort
+ * millions of ids each time (quadratic): beyond this it is rejected.
+ */
+#define MAX_ID_SORT_WORK	(4ULL * MAX_IDS_TOTAL)
 
 struct feature {
 	uint8_t *data;		/* size bytes + a NUL so strings always end */
@@ -79,6 +98,11 @@ struct perfdata_reader {
 	size_t nr_events;
 	struct id_entry *id_map;	/* sorted by id */
 	size_t nr_id_map;
+	size_t nr_ids;			/* of all events; the map may lag behind */
+	uint64_t id_sort_work;		/* ids sorted so far, against MAX_ID_SORT_WORK */
+	/* Events or EVENT_DESC changed since the id map was built and the
+	 * names applied: sync_events() before anyone looks an id up. */
+	bool events_dirty;
 
 	struct feature feat[PERFDATA_FEAT_BITS];
 
@@ -96,6 +120,8 @@ struct perfdata_reader {
 	size_t zhead, zlen;
 	uint64_t *zrec;			/* aligned copy of an inner record not aligned in zbuf */
 	bool inner;			/* the last record came out of a COMPRESSED one */
+	uint64_t zpiece, zpiece_max;	/* bytes the current piece inflated to, and the cap */
+	uint64_t meta_bytes;	/* features + build-id names held, against MAX_META_BYTES */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -104,6 +130,9 @@ static int fail(struct perfdata_reader *r, const char *fmt, ...)
 	int n = snprintf(r->err, sizeof(r->err), "%s: ", r->name);
 	va_list ap;
 
+	/* snprintf returns the length it wanted: a long name fills err alone. */
+	if (n < 0 || (size_t)n >= sizeof(r->err))
+		return -EINVAL;
 	va_start(ap, fmt);
 	vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
 	va_end(ap);
@@ -225,11 +254,14 @@ static int id_entry_cmp(const void *a, const void *b)
 
 static int rebuild_id_map(struct perfdata_reader *r)
 {
-	size_t n = 0, k = 0;
+	size_t n = r->nr_ids, k = 0;
 	struct id_entry *map;
 
-	for (size_t i = 0; i < r->nr_events; i++)
-		n += r->events[i].nr_ids;
+	if (r->id_sort_work + n > MAX_ID_SORT_WORK)
+		return fail(r, "HEADER_ATTR records keep arriving between other records (%zu events, "
+			    "%zu ids, last at offset %#llx): the stream is corrupt", r->nr_events, n,
+			    (unsigned long long)r->rec_offset);
+	r->id_sort_work += n;
 	map = calloc(n ? n : 1, sizeof(*map));
 	if (!map)
 		return -ENOMEM;
@@ -250,12 +282,12 @@ static void copy_attr(struct perf_event_attr *dst, const void *src, size_t size)
 	memcpy(dst, src, size < sizeof(*dst) ? size : sizeof(*dst));
 }
 
-/* Add an event; ids are copied. */
+/* Add an event; ids are copied. The id map follows at the next sync_events(). */
 static int add_event(struct perfdata_reader *r, const struct perf_event_attr *attr,
 		     const void *ids, uint64_t nr_ids, uint64_t where)
 {
 	struct perfdata_event *ev, *events;
-	size_t total = r->nr_id_map + nr_ids;
+	size_t total = r->nr_ids + nr_ids;
 
 	if (r->nr_events >= MAX_EVENTS)
 		return fail(r, "more than %d events (attr at offset %#llx): the file is corrupt",
@@ -278,7 +310,9 @@ static int add_event(struct perfdata_reader *r, const struct perf_event_attr *at
 	}
 	ev->nr_ids = (uint32_t)nr_ids;
 	r->nr_events++;
-	return rebuild_id_map(r);
+	r->nr_ids = total;
+	r->events_dirty = true;
+	return 0;
 }
 
 static struct perfdata_event *event_by_id(const struct perfdata_reader *r, uint64_t id)
@@ -373,12 +407,27 @@ static int stream_keep_feature(struct perfdata_reader *r, unsigned int feat, uin
 	return err;
 }
 
+/* Account for n more bytes of metadata; at what offset, for the message. */
+static int take_meta_bytes(struct perfdata_reader *r, uint64_t n, uint64_t where)
+{
+	if (n > MAX_META_BYTES - r->meta_bytes)
+		return fail(r, "features and build-ids up to offset %#llx take more than %llu MiB: "
+			    "the file is corrupt", (unsigned long long)where, MAX_META_BYTES >> 20);
+	r->meta_bytes += n;
+	return 0;
+}
+
 static int store_feature(struct perfdata_reader *r, unsigned int feat, const void *data,
 			 size_t size)
 {
 	struct feature *f = &r->feat[feat];
-	uint8_t *copy = malloc(size + 1);
+	uint8_t *copy;
 
+	r->meta_bytes -= f->size;	/* a later copy replaces the earlier one */
+	f->size = 0;
+	if (take_meta_bytes(r, size, r->rec_offset))
+		return -EINVAL;
+	copy = malloc(size + 1);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, data, size);
@@ -438,6 +487,21 @@ static int apply_event_desc(struct perfdata_reader *r)
 	return 0;
 }
 
+/* Build the id map and name the events, once per batch of attrs / EVENT_DESC. */
+static int sync_events(struct perfdata_reader *r)
+{
+	int err;
+
+	if (!r->events_dirty)
+		return 0;
+	err = rebuild_id_map(r);
+	if (!err)
+		err = apply_event_desc(r);
+	if (!err)
+		r->events_dirty = false;
+	return err;
+}
+
 /* Parse one build-id entry ({header, pid, build_id[20], size, res[3]} + name). */
 static int add_build_id(struct perfdata_reader *r, const uint8_t *rec, size_t size,
 			uint64_t where)
@@ -470,6 +534,10 @@ static int add_build_id(struct perfdata_reader *r, const uint8_t *rec, size_t si
 	b->filename = strndup(name, size - PERFDATA_BUILD_ID_RECORD_SIZE);
 	if (!b->filename)
 		return -ENOMEM;
+	if (take_meta_bytes(r, strlen(b->filename) + 1, where)) {
+		free((char *)b->filename);
+		return -EINVAL;
+	}
 	r->nr_build_ids++;
 	return 0;
 }
@@ -610,6 +678,9 @@ static int read_features(struct perfdata_reader *r, uint64_t file_size)
 				   (unsigned long long)s->size, MAX_FEATURE_SIZE);
 			break;
 		}
+		err = take_meta_bytes(r, s->size, s->offset);
+		if (err)
+			break;
 		data = malloc(s->size + 1);
 		if (!data) {
 			err = -ENOMEM;
@@ -626,8 +697,7 @@ static int read_features(struct perfdata_reader *r, uint64_t file_size)
 		}
 	}
 	free(secs);
-	if (!err)
-		err = apply_event_desc(r);
+	r->events_dirty = true;		/* EVENT_DESC may name the events */
 	return err;
 }
 
@@ -668,6 +738,8 @@ static int open_file_mode(struct perfdata_reader *r, uint64_t hdr_size)
 	err = read_attrs(r, file_size);
 	if (!err)
 		err = read_features(r, file_size);
+	if (!err)
+		err = sync_events(r);
 	if (err)
 		return err;
 
@@ -806,7 +878,6 @@ static int absorb_header_attr(struct perfdata_reader *r, const struct perf_event
 	size_t body_size = h->size - sizeof(*h);
 	struct perf_event_attr attr;
 	uint32_t attr_size;
-	int err;
 
 	if (body_size < PERF_ATTR_SIZE_VER0)
 		return fail(r, "HEADER_ATTR at offset %#llx has size %u, too small for an attr",
@@ -818,9 +889,8 @@ static int absorb_header_attr(struct perfdata_reader *r, const struct perf_event
 		return fail(r, "HEADER_ATTR at offset %#llx: attr.size %u does not fit its %zu-byte "
 			    "body", (unsigned long long)r->rec_offset, attr_size, body_size);
 	copy_attr(&attr, body, attr_size);
-	err = add_event(r, &attr, body + attr_size, (body_size - attr_size) / 8, r->rec_offset);
-	/* An EVENT_DESC seen before this attr may name it. */
-	return err ?: apply_event_desc(r);
+	/* An EVENT_DESC seen before this attr may name it: see sync_events(). */
+	return add_event(r, &attr, body + attr_size, (body_size - attr_size) / 8, r->rec_offset);
 }
 
 /* HEADER_FEATURE: u64 feature id, then the payload as in a file's feature section. */
@@ -840,7 +910,7 @@ static int absorb_header_feature(struct perfdata_reader *r, const struct perf_ev
 		return 0;
 	err = store_feature(r, (unsigned int)feat, body + sizeof(feat), size - sizeof(feat));
 	if (!err && feat == PERFDATA_FEAT_EVENT_DESC)
-		err = apply_event_desc(r);
+		r->events_dirty = true;
 	return err;
 }
 
@@ -878,6 +948,16 @@ static int start_compressed(struct perfdata_reader *r, const struct perf_event_h
 			return -ENOMEM;
 	}
 	r->zin = (struct perfdata_zstd_buf){ (void *)(rec + 1), rec->size - sizeof(*rec), 0 };
+	r->zpiece = 0;
+	r->zpiece_max = ZPIECE_DEFAULT;
+	if (r->feat[PERFDATA_FEAT_COMPRESSED].present &&
+	    r->feat[PERFDATA_FEAT_COMPRESSED].size >= 20) {
+		uint32_t mmap_len;	/* { u32 version, type, level, ratio, mmap_len } */
+
+		memcpy(&mmap_len, r->feat[PERFDATA_FEAT_COMPRESSED].data + 16, 4);
+		r->zpiece_max = mmap_len < ZPIECE_MIN ? ZPIECE_MIN
+			      : mmap_len > ZPIECE_MAX ? ZPIECE_MAX : mmap_len;
+	}
 	return 0;
 }
 
@@ -932,6 +1012,12 @@ static int next_inner(struct perfdata_reader *r, const struct perf_event_header 
 				    (unsigned long long)r->rec_offset, perfdata_zstd_dec_error(r->zdec));
 		if (out.pos == r->zlen)
 			return 0;
+		r->zpiece += out.pos - r->zlen;
+		if (r->zpiece > r->zpiece_max)
+			return fail(r, "compressed record at offset %#llx inflates past %llu bytes, more "
+				    "than perf ever writes in one (the COMPRESSED feature's mmap_len): "
+				    "the file is corrupt", (unsigned long long)r->rec_offset,
+				    (unsigned long long)r->zpiece_max);
 		r->zlen = out.pos;
 	}
 }
@@ -941,7 +1027,7 @@ static int next_record(struct perfdata_reader *r, const struct perf_event_header
 	struct perf_event_header h;
 	const uint8_t *at;
 	ssize_t avail;
-	int err;
+	int err = 0;
 
 	if (r->keep_tracing) {
 		uint64_t n = r->keep_tracing;
@@ -1010,20 +1096,24 @@ static int absorb_record(struct perfdata_reader *r, const struct perf_event_head
 {
 	const uint8_t *at = (const uint8_t *)rec;
 	struct perf_event_header h = *rec;
+	int err = 0;
 
 	switch (h.type) {
 	case PERFDATA_RECORD_HEADER_ATTR:
+		/* The id map waits for the end of a run of attrs: sorted once. */
 		if (r->pipe)
 			return absorb_header_attr(r, rec) ?: 1;
-		break;
+		return 1;
 	case PERFDATA_RECORD_HEADER_FEATURE:
 		if (r->pipe)
-			return absorb_header_feature(r, rec) ?: 1;
+			err = absorb_header_feature(r, rec);
 		break;
 	case PERFDATA_RECORD_HEADER_BUILD_ID:
-		return add_build_id(r, at, h.size, r->rec_offset) ?: 1;
+		err = add_build_id(r, at, h.size, r->rec_offset);
+		break;
 	case PERFDATA_RECORD_COMPRESSED:
-		return start_compressed(r, rec) ?: 1;
+		err = start_compressed(r, rec);
+		break;
 	case PERFDATA_RECORD_HEADER_TRACING_DATA:
 		/* { header, u32 size }: size bytes of tracing data follow, 8-aligned. */
 		if (h.size >= sizeof(h) + 4) {
@@ -1042,7 +1132,8 @@ static int absorb_record(struct perfdata_reader *r, const struct perf_event_head
 			memcpy(&r->skip, at + sizeof(h), sizeof(r->skip));
 		break;
 	}
-	return 1;
+	/* Any record may be a SAMPLE to look up: events must be in sync now. */
+	return err ?: sync_events(r) ?: 1;
 }
 
 int perfdata_reader_next(struct perfdata_reader *r, const struct perf_event_header **rec)
@@ -1068,6 +1159,8 @@ int perfdata_reader_next(struct perfdata_reader *r, const struct perf_event_head
 	if (ret == 0 && r->zhead < r->zlen)
 		ret = fail(r, "the compressed records end inside a record: %zu bytes are left over",
 			   r->zlen - r->zhead);
+	if (ret == 0)
+		ret = sync_events(r);	/* a stream that ends in HEADER_ATTRs */
 	if (ret < 0) {
 		*rec = NULL;
 		r->failed = ret;

@@ -40,6 +40,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "perfdata/hash.h"
 #include "perfdata/writer.h"
 #include "recorder/procmaps.h"
 #include "recorder/tasks.h"
@@ -73,6 +74,7 @@ struct tt_table {
 	unsigned int bits;
 	size_t count;
 	struct lru_link lru;	/* sentinel */
+	uint64_t seed;		/* of the hash (perfdata/hash.h) */
 };
 
 static void link_init(struct lru_link *l)
@@ -97,13 +99,14 @@ static void link_add_front(struct lru_link *head, struct lru_link *l)
 
 static size_t tt_bucket(const struct tt_table *t, uint32_t key)
 {
-	return (uint32_t)(key * 2654435761u) >> (32 - t->bits);
+	return perfdata_hash(t->seed, &key, sizeof(key)) >> (64 - t->bits);
 }
 
 static int tt_init(struct tt_table *t)
 {
 	t->bits = 8;
 	t->count = 0;
+	t->seed = perfdata_hash_seed();
 	t->buckets = calloc((size_t)1 << t->bits, sizeof(*t->buckets));
 	link_init(&t->lru);
 	return t->buckets ? 0 : -ENOMEM;
@@ -234,6 +237,7 @@ struct task_tracker {
 	struct tt_table procs, threads;
 	struct task_file **files;
 	size_t files_nbuckets, nr_files, files_sweep_at;
+	uint64_t files_seed;	/* of the files' hash (perfdata/hash.h) */
 	/* This process's vDSO build-id: the kernel maps the same image into every 64-bit process. */
 	uint8_t vdso_id[BUILDID_MAX];
 	size_t vdso_id_size;
@@ -259,15 +263,13 @@ static int read_maps(struct task_tracker *t, uint32_t pid, struct procmaps *pm)
 
 /* ---- files and their build-ids ------------------------------------------ */
 
-static uint64_t file_hash(uint32_t maj, uint32_t min, uint64_t ino, const char *path)
+static uint64_t file_hash(uint64_t seed, uint32_t maj, uint32_t min, uint64_t ino,
+			  const char *path)
 {
-	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
+	uint64_t dev_ino[2] = { (uint64_t)maj << 32 | min, ino };
 
-	for (const char *p = path; *p; p++)
-		h = (h ^ (uint8_t)*p) * 1099511628211ull;
-	h ^= ino * 0x9e3779b97f4a7c15ull;
-	h ^= ((uint64_t)maj << 32 | min) * 0xc2b2ae3d27d4eb4full;
-	return h;
+	/* The inode's hash seeds the path's: one hash over both. */
+	return perfdata_hash(perfdata_hash(seed, dev_ino, sizeof(dev_ino)), path, strlen(path));
 }
 
 /* x86_64 maps the vDSO of 32-bit (and x32) processes below 4 GiB: a different image. */
@@ -393,7 +395,7 @@ static struct task_file *file_get(struct task_tracker *t, uint32_t pid,
 				  const struct procmaps_entry *e)
 {
 	bool vdso32 = is_vdso32(e);
-	uint64_t h = file_hash(e->maj, e->min, e->ino, e->path) + vdso32;
+	uint64_t h = file_hash(t->files_seed, e->maj, e->min, e->ino, e->path) + vdso32;
 	struct task_file *f;
 	size_t len;
 
@@ -883,6 +885,7 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 	t->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
 	t->max_pids = opts && opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS;
 	t->files_nbuckets = 256;
+	t->files_seed = perfdata_hash_seed();
 	t->files = calloc(t->files_nbuckets, sizeof(*t->files));
 	t->files_sweep_at = FILES_SWEEP_MIN;
 	read_self_vdso_build_id(t);

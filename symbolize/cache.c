@@ -1,29 +1,19 @@
 // SPDX-License-Identifier: MIT
-/* cache.c - chained hash table with FNV-1a hashing (cache.h). */
+/* cache.c - chained hash table, seeded hash (cache.h). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfdata/hash.h"
 #include "symbolize/cache.h"
-
-static uint64_t hash_bytes(const void *key, size_t len)
-{
-	const unsigned char *p = key;
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
 
 struct cache_entry *cache_get(const struct cache *c, const void *key, size_t key_len)
 {
-	uint64_t h = hash_bytes(key, key_len);
 	struct cache_entry *e;
+	uint64_t h;
 
 	if (!c->nr_buckets)
 		return NULL;
+	h = perfdata_hash(c->seed, key, key_len);
 	for (e = c->buckets[h & (c->nr_buckets - 1)]; e; e = e->next)
 		if (e->hash == h && e->key_len == key_len && !memcmp(e->key, key, key_len))
 			return e;
@@ -37,6 +27,8 @@ static int grow(struct cache *c)
 
 	if (!b)
 		return -1;
+	if (!c->nr_buckets)
+		c->seed = perfdata_hash_seed();	/* before the first key is hashed */
 	for (size_t i = 0; i < c->nr_buckets; i++) {
 		struct cache_entry *e = c->buckets[i], *next;
 
@@ -62,7 +54,7 @@ struct cache_entry *cache_add(struct cache *c, const void *key, size_t key_len)
 	e = calloc(1, sizeof(*e) + key_len);
 	if (!e)
 		return NULL;
-	e->hash = hash_bytes(key, key_len);
+	e->hash = perfdata_hash(c->seed, key, key_len);
 	e->key_len = key_len;
 	memcpy(e->key, key, key_len);
 	slot = e->hash & (c->nr_buckets - 1);

@@ -3,7 +3,8 @@
  * cache.h - a small hash table from byte-string keys to a value and an
  * error code, for the symbolizer's per-file and per-pid caches (internal).
  * Failures are cached too (value NULL, err < 0), so a missing file is
- * looked for once.
+ * looked for once. Keys (paths from perf.data files) are hashed with a
+ * per-cache random seed (perfdata/hash.h). A zeroed struct is an empty cache.
  */
 #ifndef SYMBOLIZE_CACHE_H
 #define SYMBOLIZE_CACHE_H
@@ -23,6 +24,7 @@ struct cache_entry {
 struct cache {
 	struct cache_entry **buckets;
 	size_t nr_buckets, nr;
+	uint64_t seed;		/* of the hash, drawn when the first key comes */
 };
 
 /* The entry for key, or NULL. */

@@ -26,6 +26,7 @@
 
 #include "perfdata/reader.h"
 #include "recorder/commands.h"
+#include "escape.h"
 
 #define NR_RECORD_TYPES	128
 
@@ -179,6 +180,12 @@ static const char *event_name(const struct perfdata_event *ev)
 	return n ? n : "(unnamed)";
 }
 
+/* Strings from the file (names, comm, paths) never reach the terminal raw. */
+static size_t print_str(FILE *out, const char *s)
+{
+	return escape_fputs(out, s, SIZE_MAX);
+}
+
 /* Print the names of the set bits of v, "A|B|C", unknown bits in hex. */
 static void print_flags(FILE *out, uint64_t v, const char *const *names, unsigned int nr)
 {
@@ -288,7 +295,9 @@ static void print_event(FILE *out, size_t i, const struct perfdata_event *ev)
 	const struct perf_event_attr *a = &ev->attr;
 	const char *cfg = event_config_name(a);
 
-	fprintf(out, "# event %zu: %s\n", i, ev->name ? ev->name : "(no name in file)");
+	fprintf(out, "# event %zu: ", i);
+	print_str(out, ev->name ? ev->name : "(no name in file)");
+	fputc('\n', out);
 	fprintf(out, "#   type %u (%s) config %#llx", a->type, event_type_name(a->type),
 		(unsigned long long)a->config);
 	if (cfg)
@@ -366,7 +375,7 @@ static bool pl_print_string(FILE *out, struct payload *c)
 
 	if (!pl_u32(c, &len) || !pl_take(c, len, (const void **)&s))
 		return false;
-	fprintf(out, "%.*s", (int)strnlen(s, len), s);
+	escape_fputs(out, s, len);
 	return true;
 }
 
@@ -437,7 +446,9 @@ static int print_one_build_id(const struct perfdata_build_id *b, void *ctx)
 
 	fprintf(out, "#   %s pid %d ", cpumode_name(b->cpumode), b->pid);
 	print_build_id_hex(out, b->id, b->size);
-	fprintf(out, " %s\n", b->filename);
+	fputc(' ', out);
+	print_str(out, b->filename);
+	fputc('\n', out);
 	return 0;
 }
 
@@ -463,10 +474,13 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 	case PERFDATA_FEAT_CPUID: {
 		const char *s = perfdata_reader_feature_string(r, feat);
 
-		if (s)
-			fprintf(out, "\"%s\"\n", s);
-		else
+		if (s) {
+			fputc('"', out);
+			print_str(out, s);
+			fputs("\"\n", out);
+		} else {
 			fprintf(out, "(malformed string, %zu bytes)\n", size);
+		}
 		return;
 	}
 	case PERFDATA_FEAT_NRCPUS:
@@ -657,14 +671,17 @@ static void print_sample(FILE *out, struct perfdata_reader *r, const struct perf
 		return;
 	}
 	if (err) {
-		if (!quiet)
-			fprintf(out, " event %s MALFORMED: fields do not fit its sample_type",
-				event_name(ev));
+		if (!quiet) {
+			fprintf(out, " event ");
+			print_str(out, event_name(ev));
+			fprintf(out, " MALFORMED: fields do not fit its sample_type");
+		}
 		note_malformed(st, r, h, "its fields do not fit the event's sample_type");
 		return;
 	}
 	type = ev->attr.sample_type;
-	fprintf(out, " event %s", event_name(ev));
+	fprintf(out, " event ");
+	print_str(out, event_name(ev));
 	if (type & PERF_SAMPLE_TID)
 		fprintf(out, " pid %u tid %u", s.pid, s.tid);
 	if (type & PERF_SAMPLE_TIME) {
@@ -715,7 +732,8 @@ static void print_mmap(FILE *out, const struct perfdata_mmap *m, bool mmap2)
 		fprintf(out, " prot %c%c%c flags %#x", m->prot & 1 ? 'r' : '-',
 			m->prot & 2 ? 'w' : '-', m->prot & 4 ? 'x' : '-', m->flags);
 	}
-	fprintf(out, " %s", m->filename);
+	fputc(' ', out);
+	print_str(out, m->filename);
 }
 
 static void print_record(FILE *out, struct perfdata_reader *r, const struct perf_event_header *h,
@@ -774,8 +792,9 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 				fprintf(out, " MALFORMED");
 			note_malformed(st, r, h, "fields or name do not fit");
 		} else if (!quiet) {
-			fprintf(out, " pid %u tid %u comm \"%s\"%s", u.c.pid, u.c.tid, u.c.comm,
-				u.c.exec ? " exec" : "");
+			fprintf(out, " pid %u tid %u comm \"", u.c.pid, u.c.tid);
+			print_str(out, u.c.comm);
+			fprintf(out, "\"%s", u.c.exec ? " exec" : "");
 		}
 		break;
 	case PERF_RECORD_FORK:
@@ -836,9 +855,8 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 			n = (h->misc & PERFDATA_MISC_BUILD_ID_SIZE) ? bid.size : 20;
 			fprintf(out, " pid %d build-id ", bid.pid);
 			print_build_id_hex(out, bid.build_id, n > 20 ? 20 : n);
-			fprintf(out, " %.*s", (int)strnlen((const char *)h + sizeof(bid),
-							   h->size - sizeof(bid)),
-				(const char *)h + sizeof(bid));
+			fputc(' ', out);
+			escape_fputs(out, (const char *)h + sizeof(bid), h->size - sizeof(bid));
 		}
 		break;
 	case PERFDATA_RECORD_COMPRESSED:
@@ -869,9 +887,13 @@ static void print_summary(FILE *out, struct perfdata_reader *r, const struct dum
 			fprintf(out, "#   TYPE_%-11u %10" PRIu64 "\n", t, st->by_type[t]);
 	}
 	fprintf(out, "# samples: %" PRIu64 "\n", st->samples);
-	for (size_t i = 0; i < perfdata_reader_nr_events(r); i++)
-		fprintf(out, "#   %-16s %10" PRIu64 "\n", event_name(perfdata_reader_event(r, i)),
+	for (size_t i = 0; i < perfdata_reader_nr_events(r); i++) {
+		fprintf(out, "#   ");
+		for (size_t w = print_str(out, event_name(perfdata_reader_event(r, i))); w < 16; w++)
+			fputc(' ', out);
+		fprintf(out, " %10" PRIu64 "\n",
 			i < st->nr_samples_by_event ? st->samples_by_event[i] : 0);
+	}
 	if (st->samples_unknown_event)
 		fprintf(out, "#   %-16s %10" PRIu64 "\n", "(no event)", st->samples_unknown_event);
 	if (st->lost || st->lost_samples)

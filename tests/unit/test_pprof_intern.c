@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "perfdata/hash.h"
 #include "tools/pprof/intern.h"
 
 Test(intern, dedup_and_dense_ids)
@@ -98,14 +99,52 @@ Test(intern, big_key_gets_its_own_chunk)
 Test(intern, hash_spreads_small_keys)
 {
 	/* Keys differing in one bit must not collide in the low bits used for slots. */
+	uint64_t seed = perfdata_hash_seed();
 	uint64_t seen[1024] = { 0 };
 	int collisions = 0;
 
 	for (uint64_t i = 0; i < 1024; i++) {
-		uint64_t h = pp_hash(&i, sizeof(i)) & 1023;
+		uint64_t h = perfdata_hash(seed, &i, sizeof(i)) & 1023;
 
 		collisions += seen[h]++ > 0;
 	}
 	/* 1024 balls into 1024 bins: ~377 expected collisions for a good hash. */
 	cr_assert_lt(collisions, 450, "%d collisions", collisions);
+}
+
+/*
+ * Keys come from perf.data files: with a fixed hash, a file could hold keys
+ * that all share a slot. Each table draws its own seed, so keys that
+ * collide in one table (found by brute force here) do not in another.
+ */
+Test(intern, colliding_keys_of_one_table_do_not_collide_in_another)
+{
+	struct pp_intern a, b;
+	uint64_t keys[8], nr = 0;
+	uint32_t want;
+
+	pp_intern_init(&a);
+	pp_intern_init(&b);
+	cr_assert_eq(pp_intern_put(&a, "x", 1, NULL), 0);
+	cr_assert_eq(pp_intern_put(&b, "x", 1, NULL), 0);
+	cr_assert_neq(a.seed, b.seed, "two tables, one seed");
+	/* Eight keys whose 32-bit hashes agree in the low 12 bits under a's seed. */
+	want = (uint32_t)perfdata_hash(a.seed, &nr, sizeof(nr)) & 4095;
+	for (uint64_t k = 0; nr < 8; k++)
+		if (((uint32_t)perfdata_hash(a.seed, &k, sizeof(k)) & 4095) == want)
+			keys[nr++] = k;
+	for (uint64_t i = 0; i < nr; i++) {
+		cr_assert_geq(pp_intern_put(&a, &keys[i], 8, NULL), 0);
+		cr_assert_geq(pp_intern_put(&b, &keys[i], 8, NULL), 0);
+	}
+	/* Under b's seed they spread: at most a couple share the low 12 bits. */
+	int same = 0;
+
+	for (uint64_t i = 1; i < nr; i++)
+		same += (b.entries[i + 1].hash & 4095) == (b.entries[1].hash & 4095);
+	cr_assert_lt(same, 3, "%d of %llu keys still collide", same, (unsigned long long)nr);
+	for (uint64_t i = 0; i < nr; i++)
+		cr_assert_eq(pp_intern_find(&b, &keys[i], 8), (int64_t)i + 1);
+	pp_intern_free(&a);
+	pp_intern_free(&b);
 }

@@ -2107,3 +2107,90 @@ Test(reader_roundtrip, killed_writer_before_any_checkpoint_is_named)
 	cr_assert_not_null(strstr(msg, "did not finish"), "%s", msg);
 	close(fd);
 }
+
+/* ---- limits that keep hostile input cheap ---------------------------------------- */
+
+Test(reader_errors, long_input_name_is_cut_not_overflowed)
+{
+	struct img m = { 0 };
+	struct perfdata_reader *r = NULL;
+	char name[2048];
+	int fd;
+
+	/* The name alone is longer than the message buffer (a heap overflow once). */
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	put(&m, "#!/bin/sh\n", 10);
+	fd = memfd_with(m.b, m.len);
+	cr_assert_eq(perfdata_reader_open(fd, name, &r), -EINVAL);
+	cr_assert_not_null(r);
+	cr_assert_lt(strlen(perfdata_reader_error(r)), 512);
+	cr_assert_eq(strncmp(perfdata_reader_error(r), name, 100), 0);
+	perfdata_reader_free(r);
+	close(fd);
+	img_free(&m);
+}
+
+/*
+ * A pipe of 400 HEADER_ATTRs of 8000 ids each and 400 samples: after each
+ * attr (interleaved) or after all of them (how perf writes a pipe).
+ */
+static void attrs_and_samples(struct img *m, bool interleaved)
+{
+	struct perfdata_pipe_header ph = { PERFDATA_MAGIC, 16 };
+	struct ev_spec ev = two_events[0];
+	uint64_t next_id = 1;
+
+	put(m, &ph, sizeof(ph));
+	for (int i = 0; i < 400; i++) {
+		begin(m, PERFDATA_RECORD_HEADER_ATTR, 0);
+		ev.attr.size = sizeof(ev.attr);
+		put(m, &ev.attr, sizeof(ev.attr));
+		for (int j = 0; j < 8000; j++)
+			u64(m, next_id++);
+		end(m);
+		if (interleaved)
+			sample(m, next_id - 1, PERF_RECORD_MISC_USER, 0x401000, 1, 1, 100, 0, 1, NULL, 0);
+	}
+	for (int i = 0; !interleaved && i < 400; i++)
+		sample(m, 8000 * i + 5, PERF_RECORD_MISC_USER, 0x401000, 1, 1, 100, 0, 1, NULL, 0);
+}
+
+/*
+ * Interleaved, every SAMPLE after a new attr needs the id map re-sorted:
+ * with thousands of ids per attr that is quadratic, so the reader stops
+ * with a clear error instead of running for minutes.
+ */
+Test(reader_errors, attrs_interleaved_with_samples_are_cut_off)
+{
+	struct img m = { 0 };
+	char msg[512];
+	size_t n;
+	int fd, ret;
+
+	attrs_and_samples(&m, true);
+	fd = memfd_with(m.b, m.len);
+	ret = read_all(fd, msg, sizeof(msg), &n);
+	cr_assert_eq(ret, -EINVAL, "%d %s", ret, msg);
+	cr_assert_not_null(strstr(msg, "HEADER_ATTR records keep arriving"), "%s", msg);
+	cr_assert_lt(n, 800, "stopped early, after %zu records", n);
+	close(fd);
+	img_free(&m);
+}
+
+/* The same ids in one batch of attrs sort once: read to the end. */
+Test(reader_pipe, many_attrs_in_one_batch_sort_once)
+{
+	struct img m = { 0 };
+	char msg[512];
+	size_t n;
+	int fd, ret;
+
+	attrs_and_samples(&m, false);
+	fd = memfd_with(m.b, m.len);
+	ret = read_all(fd, msg, sizeof(msg), &n);
+	cr_assert_eq(ret, 0, "%s", msg);
+	cr_assert_eq(n, 800);
+	close(fd);
+	img_free(&m);
+}

@@ -5,12 +5,14 @@
  * Open addressing with linear probing over a power-of-two slot array kept at
  * most half full; each slot holds an entry index + 1, and the entry keeps the
  * key's 32-bit hash so probes rarely touch the key bytes. Keys are copied
- * into append-only chunks so they never move.
+ * into append-only chunks so they never move. The hash is seeded per table
+ * (perfdata/hash.h): keys come from input files.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfdata/hash.h"
 #include "intern.h"
 
 #define CHUNK_MIN	(64 * 1024)
@@ -41,43 +43,6 @@ void pp_intern_free(struct pp_intern *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
-/*
- * One multiply per 8-byte word (keys are short arrays of ids and
- * addresses), a full avalanche only at the end. Each step is a bijection of
- * the state for a given word, so distinct keys collide only by chance.
- */
-uint64_t pp_hash(const void *data, size_t len)
-{
-	const uint8_t *p = data;
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ (len * 0x100000001b3ULL);
-	uint64_t w;
-
-	while (len >= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 32;
-		p += 8;
-		len -= 8;
-	}
-	if (len) {
-		w = 0;
-		memcpy(&w, p, len);
-		h = (h ^ w ^ 0xa0761d6478bd642fULL) * 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 32;
-	}
-	return mix(h);
-}
-
 static int64_t lookup(const struct pp_intern *t, const void *key, uint32_t len, uint32_t hash,
 		      size_t *slot_out)
 {
@@ -99,6 +64,11 @@ static int64_t lookup(const struct pp_intern *t, const void *key, uint32_t len, 
 	}
 }
 
+static uint32_t key_hash(const struct pp_intern *t, const void *key, size_t len)
+{
+	return (uint32_t)perfdata_hash(t->seed, key, len);
+}
+
 static int grow_slots(struct pp_intern *t)
 {
 	size_t n = t->nr_slots ? t->nr_slots * 2 : 64;
@@ -106,6 +76,8 @@ static int grow_slots(struct pp_intern *t)
 
 	if (!slots)
 		return -ENOMEM;
+	if (!t->nr_slots)
+		t->seed = perfdata_hash_seed();	/* before the first key is hashed */
 	for (size_t id = 0; id < t->nr; id++) {
 		size_t i = t->entries[id].hash & (n - 1);
 
@@ -144,7 +116,7 @@ static uint8_t *store_key(struct pp_intern *t, const void *key, size_t len)
 
 int64_t pp_intern_put(struct pp_intern *t, const void *key, size_t len, bool *added)
 {
-	uint32_t hash = (uint32_t)pp_hash(key, len);
+	uint32_t hash;
 	size_t slot;
 	int64_t id;
 
@@ -158,6 +130,7 @@ int64_t pp_intern_put(struct pp_intern *t, const void *key, size_t len, bool *ad
 		if (err)
 			return err;
 	}
+	hash = key_hash(t, key, len);
 	id = lookup(t, key, len, hash, &slot);
 	if (id >= 0)
 		return id;
@@ -189,7 +162,7 @@ int64_t pp_intern_find(const struct pp_intern *t, const void *key, size_t len)
 
 	if (!t->nr_slots || len >= UINT32_MAX)
 		return -ENOENT;
-	return lookup(t, key, len, (uint32_t)pp_hash(key, len), &slot);
+	return lookup(t, key, len, key_hash(t, key, len), &slot);
 }
 
 const void *pp_intern_get(const struct pp_intern *t, uint32_t id, size_t *len)

@@ -10,7 +10,9 @@
  * pp_intern_get() stays valid until pp_intern_free().
  *
  * Memory: the keys (in 64 KiB+ arena chunks), 16 bytes per entry and an
- * open-addressing index of at most 2 slots per entry.
+ * open-addressing index of at most 2 slots per entry. Keys are hashed with
+ * a per-table random seed (perfdata/hash.h), so keys chosen in a file
+ * cannot be made to collide.
  */
 #ifndef TOOLS_PPROF_INTERN_H
 #define TOOLS_PPROF_INTERN_H
@@ -32,6 +34,7 @@ struct pp_intern {
 	size_t nr, cap;
 	uint32_t *slots;	/* entry index + 1; 0 = empty */
 	size_t nr_slots;	/* power of two */
+	uint64_t seed;		/* of the hash, drawn when the first key comes */
 	struct pp_intern_chunk *chunks;
 };
 
@@ -53,8 +56,5 @@ static inline size_t pp_intern_count(const struct pp_intern *t)
 {
 	return t->nr;
 }
-
-/* The hash used for keys (exposed for tests and for callers' own tables). */
-uint64_t pp_hash(const void *data, size_t len);
 
 #endif /* TOOLS_PPROF_INTERN_H */

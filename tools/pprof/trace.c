@@ -74,16 +74,41 @@ static int string(struct cursor *c, const char **s, const char *what)
 /* One event format file: libtraceevent wants a writable copy? no: const. */
 static int parse_format(struct cursor *c, const char *sys, const char *what)
 {
-	const uint8_t *buf;
+	static const char print_stub[] = "print fmt: \"\"\n";
+	const uint8_t *buf, *print;
 	uint64_t size;
+	size_t keep;
+	char *copy;
 	int err = num(c, 8, &size, what);
 
 	if (!err)
 		err = take(c, size, &buf, what);
 	if (err)
 		return err;
+	/*
+	 * Only the fields are used, never the "print fmt" line: libtraceevent's
+	 * parser of its expressions dereferences NULL on some malformed ones
+	 * (REC->x of a field x that does not exist, in 1.7). It gets an empty
+	 * print format instead, so no file can reach that code.
+	 */
+	print = memmem(buf, size, "\nprint fmt:", 11);
+	keep = print ? (size_t)(print - buf) + 1 : size;
+	/*
+	 * tracefs writes formats as printable ASCII; libtraceevent's tokenizer
+	 * crashes on some other bytes (a NUL inside a field line is a NULL
+	 * strcmp in 1.7). Such a format only loses its event.
+	 */
+	for (size_t i = 0; i < keep; i++)
+		if ((buf[i] < 0x20 && buf[i] != '\t' && buf[i] != '\n') || buf[i] >= 0x7f)
+			return 0;
+	copy = malloc(keep + sizeof(print_stub));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, buf, keep);
+	memcpy(copy + keep, print_stub, sizeof(print_stub));
 	/* A format the library does not understand only loses that event. */
-	tep_parse_event(c->tep, (const char *)buf, size, sys);
+	tep_parse_event(c->tep, copy, keep + sizeof(print_stub) - 1, sys);
+	free(copy);
 	return 0;
 }
 
@@ -219,10 +244,13 @@ static void copy_string(struct pp_trace_value *v, const uint8_t *p, size_t n)
 
 static void copy_hex(struct pp_trace_value *v, const uint8_t *p, size_t n)
 {
+	static const char digits[] = "0123456789abcdef";
 	size_t o = 0;
 
-	for (size_t i = 0; i < n && o + 3 < sizeof(v->str); i++)
-		o += snprintf(v->str + o, sizeof(v->str) - o, "%02x", p[i]);
+	for (size_t i = 0; i < n && o + 2 < sizeof(v->str); i++) {
+		v->str[o++] = digits[p[i] >> 4];
+		v->str[o++] = digits[p[i] & 15];
+	}
 	v->str[o] = 0;
 	v->is_str = true;
 }
