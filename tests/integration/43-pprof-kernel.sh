@@ -38,6 +38,24 @@ while read -r sym share; do
 	assert_range "$sym share difference" "$(awk -v a="$share" -v b="$p" 'BEGIN { d = a - b; print d < 0 ? -d : d }')" 0 1.5
 done <"$T/kshares.txt"
 
+# Every kernel address perf script names carries the same name in the
+# profile: addresses that several kallsyms lines share included (perf shows
+# the last of them, e.g. __x86_indirect_thunk_rax, not _array).
+run_clean "$T/kscript.txt" perf script -i "$T/perf.data" -F ip,sym
+awk 'length($1) == 16 && $1 ~ /^ffff/ && NF == 2 { print $1, $2 }' "$T/kscript.txt" | sort -u >"$T/perf_names.txt"
+awk '/^Locations/ { on = 1; next } on && $2 ~ /^0xffff/ && $3 ~ /^M=/ { sub(/^0x/, "", $2); print $2, $4 }' \
+	"$T/raw.txt" | sort -u >"$T/pprof_names.txt"
+awk 'NR == FNR { name[$1] = $2; next }
+	{ n++; if (!($1 in name)) { miss++; if (miss < 5) print "not in the profile: " $0 }
+	  else if (name[$1] != $2) { bad++; if (bad < 5) print $1 ": perf " $2 ", pprof " name[$1] } }
+	END { printf "kernel addresses compared with perf script: %d, missing %d, named differently %d\n", n, miss, bad
+	      exit !(n > 0 && miss + bad == 0) }' "$T/pprof_names.txt" "$T/perf_names.txt" ||
+	fail "kernel frames are named differently from perf"
+# How many of them are in functions whose start kallsyms gives several
+# names (shown, not asserted: which kernel functions run depends on the kernel).
+awk 'NR == FNR { c[$1]++; a[$3] = $1; next } ($2 in a) && c[a[$2]] > 1 { n++ }
+	END { print "of them in functions with aliases: " n + 0 }' /proc/kallsyms "$T/perf_names.txt"
+
 # The kernel mapping and its build-id.
 kbid=$(awk '$2 == "[kernel.kallsyms]" { print $1 }' "$T/buildids.txt")
 [ -n "$kbid" ] || fail "perf buildid-list has no kernel build-id"
