@@ -7,7 +7,7 @@ set -eu
 mode=${1:-build}
 build_pkgs="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
 libtraceevent-dev pkg-config"
-test_pkgs="libcriterion-dev linux-perf golang-go hotspot binutils dwz libc6-dbg"
+test_pkgs="libcriterion-dev linux-perf golang-go hotspot binutils dwz libc6-dbg bsdutils"
 
 pkgs=$build_pkgs
 [ "$mode" = test ] && pkgs="$build_pkgs $test_pkgs"

@@ -57,13 +57,12 @@ echo "samples: perf script $n_script, bpfrec $n_ours"
 [ "$n_script" = "$n_ours" ] || fail "perf script sees $n_script samples, bpfrec said $n_ours"
 assert_range samples "$n_script" 700 4000
 parser=/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser
-if [ -x "$parser" ]; then
-	timeout 60 "$parser" --input perf.data --print-stats >"$T/hotspot.txt" 2>&1 ||
-		{ cat "$T/hotspot.txt"; fail "hotspot-perfparser failed"; }
-	n_hotspot=$(sed -n 's/^samples: //p' "$T/hotspot.txt")
-	[ "$n_hotspot" = "$n_script" ] || fail "hotspot counts $n_hotspot samples, perf script $n_script"
-	assert_grep '^samples time violations: 0' "$T/hotspot.txt"
-fi
+[ -x "$parser" ] || fail "$parser is not installed: run 'sh tools/deps.sh test' (Debian package hotspot)"
+timeout 60 "$parser" --input perf.data --print-stats >"$T/hotspot.txt" 2>&1 ||
+	{ cat "$T/hotspot.txt"; fail "hotspot-perfparser failed"; }
+n_hotspot=$(sed -n 's/^samples: //p' "$T/hotspot.txt")
+[ "$n_hotspot" = "$n_script" ] || fail "hotspot counts $n_hotspot samples, perf script $n_script"
+assert_grep '^samples time violations: 0' "$T/hotspot.txt"
 
 # The fixture's build-id is in the file.
 want=$(readelf -n "$FIX/rec_work" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')

@@ -7,8 +7,8 @@
 # and recordings by `bpfrec record` itself, file and pipe. The profile's
 # Time must be when the program ran (CLOCK_DATA, else the file's mtime).
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 started=$(date +%s)
 
@@ -76,7 +76,7 @@ flat_of() { awk -v s="$2" '$6 == s { sub(/%/, "", $2); print $2 }' "$1"; }
 
 # ---- files written by bpfrec's perfdata writer ----
 SYNTH=$BUILD/tests/tools/perfdata-synth
-[ -x "$SYNTH" ] || { echo "ok (perfdata-synth not built: make unit-bins)"; exit 0; }
+[ -x "$SYNTH" ] || fail "$SYNTH is not built: run 'make fixtures'"
 stacks=("600:u:leaf_a,u:work,u:main" "300:u:leaf_b,u:work,u:main"
 	"100:k:ksys_write,k:do_syscall_64,u:leaf_c,u:work,u:main")
 "$SYNTH" -o "$T/synth.data" --elf "$FIX/pp_shares" --lost 7 "${stacks[@]}" || fail "perfdata-synth failed"
@@ -114,7 +114,7 @@ echo "killed recorder: perf script $n_killed samples, profile $n_prof"
 	fail "killed recorder's file: profile $n_prof, perf $n_killed"
 
 # ---- recordings by bpfrec record ----
-[ "$(id -u)" = 0 ] || { echo "ok (bpfrec record needs root: not checked)"; exit 0; }
+need_root
 started=$(date +%s)
 "$BPFREC" record -q -g -o "$T/b.data" -- "$FIX/pp_shares" >/dev/null 2>"$T/brec.err" ||
 	{ cat "$T/brec.err" >&2; fail "bpfrec record failed"; }

@@ -3,8 +3,8 @@
 # is also kept in a file so perf report reads the very same data; shares
 # and sample count must agree with it. Then a live pipe end to end.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
 flat_share() {

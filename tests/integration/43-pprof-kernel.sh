@@ -4,8 +4,8 @@
 # the same shares as perf report, under a [kernel.kallsyms] mapping that
 # carries the kernel's build-id.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 [ "$(awk '$3 == "ksys_write" { print $1; exit }' /proc/kallsyms)" != "" ] || skip "no ksys_write in kallsyms"
 awk '$3 == "ksys_write" { exit ($1 ~ /^0+$/) }' /proc/kallsyms || skip "kallsyms addresses are hidden (kptr_restrict)"
 export HOME=$T PPROF_TMPDIR=$T

@@ -4,8 +4,8 @@
 # comm / perf script split the samples; --pid, --tid and --comm must keep
 # exactly the samples of that process.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
 perf record -q -e cpu-clock -g --sample-cpu -o "$T/perf.data" -- \

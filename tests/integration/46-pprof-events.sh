@@ -3,8 +3,8 @@
 # each with its own sample types and exactly its event's samples and
 # periods; --event picks one into -o; an unknown --event is an error.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
 perf record -q -e cpu-clock -e 'page-faults/period=1/' -g -o "$T/perf.data" -- "$FIX/pp_shares" 0.5 \

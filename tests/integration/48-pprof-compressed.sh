@@ -3,8 +3,8 @@
 # (file and pipe). The profile must hold every sample with perf report's
 # shares; a corrupt compressed record is a one-line error, not a short profile.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
 perf record -q -z -e cpu-clock -g -o "$T/z.data" -- "$FIX/pp_shares" 0.5 2>"$T/rec.err" ||

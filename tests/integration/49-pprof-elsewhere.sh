@@ -7,9 +7,9 @@
 # build-ids from which a backend (here addr2line) finds the same functions.
 # Also --kallsyms with a copy.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
-command -v objcopy >/dev/null || skip "needs objcopy (binutils)"
+need_tool perf linux-perf
+need_tool go golang-go
+need_tool objcopy binutils
 export PPROF_TMPDIR=$T
 
 mkdir -p "$T/bin" "$T/home" "$T/empty"

@@ -10,6 +10,11 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root (BPF)"; }
+# need_tool CMD PACKAGE: a missing tool is a failure (tools/deps.sh installs it).
+need_tool() {
+	command -v "$1" >/dev/null ||
+		fail "$1 is not installed: run 'sh tools/deps.sh test' (Debian package $2)"
+}
 
 # run_clean OUT CMD...: run a reader; its stdout goes to OUT; anything on
 # stderr (a perf warning about our file) fails the test.
