@@ -52,7 +52,8 @@ kill -CONT $rec
 wait $rec || fail "bpfrec exited $? in the overflow run"
 cat "$T/lost.err"
 lost=$(sed -n 's/.*samples, \([0-9]*\) lost).*/\1/p' "$T/lost.err")
-assert_range lost "${lost:-0}" 100 100000000
+# How many depends on how much CPU rec_work got meanwhile: any loss will do.
+assert_range lost "${lost:-0}" 1 100000000
 assert_grep 'samples were lost \(ring buffer full\): raise -m or lower -F' "$T/lost.err"
 # perf warns about the loss itself, and must say nothing else.
 perf report -i lost.data --stdio --no-children >"$T/lost.txt" 2>"$T/perf.err" || fail "perf report failed"

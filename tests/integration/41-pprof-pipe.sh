@@ -32,7 +32,8 @@ done
 assert_range "leaf_a share" "$(flat_share "$T/top.txt" leaf_a)" 52 68
 n_perf=$(grep -c cpu-clock "$T/script.txt") n_prof=$(raw_samples "$T/raw.txt")
 echo "samples: perf script $n_perf, profile $n_prof"
-[ "$n_perf" -gt 1000 ] && [ "$n_perf" = "$n_prof" ] || fail "profile has $n_prof samples, perf $n_perf"
+assert_samples "perf record samples" "$n_perf" "$(fixture_cpu "$T/rec.err" pp_shares)" 4000
+[ "$n_perf" = "$n_prof" ] || fail "profile has $n_prof samples, perf $n_perf"
 assert_grep "^File: pp_shares$" "$T/top.txt" "pp_shares is the main binary"
 
 # 2. A live pipe: nothing but the stream, no seeking.

@@ -47,3 +47,17 @@ assert_range() {
 self_share() { # FILE SYMBOL
 	awk -v s="$2" '$NF == s && $1 ~ /%$/ { sub(/%/, "", $1); t += $1 } END { printf "%.2f\n", t + 0 }' "$1"
 }
+
+# fixture_cpu FILE NAME: the CPU seconds fixture NAME reported in FILE
+# ("NAME: cpu SECONDS s", tests/fixtures/cpu_budget.h); empty if it did not.
+fixture_cpu() { sed -n "s/^$2: cpu \([0-9.]*\) s\$/\1/p" "$1" | tail -n 1; }
+
+# assert_samples WHAT COUNT CPU_SECONDS HZ: a cpu-clock sample count is the
+# CPU time the fixture measured itself at HZ (within 15%), whatever the
+# machine's speed.
+assert_samples() {
+	[ -n "$3" ] || fail "$1: the fixture did not report its CPU time"
+	assert_range "$1 (fixture used $3 s of CPU, at $4 Hz)" "$2" \
+		"$(awk -v c="$3" -v f="$4" 'BEGIN { printf "%d", c * f * 0.85 }')" \
+		"$(awk -v c="$3" -v f="$4" 'BEGIN { printf "%d", c * f * 1.15 + 5 }')"
+}
