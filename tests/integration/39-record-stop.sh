@@ -80,5 +80,10 @@ cat "$T/fast.err"
 assert_grep "warning: -F $((max * 2)) is above kernel.perf_event_max_sample_rate; sampling at $max Hz" "$T/fast.err"
 run_clean "$T/evlist.txt" perf evlist -v -i fast.data
 assert_grep "sample_freq[^:]*: $max," "$T/evlist.txt" "the file does not say -F $max"
-run_clean "$T/cpus.txt" perf script -i fast.data -F cpu
+# Whether the reader keeps up with the kernel's maximum rate depends on the
+# machine and its load: perf may warn about lost samples, and nothing else.
+perf script -i fast.data -F cpu >"$T/cpus.txt" 2>"$T/cpus.err" || { cat "$T/cpus.err" >&2; fail "perf script failed"; }
+if grep -v -e '^Warning:$' -e '^Processed [0-9]* samples and lost [0-9.]*%!$' -e '^$' "$T/cpus.err"; then
+	fail "perf script warned about more than lost samples"
+fi
 [ "$(sort -u "$T/cpus.txt" | tr -d ' ')" = "[000]" ] || fail "-C 0 recorded other CPUs: $(sort -u "$T/cpus.txt" | tr '\n' ' ')"
