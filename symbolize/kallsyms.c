@@ -48,23 +48,66 @@ static int hexval(char c)
 	return -1;
 }
 
-/* Same address first; among aliases, the name to show first. */
+/* By address, then in file order (the order perf keeps aliases in). */
 static int ksym_cmp(const void *pa, const void *pb)
 {
 	const struct ksym *a = pa, *b = pb;
-	int order;
 
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
-	if (a->text != b->text)
-		return a->text ? -1 : 1;
-	order = sym_alias_cmp(a->type == 'w' || a->type == 'W', a->type >= 'A' && a->type <= 'Z',
-			      a->name,
-			      b->type == 'w' || b->type == 'W', b->type >= 'A' && b->type <= 'Z',
-			      b->name);
-	if (order)
-		return order;
 	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The symbols perf loads from kallsyms: text, weak, data and bss, not ARM's "$x". */
+static bool perf_loads(const struct ksym *s)
+{
+	return strchr("tTwWdDbB", s->type) && s->name[0] != '$';
+}
+
+static struct sym_alias ksym_alias(const struct ksym *s, bool sized)
+{
+	/* perf: only 'W' is weak; upper case is global, so 'w' is a local. */
+	return (struct sym_alias){ .name = s->name, .sized = sized, .weak = s->type == 'W',
+				   .global = s->type >= 'A' && s->type <= 'Z' && s->type != 'W' };
+}
+
+/*
+ * Move perf's choice among the aliases at syms[0..n) to syms[0], whose
+ * text flag then says whether the address is text at all. perf sizes
+ * kallsyms symbols by the next one it loaded, so of several at an address
+ * only the last it loaded is sized; sym_alias_replaces() decides the rest.
+ */
+static void pick_alias(struct ksym *syms, size_t n)
+{
+	size_t best = n, last = n;
+	bool text = false;
+
+	for (size_t i = 0; i < n; i++) {
+		text |= syms[i].text;
+		if (perf_loads(&syms[i]))
+			last = i;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sym_alias a, b;
+
+		if (!perf_loads(&syms[i]))
+			continue;
+		if (best == n) {
+			best = i;
+			continue;
+		}
+		a = ksym_alias(&syms[best], best == last);
+		b = ksym_alias(&syms[i], i == last);
+		if (sym_alias_replaces(&a, &b))
+			best = i;
+	}
+	if (best != n && best != 0) {
+		struct ksym tmp = syms[0];
+
+		syms[0] = syms[best];
+		syms[best] = tmp;
+	}
+	syms[0].text = text && best != n;
 }
 
 /* One line "ADDR TYPE NAME[\t[MODULE]]", NUL-terminated in place. */
@@ -160,6 +203,12 @@ static int parse(struct kallsyms *ks, const char *path, size_t len)
 		s->text = is_text_type(s->type) && !(have_etext && !s->module && s->addr >= etext);
 	}
 	qsort(ks->syms, ks->nr, sizeof(*ks->syms), ksym_cmp);
+	for (size_t i = 0, j; i < ks->nr; i = j) {
+		for (j = i + 1; j < ks->nr && ks->syms[j].addr == ks->syms[i].addr; j++)
+			;
+		if (j - i > 1)
+			pick_alias(&ks->syms[i], j - i);
+	}
 	return 0;
 }
 

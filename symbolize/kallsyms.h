@@ -10,8 +10,10 @@
  * _etext are not text (init text there is freed after boot). The last
  * symbol of the table has no known size: it covers the rest of its page.
  * At one address several names may exist (_text, _stext, ...): lookups
- * return the one perf shows: non-weak before weak, global before local,
- * fewer leading underscores, then the longer name.
+ * return the one perf shows. perf loads t/T/w/W/d/D/b/B symbols and sizes
+ * each by the next one, so only the last of them at an address in file
+ * order has a size, and perf's rule (util.h, sym_alias_replaces()) picks
+ * it. The address is text when any of its symbols is.
  *
  * kallsyms_load() fails with -EPERM when every address is 0 (kptr_restrict
  * hides them from this user), -EINVAL for a malformed line, -errno when the

@@ -34,19 +34,44 @@ static bool is_code_symbol(const GElf_Sym *sym, GElf_Word shndx, const char *nam
 	return shndx != SHN_UNDEF && shndx != SHN_ABS && shndx != (GElf_Word)-1;
 }
 
-/* By address; among aliases, the name to show first. */
+/* By address, then in table order (the order perf keeps aliases in). */
 static int sym_cmp(const void *pa, const void *pb)
 {
 	const struct sym *a = pa, *b = pb;
-	int order;
 
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
-	order = sym_alias_cmp(a->bind == STB_WEAK, a->bind == STB_GLOBAL, a->name,
-			      b->bind == STB_WEAK, b->bind == STB_GLOBAL, b->name);
-	if (order)
-		return order;
 	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/*
+ * Move perf's choice among the aliases at syms[0..n) to syms[0]. perf
+ * gives a zero-sized ELF symbol the room up to the next symbol, so it stays
+ * zero-sized only when an alias follows it in table order.
+ */
+static void pick_alias(struct sym *syms, size_t n)
+{
+	size_t best = 0;
+
+	for (size_t i = 1; i < n; i++) {
+		struct sym_alias a = {
+			.name = syms[best].name, .sized = syms[best].size || best == n - 1,
+			.weak = syms[best].bind == STB_WEAK, .global = syms[best].bind == STB_GLOBAL,
+		};
+		struct sym_alias b = {
+			.name = syms[i].name, .sized = syms[i].size || i == n - 1,
+			.weak = syms[i].bind == STB_WEAK, .global = syms[i].bind == STB_GLOBAL,
+		};
+
+		if (sym_alias_replaces(&a, &b))
+			best = i;
+	}
+	if (best) {
+		struct sym tmp = syms[0];
+
+		syms[0] = syms[best];
+		syms[best] = tmp;
+	}
 }
 
 int symtab_load(Dwfl_Module *mod, struct symtab **out)
@@ -82,6 +107,12 @@ int symtab_load(Dwfl_Module *mod, struct symtab **out)
 	}
 	if (st->nr)
 		qsort(st->syms, st->nr, sizeof(*st->syms), sym_cmp);
+	for (size_t i = 0, j; i < st->nr; i = j) {
+		for (j = i + 1; j < st->nr && st->syms[j].addr == st->syms[i].addr; j++)
+			;
+		if (j - i > 1)
+			pick_alias(&st->syms[i], j - i);
+	}
 	*out = st;
 	return 0;
 }
@@ -113,10 +144,8 @@ const char *symtab_lookup(const struct symtab *st, uint64_t addr)
 	first = last;
 	while (first > 0 && st->syms[first - 1].addr == st->syms[last].addr)
 		first--;
-	/* Any alias that knows the size of the code at this address. */
-	for (size_t i = first; i <= last; i++)
-		if (st->syms[i].size > size)
-			size = st->syms[i].size;
+	/* The chosen alias's extent, as perf keeps only that one. */
+	size = st->syms[first].size;
 	if (size) {
 		if (addr - st->syms[first].addr >= size)
 			return NULL;

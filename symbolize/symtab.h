@@ -10,9 +10,11 @@
  * Kept: STT_FUNC, STT_GNU_IFUNC and STT_NOTYPE (assembly labels) symbols
  * defined in an allocated section; never data, ABS or undefined symbols.
  * A symbol covers [value, value + size), or up to the next symbol when its
- * size is 0. Among aliases at one address the name perf shows wins:
- * non-weak before weak, global before local, fewer leading underscores,
- * then the longer name. Names live as long as the module.
+ * size is 0. Among aliases at one address the one perf shows wins, by
+ * perf's rule (util.h, sym_alias_replaces()) over the aliases in table
+ * order, where a zero-sized alias counts as sized only when it is the last
+ * at its address; the winner's extent is the symbol's. Names live as long
+ * as the module.
  */
 #ifndef SYMBOLIZE_SYMTAB_H
 #define SYMBOLIZE_SYMTAB_H

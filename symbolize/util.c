@@ -97,24 +97,25 @@ static size_t leading_underscores(const char *s)
 	return n;
 }
 
-int sym_alias_cmp(bool weak_a, bool global_a, const char *name_a,
-		  bool weak_b, bool global_b, const char *name_b)
+bool sym_alias_replaces(const struct sym_alias *best, const struct sym_alias *cand)
 {
-	size_t ua, ub, la, lb;
+	size_t ub, uc, lb, lc;
 
-	if (weak_a != weak_b)
-		return weak_a ? 1 : -1;
-	if (global_a != global_b)
-		return global_a ? -1 : 1;
-	ua = leading_underscores(name_a);
-	ub = leading_underscores(name_b);
-	if (ua != ub)
-		return ua < ub ? -1 : 1;
-	la = strlen(name_a);
-	lb = strlen(name_b);
-	if (la != lb)
-		return la > lb ? -1 : 1;
-	return 0;
+	if (best->sized != cand->sized)
+		return cand->sized;
+	if (best->weak != cand->weak)
+		return best->weak;
+	if (best->global != cand->global)
+		return cand->global;
+	ub = leading_underscores(best->name);
+	uc = leading_underscores(cand->name);
+	if (ub != uc)
+		return uc < ub;
+	lb = strlen(best->name);
+	lc = strlen(cand->name);
+	if (lb != lc)
+		return lc > lb;
+	return !strncmp(best->name, "SyS", 3) || !strncmp(best->name, "compat_SyS", 10);
 }
 
 int elf_open_path(const char *path, int *fd, Elf **elf)

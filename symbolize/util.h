@@ -19,12 +19,29 @@ int read_whole_file(const char *path, char **buf, size_t *len);
 char *str_join(const char *first, ...) __attribute__((sentinel));
 
 /*
- * Which of two symbols at one address to show, as perf chooses: strong
- * before weak, global before local, fewer leading underscores, then the
- * longer name. < 0 when a wins, > 0 when b wins, 0 when nothing decides.
+ * One symbol among several at one address, as perf sees it when it picks
+ * the name to show (choose_best_symbol() in perf's util/symbol.c).
+ * sized: the symbol covers at least one byte once perf has fixed up the
+ * ends: an ELF st_size, or the distance to the next symbol perf loaded. A
+ * zero-sized symbol followed by an alias therefore stays zero-sized, and
+ * in /proc/kallsyms (no sizes at all) only the last alias in file order
+ * is sized.
  */
-int sym_alias_cmp(bool weak_a, bool global_a, const char *name_a,
-		  bool weak_b, bool global_b, const char *name_b);
+struct sym_alias {
+	const char *name;
+	bool sized;
+	bool weak;
+	bool global;
+};
+
+/*
+ * perf's rule for aliases, applied to them in table order: does cand
+ * replace best (the winner so far, earlier in the table)? In order: a sized
+ * symbol, a non-weak one, a global one, fewer leading underscores, the
+ * longer name; on a full tie best stays unless its name starts with "SyS"
+ * or "compat_SyS" (old syscall wrappers). One rule for kallsyms and ELF.
+ */
+bool sym_alias_replaces(const struct sym_alias *best, const struct sym_alias *cand);
 
 /* Open path read-only as an ELF file (libelf initialized): 0 with *fd and
  * *elf (release with elf_end() and close()), -EINVAL when it is not ELF, -errno. */

@@ -5,7 +5,7 @@
 # files give one error line and exit 1.
 . "$(dirname "$0")/lib.sh"
 
-command -v perf >/dev/null || skip "perf (linux-perf) is not installed"
+need_tool perf linux-perf
 need_root
 
 # A workload that burns CPU for a fraction of a second; how long does not matter.

@@ -52,7 +52,8 @@ kill -CONT $rec
 wait $rec || fail "bpfrec exited $? in the overflow run"
 cat "$T/lost.err"
 lost=$(sed -n 's/.*samples, \([0-9]*\) lost).*/\1/p' "$T/lost.err")
-assert_range lost "${lost:-0}" 100 100000000
+# How many depends on how much CPU rec_work got meanwhile: any loss will do.
+assert_range lost "${lost:-0}" 1 100000000
 assert_grep 'samples were lost \(ring buffer full\): raise -m or lower -F' "$T/lost.err"
 # perf warns about the loss itself, and must say nothing else.
 perf report -i lost.data --stdio --no-children >"$T/lost.txt" 2>"$T/perf.err" || fail "perf report failed"
@@ -79,5 +80,10 @@ cat "$T/fast.err"
 assert_grep "warning: -F $((max * 2)) is above kernel.perf_event_max_sample_rate; sampling at $max Hz" "$T/fast.err"
 run_clean "$T/evlist.txt" perf evlist -v -i fast.data
 assert_grep "sample_freq[^:]*: $max," "$T/evlist.txt" "the file does not say -F $max"
-run_clean "$T/cpus.txt" perf script -i fast.data -F cpu
+# Whether the reader keeps up with the kernel's maximum rate depends on the
+# machine and its load: perf may warn about lost samples, and nothing else.
+perf script -i fast.data -F cpu >"$T/cpus.txt" 2>"$T/cpus.err" || { cat "$T/cpus.err" >&2; fail "perf script failed"; }
+if grep -v -e '^Warning:$' -e '^Processed [0-9]* samples and lost [0-9.]*%!$' -e '^$' "$T/cpus.err"; then
+	fail "perf script warned about more than lost samples"
+fi
 [ "$(sort -u "$T/cpus.txt" | tr -d ' ')" = "[000]" ] || fail "-C 0 recorded other CPUs: $(sort -u "$T/cpus.txt" | tr '\n' ' ')"

@@ -7,8 +7,8 @@
 # and recordings by `bpfrec record` itself, file and pipe. The profile's
 # Time must be when the program ran (CLOCK_DATA, else the file's mtime).
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 started=$(date +%s)
 
@@ -54,7 +54,7 @@ done
 nsamples=$(grep -c cpu-clock "$T/script.txt")
 nprof=$(awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$T/raw.txt")
 echo "samples: perf script $nsamples, profile $nprof"
-[ "$nsamples" -gt 1000 ] || fail "only $nsamples samples recorded"
+assert_samples "perf record samples" "$nsamples" "$(fixture_cpu "$T/rec.err" pp_shares)" 4000
 [ "$nsamples" = "$nprof" ] || fail "profile has $nprof samples, perf script $nsamples"
 
 # Sample types, period type and the main binary with its recorded build-id.
@@ -76,7 +76,7 @@ flat_of() { awk -v s="$2" '$6 == s { sub(/%/, "", $2); print $2 }' "$1"; }
 
 # ---- files written by bpfrec's perfdata writer ----
 SYNTH=$BUILD/tests/tools/perfdata-synth
-[ -x "$SYNTH" ] || { echo "ok (perfdata-synth not built: make unit-bins)"; exit 0; }
+[ -x "$SYNTH" ] || fail "$SYNTH is not built: run 'make fixtures'"
 stacks=("600:u:leaf_a,u:work,u:main" "300:u:leaf_b,u:work,u:main"
 	"100:k:ksys_write,k:do_syscall_64,u:leaf_c,u:work,u:main")
 "$SYNTH" -o "$T/synth.data" --elf "$FIX/pp_shares" --lost 7 "${stacks[@]}" || fail "perfdata-synth failed"
@@ -114,7 +114,7 @@ echo "killed recorder: perf script $n_killed samples, profile $n_prof"
 	fail "killed recorder's file: profile $n_prof, perf $n_killed"
 
 # ---- recordings by bpfrec record ----
-[ "$(id -u)" = 0 ] || { echo "ok (bpfrec record needs root: not checked)"; exit 0; }
+need_root
 started=$(date +%s)
 "$BPFREC" record -q -g -o "$T/b.data" -- "$FIX/pp_shares" >/dev/null 2>"$T/brec.err" ||
 	{ cat "$T/brec.err" >&2; fail "bpfrec record failed"; }
@@ -132,7 +132,8 @@ assert_range "leaf_a share (bpfrec record)" "$(flat_of "$T/b.top" leaf_a)" 52 68
 n_perf=$(grep -c cpu-clock "$T/b.script")
 n_prof=$(awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$T/b.raw")
 echo "bpfrec record: perf script $n_perf samples, profile $n_prof"
-[ "$n_perf" -gt 1000 ] && [ "$n_perf" = "$n_prof" ] || fail "bpfrec record: profile $n_prof, perf $n_perf"
+assert_samples "bpfrec record samples" "$n_perf" "$(fixture_cpu "$T/brec.err" pp_shares)" 4000
+[ "$n_perf" = "$n_prof" ] || fail "bpfrec record: profile $n_prof, perf $n_perf"
 assert_grep "^File: pp_shares$" "$T/b.top" "pp_shares is the main binary"
 assert_grep "pp_shares $bid " "$T/b.raw" "the build-id bpfrec recorded"
 # bpfrec writes CLOCK_DATA: the profile's time is the first sample's.

@@ -3,8 +3,8 @@
 # is also kept in a file so perf report reads the very same data; shares
 # and sample count must agree with it. Then a live pipe end to end.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
 flat_share() {
@@ -32,7 +32,8 @@ done
 assert_range "leaf_a share" "$(flat_share "$T/top.txt" leaf_a)" 52 68
 n_perf=$(grep -c cpu-clock "$T/script.txt") n_prof=$(raw_samples "$T/raw.txt")
 echo "samples: perf script $n_perf, profile $n_prof"
-[ "$n_perf" -gt 1000 ] && [ "$n_perf" = "$n_prof" ] || fail "profile has $n_prof samples, perf $n_perf"
+assert_samples "perf record samples" "$n_perf" "$(fixture_cpu "$T/rec.err" pp_shares)" 4000
+[ "$n_perf" = "$n_prof" ] || fail "profile has $n_prof samples, perf $n_perf"
 assert_grep "^File: pp_shares$" "$T/top.txt" "pp_shares is the main binary"
 
 # 2. A live pipe: nothing but the stream, no seeking.

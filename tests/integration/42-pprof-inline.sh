@@ -3,8 +3,8 @@
 # Location with two Lines, innermost first (go tool pprof -raw), and the
 # time perf report gives outer_fn's symbol must be inlined_leaf's flat time.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
 perf record -q -e cpu-clock -g -o "$T/perf.data" -- "$FIX/pp_inline" 2>"$T/rec.err" ||

@@ -4,12 +4,12 @@
 # comm / perf script split the samples; --pid, --tid and --comm must keep
 # exactly the samples of that process.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
 perf record -q -e cpu-clock -g --sample-cpu -o "$T/perf.data" -- \
-	sh -c "'$FIX/pp_shares' 0.5 & '$FIX/pp_syscall' 2000000; wait" 2>"$T/rec.err" ||
+	sh -c "'$FIX/pp_shares' 0.5 & '$FIX/pp_syscall' 0.5; wait" 2>"$T/rec.err" ||
 	{ cat "$T/rec.err" >&2; fail "perf record failed"; }
 run_clean "$T/script.txt" perf script -i "$T/perf.data" -F comm,pid,tid,event
 pid=$(awk '$1 == "pp_shares" { sub(/\/.*/, "", $2); print $2; exit }' "$T/script.txt")

@@ -4,7 +4,7 @@
 # the input (and the offset, when there is one); no profile may be written,
 # no temporary file left, and an older profile of the same name survives.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
+need_tool perf linux-perf
 
 perf record -q -e cpu-clock -g -o "$T/good.data" -- "$FIX/pp_shares" 0.3 2>/dev/null ||
 	fail "perf record failed"

@@ -3,8 +3,8 @@
 # sched:sched_switch recording must give the same per-value counts as the
 # fields perf script decodes from the same file, in file and pipe mode.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
 # pp_ping and pp_pong each block in read(2) at every round trip.

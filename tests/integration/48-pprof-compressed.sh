@@ -3,8 +3,8 @@
 # (file and pipe). The profile must hold every sample with perf report's
 # shares; a corrupt compressed record is a one-line error, not a short profile.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
+need_tool perf linux-perf
+need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
 perf record -q -z -e cpu-clock -g -o "$T/z.data" -- "$FIX/pp_shares" 0.5 2>"$T/rec.err" ||
@@ -23,7 +23,8 @@ raw_samples() {
 }
 n_perf=$(grep -c cpu-clock "$T/script.txt") n_prof=$(raw_samples "$T/raw.txt")
 echo "samples: perf script $n_perf, profile $n_prof"
-[ "$n_perf" -gt 500 ] && [ "$n_perf" = "$n_prof" ] || fail "profile has $n_prof samples, perf $n_perf"
+assert_samples "perf record samples" "$n_perf" "$(fixture_cpu "$T/rec.err" pp_shares)" 4000
+[ "$n_perf" = "$n_prof" ] || fail "profile has $n_prof samples, perf $n_perf"
 for f in leaf_a leaf_b leaf_c; do
 	a=$(self_share "$T/report.txt" "$f")
 	b=$(awk -v s="$f" '$6 == s { sub(/%/, "", $2); print $2 }' "$T/top.txt")

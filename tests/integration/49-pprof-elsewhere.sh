@@ -7,9 +7,9 @@
 # build-ids from which a backend (here addr2line) finds the same functions.
 # Also --kallsyms with a copy.
 . "$TOP/tests/integration/lib.sh"
-command -v perf >/dev/null || skip "needs perf (linux-perf)"
-command -v go >/dev/null || skip "needs go tool pprof (golang-go)"
-command -v objcopy >/dev/null || skip "needs objcopy (binutils)"
+need_tool perf linux-perf
+need_tool go golang-go
+need_tool objcopy binutils
 export PPROF_TMPDIR=$T
 
 mkdir -p "$T/bin" "$T/home" "$T/empty"
@@ -92,7 +92,7 @@ assert_range "leaf_c share (addr2line on --no-symbolize)" "$(awk '$1 == "leaf_c"
 # --kallsyms with a copy of this machine's kallsyms names the kernel as /proc/kallsyms does.
 if awk '$3 == "_text" { exit ($1 ~ /^0+$/) }' /proc/kallsyms; then
 	cp /proc/kallsyms "$T/kallsyms"
-	perf record -q -e cpu-clock -g -o "$T/k.data" -- "$FIX/pp_syscall" 300000 2>/dev/null
+	perf record -q -e cpu-clock -g -o "$T/k.data" -- "$FIX/pp_syscall" 0.1 2>/dev/null
 	HOME=$T/empty "$BPFREC" pprof -q -i "$T/k.data" -o "$T/k1.pb.gz" || fail "conversion failed"
 	HOME=$T/empty "$BPFREC" pprof -q -i "$T/k.data" -o "$T/k2.pb.gz" --kallsyms "$T/kallsyms" ||
 		fail "--kallsyms conversion failed"

@@ -4,7 +4,7 @@
 # appears when stderr is redirected, with -q, or in pipe mode's stdout.
 . "$(dirname "$0")/lib.sh"
 need_root
-command -v script >/dev/null || skip "script(1) is not installed (bsdutils)"
+need_tool script bsdutils
 
 cd "$T"
 status_re='bpfrec record: [0-9]+\.[0-9]s  [0-9]+ samples/s  [0-9]+ lost  [0-9.]+ MB  [0-9]+ pids'

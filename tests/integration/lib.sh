@@ -10,6 +10,11 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root (BPF)"; }
+# need_tool CMD PACKAGE: a missing tool is a failure (tools/deps.sh installs it).
+need_tool() {
+	command -v "$1" >/dev/null ||
+		fail "$1 is not installed: run 'sh tools/deps.sh test' (Debian package $2)"
+}
 
 # run_clean OUT CMD...: run a reader; its stdout goes to OUT; anything on
 # stderr (a perf warning about our file) fails the test.
@@ -45,4 +50,18 @@ self_share() { # FILE SYMBOL
 # Children share (percent) of a symbol in `perf report --stdio --children -g none` output.
 children_of() { # FILE SYMBOL
 	awk -v s="$2" '$NF == s && $1 ~ /%$/ { sub(/%/, "", $1); print $1; exit }' "$1"
+}
+
+# fixture_cpu FILE NAME: the CPU seconds fixture NAME reported in FILE
+# ("NAME: cpu SECONDS s", tests/fixtures/cpu_budget.h); empty if it did not.
+fixture_cpu() { sed -n "s/^$2: cpu \([0-9.]*\) s\$/\1/p" "$1" | tail -n 1; }
+
+# assert_samples WHAT COUNT CPU_SECONDS HZ: a cpu-clock sample count is the
+# CPU time the fixture measured itself at HZ (within 15%), whatever the
+# machine's speed.
+assert_samples() {
+	[ -n "$3" ] || fail "$1: the fixture did not report its CPU time"
+	assert_range "$1 (fixture used $3 s of CPU, at $4 Hz)" "$2" \
+		"$(awk -v c="$3" -v f="$4" 'BEGIN { printf "%d", c * f * 0.85 }')" \
+		"$(awk -v c="$3" -v f="$4" 'BEGIN { printf "%d", c * f * 1.15 + 5 }')"
 }

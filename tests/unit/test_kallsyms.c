@@ -3,7 +3,8 @@
  * test_kallsyms.c - the kernel symbol table: a fake kallsyms written here
  * (unsorted, with aliases, data, end markers, modules and BPF programs),
  * broken and hidden (kptr_restrict) tables, the real /proc/kallsyms
- * compared with its own lines, and symbolize_kernel() on top of it.
+ * compared with the names perf derives from its lines (shared addresses
+ * included), and symbolize_kernel() on top of it.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -28,8 +29,22 @@ static const char fake_kallsyms[] =
 	"ffffffff81000300 T gamma\n"
 	"ffffffff81000400 D some_data\n"
 	"ffffffff81000500 T delta_long\n"
-	"ffffffff81000600 T _etext\n"
-	"ffffffff81000700 T init_after_etext\n"
+	/* Winners that are not last in file order, or that the old rule missed. */
+	"ffffffff81000600 T __x86_indirect_thunk_array\n"
+	"ffffffff81000600 T __x86_indirect_thunk_rax\n"
+	"ffffffff81000680 T __pi_thing\n"
+	"ffffffff81000680 T thing\n"
+	"ffffffff81000680 t ___thing_local\n"
+	"ffffffff81000700 t func_before_ro\n"
+	"ffffffff81000700 r func_ro_alias\n"
+	"ffffffff81000700 a func_abs_alias\n"
+	"ffffffff81000780 t $x\n"
+	"ffffffff81000780 T dollar_first\n"
+	"ffffffff81000780 t $d\n"
+	"ffffffff81000800 T text_then_data\n"
+	"ffffffff81000800 D data_at_text\n"
+	"ffffffff81000900 T _etext\n"
+	"ffffffff81000a00 T init_after_etext\n"
 	"ffffffffc0001100 t mod_func2\t[mymod]\n"
 	"ffffffffc0001000 t mod_func\t[mymod]\n"
 	"ffffffffc0002000 d mod_data\t[mymod]\n"
@@ -105,22 +120,34 @@ Test(kallsyms, fake_table_lookups, .init = make_tmpdir, .fini = cleanup)
 	struct kallsyms *ks = load_fake();
 
 	expect_none(ks, 0xffffffff80ffffffULL);	/* below the first symbol */
-	/* Aliases: fewest leading underscores wins over _text and _stext. */
+	/*
+	 * perf sizes kallsyms symbols by the next one it loads, so at a shared
+	 * address only the last it loads (t/T/w/W/d/D/b/B, no "$" names) has a
+	 * size, and a sized symbol beats every other rule.
+	 */
 	expect(ks, 0xffffffff81000000ULL, "text_begin", 0, NULL);
-	/* Global before local, even when the local one came first. */
+	/* The local alpha_local came first: the global alpha is last. */
 	expect(ks, 0xffffffff81000105ULL, "alpha", 5, NULL);
 	expect(ks, 0xffffffff81000250ULL, "beta", 0x50, NULL);
-	/* Non-weak before weak, though the weak name is longer. */
 	expect(ks, 0xffffffff81000300ULL, "gamma", 0, NULL);
 	expect(ks, 0xffffffff810003ffULL, "gamma", 0xff, NULL);
 	/* A data symbol ends the text before it and is not text itself. */
 	expect_none(ks, 0xffffffff81000400ULL);
 	expect_none(ks, 0xffffffff810004ffULL);
-	/* Same binding and underscores: the longer name. */
 	expect(ks, 0xffffffff810005ffULL, "delta_long", 0xff, NULL);
+	/* Same binding and underscores, shorter name: still the sized one. */
+	expect(ks, 0xffffffff81000610ULL, "__x86_indirect_thunk_rax", 0x10, NULL);
+	/* A local with three underscores after a global: the local is last. */
+	expect(ks, 0xffffffff81000680ULL, "___thing_local", 0, NULL);
+	/* perf does not load r or a symbols: the t before them is the last it loads. */
+	expect(ks, 0xffffffff81000701ULL, "func_before_ro", 1, NULL);
+	/* Nor ARM's "$x" mapping symbols. */
+	expect(ks, 0xffffffff81000790ULL, "dollar_first", 0x10, NULL);
+	/* perf loads data too: a data alias after the text is the name it shows. */
+	expect(ks, 0xffffffff81000800ULL, "data_at_text", 0, NULL);
 	/* _etext ends the kernel's text; text symbols past it do not count. */
-	expect_none(ks, 0xffffffff81000600ULL);
-	expect_none(ks, 0xffffffff81000710ULL);
+	expect_none(ks, 0xffffffff81000900ULL);
+	expect_none(ks, 0xffffffff81000a10ULL);
 	expect_none(ks, 0xffffffffa0000000ULL);
 	/* Modules: sorted in, bounded by their neighbours. */
 	expect(ks, 0xffffffffc0001010ULL, "mod_func", 0x10, "mymod");
@@ -142,7 +169,7 @@ Test(kallsyms, find_by_name, .init = make_tmpdir, .fini = cleanup)
 	cr_assert_eq(kallsyms_find(ks, "_text", &addr), 0);
 	cr_assert_eq(addr, 0xffffffff81000000ULL);
 	cr_assert_eq(kallsyms_find(ks, "_etext", &addr), 0);
-	cr_assert_eq(addr, 0xffffffff81000600ULL);
+	cr_assert_eq(addr, 0xffffffff81000900ULL);
 	cr_assert_eq(kallsyms_find(ks, "some_data", &addr), 0);
 	cr_assert_eq(addr, 0xffffffff81000400ULL);
 	cr_assert_eq(kallsyms_find(ks, "mod_func2", &addr), 0);
@@ -186,34 +213,42 @@ Test(kallsyms, malformed_tables, .init = make_tmpdir, .fini = cleanup)
 	cr_assert_eq(kallsyms_load(path, &ks), -ENOENT);
 }
 
-/* Lines of /proc/kallsyms as read here with sscanf. */
+/* Lines of /proc/kallsyms as read here with sscanf, and their place in the file. */
 struct ksline {
 	unsigned long long addr;
+	size_t line;
 	char type;
 	bool module;
 	char name[128];
 };
 
-/*
- * Every 97th core-kernel text symbol below _etext whose address no other
- * line shares (the core part of /proc/kallsyms is in address order).
- */
-static size_t sample_unique_text(struct ksline *out, size_t max, unsigned long long etext)
+static int ksline_cmp(const void *pa, const void *pb)
+{
+	const struct ksline *a = pa, *b = pb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+/* Every line of /proc/kallsyms, by address and, at one address, in file order. */
+static size_t read_proc_kallsyms(struct ksline **out)
 {
 	struct ksline *all = NULL;
-	size_t nr = 0, cap = 0, n = 0, seen = 0;
+	size_t nr = 0, cap = 0;
 	char line[512], name[256], extra[256];
 	FILE *f = fopen("/proc/kallsyms", "r");
 
 	cr_assert(f);
 	while (fgets(line, sizeof(line), f)) {
-		struct ksline k = { 0 };
+		struct ksline k = { .line = nr };
 		int fields = sscanf(line, "%llx %c %255s %255s", &k.addr, &k.type, name, extra);
 
-		if (fields < 3 || strlen(name) >= sizeof(k.name))
-			continue;
+		cr_assert_geq(fields, 3, "kallsyms line: %s", line);
 		k.module = fields == 4;
-		snprintf(k.name, sizeof(k.name), "%s", name);
+		/* Too long for here: an empty name makes its address untestable. */
+		if (strlen(name) < sizeof(k.name))
+			snprintf(k.name, sizeof(k.name), "%s", name);
 		if (nr == cap) {
 			cap = cap ? 2 * cap : 4096;
 			all = realloc(all, cap * sizeof(*all));
@@ -222,26 +257,38 @@ static size_t sample_unique_text(struct ksline *out, size_t max, unsigned long l
 		all[nr++] = k;
 	}
 	fclose(f);
-	for (size_t i = 1; i + 1 < nr && n < max; i++) {
-		const struct ksline *k = &all[i];
+	qsort(all, nr, sizeof(*all), ksline_cmp);
+	*out = all;
+	return nr;
+}
 
-		if (k->module || !strchr("tTwW", k->type) || k->addr >= etext ||
-		    all[i - 1].addr == k->addr || all[i + 1].addr == k->addr)
-			continue;
-		if (seen++ % 97 == 0)
-			out[n++] = *k;
+/*
+ * The name perf shows at the address of run[0..n), derived from how perf
+ * reads kallsyms rather than from its alias rule: it loads t/T/w/W/d/D/b/B
+ * lines (no "$" names) and ends each symbol at the next one it loaded, so
+ * the last of them in file order is the only one with a size, and a sized
+ * symbol beats any unsized one. NULL when no text line is there.
+ */
+static const char *perf_name(const struct ksline *run, size_t n)
+{
+	const char *name = NULL;
+	bool text = false;
+
+	for (size_t i = 0; i < n; i++) {
+		text |= strchr("tTwW", run[i].type) != NULL;
+		if (strchr("tTwWdDbB", run[i].type) && run[i].name[0] != '$')
+			name = run[i].name;
 	}
-	free(all);
-	return n;
+	return text ? name : NULL;
 }
 
 Test(kallsyms, real_proc_kallsyms)
 {
-	static struct ksline lines[400];
 	struct kallsyms *ks = NULL;
+	struct ksline *lines = NULL;
 	uint64_t ksys_write, text, etext, off;
-	const char *name, *module;
-	size_t n;
+	const char *name, *module, *want;
+	size_t nr, shared = 0, unique = 0, seen = 0;
 	int err;
 
 	err = kallsyms_load(NULL, &ks);
@@ -260,15 +307,34 @@ Test(kallsyms, real_proc_kallsyms)
 	cr_assert_null(module);
 	/* Past the end of the kernel's text: nothing, though init text is there. */
 	cr_assert_eq(kallsyms_lookup(ks, etext + 0x10, &name, &off, NULL), -ENOENT);
-	/* A sample of the table, read here with sscanf, found at their addresses. */
-	n = sample_unique_text(lines, sizeof(lines) / sizeof(lines[0]), etext);
-	cr_assert_gt(n, 50, "only %zu usable lines in /proc/kallsyms", n);
-	for (size_t i = 0; i < n; i++) {
-		cr_assert_eq(kallsyms_lookup(ks, lines[i].addr, &name, &off, NULL), 0, "%s",
-			     lines[i].name);
-		cr_assert_str_eq(name, lines[i].name);
+	/*
+	 * The table read here with sscanf: at EVERY address of the core
+	 * kernel's text that several lines share, and at every 97th other
+	 * one, the name is the one perf shows.
+	 */
+	nr = read_proc_kallsyms(&lines);
+	for (size_t i = 0, j; i < nr; i = j) {
+		bool testable = !lines[i].module && lines[i].addr >= text && lines[i].addr < etext;
+
+		for (j = i + 1; j < nr && lines[j].addr == lines[i].addr; j++)
+			testable &= !lines[j].module;
+		for (size_t k = i; k < j; k++)
+			testable &= lines[k].name[0] != '\0';
+		want = perf_name(&lines[i], j - i);
+		if (!testable || !want || (j - i == 1 && seen++ % 97))
+			continue;
+		cr_assert_eq(kallsyms_lookup(ks, lines[i].addr, &name, &off, NULL), 0, "%s", want);
+		cr_assert_str_eq(name, want, "at %#llx", lines[i].addr);
 		cr_assert_eq(off, 0);
+		if (j - i > 1)
+			shared++;
+		else
+			unique++;
 	}
+	free(lines);
+	/* x86-64 kernels share at least _text's address (startup_64, _stext...). */
+	cr_assert_gt(shared, 0, "no shared addresses in /proc/kallsyms");
+	cr_assert_gt(unique, 50, "only %zu usable lines in /proc/kallsyms", unique);
 	kallsyms_free(ks);
 }
 

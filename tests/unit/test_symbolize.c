@@ -682,6 +682,70 @@ Test(symbolize, symbol_table_without_dwarf, .init = make_tmpdir, .fini = cleanup
 	symbolizer_free(s);
 }
 
+/*
+ * Aliases in an ELF symbol table, where the name perf shows is not the last
+ * one (locals keep their order in .symtab). perf ends a zero-sized symbol
+ * at the next one, so a_zero stays empty while ___a_last (last at its
+ * address) gets a size: __a_sized wins by size over a_zero, then by fewer
+ * underscores over ___a_last. At c_*, both sized: the longer name.
+ */
+static const char alias_asm[] =
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.type __a_sized, @function\n"
+	"__a_sized:\n"
+	"	.type a_zero, @function\n"
+	"a_zero:\n"
+	"	.type ___a_last, @function\n"
+	"___a_last:\n"
+	"	.fill 16, 1, 0x90\n"
+	"	.size __a_sized, 16\n"
+	"	.p2align 4\n"
+	"	.type c_first_long, @function\n"
+	"c_first_long:\n"
+	"	.type c_short, @function\n"
+	"c_short:\n"
+	"	.fill 16, 1, 0x90\n"
+	"	.size c_first_long, 16\n"
+	"	.size c_short, 16\n"
+	"	.globl end_marker\n"
+	"	.type end_marker, @function\n"
+	"end_marker:\n"
+	"	ret\n"
+	"	.size end_marker, 1\n";
+
+Test(symbolize, elf_aliases_as_perf_chooses, .init = make_tmpdir, .fini = cleanup)
+{
+	/* nm -S lists sized symbols only: the address comes from the sized one. */
+	static const struct {
+		const char *at, *want;
+	} cases[] = { { "__a_sized", "__a_sized" }, { "c_short", "c_first_long" } };
+	const char *src = tmp("alias.s"), *lib = tmp("libalias.so");
+	struct symbolizer *s;
+	struct sym_mapping m;
+	struct sym_result r;
+	uint64_t value, size;
+	FILE *f = fopen(src, "w");
+
+	cr_assert(f);
+	fputs(alias_asm, f);
+	fclose(f);
+	run("cc -shared -nostdlib -o '%s' '%s'", lib, src);
+	isolate_home();
+	s = new_symbolizer(tmp("debug"), false);
+	m = text_mapping(lib, 0x7f0000000000ULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		nm_symbol(lib, cases[i].at, &value, &size);
+		for (uint64_t a = value; a < value + 16; a++) {
+			cr_assert_eq(symbolize_user(s, &m, 0x7f0000000000ULL + a, &r), 0);
+			cr_assert_eq(r.nr_frames, 1);
+			cr_assert_str_eq(r.frames[0].function, cases[i].want, "%s+%#llx",
+					 cases[i].at, (unsigned long long)(a - value));
+		}
+	}
+	symbolizer_free(s);
+}
+
 Test(symbolize, debuglink_to_another_build_is_ignored, .init = make_tmpdir, .fini = cleanup)
 {
 	const char *bin = make_stripped(true);
