@@ -48,6 +48,7 @@
 #include "recorder/rotate.h"
 #include "recorder/offcpu.h"
 #include "recorder/session.h"
+#include "recorder/sideband.h"
 #include "recorder/tasks.h"
 
 #include "bpf/profile.h"
@@ -94,6 +95,7 @@ struct record_session {
 	struct profile *skel;
 	struct offcpu_tracer *offcpu;	/* --off-cpu */
 	struct ring_buffer *rb;
+	struct sideband *sideband;	/* NULL: processes are described from /proc only */
 	int epfd;
 	int nr_possible_cpus;
 
@@ -621,6 +623,14 @@ static int load_bpf(struct record_session *s)
 	err = ring_buffer__add(s->rb, bpf_map__fd(skel->maps.task_events), on_ring_record, s);
 	if (err)
 		return fail(s, err, "cannot map the task ring buffer: %s", strerror(-err));
+	/*
+	 * The kernel's mmap and exec reports: without them a process that
+	 * exits before its maps are read keeps raw addresses, so go on.
+	 */
+	err = sideband_new(s->cpus, s->nr_cpus, &s->batch, &s->sideband);
+	if (err)
+		warn(s, "cannot open the mmap side-band events (%s): processes that exit "
+		     "quickly may keep unresolved addresses", strerror(-err));
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return fail(s, -errno, "epoll: %s", strerror(errno));
@@ -778,8 +788,15 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 		err = perfdata_writer_start(s->w);
 	if (!err)
 		err = kernel_maps_write(s->w, NULL, NULL, NULL);
-	if (!err)
-		err = task_tracker_new(s->w, NULL, &s->tracker);
+	if (!err) {
+		struct task_tracker_opts to = { .track_all = s->opts.system_wide };
+
+		err = task_tracker_new(s->w, &to, &s->tracker);
+	}
+	/* The command is in scope before it execs: its reports count. */
+	if (!err && s->child.pid && !s->opts.system_wide)
+		task_tracker_fork(s->tracker, (uint32_t)s->child.pid, (uint32_t)s->child.pid,
+				  (uint32_t)getpid());
 	if (!err)
 		err = describe_targets(s, describe_time);
 	if (!err)
@@ -906,6 +923,7 @@ static int write_task(struct record_session *s, const struct profile_task *t)
 
 	switch (t->hdr.kind) {
 	case PROFILE_KIND_FORK:
+		task_tracker_fork(s->tracker, t->hdr.pid, t->hdr.tid, t->ppid);
 		return perfdata_write_fork(s->w, &task, &sid);
 	case PROFILE_KIND_EXIT:
 		/* The last thread takes the whole process with it. */
@@ -930,6 +948,15 @@ static uint64_t read_stat(struct record_session *s, uint32_t key)
 	return sum;
 }
 
+/*
+ * After the BPF rings: every mmap before a sample just read is in the
+ * side-band buffer by now, so it goes into the same batch.
+ */
+static int consume_sideband(struct record_session *s)
+{
+	return s->sideband ? sideband_consume(s->sideband) : 0;
+}
+
 /* Write the batch as one time-sorted round, with the samples lost meanwhile. */
 static int flush_batch(struct record_session *s)
 {
@@ -948,6 +975,8 @@ static int flush_batch(struct record_session *s)
 
 		if (h->kind == PROFILE_KIND_SAMPLE)
 			err = write_sample(s, (const struct profile_sample *)h);
+		else if (sideband_record_ok(h, len))
+			err = sideband_apply(h, s->tracker);
 		else if (s->offcpu && offcpu_record_ok(h, len))
 			err = offcpu_write(s->offcpu, s->w, s->tracker, h);
 		else
@@ -971,6 +1000,8 @@ static int flush_batch(struct record_session *s)
 		err = offcpu_write_lost(s->offcpu, s->w, s->last_time);
 		wrote |= offcpu_lost(s->offcpu) != before;
 	}
+	/* Tasks that exited before this round have had their last samples. */
+	task_tracker_round_end(s->tracker);
 	if (!err && wrote)
 		err = perfdata_write_finished_round(s->w);
 	if (!err)
@@ -1108,6 +1139,9 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 		return fail(s, s->cb_err, "cannot keep up: %s", strerror(-s->cb_err));
 	if (err < 0 && err != BATCH_FULL)
 		return fail(s, err, "cannot read the ring buffer: %s", strerror(-err));
+	err = consume_sideband(s);
+	if (err)
+		return fail(s, err, "cannot keep up: %s", strerror(-err));
 
 	now = mono_ns();
 	if (now >= flush_due_ns(s) || batch_bytes(&s->batch) >= BATCH_MAX_BYTES) {
@@ -1164,6 +1198,11 @@ int record_session_stop(struct record_session *s)
 		n = ring_buffer__consume(s->rb);
 		if (s->cb_err)
 			n = s->cb_err;
+		if (n >= 0 || n == BATCH_FULL) {
+			err = consume_sideband(s);
+			if (err)
+				n = err;
+		}
 		err = flush_batch(s);
 		if (err) {
 			write_error(s, err);
@@ -1210,6 +1249,7 @@ void record_session_close(struct record_session *s)
 	task_tracker_free(s->tracker);
 	perfdata_writer_free(s->w);
 	ring_buffer__free(s->rb);
+	sideband_free(s->sideband);
 	offcpu_free(s->offcpu);
 	profile__destroy(s->skel);
 	if (s->epfd >= 0)
