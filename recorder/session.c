@@ -637,6 +637,12 @@ static int load_bpf(struct record_session *s)
 	ev.data.fd = ring_buffer__epoll_fd(s->rb);
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
 		return fail(s, -errno, "epoll: %s", strerror(errno));
+	/* A storm of mmaps filling its buffer half way wakes us before the timer. */
+	if (s->sideband) {
+		ev.data.fd = sideband_epoll_fd(s->sideband);
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+			return fail(s, -errno, "epoll: %s", strerror(errno));
+	}
 	if (s->opts.wake_fd >= 0) {
 		ev.data.fd = s->opts.wake_fd;
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->opts.wake_fd, &ev) < 0)
@@ -1121,7 +1127,7 @@ int record_session_switch_output(struct record_session *s)
 
 int record_session_poll(struct record_session *s, int timeout_ms)
 {
-	struct epoll_event evs[2];
+	struct epoll_event evs[3];
 	uint64_t now = mono_ns(), due;
 	int err;
 
@@ -1132,7 +1138,7 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 		timeout_ms = 0;
 	else if (timeout_ms < 0 || (uint64_t)timeout_ms > (due - now) / 1000000 + 1)
 		timeout_ms = (int)((due - now) / 1000000 + 1);
-	if (epoll_wait(s->epfd, evs, 2, timeout_ms) < 0 && errno != EINTR)
+	if (epoll_wait(s->epfd, evs, 3, timeout_ms) < 0 && errno != EINTR)
 		return fail(s, -errno, "epoll_wait: %s", strerror(errno));
 	err = ring_buffer__consume(s->rb);
 	if (s->cb_err)
@@ -1221,6 +1227,9 @@ int record_session_stop(struct record_session *s)
 		else if ((err = flush_batch(s)))
 			write_error(s, err);
 	}
+	if (sideband_lost(s->sideband))
+		warn(s, "%" PRIu64 " mmap reports were lost (a full side-band buffer): processes "
+		     "that exited early may keep unresolved addresses", sideband_lost(s->sideband));
 	err2 = perfdata_writer_finish(s->w);
 	if (err2 && !err)
 		err = write_error(s, err2);

@@ -68,6 +68,24 @@ static uint64_t u64_at(const void *base, size_t off)
 	return v;
 }
 
+/* A batch record of kind for the kernel record h (its trailer: pid, tid, time). */
+static struct sideband_rec *add_rec(struct sideband *sb, const struct perf_event_header *h,
+				    uint32_t kind, uint32_t cpu, size_t size)
+{
+	uint64_t time = u64_at(h, h->size - 8);
+	struct sideband_rec *r = batch_add(sb->batch, time, size);
+
+	if (!r)
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	r->hdr.kind = kind;
+	r->hdr.cpu = cpu;
+	r->hdr.time = time;
+	r->hdr.pid = u32_at(h, 8);
+	r->hdr.tid = u32_at(h, 12);
+	return r;
+}
+
 static int add_mmap2(struct sideband *sb, const struct perf_event_header *h, uint32_t cpu)
 {
 	size_t name_max = h->size - TRAILER_SIZE - MMAP2_FILENAME_OFF, name_len;
@@ -80,15 +98,9 @@ static int add_mmap2(struct sideband *sb, const struct perf_event_header *h, uin
 	name_len = strnlen(name, name_max);
 	if (name_len == name_max)
 		return 0;	/* not terminated: malformed */
-	r = batch_add(sb->batch, u64_at(h, h->size - 8), sizeof(*r) + name_len + 1);
+	r = add_rec(sb, h, SIDEBAND_KIND_MMAP, cpu, sizeof(*r) + name_len + 1);
 	if (!r)
 		return -ENOMEM;
-	memset(r, 0, sizeof(*r));
-	r->hdr.kind = SIDEBAND_KIND_MMAP;
-	r->hdr.cpu = cpu;
-	r->hdr.time = u64_at(h, h->size - 8);
-	r->hdr.pid = u32_at(h, 8);
-	r->hdr.tid = u32_at(h, 12);
 	r->start = u64_at(h, 16);
 	r->len = u64_at(h, 24);
 	r->pgoff = u64_at(h, 32);
@@ -98,21 +110,6 @@ static int add_mmap2(struct sideband *sb, const struct perf_event_header *h, uin
 	r->prot = prot;
 	r->flags = u32_at(h, 68);
 	memcpy(r->path, name, name_len + 1);
-	return 0;
-}
-
-static int add_exec(struct sideband *sb, const struct perf_event_header *h, uint32_t cpu)
-{
-	struct sideband_rec *r = batch_add(sb->batch, u64_at(h, h->size - 8), sizeof(*r));
-
-	if (!r)
-		return -ENOMEM;
-	memset(r, 0, sizeof(*r));
-	r->hdr.kind = SIDEBAND_KIND_EXEC;
-	r->hdr.cpu = cpu;
-	r->hdr.time = u64_at(h, h->size - 8);
-	r->hdr.pid = u32_at(h, 8);
-	r->hdr.tid = u32_at(h, 12);
 	return 0;
 }
 
@@ -126,7 +123,8 @@ static enum bpf_perf_event_ret on_record(void *ctx, int cpu, struct perf_event_h
 		err = add_mmap2(sb, h, (uint32_t)cpu);
 	else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
 		 h->size >= 16 + TRAILER_SIZE)
-		err = add_exec(sb, h, (uint32_t)cpu);
+		err = add_rec(sb, h, SIDEBAND_KIND_EXEC, (uint32_t)cpu, sizeof(struct sideband_rec)) ?
+		      0 : -ENOMEM;
 	else if (h->type == PERF_RECORD_LOST && h->size >= 24)
 		sb->lost += u64_at(h, 16);
 	if (err) {
@@ -204,6 +202,11 @@ int sideband_consume(struct sideband *sb)
 		sb->err = 0;
 	}
 	return n < 0 ? n : 0;
+}
+
+int sideband_epoll_fd(const struct sideband *sb)
+{
+	return perf_buffer__epoll_fd(sb->pb);
 }
 
 uint64_t sideband_lost(const struct sideband *sb)

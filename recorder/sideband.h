@@ -35,6 +35,8 @@ struct task_tracker;
 int sideband_new(const int *cpus, size_t nr_cpus, struct batch *b, struct sideband **out);
 /* Move everything the kernel reported so far into the batch. 0 or -errno. */
 int sideband_consume(struct sideband *sb);
+/* Readable when a buffer is half full: for the recorder's epoll set. */
+int sideband_epoll_fd(const struct sideband *sb);
 /* Reports lost to a full buffer. */
 uint64_t sideband_lost(const struct sideband *sb);
 void sideband_free(struct sideband *sb);
