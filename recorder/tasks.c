@@ -259,6 +259,7 @@ struct task_proc {
 	bool described;		/* COMM and MMAP2s are in the file */
 	bool complete;
 	bool exec_reported;	/* task_tracker_exec_begin() saw this image's exec */
+	bool execd;		/* this image began with an exec: its COMM says so */
 	uint64_t next_reread, reread_interval;
 	/* Pages (ip >> 12) found outside every mapping by the last re-reads. */
 	uint64_t unmapped[UNMAPPED_SLOTS];
@@ -899,7 +900,7 @@ static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_
 
 	if (tid == pid || !read_proc_comm(t, pid, main_comm))
 		snprintf(main_comm, sizeof(main_comm), "%s", comm);
-	err = thread_add(t, p, pid, main_comm, take_exec_pending(t, pid), time, cpu);
+	err = thread_add(t, p, pid, main_comm, take_exec_pending(t, pid) || p->execd, time, cpu);
 	if (!err && tid != pid)
 		err = thread_add(t, p, tid, comm, false, time, cpu);
 	if (err)
@@ -1154,7 +1155,7 @@ void task_tracker_exec_begin(struct task_tracker *t, uint32_t pid)
 		return;	/* described from /proc instead */
 	p->complete = true;
 	p->exec_reported = true;
-	exec_pending_add(t, pid);
+	p->execd = true;
 }
 
 void task_tracker_fork(struct task_tracker *t, uint32_t pid, uint32_t tid, uint32_t ppid)

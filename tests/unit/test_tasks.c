@@ -1011,6 +1011,19 @@ Test(tasks, reported_mapping_of_a_sampled_process_is_written_at_once)
 	assert_build_id(&recs[0], exe);
 }
 
+/* The exec flag survives any number of other processes' execs before the first sample. */
+Test(tasks, exec_flag_kept_per_process)
+{
+	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
+
+	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	for (uint32_t pid = 8000; pid < 8200; pid++)
+		task_tracker_exec_begin(tt, pid);
+	cr_assert_eq(see(8000, 8000, "first", 1, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 8000, 8000, "first", true, 1, 0);
+}
+
 /* A child that never execs runs its parent's image. */
 Test(tasks, forked_child_inherits_its_parents_mappings)
 {
