@@ -291,7 +291,25 @@ struct task_tracker {
 	/* This process's vDSO build-id: the kernel maps the same image into every 64-bit process. */
 	uint8_t vdso_id[BUILDID_MAX];
 	size_t vdso_id_size;
+	struct task_tracker_denied denied;
 };
+
+static bool is_denial(int err)
+{
+	return err == -EACCES || err == -EPERM;
+}
+
+/* procmaps_read(), remembering a refusal: the caller goes on as if pid were gone. */
+static int read_maps(struct task_tracker *t, uint32_t pid, struct procmaps *pm)
+{
+	int err = procmaps_read(t->proc_root, pid, pm);
+
+	if (is_denial(err) && !t->denied.maps++) {
+		t->denied.maps_pid = pid;
+		t->denied.maps_err = err;
+	}
+	return err;
+}
 
 /* ---- files and their build-ids ------------------------------------------ */
 
@@ -345,7 +363,7 @@ static bool ends_with(const char *s, const char *suffix)
  * root), the path inside the process's root (other mount namespaces), the
  * path as printed.
  */
-static void read_build_id(const struct task_tracker *t, uint32_t pid,
+static void read_build_id(struct task_tracker *t, uint32_t pid,
 			  const struct procmaps_entry *e, struct task_file *f)
 {
 	char path[PATH_MAX];
@@ -365,6 +383,8 @@ static void read_build_id(const struct task_tracker *t, uint32_t pid,
 	if (snprintf(path, sizeof(path), "%s/%u/map_files/%lx-%lx", t->proc_root, pid,
 		     (unsigned long)e->start, (unsigned long)e->end) < (int)sizeof(path))
 		err = buildid_read_file(path, f->build_id, &size);
+	if (is_denial(err) && !t->denied.map_files++)
+		t->denied.map_files_err = err;
 	if (err && !ends_with(e->path, " (deleted)")) {
 		if (snprintf(path, sizeof(path), "%s/%u/root%s", t->proc_root, pid, e->path) <
 		    (int)sizeof(path))
@@ -912,7 +932,7 @@ static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_
 	 * What the kernel reported since the exec is exact as of this sample's
 	 * time; /proc is as of now, and gone for a process that already exited.
 	 */
-	if (p->complete || procmaps_read(t->proc_root, pid, &pm))
+	if (p->complete || read_maps(t, pid, &pm))
 		return write_known_maps(t, p, pid, time, cpu);
 	err = proc_set_maps(t, p, &pm, pid, time, cpu, true, &nr_new);
 	procmaps_release(&pm);
@@ -927,7 +947,7 @@ static int reread_maps(struct task_tracker *t, struct task_proc *p, uint32_t tid
 	size_t nr_new = 0;
 	int err = 0;
 
-	if (!procmaps_read(t->proc_root, p->e.key, &pm)) {
+	if (!read_maps(t, p->e.key, &pm)) {
 		err = proc_set_maps(t, p, &pm, tid, time, cpu, false, &nr_new);
 		procmaps_release(&pm);
 	}
@@ -954,7 +974,7 @@ static int comm_changed(struct task_tracker *t, struct task_proc *p, struct task
 	if (tid != pid)
 		return write_comm(t, pid, tid, comm, false, time, cpu);
 
-	readable = !procmaps_read(t->proc_root, pid, &pm);
+	readable = !read_maps(t, pid, &pm);
 	exec = !readable || maps_replaced(p, &pm);
 	err = write_comm(t, pid, tid, comm, exec, time, cpu);
 	if (exec) {
@@ -978,6 +998,11 @@ static int comm_changed(struct task_tracker *t, struct task_proc *p, struct task
 }
 
 /* ---- API ------------------------------------------------------------------------ */
+
+void task_tracker_denied(const struct task_tracker *t, struct task_tracker_denied *out)
+{
+	*out = t->denied;
+}
 
 int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *opts,
 		     struct task_tracker **out)

@@ -19,6 +19,7 @@
 #include <libelf.h>
 
 #include "symbolize/buildid.h"
+#include "symbolize/util.h"
 
 #define NOTE_ALIGN(x) (((x) + 3) & ~(size_t)3)
 
@@ -40,16 +41,9 @@ int buildid_read_file(const char *path, uint8_t id[BUILDID_MAX], size_t *size)
 	Elf *elf;
 	int fd, err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		err = -EINVAL;	/* not an ELF file */
-		goto out;
-	}
+	err = elf_open_path(path, &fd, &elf);
+	if (err)
+		return err;
 	len = dwelf_elf_gnu_build_id(elf, &bid);
 	if (len < 0)
 		err = -EINVAL;	/* malformed notes */
@@ -57,7 +51,6 @@ int buildid_read_file(const char *path, uint8_t id[BUILDID_MAX], size_t *size)
 		err = -ENOENT;
 	else
 		err = copy_id(bid, (size_t)len, id, size);
-out:
 	elf_end(elf);
 	close(fd);
 	return err;
