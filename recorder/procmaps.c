@@ -71,6 +71,17 @@ static bool is_anon_pseudo(const char *path)
 	       !strncmp(path, "[anon:", 6) || !strncmp(path, "[anon_shmem:", 12);
 }
 
+const char *procmaps_kept_name(const char *name, uint32_t prot)
+{
+	if (!(prot & PROT_EXEC))
+		return NULL;
+	if (*name == '\0' || !strcmp(name, PROCMAPS_ANON_NAME) || is_anon_pseudo(name))
+		return PROCMAPS_ANON_NAME;
+	if (*name == '[' && strcmp(name, "[vdso]"))
+		return NULL;	/* [vsyscall], [uprobes], ...: nothing perf can read */
+	return name;
+}
+
 int procmaps_parse_line(const char *line, struct procmaps_entry *e)
 {
 	const char *p = line;
@@ -107,16 +118,8 @@ int procmaps_parse_line(const char *line, struct procmaps_entry *e)
 	while (*p == ' ')
 		p++;
 
-	if (!(e->prot & PROT_EXEC))
-		return 0;
-	if (*p == '\0' || is_anon_pseudo(p)) {
-		e->path = PROCMAPS_ANON_NAME;
-		return 1;
-	}
-	if (*p == '[' && strcmp(p, "[vdso]"))
-		return 0;	/* [vsyscall], [uprobes], ...: nothing perf can read */
-	e->path = p;
-	return 1;
+	e->path = procmaps_kept_name(p, e->prot);
+	return e->path != NULL;
 }
 
 /* ---- a whole file ------------------------------------------------------- */

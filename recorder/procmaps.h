@@ -37,6 +37,13 @@ struct procmaps_entry {
 };
 
 /*
+ * The name under which a mapping of name (as the kernel prints it, in maps
+ * or in an MMAP2 record) with protection prot is kept: name itself,
+ * "//anon" or "[vdso]"; NULL when it is not kept.
+ */
+const char *procmaps_kept_name(const char *name, uint32_t prot);
+
+/*
  * Parse one line of a maps file (NUL-terminated, without its newline).
  * Returns 1 and fills e when the line is an executable mapping kept as
  * described above (e->path then points into line, or at a constant string),

@@ -48,6 +48,7 @@
 #include "recorder/rotate.h"
 #include "recorder/offcpu.h"
 #include "recorder/session.h"
+#include "recorder/sideband.h"
 #include "recorder/sysctl.h"
 #include "recorder/tasks.h"
 
@@ -99,6 +100,7 @@ struct record_session {
 	struct profile *skel;
 	struct offcpu_tracer *offcpu;	/* --off-cpu */
 	struct ring_buffer *rb;
+	struct sideband *sideband;	/* NULL: processes are described from /proc only */
 	int epfd;
 	int nr_possible_cpus;
 
@@ -679,12 +681,26 @@ static int load_bpf(struct record_session *s)
 	err = ring_buffer__add(s->rb, bpf_map__fd(skel->maps.task_events), on_ring_record, s);
 	if (err)
 		return fail(s, err, "cannot map the task ring buffer: %s", strerror(-err));
+	/*
+	 * The kernel's mmap and exec reports: without them a process that
+	 * exits before its maps are read keeps raw addresses, so go on.
+	 */
+	err = sideband_new(s->cpus, s->nr_cpus, &s->batch, &s->sideband);
+	if (err)
+		warn(s, "cannot open the mmap side-band events (%s): processes that exit "
+		     "quickly may keep unresolved addresses", strerror(-err));
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return fail(s, -errno, "epoll: %s", strerror(errno));
 	ev.data.fd = ring_buffer__epoll_fd(s->rb);
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
 		return fail(s, -errno, "epoll: %s", strerror(errno));
+	/* A storm of mmaps filling its buffer half way wakes us before the timer. */
+	if (s->sideband) {
+		ev.data.fd = sideband_epoll_fd(s->sideband);
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+			return fail(s, -errno, "epoll: %s", strerror(errno));
+	}
 	if (s->opts.wake_fd >= 0) {
 		ev.data.fd = s->opts.wake_fd;
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->opts.wake_fd, &ev) < 0)
@@ -852,8 +868,15 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 		err = perfdata_writer_start(s->w);
 	if (!err)
 		err = kernel_maps_write(s->w, &s->ktext, NULL, NULL);
-	if (!err)
-		err = task_tracker_new(s->w, NULL, &s->tracker);
+	if (!err) {
+		struct task_tracker_opts to = { .track_all = s->opts.system_wide };
+
+		err = task_tracker_new(s->w, &to, &s->tracker);
+	}
+	/* The command is in scope before it execs: its reports count. */
+	if (!err && s->child.pid && !s->opts.system_wide)
+		task_tracker_fork(s->tracker, (uint32_t)s->child.pid, (uint32_t)s->child.pid,
+				  (uint32_t)getpid());
 	if (!err)
 		err = describe_targets(s, describe_time);
 	if (!err)
@@ -980,6 +1003,7 @@ static int write_task(struct record_session *s, const struct profile_task *t)
 
 	switch (t->hdr.kind) {
 	case PROFILE_KIND_FORK:
+		task_tracker_fork(s->tracker, t->hdr.pid, t->hdr.tid, t->ppid);
 		return perfdata_write_fork(s->w, &task, &sid);
 	case PROFILE_KIND_EXIT:
 		/* The last thread takes the whole process with it. */
@@ -1002,6 +1026,15 @@ static uint64_t read_stat(struct record_session *s, uint32_t key)
 	for (int i = 0; i < s->nr_possible_cpus; i++)
 		sum += vals[i];
 	return sum;
+}
+
+/*
+ * After the BPF rings: every mmap before a sample just read is in the
+ * side-band buffer by now, so it goes into the same batch.
+ */
+static int consume_sideband(struct record_session *s)
+{
+	return s->sideband ? sideband_consume(s->sideband) : 0;
 }
 
 /*
@@ -1048,6 +1081,8 @@ static int flush_batch(struct record_session *s)
 
 		if (h->kind == PROFILE_KIND_SAMPLE)
 			err = write_sample(s, (const struct profile_sample *)h);
+		else if (sideband_record_ok(h, len))
+			err = sideband_apply(h, s->tracker);
 		else if (s->offcpu && offcpu_record_ok(h, len))
 			err = offcpu_write(s->offcpu, s->w, s->tracker, h);
 		else
@@ -1071,6 +1106,8 @@ static int flush_batch(struct record_session *s)
 		err = offcpu_write_lost(s->offcpu, s->w, s->last_time);
 		wrote |= offcpu_lost(s->offcpu) != before;
 	}
+	/* Tasks that exited before this round have had their last samples. */
+	task_tracker_round_end(s->tracker);
 	if (!err && wrote)
 		err = perfdata_write_finished_round(s->w);
 	if (!err)
@@ -1191,7 +1228,7 @@ int record_session_switch_output(struct record_session *s)
 
 int record_session_poll(struct record_session *s, int timeout_ms)
 {
-	struct epoll_event evs[2];
+	struct epoll_event evs[3];
 	uint64_t now = mono_ns(), due;
 	int err;
 
@@ -1202,13 +1239,16 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 		timeout_ms = 0;
 	else if (timeout_ms < 0 || (uint64_t)timeout_ms > (due - now) / 1000000 + 1)
 		timeout_ms = (int)((due - now) / 1000000 + 1);
-	if (epoll_wait(s->epfd, evs, 2, timeout_ms) < 0 && errno != EINTR)
+	if (epoll_wait(s->epfd, evs, 3, timeout_ms) < 0 && errno != EINTR)
 		return fail(s, -errno, "epoll_wait: %s", strerror(errno));
 	err = ring_buffer__consume(s->rb);
 	if (s->cb_err)
 		return fail(s, s->cb_err, "cannot keep up: %s", strerror(-s->cb_err));
 	if (err < 0 && err != BATCH_FULL)
 		return fail(s, err, "cannot read the ring buffer: %s", strerror(-err));
+	err = consume_sideband(s);
+	if (err)
+		return fail(s, err, "cannot keep up: %s", strerror(-err));
 
 	now = mono_ns();
 	if (now >= flush_due_ns(s) || batch_bytes(&s->batch) >= BATCH_MAX_BYTES) {
@@ -1265,6 +1305,11 @@ int record_session_stop(struct record_session *s)
 		n = ring_buffer__consume(s->rb);
 		if (s->cb_err)
 			n = s->cb_err;
+		if (n >= 0 || n == BATCH_FULL) {
+			err = consume_sideband(s);
+			if (err)
+				n = err;
+		}
 		err = flush_batch(s);
 		if (err) {
 			write_error(s, err);
@@ -1283,6 +1328,9 @@ int record_session_stop(struct record_session *s)
 		else if ((err = flush_batch(s)))
 			write_error(s, err);
 	}
+	if (sideband_lost(s->sideband))
+		warn(s, "%" PRIu64 " mmap reports were lost (a full side-band buffer): processes "
+		     "that exited early may keep unresolved addresses", sideband_lost(s->sideband));
 	err2 = perfdata_writer_finish(s->w);
 	if (err2 && !err)
 		err = write_error(s, err2);
@@ -1311,6 +1359,7 @@ void record_session_close(struct record_session *s)
 	task_tracker_free(s->tracker);
 	perfdata_writer_free(s->w);
 	ring_buffer__free(s->rb);
+	sideband_free(s->sideband);
 	offcpu_free(s->offcpu);
 	profile__destroy(s->skel);
 	if (s->epfd >= 0)

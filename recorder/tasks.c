@@ -54,6 +54,9 @@
 #define UNMAPPED_TTL_NS		(1000ull * 1000000)
 #define UNMAPPED_PAGE_SHIFT	12
 #define FILES_SWEEP_MIN		4096
+#define TT_MIN_BITS		8
+/* Mappings the kernel may report for a process before its first sample. */
+#define PENDING_MAX_MAPS	4096
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
@@ -66,6 +69,8 @@ struct lru_link {
 struct tt_entry {
 	struct tt_entry *hnext;
 	struct lru_link lru;	/* most recently seen first */
+	struct lru_link dead;	/* on the table's dead list once it exited */
+	uint64_t dead_round;	/* the round in which it exited */
 	uint32_t key;
 };
 
@@ -75,6 +80,8 @@ struct tt_table {
 	size_t count;
 	struct lru_link lru;	/* sentinel */
 	uint64_t seed;		/* of the hash (perfdata/hash.h) */
+	struct lru_link dead;	/* sentinel: exited entries, oldest last */
+	size_t nr_dead;
 };
 
 static void link_init(struct lru_link *l)
@@ -104,11 +111,13 @@ static size_t tt_bucket(const struct tt_table *t, uint32_t key)
 
 static int tt_init(struct tt_table *t)
 {
-	t->bits = 8;
+	t->bits = TT_MIN_BITS;
 	t->count = 0;
 	t->seed = perfdata_hash_seed();
+	t->nr_dead = 0;
 	t->buckets = calloc((size_t)1 << t->bits, sizeof(*t->buckets));
 	link_init(&t->lru);
+	link_init(&t->dead);
 	return t->buckets ? 0 : -ENOMEM;
 }
 
@@ -128,20 +137,28 @@ static void tt_touch(struct tt_table *t, struct tt_entry *e)
 	link_add_front(&t->lru, &e->lru);
 }
 
-/* Keep chains short: double the buckets when there are more entries. */
-static void tt_grow(struct tt_table *t)
+/*
+ * Keep chains short and the table no larger than its entries need: double
+ * the buckets when there are more entries than buckets, halve them when
+ * there are 4 times fewer (after a burst of processes has gone).
+ */
+static void tt_resize(struct tt_table *t)
 {
-	unsigned int old_bits = t->bits;
+	unsigned int old_bits = t->bits, bits = old_bits;
 	struct tt_entry **old = t->buckets, **nb;
 	size_t i;
 
-	if (t->count <= ((size_t)1 << t->bits) || t->bits >= 24)
+	if (t->count > ((size_t)1 << bits) && bits < 24)
+		bits++;
+	else if (t->count < ((size_t)1 << bits) / 4 && bits > TT_MIN_BITS)
+		bits--;
+	else
 		return;
-	nb = calloc((size_t)1 << (old_bits + 1), sizeof(*nb));
+	nb = calloc((size_t)1 << bits, sizeof(*nb));
 	if (!nb)
-		return;	/* longer chains, still correct */
+		return;	/* longer chains or a larger table, still correct */
 	t->buckets = nb;
-	t->bits = old_bits + 1;
+	t->bits = bits;
 	for (i = 0; i < ((size_t)1 << old_bits); i++) {
 		struct tt_entry *e = old[i], *next;
 
@@ -163,8 +180,9 @@ static void tt_insert(struct tt_table *t, struct tt_entry *e)
 	e->hnext = t->buckets[b];
 	t->buckets[b] = e;
 	link_add_front(&t->lru, &e->lru);
+	link_init(&e->dead);
 	t->count++;
-	tt_grow(t);
+	tt_resize(t);
 }
 
 static void tt_remove(struct tt_table *t, struct tt_entry *e)
@@ -176,7 +194,32 @@ static void tt_remove(struct tt_table *t, struct tt_entry *e)
 	if (*pp)
 		*pp = e->hnext;
 	link_del(&e->lru);
+	if (e->dead.next != &e->dead) {
+		link_del(&e->dead);
+		t->nr_dead--;
+	}
 	t->count--;
+}
+
+/* e exited in round: kept until the round after it ends (see task_tracker_round_end()). */
+static void tt_mark_dead(struct tt_table *t, struct tt_entry *e, uint64_t round)
+{
+	if (e->dead.next != &e->dead)
+		return;
+	e->dead_round = round;
+	link_add_front(&t->dead, &e->dead);
+	t->nr_dead++;
+}
+
+/* The exited entry that has waited longest, when it exited before round. */
+static struct tt_entry *tt_dead_before(const struct tt_table *t, uint64_t round)
+{
+	struct tt_entry *e;
+
+	if (t->dead.prev == &t->dead)
+		return NULL;
+	e = container_of(t->dead.prev, struct tt_entry, dead);
+	return e->dead_round < round ? e : NULL;
 }
 
 static struct tt_entry *tt_oldest(const struct tt_table *t)
@@ -209,8 +252,17 @@ struct task_map {
 struct task_proc {
 	struct tt_entry e;	/* key: pid */
 	struct lru_link threads;	/* its task_thread.sibling */
-	struct task_map *maps;	/* sorted by start, disjoint */
+	/*
+	 * Sorted by start, disjoint. Before the first sample (!described) the
+	 * mappings the kernel reported (task_tracker_mmap()), nothing written
+	 * yet; complete when they started with the exec of this image.
+	 */
+	struct task_map *maps;
 	size_t nr_maps;
+	bool described;		/* COMM and MMAP2s are in the file */
+	bool complete;
+	bool exec_reported;	/* task_tracker_exec_begin() saw this image's exec */
+	bool execd;		/* this image began with an exec: its COMM says so */
 	uint64_t next_reread, reread_interval;
 	/* Pages (ip >> 12) found outside every mapping by the last re-reads. */
 	uint64_t unmapped[UNMAPPED_SLOTS];
@@ -230,6 +282,8 @@ struct task_thread {
 
 struct task_tracker {
 	struct perfdata_writer *w;
+	bool track_all;
+	uint64_t round;		/* task_tracker_round_end() calls so far */
 	uint32_t exec_pending[EXEC_PENDING_SLOTS];
 	unsigned int exec_pending_next;
 	char *proc_root;
@@ -766,7 +820,6 @@ static bool read_proc_comm(const struct task_tracker *t, uint32_t pid, char comm
 	return comm[0] != '\0';
 }
 
-/* First sight of pid: COMMs for the process and the thread, then its mappings. */
 /* Was an exec of pid reported since it was last described? Forgets it. */
 static bool take_exec_pending(struct task_tracker *t, uint32_t pid)
 {
@@ -779,6 +832,85 @@ static bool take_exec_pending(struct task_tracker *t, uint32_t pid)
 	return false;
 }
 
+/* An MMAP2 for each mapping p already holds (those the kernel reported). */
+static int write_known_maps(struct task_tracker *t, struct task_proc *p, uint32_t tid,
+			    uint64_t time, uint32_t cpu)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < p->nr_maps && !err; i++)
+		err = write_mmap2(t, p->e.key, tid, &p->maps[i], time, cpu);
+	return err;
+}
+
+/*
+ * The kernel mapped e in p: keep it, sorted, cutting whatever it covers out
+ * of the mappings p already has (a mapping over another replaces it).
+ */
+static int maps_insert(struct task_tracker *t, struct task_proc *p,
+		       const struct procmaps_entry *e)
+{
+	struct task_map m = {
+		.start = e->start, .end = e->end, .pgoff = e->pgoff,
+		.prot = e->prot, .flags = e->flags,
+	};
+	struct task_map *maps;
+	bool placed = false;
+	size_t n = 0;
+
+	if (p->nr_maps >= PENDING_MAX_MAPS) {
+		p->complete = false;	/* /proc will have to tell */
+		return 0;
+	}
+	maps = calloc(p->nr_maps + 2, sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	m.file = file_get(t, p->e.key, e);
+	if (!m.file) {
+		free(maps);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		struct task_map o = p->maps[i];
+		unsigned int kept = 0;
+
+		if (o.end <= m.start) {
+			maps[n++] = o;
+			continue;
+		}
+		if (o.start < m.start) {	/* the part below m */
+			maps[n] = o;
+			maps[n++].end = m.start;
+			kept++;
+		}
+		if (!placed) {
+			maps[n++] = m;
+			placed = true;
+		}
+		if (o.start >= m.end) {
+			maps[n++] = o;
+			continue;
+		}
+		if (o.end > m.end) {		/* the part above m */
+			maps[n] = o;
+			maps[n].pgoff += m.end - o.start;
+			maps[n++].start = m.end;
+			kept++;
+		}
+		if (kept == 0)
+			file_put(o.file);
+		else if (kept == 2)
+			o.file->refs++;
+	}
+	if (!placed)
+		maps[n++] = m;
+	free(p->maps);
+	p->maps = maps;
+	p->nr_maps = n;
+	return 0;
+}
+
+/* First sight of pid: COMMs for the process and the thread, then its mappings. */
 static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_t tid,
 			    const char *comm, uint64_t time, uint32_t cpu)
 {
@@ -790,16 +922,20 @@ static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_
 
 	if (tid == pid || !read_proc_comm(t, pid, main_comm))
 		snprintf(main_comm, sizeof(main_comm), "%s", comm);
-	err = thread_add(t, p, pid, main_comm, take_exec_pending(t, pid), time, cpu);
+	err = thread_add(t, p, pid, main_comm, take_exec_pending(t, pid) || p->execd, time, cpu);
 	if (!err && tid != pid)
 		err = thread_add(t, p, tid, comm, false, time, cpu);
 	if (err)
 		return err;
 
 	p->next_reread = time + p->reread_interval;
-	/* A process already gone keeps its COMM and raw addresses. */
-	if (read_maps(t, pid, &pm))
-		return 0;
+	p->described = true;
+	/*
+	 * What the kernel reported since the exec is exact as of this sample's
+	 * time; /proc is as of now, and gone for a process that already exited.
+	 */
+	if (p->complete || read_maps(t, pid, &pm))
+		return write_known_maps(t, p, pid, time, cpu);
 	err = proc_set_maps(t, p, &pm, pid, time, cpu, true, &nr_new);
 	procmaps_release(&pm);
 	return err;
@@ -884,6 +1020,7 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 	t->w = w;
 	t->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
 	t->max_pids = opts && opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS;
+	t->track_all = opts && opts->track_all;
 	t->files_nbuckets = 256;
 	t->files_seed = perfdata_hash_seed();
 	t->files = calloc(t->files_nbuckets, sizeof(*t->files));
@@ -949,6 +1086,8 @@ int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const c
 		p = proc_new(t, pid);
 		if (!p)
 			return -ENOMEM;
+	}
+	if (!p->described) {
 		err = describe_process(t, p, tid, name, time, cpu);
 		if (err)
 			return err;
@@ -979,22 +1118,168 @@ void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid)
 {
 	struct tt_entry *e;
 
+	if (!pid)
+		return;
 	if (tid == pid) {
+		/*
+		 * Samples taken before the exit may still be in the next batch,
+		 * and the kernel samples the exit path itself: keep the process
+		 * for them (an entry for one never seen, too, so they do not
+		 * make one that would outlive it).
+		 */
 		e = tt_find(&t->procs, pid);
-		if (e)
-			proc_remove(t, proc_of(e));
+		if (!e) {
+			struct task_proc *p = proc_new(t, pid);
+
+			if (!p)
+				return;
+			e = &p->e;
+		}
+		tt_mark_dead(&t->procs, e, t->round);
 		return;
 	}
 	e = tt_find(&t->threads, tid);
 	if (e && thread_of(e)->proc->e.key == pid)
-		thread_remove(t, thread_of(e));
+		tt_mark_dead(&t->threads, e, t->round);
+}
+
+static void exec_pending_add(struct task_tracker *t, uint32_t pid)
+{
+	take_exec_pending(t, pid);	/* one slot per pid */
+	t->exec_pending[t->exec_pending_next++ % EXEC_PENDING_SLOTS] = pid;
 }
 
 void task_tracker_exec(struct task_tracker *t, uint32_t pid)
 {
+	struct tt_entry *e;
+
 	if (!pid)
 		return;
-	task_tracker_exit(t, pid, pid);
-	take_exec_pending(t, pid);	/* one slot per pid */
-	t->exec_pending[t->exec_pending_next++ % EXEC_PENDING_SLOTS] = pid;
+	e = tt_find(&t->procs, pid);
+	if (e && proc_of(e)->exec_reported) {
+		/* task_tracker_exec_begin() already started this image afresh. */
+		proc_of(e)->exec_reported = false;
+		return;
+	}
+	if (e)
+		proc_remove(t, proc_of(e));
+	exec_pending_add(t, pid);
+}
+
+void task_tracker_exec_begin(struct task_tracker *t, uint32_t pid)
+{
+	struct tt_entry *e;
+	struct task_proc *p;
+
+	if (!pid)
+		return;
+	e = tt_find(&t->procs, pid);
+	if (!e && !t->track_all)
+		return;	/* not a process in scope */
+	if (e)
+		proc_remove(t, proc_of(e));
+	p = proc_new(t, pid);
+	if (!p)
+		return;	/* described from /proc instead */
+	p->complete = true;
+	p->exec_reported = true;
+	p->execd = true;
+}
+
+void task_tracker_fork(struct task_tracker *t, uint32_t pid, uint32_t tid, uint32_t ppid)
+{
+	struct task_proc *p, *parent;
+	struct tt_entry *e;
+
+	if (!pid || tid != pid)
+		return;	/* a thread: its process is already known, or not */
+	/* A new process under a reused pid: nothing of the old one applies. */
+	e = tt_find(&t->procs, pid);
+	if (e)
+		proc_remove(t, proc_of(e));
+	p = proc_new(t, pid);
+	if (!p)
+		return;	/* its mmaps go unheard: /proc tells */
+	e = ppid != pid ? tt_find(&t->procs, ppid) : NULL;
+	parent = e ? proc_of(e) : NULL;
+	if (!parent || !parent->nr_maps || !(parent->described || parent->complete))
+		return;
+	/* A copy of the parent's address space: what a child that never execs runs. */
+	p->maps = calloc(parent->nr_maps, sizeof(*p->maps));
+	if (!p->maps)
+		return;
+	memcpy(p->maps, parent->maps, parent->nr_maps * sizeof(*p->maps));
+	p->nr_maps = parent->nr_maps;
+	for (size_t i = 0; i < p->nr_maps; i++)
+		p->maps[i].file->refs++;
+	p->complete = true;
+}
+
+int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
+		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu)
+{
+	struct procmaps_entry kept = *e;
+	struct tt_entry *te;
+	struct task_proc *p;
+	struct task_map *m;
+	int err;
+
+	kept.path = procmaps_kept_name(e->path, e->prot);
+	if (!pid || !kept.path || e->end <= e->start)
+		return 0;
+	te = tt_find(&t->procs, pid);
+	if (te) {
+		p = proc_of(te);
+	} else {
+		if (!t->track_all)
+			return 0;	/* not a process in scope */
+		p = proc_new(t, pid);
+		if (!p)
+			return -ENOMEM;
+	}
+	err = maps_insert(t, p, &kept);
+	if (err || !p->described)
+		return err;
+	/*
+	 * Already in the file (sampled in the middle of its exec, or a
+	 * dlopen): the mapping goes in now, before the samples that follow.
+	 */
+	m = map_find(p, kept.start);
+	if (!m || m->start != kept.start)
+		return 0;	/* over the bound: a re-read of /proc writes it */
+	return write_mmap2(t, pid, tid, m, time, cpu);
+}
+
+void task_tracker_round_end(struct task_tracker *t)
+{
+	struct tt_entry *e;
+
+	while ((e = tt_dead_before(&t->threads, t->round)))
+		thread_remove(t, thread_of(e));
+	while ((e = tt_dead_before(&t->procs, t->round)))
+		proc_remove(t, proc_of(e));
+	tt_resize(&t->procs);
+	tt_resize(&t->threads);
+	t->round++;
+}
+
+void task_tracker_stats(const struct task_tracker *t, struct task_tracker_stats *st)
+{
+	const struct lru_link *l;
+
+	memset(st, 0, sizeof(*st));
+	st->procs = t->procs.count;
+	st->threads = t->threads.count;
+	st->dead = t->procs.nr_dead + t->threads.nr_dead;
+	st->files = t->nr_files;
+	for (l = t->procs.lru.next; l != &t->procs.lru; l = l->next)
+		st->maps += proc_of(container_of(l, struct tt_entry, lru))->nr_maps;
+	st->bytes = sizeof(*t) + strlen(t->proc_root) + 1 +
+		    (((size_t)1 << t->procs.bits) + ((size_t)1 << t->threads.bits) +
+		     t->files_nbuckets) * sizeof(void *) +
+		    st->procs * sizeof(struct task_proc) + st->threads * sizeof(struct task_thread) +
+		    st->maps * sizeof(struct task_map);
+	for (size_t i = 0; i < t->files_nbuckets; i++)
+		for (const struct task_file *f = t->files[i]; f; f = f->hnext)
+			st->bytes += sizeof(*f) + strlen(f->path) + 1;
 }

@@ -13,8 +13,21 @@
  *   - a different comm for a tid (exec): COMM with the exec flag and a fresh
  *     set of MMAP2s for the pid.
  * A process already gone (no /proc/PID) still gets its COMM from the comm
- * the sample carries; its addresses stay raw. Nothing walks all of /proc.
- * task_tracker_exit() frees a pid's state when it exits; state is bounded.
+ * the sample carries. Nothing walks all of /proc.
+ *
+ * The kernel's own reports, when the recorder has them (a side-band perf
+ * event, recorder/sideband.h), close the race with processes that exit
+ * before /proc/PID/maps can be read: task_tracker_exec_begin() and
+ * task_tracker_mmap() collect a process's executable mappings as they
+ * happen, written (stamped with the sample's time) only if a sample of it
+ * comes; until then nothing is written for it.
+ *
+ * Lifetime, all bounded: a process's state lives from its first report or
+ * sample until the end of the round after its exit (task_tracker_exit(),
+ * task_tracker_round_end()): samples stamped before the exit can arrive one
+ * batch late, and the kernel samples the exit path itself. A process that
+ * exits unsampled leaves nothing behind either. At most max_pids processes
+ * and threads are kept (least recently seen go first).
  *
  * Build-ids of every mapped file are read from the file's ELF notes and
  * registered with perfdata_writer_add_build_id() once per file that has
@@ -32,6 +45,12 @@ struct task_tracker;
 struct task_tracker_opts {
 	const char *proc_root;	/* NULL = "/proc"; tests point it at a fake tree */
 	size_t max_pids;	/* bound on tracked pids; 0 = 65536 */
+	/*
+	 * Every process is in scope (-a): task_tracker_mmap() and
+	 * task_tracker_exec_begin() keep state for any pid; otherwise only for
+	 * pids announced by task_tracker_fork() or already sampled.
+	 */
+	bool track_all;
 };
 
 int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *opts,
@@ -47,14 +66,55 @@ void task_tracker_free(struct task_tracker *t);
  */
 int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
 		     uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user);
-/* The process (tgid == tid) or thread exited: forget it (a reused pid starts fresh). */
+/*
+ * The process (tgid == tid) or thread exited: forgotten at the end of the
+ * next round (its late samples still find it).
+ */
 void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid);
 /*
- * pid exec'd (reported by the kernel, so also when the comm stays the same):
- * forget its threads and mappings; its next sample writes a COMM with the
- * exec flag and the new image's MMAP2s.
+ * pid exec'd (the BPF exec notice, after the new image is mapped; also when
+ * the comm stays the same): forget its threads and mappings; its next
+ * sample writes a COMM with the exec flag and the new image's MMAP2s. A
+ * no-op when task_tracker_exec_begin() already reported this exec.
  */
 void task_tracker_exec(struct task_tracker *t, uint32_t pid);
+/*
+ * The kernel began an exec of pid (its COMM with the exec flag, before the
+ * new image is mapped): as task_tracker_exec(), and the task_tracker_mmap()
+ * calls that follow describe the whole new image.
+ */
+void task_tracker_exec_begin(struct task_tracker *t, uint32_t pid);
+/*
+ * A task was created by ppid (tid == pid: a new process, maybe under a
+ * reused pid; it starts with a copy of its parent's known mappings).
+ */
+void task_tracker_fork(struct task_tracker *t, uint32_t pid, uint32_t tid, uint32_t ppid);
+
+struct procmaps_entry;
+/*
+ * The kernel mapped e (an MMAP2 record of tid at time on cpu: any
+ * protection, the path as the kernel gives it) into pid. Kept until pid's
+ * first sample, which writes it; written at once (stamped time) when pid
+ * already has samples. 0 or -errno.
+ */
+int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
+		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu);
+/*
+ * A round of records (one sorted batch) is written: the state of tasks
+ * that exited before this round is freed.
+ */
+void task_tracker_round_end(struct task_tracker *t);
+
+/* What the tracker holds, to check that it stays bounded. */
+struct task_tracker_stats {
+	size_t procs;		/* processes, sampled or not yet, alive or exited */
+	size_t threads;
+	size_t dead;		/* of those, exited, waiting for the next round */
+	size_t maps;		/* executable mappings held */
+	size_t files;		/* mapped files (with their build-ids) */
+	size_t bytes;		/* the heap all of it takes, allocator overhead aside */
+};
+void task_tracker_stats(const struct task_tracker *t, struct task_tracker_stats *st);
 
 /*
  * What /proc refused the tracker (EACCES/EPERM: a privilege the process

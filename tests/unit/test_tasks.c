@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "perfdata/writer.h"
+#include "recorder/procmaps.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
 
@@ -661,27 +662,62 @@ Test(tasks, many_processes_stay_bounded)
 	cr_assert_eq(take(), 1);
 }
 
-Test(tasks, exit_forgets)
+/* Two round ends: the one of the round the exit came in, and the next. */
+static void rounds_pass(void)
+{
+	task_tracker_round_end(tt);
+	task_tracker_round_end(tt);
+}
+
+Test(tasks, exit_forgets_after_the_next_round)
 {
 	new_tracker(0);
 	cr_assert_eq(see(2001, 2001, "a", 1, 0, NULL, 0), 0);
 	cr_assert_eq(see(2001, 2002, "a-thr", 2, 0, NULL, 0), 0);
 	take();
-	/* A thread exits: its tid is new again, the process is still known. */
+	/* A thread exits: a late sample of it still finds it... */
 	task_tracker_exit(tt, 2001, 2002);
-	cr_assert_eq(see(2001, 2002, "a-thr2", 3, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 1);
-	assert_comm(&recs[0], 2001, 2002, "a-thr2", false, 3, 0);
-	/* The process exits: a reused pid starts fresh. */
-	task_tracker_exit(tt, 2001, 2001);
-	cr_assert_eq(see(2001, 2001, "reused", 4, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 1);
-	assert_comm(&recs[0], 2001, 2001, "reused", false, 4, 0);
-	/* Unknown pids and mismatched tids are ignored. */
-	task_tracker_exit(tt, 4242, 4242);
-	task_tracker_exit(tt, 9999, 2001);
-	cr_assert_eq(see(2001, 2001, "reused", 5, 0, NULL, 0), 0);
+	task_tracker_round_end(tt);
+	cr_assert_eq(see(2001, 2002, "a-thr", 3, 0, NULL, 0), 0);
 	cr_assert_eq(take(), 0);
+	/* ...then its tid is new again; the process is still known. */
+	task_tracker_round_end(tt);
+	cr_assert_eq(see(2001, 2002, "a-thr2", 4, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 2001, 2002, "a-thr2", false, 4, 0);
+	/* The process exits: the same, then a reused pid starts fresh. */
+	task_tracker_exit(tt, 2001, 2001);
+	cr_assert_eq(see(2001, 2001, "a", 5, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 0);
+	rounds_pass();
+	cr_assert_eq(see(2001, 2001, "reused", 6, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 2001, 2001, "reused", false, 6, 0);
+	/* A fork under the pid is a new process at once. */
+	task_tracker_fork(tt, 2001, 2001, 1);
+	cr_assert_eq(see(2001, 2001, "again", 7, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 2001, 2001, "again", false, 7, 0);
+	/* Mismatched tids are ignored. */
+	task_tracker_exit(tt, 9999, 2001);
+	rounds_pass();
+	cr_assert_eq(see(2001, 2001, "again", 8, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 0);
+}
+
+/* A sample in the exit path of a process never seen before leaves nothing behind. */
+Test(tasks, sample_after_exit_of_an_unseen_process)
+{
+	struct task_tracker_stats st;
+
+	new_tracker(0);
+	task_tracker_exit(tt, 4242, 4242);
+	cr_assert_eq(see(4242, 4242, "gone", 10, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1, "its COMM");
+	rounds_pass();
+	task_tracker_stats(tt, &st);
+	cr_assert_eq(st.procs, 0);
+	cr_assert_eq(st.threads, 0);
 }
 
 Test(tasks, reported_exec_with_the_same_comm)
@@ -701,6 +737,7 @@ Test(tasks, reported_exec_with_the_same_comm)
 	cr_assert_eq(recs[1].type, PERF_RECORD_MMAP2);
 	/* Only once: the next exit and reuse of the pid is no exec. */
 	task_tracker_exit(tt, 1000, 1000);
+	task_tracker_fork(tt, 1000, 1000, 1);
 	cr_assert_eq(see(1000, 1000, "app", 1020 * MS, 1, in_app, 1), 0);
 	take();
 	assert_comm(&recs[0], 1000, 1000, "app", false, 1020 * MS, 1);
@@ -844,6 +881,232 @@ Test(tasks, vdso_build_id)
 	cr_assert_eq(see(7000, 7000, "app32", 2, 0, NULL, 0), 0);
 	cr_assert_eq(take(), 3);
 	assert_mmap2(&recs[2], &vdso32, 2, 0);
+}
+
+/* ---- what the kernel reports (side-band MMAP2 and exec) ------------------------ */
+
+/* An executable mapping of exe at start, as an MMAP2 record gives it. */
+static struct procmaps_entry exe_mapping(uint64_t start, uint64_t len, uint64_t pgoff)
+{
+	return (struct procmaps_entry){
+		.start = start, .end = start + len, .pgoff = pgoff, .maj = 0xfe, .min = 1,
+		.ino = 11, .prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .path = exe,
+	};
+}
+
+static void report_exec(uint32_t pid, uint64_t time)
+{
+	struct procmaps_entry app = exe_mapping(APP_START, APP_END - APP_START, 0x1000);
+	struct procmaps_entry data = app;
+
+	task_tracker_exec_begin(tt, pid);
+	cr_assert_eq(task_tracker_mmap(tt, pid, pid, &app, time, 0), 0);
+	/* Not executable, and a pseudo file: neither is kept. */
+	data.prot = PROT_READ | PROT_WRITE;
+	cr_assert_eq(task_tracker_mmap(tt, pid, pid, &data, time, 0), 0);
+	data = app;
+	data.start = 0xffffffffff600000ull;
+	data.end = data.start + 0x1000;
+	data.path = "[vsyscall]";
+	cr_assert_eq(task_tracker_mmap(tt, pid, pid, &data, time, 0), 0);
+	/* The BPF notice comes after the image is mapped: already handled. */
+	task_tracker_exec(tt, pid);
+}
+
+/* No /proc/7000 in the fake root: the process is gone before its first sample is written. */
+Test(tasks, process_gone_before_its_sample_resolves_from_kernel_reports)
+{
+	uint64_t ips[] = { APP_START + 0x10 };
+	struct mmap2_want want = { 7000, 7000, APP_START, APP_END - APP_START, 0x1000,
+				   PROT_READ | PROT_EXEC, MAP_PRIVATE, exe, exe, 0, 0, 0 };
+
+	new_tracker(0);
+	task_tracker_fork(tt, 7000, 7000, 1);
+	report_exec(7000, 100);
+	cr_assert_eq(take(), 0, "nothing is written before a sample");
+	task_tracker_exit(tt, 7000, 7000);
+	/* A sample stamped before the exit, arriving in the next batch. */
+	task_tracker_round_end(tt);
+	cr_assert_eq(see(7000, 7000, "short", 150, 1, ips, 1), 0);
+	cr_assert_eq(take(), 3);
+	assert_comm(&recs[0], 7000, 7000, "short", true, 150, 1);
+	assert_mmap2(&recs[1], &want, 150, 1);
+	assert_build_id(&recs[2], exe);
+}
+
+Test(tasks, unsampled_process_leaves_nothing)
+{
+	struct task_tracker_stats st;
+
+	new_tracker(0);
+	task_tracker_fork(tt, 7001, 7001, 1);
+	report_exec(7001, 100);
+	task_tracker_stats(tt, &st);
+	cr_assert_eq(st.procs, 1);
+	cr_assert_eq(st.maps, 1);
+	task_tracker_exit(tt, 7001, 7001);
+	rounds_pass();
+	task_tracker_stats(tt, &st);
+	cr_assert_eq(st.procs, 0);
+	cr_assert_eq(st.maps, 0);
+	cr_assert_eq(take(), 0);
+}
+
+/* Out of scope (not -a, never announced by a fork): reports are dropped. */
+Test(tasks, reports_for_pids_out_of_scope_are_dropped)
+{
+	struct procmaps_entry app = exe_mapping(APP_START, APP_END - APP_START, 0x1000);
+	struct task_tracker_stats st;
+
+	new_tracker(0);
+	task_tracker_exec_begin(tt, 7002);
+	cr_assert_eq(task_tracker_mmap(tt, 7002, 7002, &app, 1, 0), 0);
+	task_tracker_stats(tt, &st);
+	cr_assert_eq(st.procs, 0);
+}
+
+/* A mapping over part of another replaces that part (ld.so maps a reserve, then segments). */
+Test(tasks, reported_mapping_over_another_splits_it)
+{
+	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
+	struct procmaps_entry big = exe_mapping(0x10000, 0x10000, 0);
+	struct procmaps_entry mid = exe_mapping(0x14000, 0x4000, 0x8000);
+	uint64_t ips[] = { 0x10010 };
+	struct mmap2_want want = { 7003, 7003, 0, 0, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+				   exe, exe, 0, 0, 0 };
+	const uint64_t starts[] = { 0x10000, 0x14000, 0x18000 };
+	const uint64_t lens[] = { 0x4000, 0x4000, 0x8000 };
+	const uint64_t pgoffs[] = { 0, 0x8000, 0x8000 };
+
+	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	task_tracker_exec_begin(tt, 7003);
+	cr_assert_eq(task_tracker_mmap(tt, 7003, 7003, &big, 1, 0), 0);
+	cr_assert_eq(task_tracker_mmap(tt, 7003, 7003, &mid, 2, 0), 0);
+	cr_assert_eq(see(7003, 7003, "split", 3, 0, ips, 1), 0);
+	cr_assert_eq(take(), 5);
+	for (size_t i = 0; i < 3; i++) {
+		want.start = starts[i];
+		want.len = lens[i];
+		want.pgoff = pgoffs[i];
+		assert_mmap2(&recs[1 + i], &want, 3, 0);
+	}
+}
+
+/* Already sampled (in the middle of its exec, or a dlopen): the report is written at once. */
+Test(tasks, reported_mapping_of_a_sampled_process_is_written_at_once)
+{
+	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
+	struct procmaps_entry lib = exe_mapping(0x7f0000500000ull, 0x1000, 0);
+	uint64_t ips[] = { 0x7f0000500010ull };
+	struct mmap2_want want = { 7004, 7005, 0x7f0000500000ull, 0x1000, 0,
+				   PROT_READ | PROT_EXEC, MAP_PRIVATE, exe, exe, 0, 0, 0 };
+
+	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	task_tracker_exec_begin(tt, 7004);
+	cr_assert_eq(see(7004, 7004, "mid-exec", 1, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1, "a COMM, no mappings yet");
+	cr_assert_eq(task_tracker_mmap(tt, 7004, 7005, &lib, 2, 1), 0);
+	cr_assert_eq(take(), 1);
+	assert_mmap2(&recs[0], &want, 2, 1);
+	cr_assert_eq(see(7004, 7004, "mid-exec", 3, 0, ips, 1), 0);
+	cr_assert_eq(take(), 1, "only the build-id: no re-read, the ip is mapped");
+	assert_build_id(&recs[0], exe);
+}
+
+/* The exec flag survives any number of other processes' execs before the first sample. */
+Test(tasks, exec_flag_kept_per_process)
+{
+	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
+
+	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	for (uint32_t pid = 8000; pid < 8200; pid++)
+		task_tracker_exec_begin(tt, pid);
+	cr_assert_eq(see(8000, 8000, "first", 1, 0, NULL, 0), 0);
+	cr_assert_eq(take(), 1);
+	assert_comm(&recs[0], 8000, 8000, "first", true, 1, 0);
+}
+
+/* A child that never execs runs its parent's image. */
+Test(tasks, forked_child_inherits_its_parents_mappings)
+{
+	uint64_t ips[] = { APP_START + 0x10 };
+	struct mmap2_want want = { 7011, 7011, APP_START, APP_END - APP_START, 0x1000,
+				   PROT_READ | PROT_EXEC, MAP_PRIVATE, exe, exe, 0, 0, 0 };
+
+	new_tracker(0);
+	task_tracker_fork(tt, 7010, 7010, 1);
+	report_exec(7010, 100);
+	task_tracker_fork(tt, 7011, 7011, 7010);
+	task_tracker_exit(tt, 7011, 7011);
+	cr_assert_eq(see(7011, 7011, "child", 200, 0, ips, 1), 0);
+	cr_assert_eq(take(), 3);
+	assert_comm(&recs[0], 7011, 7011, "child", false, 200, 0);
+	assert_mmap2(&recs[1], &want, 200, 0);
+}
+
+/*
+ * Many short-lived processes, as a build makes them: forked, exec'd, mapped,
+ * some sampled (also after their exit, in the next batch), some not, a few
+ * with threads. Once they have all exited and two rounds have passed, the
+ * tracker holds what it held before them.
+ */
+static void short_lived_wave(uint32_t first_pid, unsigned int n, uint64_t *time)
+{
+	uint64_t ips[] = { APP_START + 0x10, 0x7f0000500010ull };
+	struct procmaps_entry lib = exe_mapping(0x7f0000500000ull, 0x1000, 0);
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t pid = first_pid + 2 * i;
+
+		task_tracker_fork(tt, pid, pid, 1);
+		report_exec(pid, (*time)++);
+		cr_assert_eq(task_tracker_mmap(tt, pid, pid, &lib, (*time)++, 0), 0);
+		if (i % 3)
+			cr_assert_eq(see(pid, pid, "cc1", (*time)++, 0, ips, 2), 0);
+		if (i % 5 == 0) {
+			task_tracker_fork(tt, pid, pid + 1, pid);
+			cr_assert_eq(see(pid, pid + 1, "worker", (*time)++, 0, ips, 2), 0);
+			task_tracker_exit(tt, pid, pid + 1);
+		}
+		if (i % 64 == 63)
+			task_tracker_round_end(tt);
+	}
+	for (unsigned int i = 0; i < n; i++)
+		task_tracker_exit(tt, first_pid + 2 * i, first_pid + 2 * i);
+	task_tracker_round_end(tt);
+	/* Late samples, one batch after the exits; some in the exit path (no user ips). */
+	for (unsigned int i = 0; i < n; i += 7)
+		cr_assert_eq(see(first_pid + 2 * i, first_pid + 2 * i, "cc1", (*time)++, 0, ips,
+				 i % 2 ? 2 : 0), 0);
+	task_tracker_round_end(tt);
+}
+
+Test(tasks, short_lived_processes_leave_no_state)
+{
+	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
+	struct task_tracker_stats base, st;
+	uint64_t time = 1;
+
+	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	/* A first wave creates the file entries, which stay (one per distinct file). */
+	short_lived_wave(100000, 10, &time);
+	take();
+	task_tracker_stats(tt, &base);
+	cr_assert_eq(base.procs, 0);
+	cr_assert_eq(base.threads, 0);
+	cr_assert_eq(base.maps, 0);
+	for (unsigned int wave = 0; wave < 20; wave++) {
+		short_lived_wave(200000 + wave * 2000, 500, &time);
+		task_tracker_stats(tt, &st);
+		cr_assert_eq(st.procs, 0, "wave %u: %zu processes left", wave, st.procs);
+		cr_assert_eq(st.threads, 0, "wave %u: %zu threads left", wave, st.threads);
+		cr_assert_eq(st.dead, 0);
+		cr_assert_eq(st.maps, 0);
+		cr_assert_eq(st.files, base.files);
+		cr_assert_eq(st.bytes, base.bytes, "wave %u: %zu bytes, %zu before", wave,
+			     st.bytes, base.bytes);
+		take();
+	}
 }
 
 /*

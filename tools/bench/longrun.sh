@@ -8,10 +8,25 @@
 # recorder's VmRSS is read from /proc every LONG_STEP seconds. With
 # BENCH_LONG_REF=1 perf record does the same run afterwards, as a reference.
 #
+# Verdict: over the second half of the run (start-up buffers have reached
+# their size by then) the RSS readings get a least-squares line; its rise
+# across that half, divided by the short-lived processes started meanwhile,
+# must stay under LONG_MAX_BYTES_PER_PROC, unless the rise is within
+# LONG_NOISE_KB (the allocator grows its heap in steps of ~128 KiB). A
+# recorder that keeps something per exited process fails the bench. Any
+# length works; a short run needs more processes to show a leak above the
+# noise: BENCH_LONG_SECS=120 BENCH_LONG_CHURN=0.01 is the quick check
+# (BENCH_LONG_CHURN: the pause between short-lived processes, 0.1 s).
+#
 # Needs from the driver: LONG_SECS, LONG_STEP, LONG_TOOLS, HAVE_RECORD.
 
+LONG_CHURN=${BENCH_LONG_CHURN:-0.1}
+LONG_MAX_BYTES_PER_PROC=32
+LONG_NOISE_KB=256
+
 # longrun_one TOOL DIR: one long recording; the series goes to DIR/series
-# as "SECONDS RSS_KB FILE_BYTES" lines.
+# as "SECONDS RSS_KB FILE_BYTES PROCESSES" lines (PROCESSES: short-lived
+# processes started so far).
 longrun_one() {
 	local tool=$1 d=$2 pid="" t=0 _ rec_job spin_job
 	mkdir -p "$d"
@@ -25,10 +40,12 @@ longrun_one() {
 	pid=$(cat "$d/pid" 2>/dev/null) || { wait "$rec_job"; return 1; }
 	"$FIX/bench_spin" -t 1 -s "$LONG_SECS" -r /dev/null &
 	spin_job=$!
+	: >"$d/churn"
 	(
 		while kill -0 "$pid" 2>/dev/null; do
 			"$FIX/bench_spin" -t 1 -n 300 -r /dev/null
-			sleep 0.1
+			sleep "$LONG_CHURN"
+			echo 2 >>"$d/churn"	# bench_spin and sleep (echo is a builtin)
 		done
 	) &
 	local churn_job=$!
@@ -39,7 +56,7 @@ longrun_one() {
 		local rss
 		rss=$(awk '/^VmRSS:/ { print $2 }' /proc/"$pid"/status 2>/dev/null) || break
 		[ -n "$rss" ] || break
-		echo "$t $rss $(stat -c %s "$d/data" 2>/dev/null || echo 0)" >>"$d/series"
+		echo "$t $rss $(stat -c %s "$d/data" 2>/dev/null || echo 0) $(awk '{ n += $1 } END { print n + 0 }' "$d/churn")" >>"$d/series"
 		say "  $tool: ${t}s RSS $((rss / 1024)) MB"
 	done
 	wait "$rec_job"
@@ -52,6 +69,21 @@ longrun_one() {
 	fi
 	file_counts "$d/data" "$d"
 	rm -f "$d/data" "$d/data.old"
+}
+
+# longrun_growth SERIES: "KB PROCESSES BYTES_PER_PROCESS" for the second
+# half of the series: the fitted RSS rise and the processes started.
+longrun_growth() {
+	awk -v half="$((LONG_SECS / 2))" '
+		$1 >= half { n++; x[n] = $1; y[n] = $2; p[n] = $4 }
+		END {
+			if (n < 3) { print "0 0 0"; exit }
+			for (i = 1; i <= n; i++) { sx += x[i]; sy += y[i] }
+			mx = sx / n; my = sy / n
+			for (i = 1; i <= n; i++) { sxy += (x[i] - mx) * (y[i] - my); sxx += (x[i] - mx) ^ 2 }
+			kb = sxy / sxx * (x[n] - x[1]); procs = p[n] - p[1]
+			printf "%.0f %d %.1f\n", kb, procs, procs ? kb * 1024 / procs : 0
+		}' "$1"
 }
 
 bench_longrun() {
@@ -72,11 +104,26 @@ bench_longrun() {
 		done <"$d/series"
 		val "$sec" "RSS growth, first reading to last (MB)" "$tool" \
 			"$(awk 'NR == 1 { f = $2 } { l = $2 } END { printf "%.2f", (l - f) / 1024 }' "$d/series")"
+		local kb procs per
+		read -r kb procs per < <(longrun_growth "$d/series")
+		val "$sec" "second half: fitted RSS rise (KB)" "$tool" "$kb"
+		val "$sec" "second half: short-lived processes" "$tool" "$procs"
+		val "$sec" "second half: RSS rise per process (bytes)" "$tool" "$per"
+		if [ "$tool" = bpfrec ]; then
+			if [ "$procs" -gt 0 ] && [ "$kb" -gt "$LONG_NOISE_KB" ] &&
+				awk -v p="$per" -v m="$LONG_MAX_BYTES_PER_PROC" 'BEGIN { exit !(p > m) }'; then
+				text "$sec" "memory flat (verdict)" "$tool" "NO: ${per} bytes per process"
+				say "scenario 6: bpfrec's RSS rose ${kb} KB over the second half (${per} bytes per short-lived process, limit ${LONG_MAX_BYTES_PER_PROC}): FAILED"
+				FAILED=1
+			else
+				text "$sec" "memory flat (verdict)" "$tool" "yes"
+			fi
+		fi
 		val "$sec" "peak RSS (MB)" "$tool" "$(calc "$(kv "$d/ru" maxrss_kb) / 1024")"
 		val "$sec" "recorder CPU (s)" "$tool" "$(calc "$(kv "$d/ru" cpu_ns) / 1e9")"
 		val "$sec" "file (MB)" "$tool" "$(calc "$(kv "$d/counts" bytes) / 1048576")"
 		val "$sec" "samples written" "$tool" "$(kv "$d/counts" samples)"
 		val "$sec" "samples lost" "$tool" "$(kv "$d/counts" lost)"
 	done
-	note "$sec" "Command: \`bpfrec record -a -g -F 999 -o FILE -- sleep $LONG_SECS\` (and \`perf record -e cpu-clock ...\` with BENCH_LONG_REF=1) while one thread spins and a new short-lived process starts every 0.1 s. RSS is VmRSS from /proc/PID/status every ${LONG_STEP} s."
+	note "$sec" "Command: \`bpfrec record -a -g -F 999 -o FILE -- sleep $LONG_SECS\` (and \`perf record -e cpu-clock ...\` with BENCH_LONG_REF=1) while one thread spins and a new short-lived process starts every ${LONG_CHURN} s. RSS is VmRSS from /proc/PID/status every ${LONG_STEP} s. Verdict: the least-squares RSS rise over the second half must stay within ${LONG_NOISE_KB} KB or ${LONG_MAX_BYTES_PER_PROC} bytes per short-lived process started meanwhile."
 }
