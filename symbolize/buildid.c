@@ -19,6 +19,7 @@
 #include <libelf.h>
 
 #include "symbolize/buildid.h"
+#include "symbolize/safeopen.h"
 
 #define NOTE_ALIGN(x) (((x) + 3) & ~(size_t)3)
 
@@ -35,16 +36,25 @@ static int copy_id(const void *src, size_t len, uint8_t id[BUILDID_MAX], size_t 
 
 int buildid_read_file(const char *path, uint8_t id[BUILDID_MAX], size_t *size)
 {
+	int fd, err;
+
+	err = safeopen(-1, path, NULL, &fd, NULL);
+	if (err)
+		return err;
+	err = buildid_read_fd(fd, id, size);
+	close(fd);
+	return err;
+}
+
+int buildid_read_fd(int fd, uint8_t id[BUILDID_MAX], size_t *size)
+{
 	const void *bid;
 	ssize_t len;
 	Elf *elf;
-	int fd, err;
+	int err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -EINVAL;	/* not an ELF file */
@@ -59,7 +69,6 @@ int buildid_read_file(const char *path, uint8_t id[BUILDID_MAX], size_t *size)
 		err = copy_id(bid, (size_t)len, id, size);
 out:
 	elf_end(elf);
-	close(fd);
 	return err;
 }
 

@@ -12,14 +12,23 @@
 
 int read_whole_file(const char *path, char **out, size_t *out_len)
 {
-	size_t cap, len = 0;
-	struct stat st;
-	char *buf = NULL;
-	int fd, err = 0;
+	int fd, err;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	err = read_whole_fd(fd, out, out_len);
+	close(fd);
+	return err;
+}
+
+int read_whole_fd(int fd, char **out, size_t *out_len)
+{
+	size_t cap, len = 0;
+	struct stat st;
+	char *buf = NULL;
+	int err = 0;
+
 	/* procfs reports size 0: start big enough for a kallsyms in few reads. */
 	cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 1 << 20;
 	for (;;) {
@@ -48,7 +57,6 @@ int read_whole_file(const char *path, char **out, size_t *out_len)
 			break;
 		len += (size_t)n;
 	}
-	close(fd);
 	if (err) {
 		free(buf);
 		return err;
