@@ -39,6 +39,7 @@ static const struct option long_opts[] = {
 	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
+	{ "no-buildid-cache", no_argument, NULL, 'N' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -84,6 +85,10 @@ void record_usage(FILE *f)
 "                         FILE.YYYYmmddHHMMSScc; WHEN is a size (100M, 2G), an\n"
 "                         age (30s, 5m, 1h) or 'signal' (default: on SIGUSR2)\n"
 "      --switch-max-files N  keep only the newest N of those files\n"
+"  -N, --no-buildid-cache  do not copy the files with samples into the build-id\n"
+"                         cache ($HOME/.debug, as perf): without the copies,\n"
+"                         binaries that are gone (containers, upgrades) show\n"
+"                         no names\n"
 "  -q, --quiet            no summary line, no warnings, no live status\n"
 "  -v, --verbose          show libbpf's messages (verifier log on load errors)\n"
 "                         and the samples seen, written and lost at the end\n"
@@ -199,7 +204,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 	optind = 1;
 	opterr = 0;
 	/* '+': the first non-option word starts the command. */
-	while ((c = getopt_long(argc, argv, "+:F:c:ap:t:C:go:e:m:qvh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:F:c:ap:t:C:go:e:m:Nqvh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			freq_given = true;
@@ -263,6 +268,9 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 				return bad(err, errlen,
 					   "-m '%s': give pages as a power of two (e.g. 1024) or a size like 16M",
 					   optarg);
+			break;
+		case 'N':
+			a->opts.no_buildid_cache = true;
 			break;
 		case 'q':
 			a->opts.quiet = true;

@@ -103,6 +103,7 @@ struct record_session {
 	char *old_path;
 	struct perfdata_writer *w;
 	struct task_tracker *tracker;
+	struct buildid_cache *bcache;	/* NULL with -N or when unusable */
 
 	/* The launched command. */
 	char cmd_path[PATH_MAX];
@@ -635,6 +636,22 @@ static int load_bpf(struct record_session *s)
 	return 0;
 }
 
+/* The build-id cache is a help, not a must: without it, a warning. */
+static void open_buildid_cache(struct record_session *s)
+{
+	struct buildid_cache_opts o = { .log = s->opts.buildid_cache_log };
+	int err;
+
+	if (s->opts.no_buildid_cache)
+		return;
+	err = buildid_cache_new(&o, &s->bcache);
+	if (err == -ENOENT)
+		warn(s, "HOME is not set: no build-id cache (set HOME, or -N to say so)");
+	else if (err)
+		warn(s, "cannot use the build-id cache in $HOME/.debug: %s; recording without "
+		     "it (-N turns it off)", strerror(-err));
+}
+
 int record_session_open(struct record_session *s)
 {
 	int err;
@@ -660,6 +677,7 @@ int record_session_open(struct record_session *s)
 		err = load_bpf(s);
 	if (err)
 		return err;
+	open_buildid_cache(s);
 
 	if (s->opts.command) {
 		err = launch_fork(&s->child, s->cmd_path, s->opts.command, s->pipe);
@@ -778,8 +796,11 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 		err = perfdata_writer_start(s->w);
 	if (!err)
 		err = kernel_maps_write(s->w, NULL, NULL, NULL);
-	if (!err)
-		err = task_tracker_new(s->w, NULL, &s->tracker);
+	if (!err) {
+		struct task_tracker_opts to = { .cache = s->bcache };
+
+		err = task_tracker_new(s->w, &to, &s->tracker);
+	}
 	if (!err)
 		err = describe_targets(s, describe_time);
 	if (!err)
@@ -1185,6 +1206,8 @@ int record_session_stop(struct record_session *s)
 	err2 = perfdata_writer_finish(s->w);
 	if (err2 && !err)
 		err = write_error(s, err2);
+	/* After the file: copying does not hold up the recording. */
+	buildid_cache_flush(s->bcache);
 	/* Even after a write error the writer leaves a readable file: keep it. */
 	s->finished = true;
 	if (s->opts.switch_output.mode != ROTATE_NONE) {
@@ -1208,6 +1231,7 @@ void record_session_close(struct record_session *s)
 		if (s->pfds[i] >= 0)
 			close(s->pfds[i]);
 	task_tracker_free(s->tracker);
+	buildid_cache_free(s->bcache);
 	perfdata_writer_free(s->w);
 	ring_buffer__free(s->rb);
 	offcpu_free(s->offcpu);
@@ -1252,6 +1276,10 @@ void record_session_status(const struct record_session *s, struct record_status 
 	st->nr_files = s->opts.switch_output.mode != ROTATE_NONE ? s->rot.nr_files : 0;
 	st->nr_pids = s->pids_seen.count;
 	st->write_failed = s->write_failed;
+	if (s->bcache) {
+		st->buildid_cache_dir = buildid_cache_dir(s->bcache);
+		st->buildid_cache = *buildid_cache_stats(s->bcache);
+	}
 	st->seen = s->seen;
 	st->cpu_samples = s->write_failed ? s->ckpt_cpu_written : s->cpu_written;
 	st->cpu_lost = s->lost;

@@ -18,7 +18,9 @@
  *
  * Build-ids of every mapped file are read from the file's ELF notes and
  * registered with perfdata_writer_add_build_id() once per file that has
- * samples.
+ * samples; then, with a build-id cache, the file is opened once more
+ * through the process's root and handed to the cache. Files are only ever
+ * opened with safeopen_mapped() (symbolize/safeopen.h).
  */
 #ifndef RECORDER_TASKS_H
 #define RECORDER_TASKS_H
@@ -26,12 +28,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct buildid_cache;
 struct perfdata_writer;
 struct task_tracker;
 
 struct task_tracker_opts {
 	const char *proc_root;	/* NULL = "/proc"; tests point it at a fake tree */
 	size_t max_pids;	/* bound on tracked pids; 0 = 65536 */
+	/* Files with samples are handed to it (buildid_cache.h); NULL = none. */
+	struct buildid_cache *cache;
 };
 
 int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *opts,

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "perfdata/writer.h"
@@ -33,6 +34,17 @@
 static char root[256];
 static char exe[PATH_MAX];	/* this test binary: an ELF with a build-id */
 static char libc_path[PATH_MAX];
+/* "maj:min ino" of a file as a maps line prints it: the tracker checks it. */
+static char exe_id[64], libc_id[64];
+
+static void maps_id(const char *path, char *out, size_t size)
+{
+	struct stat st;
+
+	cr_assert_eq(stat(path, &st), 0, "stat %s: %s", path, strerror(errno));
+	cr_assert_lt(snprintf(out, size, "%02x:%02x %llu", major(st.st_dev), minor(st.st_dev),
+			      (unsigned long long)st.st_ino), (int)size);
+}
 
 static void write_text(const char *path, const char *text)
 {
@@ -43,13 +55,19 @@ static void write_text(const char *path, const char *text)
 	cr_assert_eq(fclose(f), 0);
 }
 
-/* root/PID/maps (and root/PID/comm when comm is not NULL). */
+/*
+ * root/PID/maps (and root/PID/comm when comm is not NULL); root/PID/root is
+ * "/", as for a process that is not in a container.
+ */
 static void fake_proc(unsigned int pid, const char *maps, const char *comm)
 {
 	char path[PATH_MAX];
 
 	FMT(path, "%s/%u", root, pid);
 	mkdir(path, 0755);
+	FMT(path, "%s/%u/root", root, pid);
+	if (access(path, F_OK))
+		cr_assert_eq(symlink("/", path), 0);
 	FMT(path, "%s/%u/maps", root, pid);
 	write_text(path, maps);
 	if (comm) {
@@ -145,6 +163,8 @@ static void setup(void)
 	exe[n] = '\0';
 	cr_assert(dladdr((void *)&getpid, &di) && di.dli_fname);
 	cr_assert_not_null(realpath(di.dli_fname, libc_path));
+	maps_id(exe, exe_id, sizeof(exe_id));
+	maps_id(libc_path, libc_id, sizeof(libc_id));
 }
 
 static void teardown(void)
@@ -319,15 +339,15 @@ static char *app_maps(void)
 	static char text[4 * PATH_MAX];
 
 	FMT(text,
-		 "00400000-00401000 r--p 00000000 fe:01 11 %s\n"
-		 "00401000-00405000 r-xp 00001000 fe:01 11 %s\n"
-		 "00405000-00406000 rw-p 00006000 fe:01 11 %s\n"
-		 "7f0000100000-7f0000200000 r-xp 00026000 fe:01 22    %s\n"
+		 "00400000-00401000 r--p 00000000 %s %s\n"
+		 "00401000-00405000 r-xp 00001000 %s %s\n"
+		 "00405000-00406000 rw-p 00006000 %s %s\n"
+		 "7f0000100000-7f0000200000 r-xp 00026000 %s    %s\n"
 		 "7f0000300000-7f0000301000 r-xs 00000000 08:03 33 %s/not an elf\n"
 		 "7f0000400000-7f0000410000 rwxp 00000000 00:00 0 \n"
 		 "7ffc00000000-7ffc00002000 r-xp 00000000 00:00 0                  [vdso]\n"
 		 "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n",
-		 exe, exe, exe, libc_path, root);
+		 exe_id, exe, exe_id, exe, exe_id, exe, libc_id, libc_path, root);
 	return text;
 }
 
@@ -435,8 +455,10 @@ static char *app_maps_plus_lib(const char *lib)
 {
 	static char text[6 * PATH_MAX];
 
-	FMT(text, "%s7f0000500000-7f0000508000 r-xp 00002000 fe:01 44 %s\n",
-		 app_maps(), lib);
+	char id[64];
+
+	maps_id(lib, id, sizeof(id));
+	FMT(text, "%s7f0000500000-7f0000508000 r-xp 00002000 %s %s\n", app_maps(), id, lib);
 	return text;
 }
 
@@ -725,14 +747,15 @@ static void copy_file(const char *from, const char *to)
 
 Test(tasks, build_id_is_read_once_per_file)
 {
-	char lib[PATH_MAX], maps[2 * PATH_MAX];
+	char lib[PATH_MAX], maps[2 * PATH_MAX], id[64];
 	uint64_t ips[] = { 0x7f0000500010ull };
 	struct mmap2_want want = { 5000, 5000, 0x7f0000500000ull, 0x1000, 0,
 				   PROT_READ | PROT_EXEC, MAP_PRIVATE, lib, exe, 0, 0, 0 };
 
 	FMT(lib, "%s/lib.so", root);
 	copy_file(exe, lib);
-	FMT(maps, "7f0000500000-7f0000501000 r-xp 00000000 fe:01 77 %s\n", lib);
+	maps_id(lib, id, sizeof(id));
+	FMT(maps, "7f0000500000-7f0000501000 r-xp 00000000 %s %s\n", id, lib);
 	fake_proc(5000, maps, "x");
 	fake_proc(5001, maps, "y");
 	new_tracker(0);
@@ -749,14 +772,15 @@ Test(tasks, build_id_is_read_once_per_file)
 
 Test(tasks, deleted_file_read_through_map_files)
 {
-	char dir[PATH_MAX], link[PATH_MAX + 64];
-	static const char maps[] =
-		"7f0000500000-7f0000501000 r-xp 00000000 fe:01 78 /nonexistent/app (deleted)\n";
+	char dir[PATH_MAX], link[PATH_MAX + 64], maps[256];
 	uint64_t ips[] = { 0x7f0000500010ull };
 	struct mmap2_want want = { 6000, 6000, 0x7f0000500000ull, 0x1000, 0,
 				   PROT_READ | PROT_EXEC, MAP_PRIVATE, "/nonexistent/app (deleted)",
 				   exe, 0, 0, 0 };
 
+	/* map_files is the mapping itself: its inode must be the maps line's. */
+	FMT(maps, "7f0000500000-7f0000501000 r-xp 00000000 %s /nonexistent/app (deleted)\n",
+	    exe_id);
 	fake_proc(6000, maps, "d");
 	FMT(dir, "%s/6000/map_files", root);
 	cr_assert_eq(mkdir(dir, 0755), 0);
