@@ -867,3 +867,47 @@ Test(tasks, vdso_build_id)
 	cr_assert_eq(take(), 3);
 	assert_mmap2(&recs[2], &vdso32, 2, 0);
 }
+
+/*
+ * A process in a container whose /app is a symlink to a host binary, with a
+ * maps line naming that binary's device and inode: the tracker must not
+ * follow the link out of the container (the old /proc/PID/root<path>
+ * fallback did). And a file whose inode is not the maps line's: no build-id
+ * either. Both MMAP2s then carry maj/min/ino instead.
+ */
+Test(tasks, no_build_id_from_outside_the_root_or_another_inode)
+{
+	char ctr[PATH_MAX], link[PATH_MAX], rootlink[PATH_MAX], maps[3 * PATH_MAX];
+	unsigned int maj, min;
+	unsigned long long ino;
+	uint64_t ips[] = { 0x7f0000500010ull, 0x7f0000600010ull };
+
+	cr_assert_eq(sscanf(exe_id, "%x:%x %llu", &maj, &min, &ino), 3);
+	FMT(ctr, "%s/ctr", root);
+	cr_assert_eq(mkdir(ctr, 0755), 0);
+	FMT(link, "%s/app", ctr);
+	cr_assert_eq(symlink(exe, link), 0);
+	FMT(maps, "7f0000500000-7f0000501000 r-xp 00000000 %s /app\n"
+		  "7f0000600000-7f0000601000 r-xp 00000000 %x:%x %llu %s\n",
+	    exe_id, maj, min, ino + 1, libc_path);
+	FMT(rootlink, "%s/8000", root);
+	cr_assert_eq(mkdir(rootlink, 0755), 0);
+	FMT(rootlink, "%s/8000/root", root);
+	cr_assert_eq(symlink(ctr, rootlink), 0);
+	fake_proc(8000, maps, "c");
+	new_tracker(0);
+	cr_assert_eq(see(8000, 8000, "c", 1, 0, ips, 2), 0);
+	/* COMM and two MMAP2s; no BUILD_ID record, as neither has one. */
+	cr_assert_eq(take(), 3);
+	{
+		struct mmap2_want app = { 8000, 8000, 0x7f0000500000ull, 0x1000, 0,
+					  PROT_READ | PROT_EXEC, MAP_PRIVATE, "/app", NULL,
+					  maj, min, ino };
+		struct mmap2_want lib = { 8000, 8000, 0x7f0000600000ull, 0x1000, 0,
+					  PROT_READ | PROT_EXEC, MAP_PRIVATE, libc_path, NULL,
+					  maj, min, ino + 1 };
+
+		assert_mmap2(&recs[1], &app, 1, 0);
+		assert_mmap2(&recs[2], &lib, 1, 0);
+	}
+}
