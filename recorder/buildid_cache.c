@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -171,27 +172,15 @@ static int enter_dirs(int base, const char *rel)
 	return cur;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Copy len bytes of from into dir_fd/leaf: a temporary name, then rename. */
+/*
+ * Copy len bytes of from into dir_fd/leaf: a temporary name, then rename.
+ * sendfile copies in the kernel, from its offset argument (from's own
+ * offset is left alone).
+ */
 static int copy_into(int from, uint64_t len, int dir_fd, const char *leaf, mode_t mode)
 {
-	char tmp[NAME_MAX + 1], buf[65536];
-	uint64_t off = 0;
+	char tmp[NAME_MAX + 1];
+	off_t off = 0;
 	int to, err = 0;
 
 	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", leaf, (int)getpid());
@@ -199,9 +188,9 @@ static int copy_into(int from, uint64_t len, int dir_fd, const char *leaf, mode_
 	to = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (to < 0)
 		return -errno;
-	while (!err && off < len) {
-		size_t want = len - off < sizeof(buf) ? (size_t)(len - off) : sizeof(buf);
-		ssize_t n = pread(from, buf, want, (off_t)off);
+	while ((uint64_t)off < len) {
+		size_t want = len - (uint64_t)off < (1u << 30) ? (size_t)(len - (uint64_t)off) : 1u << 30;
+		ssize_t n = sendfile(to, from, &off, want);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -209,8 +198,6 @@ static int copy_into(int from, uint64_t len, int dir_fd, const char *leaf, mode_
 			err = n ? -errno : -EIO;	/* the file shrank: not the one we checked */
 			break;
 		}
-		err = write_all(to, buf, (size_t)n);
-		off += (uint64_t)n;
 	}
 	if (!err && fchmod(to, mode))
 		err = -errno;
