@@ -70,7 +70,7 @@ rc=0
 if [ "$(id -u)" = 0 ]; then
 	mkdir "$T/full"
 	mount -t tmpfs -o size=64k tmpfs "$T/full" || fail "cannot mount a tmpfs"
-	trap 'umount "$T/full" 2>/dev/null; rm -rf "$T"' EXIT
+	trap 'umount "$T/full" 2>/dev/null || true; rm -rf "$T"' EXIT
 	echo "old profile" >"$T/full/p.pb.gz"
 	cat /dev/zero >"$T/full/filler" 2>/dev/null || true
 	rc=0
@@ -82,6 +82,7 @@ if [ "$(id -u)" = 0 ]; then
 	[ "$(ls -A "$T/full" | sort | tr '\n' ' ')" = "filler p.pb.gz " ] ||
 		fail "full file system: left files behind: $(ls -A "$T/full")"
 	umount "$T/full"
+	trap 'rm -rf "$T"' EXIT
 fi
 
 # And the good inputs do convert (the failures above are about the damage).
