@@ -16,7 +16,7 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -I$(BUILD)/gen -MMD -MP
-LDLIBS   := -lbpf -lelf -ldw -lz -ltraceevent -lpthread -ldl
+LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lpthread
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -90,9 +90,20 @@ FIXTURE_CFLAGS := -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 $(BUILD)/fixtures/lib%.so: tests/fixtures/lib%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(FIXTURE_CFLAGS) -shared -fPIC -o $@ $<
+# unw_*: built as distributions build (-O2, no frame pointers), for DWARF unwinding.
+UNW_FIXTURE_CFLAGS := -O2 -g -fomit-frame-pointer -fasynchronous-unwind-tables \
+		      -Wl,--build-id=sha1
+$(BUILD)/fixtures/unw_%: tests/fixtures/unw_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(UNW_FIXTURE_CFLAGS) -o $@ $< -lpthread -ldl -lm
 $(BUILD)/fixtures/%: tests/fixtures/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(FIXTURE_CFLAGS) -o $@ $< -lpthread -ldl -lm
+# cfi_* fixtures: built as distributions build, without frame pointers, so
+# only their CFI (.eh_frame) can walk them; still no inlining or tail calls.
+$(BUILD)/fixtures/cfi_%: tests/fixtures/cfi_%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wl,--build-id=sha1 -o $@ $<
 # Test-only programs (synthetic recordings and the like), linked with our libraries.
 TEST_TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
 $(BUILD)/tests/tools/%: tests/tools/%.c $(APP_LIBS)

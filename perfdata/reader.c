@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compress.h"
 #include "reader.h"
 
 #define READAHEAD_SIZE		(256 * 1024)
@@ -39,6 +40,8 @@
 #define MAX_ATTR_SIZE		4096
 #define MAX_FEATURE_SIZE	(64ULL << 20)
 #define MAX_BUILD_IDS		(1U << 16)
+/* Decompressed records waiting to be yielded: room for a whole largest one. */
+#define ZBUF_SIZE		(256 * 1024)
 
 struct feature {
 	uint8_t *data;		/* size bytes + a NUL so strings always end */
@@ -81,6 +84,18 @@ struct perfdata_reader {
 
 	struct perfdata_build_id *build_ids;	/* filenames are owned */
 	size_t nr_build_ids;
+
+	/*
+	 * COMPRESSED records (perf record -z): after one is yielded, the
+	 * records decompressed from it are; a record cut at the end of one
+	 * piece waits in zbuf for the next.
+	 */
+	struct perfdata_zstd_dec *zdec;
+	struct perfdata_zstd_buf zin;	/* payload of the current COMPRESSED record */
+	uint8_t *zbuf;			/* [zhead, zlen): decompressed, not yet yielded */
+	size_t zhead, zlen;
+	uint64_t *zrec;			/* aligned copy of an inner record not aligned in zbuf */
+	bool inner;			/* the last record came out of a COMPRESSED one */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -755,6 +770,9 @@ void perfdata_reader_free(struct perfdata_reader *r)
 	free(r->build_ids);
 	free(r->buf);
 	free(r->rec);
+	perfdata_zstd_dec_free(r->zdec);
+	free(r->zbuf);
+	free(r->zrec);
 	free(r->name);
 	free(r);
 }
@@ -772,6 +790,11 @@ bool perfdata_reader_is_pipe(const struct perfdata_reader *r)
 uint64_t perfdata_reader_offset(const struct perfdata_reader *r)
 {
 	return r->rec_offset;
+}
+
+bool perfdata_reader_in_compressed(const struct perfdata_reader *r)
+{
+	return r->inner;
 }
 
 /* ---- records -------------------------------------------------------------- */
@@ -830,6 +853,87 @@ static bool size_must_be_aligned(uint32_t type)
 static const char *end_name(const struct perfdata_reader *r)
 {
 	return r->pipe ? "stream" : "data section";
+}
+
+static int absorb_record(struct perfdata_reader *r, const struct perf_event_header *rec);
+
+/*
+ * A COMPRESSED record: its payload is the next piece of the file's zstd
+ * stream; next_inner() yields what it decompresses to.
+ */
+static int start_compressed(struct perfdata_reader *r, const struct perf_event_header *rec)
+{
+	int err;
+
+	if (r->inner)
+		return fail(r, "compressed record at offset %#llx inside compressed data",
+			    (unsigned long long)r->rec_offset);
+	if (!r->zdec) {
+		err = perfdata_zstd_dec_new(&r->zdec);
+		if (err)
+			return err == -ENOMEM ? err : fail(r, "cannot set up zstd decompression");
+		r->zbuf = malloc(ZBUF_SIZE);
+		r->zrec = malloc(RECORD_MAX + 1);
+		if (!r->zbuf || !r->zrec)
+			return -ENOMEM;
+	}
+	r->zin = (struct perfdata_zstd_buf){ (void *)(rec + 1), rec->size - sizeof(*rec), 0 };
+	return 0;
+}
+
+/*
+ * The next record decompressed from the current COMPRESSED record: 1 and
+ * *rec, 0 when the piece is used up (a record cut at its end waits for the
+ * next piece), -errno. Memory stays at zbuf however much a piece inflates:
+ * it is decompressed as its records are yielded.
+ */
+static int next_inner(struct perfdata_reader *r, const struct perf_event_header **rec)
+{
+	for (;;) {
+		size_t avail = r->zlen - r->zhead;
+		struct perfdata_zstd_buf out;
+		struct perf_event_header h;
+		int err;
+
+		if (avail >= sizeof(h)) {
+			const uint8_t *at = r->zbuf + r->zhead;
+
+			memcpy(&h, at, sizeof(h));
+			if (h.size < sizeof(h) || (size_must_be_aligned(h.type) && h.size % 8))
+				return fail(r, "compressed record at offset %#llx holds a record of type %u "
+					    "with size %u", (unsigned long long)r->rec_offset, h.type,
+					    h.size);
+			/* Their payloads follow them outside their size: not in a piece. */
+			if (h.type == PERFDATA_RECORD_HEADER_TRACING_DATA ||
+			    h.type == PERFDATA_RECORD_AUXTRACE || h.type == PERFDATA_RECORD_COMPRESSED)
+				return fail(r, "compressed record at offset %#llx holds a record of type "
+					    "%u, which cannot be compressed",
+					    (unsigned long long)r->rec_offset, h.type);
+			if (h.size <= avail) {
+				if ((uintptr_t)at % 8) {
+					memcpy(r->zrec, at, h.size);
+					at = (const uint8_t *)r->zrec;
+				}
+				r->zhead += h.size;
+				r->inner = true;
+				*rec = (const struct perf_event_header *)at;
+				return absorb_record(r, *rec);
+			}
+		}
+		memmove(r->zbuf, r->zbuf + r->zhead, avail);
+		r->zhead = 0;
+		r->zlen = avail;
+		out = (struct perfdata_zstd_buf){ r->zbuf, ZBUF_SIZE, avail };
+		err = perfdata_zstd_decompress(r->zdec, &r->zin, &out);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			return fail(r, "compressed record at offset %#llx is corrupt: %s",
+				    (unsigned long long)r->rec_offset, perfdata_zstd_dec_error(r->zdec));
+		if (out.pos == r->zlen)
+			return 0;
+		r->zlen = out.pos;
+	}
 }
 
 static int next_record(struct perfdata_reader *r, const struct perf_event_header **rec)
@@ -898,18 +1002,28 @@ static int next_record(struct perfdata_reader *r, const struct perf_event_header
 	r->head += h.size;
 	r->pos += h.size;
 	*rec = (const struct perf_event_header *)at;
+	return absorb_record(r, *rec);
+}
+
+/* What the reader itself takes from a record it yields; 1 or -errno. */
+static int absorb_record(struct perfdata_reader *r, const struct perf_event_header *rec)
+{
+	const uint8_t *at = (const uint8_t *)rec;
+	struct perf_event_header h = *rec;
 
 	switch (h.type) {
 	case PERFDATA_RECORD_HEADER_ATTR:
 		if (r->pipe)
-			return absorb_header_attr(r, *rec) ?: 1;
+			return absorb_header_attr(r, rec) ?: 1;
 		break;
 	case PERFDATA_RECORD_HEADER_FEATURE:
 		if (r->pipe)
-			return absorb_header_feature(r, *rec) ?: 1;
+			return absorb_header_feature(r, rec) ?: 1;
 		break;
 	case PERFDATA_RECORD_HEADER_BUILD_ID:
 		return add_build_id(r, at, h.size, r->rec_offset) ?: 1;
+	case PERFDATA_RECORD_COMPRESSED:
+		return start_compressed(r, rec) ?: 1;
 	case PERFDATA_RECORD_HEADER_TRACING_DATA:
 		/* { header, u32 size }: size bytes of tracing data follow, 8-aligned. */
 		if (h.size >= sizeof(h) + 4) {
@@ -944,7 +1058,16 @@ int perfdata_reader_next(struct perfdata_reader *r, const struct perf_event_head
 		     (unsigned long long)r->hdr.data.offset);
 		return r->failed = -ENODATA;
 	}
-	ret = next_record(r, rec);
+	ret = 0;
+	if (r->zdec)
+		ret = next_inner(r, rec);
+	if (ret == 0) {
+		r->inner = false;
+		ret = next_record(r, rec);
+	}
+	if (ret == 0 && r->zhead < r->zlen)
+		ret = fail(r, "the compressed records end inside a record: %zu bytes are left over",
+			   r->zlen - r->zhead);
 	if (ret < 0) {
 		*rec = NULL;
 		r->failed = ret;

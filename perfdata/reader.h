@@ -13,6 +13,12 @@
  * yielded too (callers skip what they do not know); HEADER_ATTR and
  * HEADER_FEATURE are yielded after they were absorbed.
  *
+ * COMPRESSED records (perf record -z) are yielded, then the records they
+ * decompress to (perfdata_reader_in_compressed() tells which is which), so
+ * callers see the same records as in an uncompressed file. Decompression
+ * streams through a fixed 256 KiB buffer (plus zstd's window, at most
+ * 2^27 bytes): a piece that inflates without bound costs time, not memory.
+ *
  * Errors are -errno (-EINVAL for malformed input, -EIO for read failures)
  * and perfdata_reader_error() says what and at which offset, e.g.
  * "perf.data: record at offset 0x1a8 has size 0". A truncated file (data
@@ -39,8 +45,13 @@ bool perfdata_reader_is_pipe(const struct perfdata_reader *r);
 
 /* 1 = a record in *rec, 0 = end of data, < 0 = error (see _error()). */
 int perfdata_reader_next(struct perfdata_reader *r, const struct perf_event_header **rec);
-/* File offset (file mode) or stream offset (pipe) of the last record yielded. */
+/*
+ * File offset (file mode) or stream offset (pipe) of the last record yielded;
+ * for a record decompressed from a COMPRESSED one, that record's offset.
+ */
 uint64_t perfdata_reader_offset(const struct perfdata_reader *r);
+/* The last record yielded came out of a COMPRESSED record. */
+bool perfdata_reader_in_compressed(const struct perfdata_reader *r);
 
 /* An event's name is NULL when the file has no EVENT_DESC naming it. */
 size_t perfdata_reader_nr_events(const struct perfdata_reader *r);

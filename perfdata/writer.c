@@ -14,14 +14,26 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compress.h"
 #include "features.h"
 #include "writer.h"
 
 #define DEFAULT_BUFFER_SIZE	(1u << 20)
+#define RECORD_ROOM		0x10000		/* room for the largest record */
 #define MIN_BUFFER_SIZE		(128u << 10)	/* larger than any record (64 KiB) */
 #define TRAILER_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
 		      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 #define BPFREC_PERF_VERSION "0.1.0 (bpfrec)"
+/*
+ * -z: each COMPRESSED record holds at most what its u16 size allows, and
+ * the stream is flushed (so what came before decompresses whole) at least
+ * every ZSTD_CHUNK bytes of records: perf's readers decompress one
+ * COMPRESSED record into a buffer of the feature's mmap_len, which we set to
+ * ZSTD_CHUNK (perf's own default mmap size plus a page).
+ */
+#define ZSTD_CHUNK		528384u
+#define COMPRESSED_PAYLOAD_MAX	(0xffffu - sizeof(struct perf_event_header))
+#define COMPRESSED_NONE		SIZE_MAX	/* no COMPRESSED record open */
 
 struct build_id_entry {
 	uint16_t cpumode;
@@ -50,6 +62,16 @@ struct perfdata_writer {
 	size_t nr_bids, cap_bids;
 
 	uint64_t nr_samples, first_time, last_time;
+
+	/* -z: records go through zstd into COMPRESSED records (see zrun()). */
+	struct perfdata_zstd_enc *zenc;
+	int zlevel;
+	bool compressing;	/* after start: the header and pipe preamble stay plain */
+	bool zfailed;		/* the error is the compressor's, not a write's */
+	uint8_t *scratch;	/* one record is encoded here, then compressed */
+	size_t zrec;		/* buf offset of the open COMPRESSED record */
+	uint64_t zpending;	/* record bytes fed since the stream was last flushed */
+	uint64_t zin, zout;	/* record bytes in, compressed bytes out: the ratio */
 
 	int argc;
 	char **argv;
@@ -97,7 +119,8 @@ static int patch_data_size(struct perfdata_writer *w, uint64_t end)
 	return err;
 }
 
-static int flush(struct perfdata_writer *w)
+/* Write the buffer out as it is (with -z: whole COMPRESSED records only). */
+static int write_buf(struct perfdata_writer *w)
 {
 	int err;
 
@@ -113,6 +136,82 @@ static int flush(struct perfdata_writer *w)
 	w->flushed += w->buf_len;
 	w->buf_len = 0;
 	return 0;
+}
+
+/* The open COMPRESSED record takes what zstd wrote after its header. */
+static void zrec_close(struct perfdata_writer *w)
+{
+	struct perf_event_header h = { .type = PERFDATA_RECORD_COMPRESSED };
+
+	if (w->zrec == COMPRESSED_NONE)
+		return;
+	if (w->buf_len - w->zrec == sizeof(h)) {
+		w->buf_len = w->zrec;	/* nothing came out: no record */
+	} else {
+		/* Not padded to 8: the padding would be read as zstd input (perf does the same). */
+		h.size = (uint16_t)(w->buf_len - w->zrec);
+		memcpy(w->buf + w->zrec, &h, sizeof(h));
+	}
+	w->zrec = COMPRESSED_NONE;
+}
+
+/*
+ * Feed len bytes of records (none with flush) through zstd into COMPRESSED
+ * records in buf. A record is closed when it is as large as its u16 size
+ * allows or buf is full (buf is then written); with flush, everything fed
+ * so far is pushed out and the record closed, so the file up to here
+ * decompresses whole (checkpoints, rounds).
+ */
+static int zrun(struct perfdata_writer *w, const void *data, size_t len, bool flush)
+{
+	struct perfdata_zstd_buf in = { (void *)data, len, 0 };
+	int ret, err;
+
+	if (w->error)
+		return w->error;
+	for (;;) {
+		struct perfdata_zstd_buf out;
+		size_t room;
+
+		if (w->zrec == COMPRESSED_NONE) {
+			if (w->buf_cap - w->buf_len < sizeof(struct perf_event_header) + 4096 &&
+			    (err = write_buf(w)))
+				return err;
+			w->zrec = w->buf_len;
+			w->buf_len += sizeof(struct perf_event_header);
+		}
+		room = w->zrec + sizeof(struct perf_event_header) + COMPRESSED_PAYLOAD_MAX - w->buf_len;
+		if (room > w->buf_cap - w->buf_len)
+			room = w->buf_cap - w->buf_len;
+		out = (struct perfdata_zstd_buf){ w->buf + w->buf_len, room, 0 };
+		ret = perfdata_zstd_compress(w->zenc, &in, &out, flush);
+		w->buf_len += out.pos;
+		w->zout += out.pos;
+		if (ret < 0) {
+			w->zfailed = true;
+			return w->error = ret;
+		}
+		if (flush ? ret == 0 : in.pos == in.size)
+			break;
+		zrec_close(w);	/* out is full */
+	}
+	w->zin += len;
+	w->zpending += len;
+	if (flush) {
+		zrec_close(w);
+		w->zpending = 0;
+	}
+	return 0;
+}
+
+/* Everything so far out of the buffer (and, with -z, out of zstd). */
+static int flush(struct perfdata_writer *w)
+{
+	int err = 0;
+
+	if (w->compressing)
+		err = zrun(w, NULL, 0, true);
+	return err ? err : write_buf(w);
 }
 
 int perfdata_writer_checkpoint(struct perfdata_writer *w)
@@ -142,6 +241,7 @@ int perfdata_writer_new(int fd, const struct perfdata_writer_opts *opts,
 {
 	static const struct perfdata_writer_opts defaults;
 	struct perfdata_writer *w;
+	int err;
 
 	if (!opts)
 		opts = &defaults;
@@ -159,6 +259,18 @@ int perfdata_writer_new(int fd, const struct perfdata_writer_opts *opts,
 	w->buf = malloc(w->buf_cap);
 	if (!w->buf)
 		goto nomem;
+	w->zrec = COMPRESSED_NONE;
+	if (opts->compression_level) {
+		err = perfdata_zstd_enc_new(opts->compression_level, &w->zenc);
+		if (err) {
+			perfdata_writer_free(w);
+			return err;
+		}
+		w->zlevel = opts->compression_level;
+		w->scratch = malloc(RECORD_ROOM);
+		if (!w->scratch)
+			goto nomem;
+	}
 	if (opts->argc > 0) {
 		w->argv = calloc((size_t)opts->argc, sizeof(char *));
 		if (!w->argv)
@@ -221,28 +333,42 @@ int perfdata_writer_add_event(struct perfdata_writer *w, const char *name,
 }
 
 /* Every record fits in this much room (a record's size is a u16). */
-#define RECORD_ROOM 0x10000
 
 /*
  * The buffer position where the next record goes, with RECORD_ROOM bytes
  * free; flushes first when needed. NULL after a write error (w->error).
  */
-static uint8_t *room(struct perfdata_writer *w)
+static uint8_t *buf_room(struct perfdata_writer *w)
 {
 	if (w->error)
 		return NULL;
-	if (w->buf_cap - w->buf_len < RECORD_ROOM && flush(w))
+	if (w->buf_cap - w->buf_len < RECORD_ROOM && write_buf(w))
 		return NULL;
 	return w->buf + w->buf_len;
+}
+
+/* With -z a record is encoded in scratch space and goes on into zstd. */
+static uint8_t *room(struct perfdata_writer *w)
+{
+	if (w->compressing)
+		return w->error ? NULL : w->scratch;
+	return buf_room(w);
 }
 
 /* Keep the record an encoder just wrote at room(), or pass its error on. */
 static int commit(struct perfdata_writer *w, ssize_t n)
 {
+	int err;
+
 	if (n < 0)
 		return (int)n;
-	w->buf_len += (size_t)n;
-	return 0;
+	if (!w->compressing) {
+		w->buf_len += (size_t)n;
+		return 0;
+	}
+	if (w->zpending + (uint64_t)n > ZSTD_CHUNK && (err = zrun(w, NULL, 0, true)))
+		return err;
+	return zrun(w, w->scratch, (size_t)n, false);
 }
 
 /* Encode one record with `call`, where `p` is room() and `cap` RECORD_ROOM. */
@@ -342,6 +468,16 @@ static int build_feature(struct perfdata_writer *w, uint32_t feat, struct perfda
 			return -ENOENT;
 		perfdata_buf_u64(b, w->clock_res_ns);
 		break;
+	case PERFDATA_FEAT_COMPRESSED:
+		if (!w->zenc)
+			return -ENOENT;
+		/* version 0, type 1 = zstd, level, ratio, mmap_len: as perf writes it. */
+		perfdata_buf_u32(b, 0);
+		perfdata_buf_u32(b, 1);
+		perfdata_buf_u32(b, (uint32_t)w->zlevel);
+		perfdata_buf_u32(b, w->zout ? (uint32_t)((w->zin + w->zout / 2) / w->zout) : 0);
+		perfdata_buf_u32(b, ZSTD_CHUNK);
+		break;
 	case PERFDATA_FEAT_CLOCK_DATA:
 		if (!w->events[0].attr.use_clockid)
 			return -ENOENT;
@@ -360,7 +496,8 @@ static const uint32_t features[] = {
 	PERFDATA_FEAT_VERSION, PERFDATA_FEAT_ARCH, PERFDATA_FEAT_NRCPUS,
 	PERFDATA_FEAT_CPUDESC, PERFDATA_FEAT_CPUID, PERFDATA_FEAT_TOTAL_MEM,
 	PERFDATA_FEAT_CMDLINE, PERFDATA_FEAT_EVENT_DESC, PERFDATA_FEAT_CPU_TOPOLOGY,
-	PERFDATA_FEAT_SAMPLE_TIME, PERFDATA_FEAT_CLOCKID, PERFDATA_FEAT_CLOCK_DATA,
+	PERFDATA_FEAT_SAMPLE_TIME, PERFDATA_FEAT_CLOCKID, PERFDATA_FEAT_COMPRESSED,
+	PERFDATA_FEAT_CLOCK_DATA,
 };
 #define NR_FEATURES (sizeof(features) / sizeof(features[0]))
 
@@ -393,7 +530,9 @@ static int start_pipe(struct perfdata_writer *w)
 		if (err && err != -ENOENT)
 			return err;
 	}
-	return flush(w);
+	err = flush(w);
+	w->compressing = w->zenc && !err;
+	return err;
 }
 
 /* Header, id arrays and attrs; data starts right after them. */
@@ -465,6 +604,23 @@ int perfdata_writer_start(struct perfdata_writer *w)
 	if (err)
 		return w->error = err;
 	w->flushed = w->checkpointed = w->data_offset;
+	if (w->zenc) {
+		/*
+		 * perf decompresses into buffers of the COMPRESSED feature's
+		 * mmap_len, and the features only come at finish: a killed -z
+		 * recording would be unreadable. perf also takes the feature from
+		 * a HEADER_FEATURE record in the data, so one goes first.
+		 */
+		struct perfdata_buf b = { 0 };
+
+		err = build_feature(w, PERFDATA_FEAT_COMPRESSED, &b);
+		if (!err)
+			err = pipe_feature(w, PERFDATA_FEAT_COMPRESSED, &b);
+		perfdata_buf_free(&b);
+		if (err)
+			return err;
+		w->compressing = true;
+	}
 	return 0;
 }
 
@@ -554,10 +710,32 @@ int perfdata_write_sample(struct perfdata_writer *w, const struct perfdata_sampl
 int perfdata_write_finished_round(struct perfdata_writer *w)
 {
 	int err = check_writable(w);
+	uint8_t *p;
+	ssize_t n;
 
-	if (!err)
+	if (err)
+		return err;
+	if (!w->compressing) {
 		err = APPEND(w, perfdata_encode_finished_round(p, cap));
-	return err ? err : maybe_checkpoint(w);
+		return err ? err : maybe_checkpoint(w);
+	}
+	/*
+	 * -z: like perf, rounds stay outside the compressed data, each after
+	 * a flush of the stream, so a round's records decompress before it.
+	 */
+	err = zrun(w, NULL, 0, true);
+	if (err)
+		return err;
+	/* Encoded aside: after COMPRESSED records buf is not 8-aligned. */
+	n = perfdata_encode_finished_round(w->scratch, RECORD_ROOM);
+	if (n < 0)
+		return (int)n;
+	p = buf_room(w);
+	if (!p)
+		return w->error;
+	memcpy(p, w->scratch, (size_t)n);
+	w->buf_len += (size_t)n;
+	return maybe_checkpoint(w);
 }
 
 int perfdata_writer_add_build_id(struct perfdata_writer *w, uint16_t cpumode,
@@ -693,6 +871,8 @@ void perfdata_writer_free(struct perfdata_writer *w)
 		free(w->argv[i]);
 	free(w->argv);
 	free(w->buf);
+	free(w->scratch);
+	perfdata_zstd_enc_free(w->zenc);
 	perfdata_sysinfo_free(&w->si);
 	free(w);
 }
@@ -705,4 +885,16 @@ uint64_t perfdata_writer_size(const struct perfdata_writer *w)
 uint64_t perfdata_writer_nr_samples(const struct perfdata_writer *w)
 {
 	return w->nr_samples;
+}
+
+const char *perfdata_writer_compression_error(const struct perfdata_writer *w)
+{
+	return w->zfailed ? perfdata_zstd_enc_error(w->zenc) : NULL;
+}
+
+void perfdata_writer_compression_stats(const struct perfdata_writer *w, uint64_t *in,
+				       uint64_t *out)
+{
+	*in = w->zin;
+	*out = w->zout;
 }

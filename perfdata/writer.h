@@ -19,7 +19,8 @@
  * checkpoints by itself when it flushes and a second has passed.
  *
  * Errors: every function returns 0 or -errno. After a write error (ENOSPC,
- * EIO, EPIPE) the writer is failed: further writes return the same error and
+ * EIO, EPIPE) or a compression error (see _compression_error()) the writer
+ * is failed: further writes return the same error and
  * perfdata_writer_finish() truncates the file to the last checkpoint and
  * tries to finish it there, so what is on disk stays readable.
  *
@@ -40,6 +41,15 @@ struct perfdata_writer_opts {
 	const char *const *argv;
 	/* Minimum interval between automatic checkpoints; 0 = 1 s. */
 	uint64_t checkpoint_interval_ms;
+	/*
+	 * -z: zstd level 1..22 (0 = no compression). Records are streamed
+	 * through one zstd stream into COMPRESSED records as they are written
+	 * (perfdata/compress.h); FINISHED_ROUNDs stay outside, each after a
+	 * flush of the stream, as perf writes them; checkpoints flush too, so a
+	 * killed writer leaves a file that decompresses whole up to the last
+	 * one. The COMPRESSED feature says level, ratio and chunk size.
+	 */
+	int compression_level;
 };
 
 int perfdata_writer_new(int fd, const struct perfdata_writer_opts *opts,
@@ -87,5 +97,13 @@ void perfdata_writer_free(struct perfdata_writer *w);
 uint64_t perfdata_writer_size(const struct perfdata_writer *w);
 /* Number of SAMPLE records written. */
 uint64_t perfdata_writer_nr_samples(const struct perfdata_writer *w);
+/*
+ * After an error: the compressor's message ("zstd: ...") when it was the
+ * compression that failed (-ENOMEM or -EPROTO), NULL when it was a write.
+ */
+const char *perfdata_writer_compression_error(const struct perfdata_writer *w);
+/* -z: record bytes fed to zstd and compressed bytes it produced so far. */
+void perfdata_writer_compression_stats(const struct perfdata_writer *w, uint64_t *in,
+				       uint64_t *out);
 
 #endif /* PERFDATA_WRITER_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * kmaps.c - describe the kernel to perf: the kernel map, one map per module
- * and their build-ids (kernel_maps_write() in tasks.h).
+ * and their build-ids (kernel_text_read() and kernel_maps_write() in
+ * tasks.h).
  *
  * The records are the ones `perf record` synthesizes:
  *   MMAP pid -1 tid 0 misc KERNEL [_text, _etext) pgoff _text "[kernel.kallsyms]_text"
@@ -28,20 +29,17 @@
 #define KERNEL_MMAP_NAME	"[kernel.kallsyms]_text"
 #define KERNEL_BUILD_ID_NAME	"[kernel.kallsyms]"
 
-/* _text and _etext from kallsyms; -EPERM when kptr_restrict hides them. */
-static int read_kernel_text(const char *path, uint64_t *text, uint64_t *etext)
+int kernel_text_read(const char *kallsyms_path, struct kernel_text *kt)
 {
+	const char *path = kallsyms_path ? kallsyms_path : "/proc/kallsyms";
 	FILE *f = fopen(path, "re");
 	char *line = NULL;
 	size_t cap = 0;
 	bool have_text = false, have_etext = false;
 
-	if (!f) {
-		int err = -errno;
-
-		fprintf(stderr, "bpfrec: cannot read kernel symbols %s: %s\n", path, strerror(-err));
-		return err;
-	}
+	memset(kt, 0, sizeof(*kt));
+	if (!f)
+		return -errno;
 	while ((!have_text || !have_etext) && getline(&line, &cap, f) > 0) {
 		char type, name[64];
 		uint64_t addr;
@@ -50,31 +48,23 @@ static int read_kernel_text(const char *path, uint64_t *text, uint64_t *etext)
 		if (sscanf(line, "%" SCNx64 " %c %63s", &addr, &type, name) != 3)
 			continue;
 		if (!strcmp(name, "_text") && !have_text) {
-			*text = addr;
+			kt->start = addr;
 			have_text = true;
 		} else if (!strcmp(name, "_etext") && !have_etext) {
-			*etext = addr;
+			kt->end = addr;
 			have_etext = true;
 		}
 	}
 	free(line);
 	fclose(f);
 
-	if (!have_text || !have_etext) {
-		fprintf(stderr, "bpfrec: %s has no _text/_etext symbols: is it a kallsyms file?\n",
-			path);
+	if (!have_text || !have_etext)
 		return -ENOENT;
-	}
-	if (!*text || !*etext) {
-		fprintf(stderr, "bpfrec: kernel addresses in %s are hidden (kptr_restrict): run as "
-			"root or set sysctl kernel.kptr_restrict=0\n", path);
+	/* kptr_restrict shows every address as zero to those it hides them from. */
+	if (!kt->start || !kt->end)
 		return -EPERM;
-	}
-	if (*etext <= *text) {
-		fprintf(stderr, "bpfrec: %s: _etext (%#" PRIx64 ") is not above _text (%#" PRIx64
-			")\n", path, *etext, *text);
+	if (kt->end <= kt->start)
 		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -151,19 +141,15 @@ static int write_modules(struct perfdata_writer *w, const char *modules_path)
 	return err;
 }
 
-int kernel_maps_write(struct perfdata_writer *w, const char *kallsyms_path,
+int kernel_maps_write(struct perfdata_writer *w, const struct kernel_text *kt,
 		      const char *modules_path, const char *notes_path)
 {
-	uint64_t text = 0, etext = 0;
 	uint8_t id[BUILDID_MAX];
 	size_t size;
 	int err;
 
-	err = read_kernel_text(kallsyms_path ? kallsyms_path : "/proc/kallsyms", &text, &etext);
-	if (err)
-		return err;
 	/* pgoff is the address of _text: perf relocates kernel symbols with it. */
-	err = write_kernel_mmap(w, text, etext - text, text, KERNEL_MMAP_NAME);
+	err = write_kernel_mmap(w, kt->start, kt->end - kt->start, kt->start, KERNEL_MMAP_NAME);
 	if (err)
 		return err;
 	err = write_modules(w, modules_path ? modules_path : "/proc/modules");

@@ -21,6 +21,10 @@ enum {
 	OPT_OFF_CPU_THRESH,
 };
 
+/* The zstd levels -z takes, as in perf; include the writer's header for no more. */
+#define COMPRESSION_LEVEL_DEFAULT	1
+#define COMPRESSION_LEVEL_MAX		22
+
 static const struct option long_opts[] = {
 	{ "freq", required_argument, NULL, 'F' },
 	{ "count", required_argument, NULL, 'c' },
@@ -39,6 +43,7 @@ static const struct option long_opts[] = {
 	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
+	{ "compression-level", optional_argument, NULL, 'z' },
 	{ "no-buildid-cache", no_argument, NULL, 'N' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -85,13 +90,17 @@ void record_usage(FILE *f)
 "                         FILE.YYYYmmddHHMMSScc; WHEN is a size (100M, 2G), an\n"
 "                         age (30s, 5m, 1h) or 'signal' (default: on SIGUSR2)\n"
 "      --switch-max-files N  keep only the newest N of those files\n"
+"  -z, --compression-level[=N]  compress the records with zstd level N (1-22,\n"
+"                         default 1) as perf record -z does: files several\n"
+"                         times smaller, read by perf, bpfrec pprof and dump\n"
 "  -N, --no-buildid-cache\n"
 "                         do not copy the files with samples into the build-id\n"
 "                         cache ($HOME/.debug, as perf): without the copies,\n"
 "                         binaries that are gone (containers, upgrades) show\n"
 "                         no names\n"
 "  -q, --quiet            no summary line, no warnings, no live status\n"
-"  -v, --verbose          show libbpf's messages (verifier log on load errors)\n"
+"  -v, --verbose          show libbpf's messages (verifier log on load errors) and\n"
+"                         notes on what privileges left out\n"
 "                         and the samples seen, written and lost at the end\n"
 "  -h, --help             this text\n"
 "\n"
@@ -205,7 +214,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 	optind = 1;
 	opterr = 0;
 	/* '+': the first non-option word starts the command. */
-	while ((c = getopt_long(argc, argv, "+:F:c:ap:t:C:go:e:m:Nqvh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:F:c:ap:t:C:go:e:m:Nqvz::h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			freq_given = true;
@@ -278,6 +287,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			break;
 		case 'v':
 			a->verbose = true;
+			a->opts.verbose = true;
 			break;
 		case OPT_DURATION: {
 			char *end;
@@ -316,6 +326,17 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 					   "--off-cpu-thresh '%s': give microseconds, e.g. 1000", optarg);
 			a->opts.off_cpu_thresh_ns = us * 1000;
 			thresh_given = true;
+			break;
+		}
+		case 'z': {
+			uint64_t level = COMPRESSION_LEVEL_DEFAULT;
+
+			if (optarg && (parse_u64(optarg, &level) || level < 1 ||
+				       level > COMPRESSION_LEVEL_MAX))
+				return bad(err, errlen, "--compression-level '%s': give a zstd level from 1 to "
+					   "%d (-z alone: %d)", optarg, COMPRESSION_LEVEL_MAX,
+					   COMPRESSION_LEVEL_DEFAULT);
+			a->opts.compression_level = (int)level;
 			break;
 		}
 		case 'h':

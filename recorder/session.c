@@ -33,7 +33,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/capability.h>
 #include <linux/perf_event.h>
 
 #include <bpf/bpf.h>
@@ -45,9 +44,11 @@
 #include "recorder/emit.h"
 #include "recorder/launch.h"
 #include "recorder/pidset.h"
+#include "recorder/privs.h"
 #include "recorder/rotate.h"
 #include "recorder/offcpu.h"
 #include "recorder/session.h"
+#include "recorder/sysctl.h"
 #include "recorder/tasks.h"
 
 #include "bpf/profile.h"
@@ -70,7 +71,7 @@
  */
 #define EARLY_FLUSH_MIN_NS	(5ull * 1000000)
 #define SYSFS_BTF		"/sys/kernel/btf/vmlinux"
-#define MAX_SAMPLE_RATE		"/proc/sys/kernel/perf_event_max_sample_rate"
+#define MAX_SAMPLE_RATE		"kernel.perf_event_max_sample_rate"
 
 struct record_session {
 	struct record_opts opts;	/* arrays below are our own copies */
@@ -82,6 +83,10 @@ struct record_session {
 
 	char err[512];
 	int failure_code;
+	struct privs_facts privs;
+	char exe[PATH_MAX];
+	struct kernel_text ktext;
+	bool warned_maps, noted_map_files;	/* said once per recording */
 
 	/* The event as perf_event_open(2) takes it and as the file describes it. */
 	struct perf_event_attr attr;
@@ -262,19 +267,20 @@ int record_session_new(const struct record_opts *opts, struct record_session **o
 	return 0;
 }
 
-/* Effective CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN which implies both. */
-static bool can_trace(void)
+/* A step refused for want of a privilege: say which one (privs.h). */
+static int priv_fail(struct record_session *s, enum priv_step step, int err, const char *what)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { 0 };
-	uint64_t eff;
+	char msg[400];
 
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		return geteuid() == 0;
-	eff = (uint64_t)data[1].effective << 32 | data[0].effective;
-	if (eff & (1ull << CAP_SYS_ADMIN))
-		return true;
-	return (eff & (1ull << 39 /* CAP_BPF */)) && (eff & (1ull << 38 /* CAP_PERFMON */));
+	privs_message(&s->privs, step, err, msg, sizeof(msg));
+	if (what)
+		return fail(s, err, "%s: %s", what, msg);
+	return fail(s, err, "%s", msg);
+}
+
+static bool is_denial(int err)
+{
+	return err == -EACCES || err == -EPERM;
 }
 
 /* 'R', 'S', ... from /proc/PID/stat, or 0 when there is no such task. */
@@ -322,6 +328,30 @@ static pid_t task_tgid(pid_t tid)
 	return tgid;
 }
 
+/*
+ * A -p/-t target whose maps we may not read would be recorded without its
+ * user-space symbols: refuse it, as perf does (its per-task events need the
+ * same ptrace access).
+ */
+static int check_target_maps(struct record_session *s, pid_t tid, const char *opt)
+{
+	pid_t tgid = task_tgid(tid);
+	char path[64], what[96];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	err = -errno;
+	if (!is_denial(err))
+		return 0;	/* gone meanwhile: that is for the recording to find */
+	snprintf(what, sizeof(what), "cannot read %s of %s %d", path, opt, (int)tid);
+	return priv_fail(s, PRIV_STEP_MAPS, err, what);
+}
+
 static int check_targets(struct record_session *s)
 {
 	int *online = NULL;
@@ -340,6 +370,14 @@ static int check_targets(struct record_session *s)
 		if (s->tids[i] <= 0 || !task_alive(s->tids[i]))
 			return fail(s, -ESRCH, "no such thread: -t %d (check the TID with ps -L)",
 				    (int)s->tids[i]);
+	for (size_t i = 0; i < s->opts.nr_pids + s->opts.nr_tids; i++) {
+		bool pid = i < s->opts.nr_pids;
+
+		err = check_target_maps(s, pid ? s->pids[i] : s->tids[i - s->opts.nr_pids],
+					pid ? "-p" : "-t");
+		if (err)
+			return err;
+	}
 
 	err = cpulist_online(NULL, &online, &nr_online);
 	if (err)
@@ -408,19 +446,6 @@ static int check_output_dir(struct record_session *s)
 	return 0;
 }
 
-static uint64_t read_u64_file(const char *path, uint64_t fallback)
-{
-	unsigned long long v;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return fallback;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = fallback;
-	fclose(f);
-	return v;
-}
-
 static int open_events(struct record_session *s)
 {
 	struct perf_event_attr a = { 0 };
@@ -431,7 +456,8 @@ static int open_events(struct record_session *s)
 	if (s->opts.period) {
 		a.sample_period = s->opts.period;
 	} else {
-		uint64_t max = read_u64_file(MAX_SAMPLE_RATE, 0);
+		long long rate = sysctl_read(MAX_SAMPLE_RATE, 0);
+		uint64_t max = rate > 0 ? (uint64_t)rate : 0;
 
 		if (s->opts.freq == UINT64_MAX)	/* -F max */
 			s->opts.freq = max ? max : 4000;
@@ -467,6 +493,8 @@ static int open_events(struct record_session *s)
 		if (err == -EINVAL && a.freq)
 			return fail(s, err, "cannot sample '%s' at %" PRIu64 " Hz: lower -F",
 				    s->event_name, s->opts.freq);
+		if (is_denial(err))
+			return priv_fail(s, PRIV_STEP_EVENTS, err, NULL);
 		return fail(s, err, "cannot open event '%s' on CPU %d: %s", s->event_name,
 			    s->cpus[i], strerror(-err));
 	}
@@ -487,8 +515,17 @@ static void build_file_attr(struct record_session *s)
 		a->freq = 1;
 		a->sample_freq = s->opts.freq;
 	}
-	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	/*
+	 * What perf record puts in a sample and no more, since it is paid
+	 * per sample: the CPU only when CPUs are the target (-a, -C), an
+	 * IDENTIFIER only when a second event shares the file (one event
+	 * takes every sample without an id).
+	 */
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	if (s->opts.system_wide || s->opts.nr_cpus)
+		a->sample_type |= PERF_SAMPLE_CPU;
+	if (s->opts.off_cpu)
+		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
 	if (s->opts.callgraph)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	a->sample_id_all = 1;
@@ -544,6 +581,23 @@ static int create_output(struct record_session *s)
 	return 0;
 }
 
+/*
+ * The kernel's text range for the kernel map, read once: hidden addresses
+ * (kptr_restrict) would leave every kernel frame unresolved and make perf
+ * report warn about the file, so they end the recording before it starts.
+ */
+static int read_kernel_text(struct record_session *s)
+{
+	int err = kernel_text_read(NULL, &s->ktext);
+
+	if (err == -EPERM)
+		return priv_fail(s, PRIV_STEP_KALLSYMS, err, NULL);
+	if (err)
+		return fail(s, err, "cannot find the kernel's _text and _etext in /proc/kallsyms: %s",
+			    strerror(-err));
+	return 0;
+}
+
 static int on_ring_record(void *ctx, void *data, size_t size);
 
 static int load_bpf(struct record_session *s)
@@ -581,6 +635,8 @@ static int load_bpf(struct record_session *s)
 	if (err)
 		return fail(s, err, "cannot size the ring buffer: %s", strerror(-err));
 	err = profile__load(skel);
+	if (is_denial(err))
+		return priv_fail(s, PRIV_STEP_BPF, err, NULL);
 	if (err)
 		return fail(s, err, "cannot load the BPF sampler: %s (run with -v for the verifier log)",
 			    strerror(-err));
@@ -610,6 +666,8 @@ static int load_bpf(struct record_session *s)
 		};
 
 		err = offcpu_new(&oo, &s->offcpu);
+		if (is_denial(err))
+			return priv_fail(s, PRIV_STEP_BPF, err, "--off-cpu");
 		if (err)
 			return fail(s, err, "cannot load the off-CPU tracer: %s (run with -v for "
 				    "the verifier log, or drop --off-cpu)", strerror(-err));
@@ -636,29 +694,32 @@ static int load_bpf(struct record_session *s)
 	return 0;
 }
 
-/* The build-id cache is a help, not a must: without it, a warning. */
+/*
+ * The build-id cache is a help, not a must: without it (no HOME, not
+ * writable: a user without one), a note at -v, as perf says it only in debug.
+ */
 static void open_buildid_cache(struct record_session *s)
 {
 	struct buildid_cache_opts o = { .log = s->opts.buildid_cache_log };
+	FILE *log = s->opts.buildid_cache_log;
 	int err;
 
 	if (s->opts.no_buildid_cache)
 		return;
 	err = buildid_cache_new(&o, &s->bcache);
-	if (err == -ENOENT)
-		warn(s, "HOME is not set: no build-id cache (set HOME, or -N to say so)");
-	else if (err)
-		warn(s, "cannot use the build-id cache in $HOME/.debug: %s; recording without "
-		     "it (-N turns it off)", strerror(-err));
+	if (err && log)
+		fprintf(log, "bpfrec record: note: no build-id cache: %s; -N says so\n",
+			err == -ENOENT ? "HOME is not set" : strerror(-err));
 }
 
 int record_session_open(struct record_session *s)
 {
 	int err;
 
-	if (!can_trace())
-		return fail(s, -EPERM,
-			    "needs root, or CAP_BPF and CAP_PERFMON: run it with sudo");
+	/* Without these nothing works: say so before anything else. */
+	privs_facts_read(&s->privs, s->exe, sizeof(s->exe));
+	if (privs_missing(&s->privs, PRIV_STEP_BPF))
+		return priv_fail(s, PRIV_STEP_BPF, -EPERM, NULL);
 	if (access(SYSFS_BTF, R_OK) < 0)
 		return fail(s, -ENOTSUP,
 			    "the kernel has no BTF (%s is missing): bpfrec needs a kernel built "
@@ -667,14 +728,17 @@ int record_session_open(struct record_session *s)
 	if (!err)
 		err = check_output_dir(s);
 	if (!err)
+		err = read_kernel_text(s);
+	if (!err)
 		err = open_events(s);
 	if (err)
 		return err;
 	build_file_attr(s);
 
-	err = create_output(s);
+	/* Whatever the kernel may refuse comes before the output is touched. */
+	err = load_bpf(s);
 	if (!err)
-		err = load_bpf(s);
+		err = create_output(s);
 	if (err)
 		return err;
 	open_buildid_cache(s);
@@ -706,6 +770,8 @@ static int attach(struct record_session *s)
 	/* Task events first, so nothing forked after the first sample escapes. */
 	for (int i = 0; i < 3; i++) {
 		s->task_links[i] = bpf_program__attach(task_progs[i]);
+		if (!s->task_links[i] && is_denial(-errno))
+			return priv_fail(s, PRIV_STEP_BPF, -errno, NULL);
 		if (!s->task_links[i])
 			return fail(s, -errno, "cannot attach %s: %s",
 				    bpf_program__name(task_progs[i]), strerror(errno));
@@ -713,6 +779,8 @@ static int attach(struct record_session *s)
 	if (s->offcpu) {
 		int err = offcpu_attach(s->offcpu);
 
+		if (is_denial(err))
+			return priv_fail(s, PRIV_STEP_BPF, err, "--off-cpu");
 		if (err)
 			return fail(s, err, "cannot attach the off-CPU tracer: %s", strerror(-err));
 	}
@@ -721,6 +789,8 @@ static int attach(struct record_session *s)
 
 		l = bpf_program__attach_perf_event_opts(s->skel->progs.on_sample, s->pfds[i],
 							NULL);
+		if (!l && is_denial(-errno))
+			return priv_fail(s, PRIV_STEP_BPF, -errno, NULL);
 		if (!l)
 			return fail(s, -errno, "cannot attach to the event on CPU %d: %s",
 				    s->cpus[i], strerror(errno));
@@ -733,7 +803,12 @@ static int attach(struct record_session *s)
 /* A failed write ends the recording: say where and why, in one line. */
 static int write_error(struct record_session *s, int err)
 {
+	const char *zerr = s->w ? perfdata_writer_compression_error(s->w) : NULL;
+
 	s->write_failed = true;
+	if (zerr)
+		return fail(s, err, "compression failed (%s): recording stopped, '%s' keeps what was "
+			    "recorded up to its last checkpoint", zerr, s->output);
 	if (err == -EPIPE)
 		return fail(s, err, "the reader of the output pipe went away");
 	if (s->pipe)
@@ -783,6 +858,7 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 {
 	struct perfdata_writer_opts wo = {
 		.pipe = s->pipe, .argc = s->opts.argc, .argv = s->opts.argv,
+		.compression_level = s->opts.compression_level,
 	};
 	int err;
 
@@ -795,7 +871,7 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 	if (!err)
 		err = perfdata_writer_start(s->w);
 	if (!err)
-		err = kernel_maps_write(s->w, NULL, NULL, NULL);
+		err = kernel_maps_write(s->w, &s->ktext, NULL, NULL);
 	if (!err) {
 		struct task_tracker_opts to = { .cache = s->bcache };
 
@@ -951,6 +1027,32 @@ static uint64_t read_stat(struct record_session *s, uint32_t key)
 	return sum;
 }
 
+/*
+ * What /proc refused the task tracker, said once per recording: maps (the
+ * process keeps raw user addresses) as a warning, map_files (build-ids come
+ * from the mapped paths instead, as in perf) as a note under -v.
+ */
+static void warn_denied(struct record_session *s)
+{
+	struct task_tracker_denied d;
+	char msg[400];
+
+	if (!s->tracker)
+		return;
+	task_tracker_denied(s->tracker, &d);
+	if (d.maps && !s->warned_maps) {
+		s->warned_maps = true;
+		privs_message(&s->privs, PRIV_STEP_MAPS, d.maps_err, msg, sizeof(msg));
+		warn(s, "cannot read /proc/%u/maps: %s; its user-space frames (and those of any "
+		     "other such process) stay unresolved", d.maps_pid, msg);
+	}
+	if (d.map_files && !s->noted_map_files && s->opts.verbose && !s->opts.quiet) {
+		s->noted_map_files = true;
+		privs_message(&s->privs, PRIV_STEP_MAP_FILES, d.map_files_err, msg, sizeof(msg));
+		fprintf(stderr, "bpfrec record: note: %s\n", msg);
+	}
+}
+
 /* Write the batch as one time-sorted round, with the samples lost meanwhile. */
 static int flush_batch(struct record_session *s)
 {
@@ -1002,6 +1104,7 @@ static int flush_batch(struct record_session *s)
 		s->ckpt_cpu_written = s->cpu_written;
 	}
 	batch_clear(&s->batch);
+	warn_denied(s);
 	return err;
 }
 

@@ -9,12 +9,14 @@
  *
  *   record_session_new()    copy and check the options (no side effects)
  *   record_session_open()   everything that can fail early, in this order:
- *                           privileges, kernel BTF, targets (pids, tids,
- *                           CPUs, the command on PATH), the output
- *                           directory, the perf events (opened disabled);
- *                           then the output file is created (an existing
- *                           one becomes NAME.old), the BPF sampler loaded
- *                           and a command forked and held before exec
+ *                           privileges (CAP_BPF, CAP_PERFMON), kernel BTF,
+ *                           targets (pids, tids and whether we may read
+ *                           their maps, CPUs, the command on PATH), the
+ *                           output directory, kernel addresses (CAP_SYSLOG),
+ *                           the perf events (opened disabled), the BPF
+ *                           sampler loaded; only then the output file is
+ *                           created (an existing one becomes NAME.old) and
+ *                           a command forked and held before exec
  *   record_session_start()  attach (which enables sampling), write the file
  *                           header and the kernel maps, let the command exec
  *   record_session_poll()   drain the ring buffer; every flush interval sort
@@ -36,7 +38,10 @@
  * finishes it, and record_status.write_failed is set.
  *
  * Nothing is written to the output before the sampler is loaded and
- * attached. The session installs no signal handlers: the caller blocks the
+ * attached. A step the kernel refuses for want of a privilege fails with a
+ * message naming the capability (recorder/privs.h); processes whose maps
+ * a recording without CAP_SYS_PTRACE may not read are kept with raw
+ * addresses, and one warning says so. The session installs no signal handlers: the caller blocks the
  * signals it wants and passes a signalfd as wake_fd so poll returns at once.
  * The launched command gets every signal unblocked and at its default.
  */
@@ -75,6 +80,7 @@ struct record_opts {
 	unsigned int flush_interval_ms;	/* 0 = 100 */
 	int wake_fd;		/* readable fd that makes poll return early; -1 = none */
 	bool quiet;		/* no warnings on stderr */
+	bool verbose;		/* also notes (what a missing privilege left out) */
 	/*
 	 * --switch-output: finish the file and start a new one (rotate.h names
 	 * them) by size, by age, or only on record_session_switch_output();
@@ -87,9 +93,10 @@ struct record_opts {
 	void *on_switch_ctx;
 	bool off_cpu;		/* --off-cpu: also the offcpu-time event (recorder/offcpu.h) */
 	uint64_t off_cpu_thresh_ns;	/* --off-cpu-thresh: shorter intervals are summed */
+	int compression_level;	/* -z: zstd level 1..22 (perfdata/writer.h); 0 = none */
 	/*
 	 * Copy the files with samples into $HOME/.debug (buildid_cache.h), at
-	 * stop; -N turns it off. A cache that cannot be used is a warning.
+	 * stop; -N turns it off. A cache that cannot be used is a note in the log.
 	 */
 	bool no_buildid_cache;
 	FILE *buildid_cache_log;	/* files skipped or failed (-v); NULL = none */

@@ -241,7 +241,25 @@ struct task_tracker {
 	/* This process's vDSO build-id: the kernel maps the same image into every 64-bit process. */
 	uint8_t vdso_id[BUILDID_MAX];
 	size_t vdso_id_size;
+	struct task_tracker_denied denied;
 };
+
+static bool is_denial(int err)
+{
+	return err == -EACCES || err == -EPERM;
+}
+
+/* procmaps_read(), remembering a refusal: the caller goes on as if pid were gone. */
+static int read_maps(struct task_tracker *t, uint32_t pid, struct procmaps *pm)
+{
+	int err = procmaps_read(t->proc_root, pid, pm);
+
+	if (is_denial(err) && !t->denied.maps++) {
+		t->denied.maps_pid = pid;
+		t->denied.maps_err = err;
+	}
+	return err;
+}
 
 /* ---- files and their build-ids ------------------------------------------ */
 
@@ -289,11 +307,11 @@ static void read_self_vdso_build_id(struct task_tracker *t)
  * leaves no build-id: the MMAP2 then carries maj/min/ino, never another
  * file's build-id.
  */
-static void read_build_id(const struct task_tracker *t, uint32_t pid,
+static void read_build_id(struct task_tracker *t, uint32_t pid,
 			  const struct procmaps_entry *e, struct task_file *f)
 {
 	size_t size = 0;
-	int fd, err;
+	int fd, err, mf_err = 0;
 
 	if (!strcmp(e->path, "[vdso]")) {
 		/* perf, too, takes the image from its own process. */
@@ -305,8 +323,12 @@ static void read_build_id(const struct task_tracker *t, uint32_t pid,
 	}
 	if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME))
 		return;	/* "//anon": no file to read */
-	if (safeopen_mapped(t->proc_root, pid, e->start, e->end, e->path, e->maj, e->min, e->ino,
-			    &fd))
+	err = safeopen_mapped(t->proc_root, pid, e->start, e->end, e->path, e->maj, e->min, e->ino,
+			      &fd, &mf_err);
+	/* map_files refused: say which capability is missing, also when the path worked. */
+	if (is_denial(mf_err) && !t->denied.map_files++)
+		t->denied.map_files_err = mf_err;
+	if (err)
 		return;
 	err = buildid_read_fd(fd, f->build_id, &size);
 	close(fd);
@@ -420,7 +442,7 @@ static void cache_file(struct task_tracker *t, uint32_t pid, const struct task_m
 		return;
 	}
 	if (!safeopen_mapped(t->proc_root, pid, m->start, m->end, f->path, f->maj, f->min, f->ino,
-			     &fd))
+			     &fd, NULL))
 		buildid_cache_add(t->cache, f->path, f->build_id, f->build_id_size, fd);
 }
 
@@ -796,7 +818,7 @@ static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_
 
 	p->next_reread = time + p->reread_interval;
 	/* A process already gone keeps its COMM and raw addresses. */
-	if (procmaps_read(t->proc_root, pid, &pm))
+	if (read_maps(t, pid, &pm))
 		return 0;
 	err = proc_set_maps(t, p, &pm, pid, time, cpu, true, &nr_new);
 	procmaps_release(&pm);
@@ -811,7 +833,7 @@ static int reread_maps(struct task_tracker *t, struct task_proc *p, uint32_t tid
 	size_t nr_new = 0;
 	int err = 0;
 
-	if (!procmaps_read(t->proc_root, p->e.key, &pm)) {
+	if (!read_maps(t, p->e.key, &pm)) {
 		err = proc_set_maps(t, p, &pm, tid, time, cpu, false, &nr_new);
 		procmaps_release(&pm);
 	}
@@ -838,7 +860,7 @@ static int comm_changed(struct task_tracker *t, struct task_proc *p, struct task
 	if (tid != pid)
 		return write_comm(t, pid, tid, comm, false, time, cpu);
 
-	readable = !procmaps_read(t->proc_root, pid, &pm);
+	readable = !read_maps(t, pid, &pm);
 	exec = !readable || maps_replaced(p, &pm);
 	err = write_comm(t, pid, tid, comm, exec, time, cpu);
 	if (exec) {
@@ -862,6 +884,11 @@ static int comm_changed(struct task_tracker *t, struct task_proc *p, struct task
 }
 
 /* ---- API ------------------------------------------------------------------------ */
+
+void task_tracker_denied(const struct task_tracker *t, struct task_tracker_denied *out)
+{
+	*out = t->denied;
+}
 
 int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *opts,
 		     struct task_tracker **out)

@@ -62,13 +62,43 @@ void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid);
 void task_tracker_exec(struct task_tracker *t, uint32_t pid);
 
 /*
- * The kernel map: MMAP "[kernel.kallsyms]_text" (pid -1, misc KERNEL,
- * start = pgoff = _text, len = _etext - _text) from kallsyms_path, then one
- * MMAP per module in modules_path (as perf does), and the kernel build-id
- * from notes_path. NULL paths = /proc/kallsyms, /proc/modules,
- * /sys/kernel/notes. Write it before anything else.
+ * What /proc refused the tracker (EACCES/EPERM: a privilege the process
+ * lacks, privs.h). A process whose maps are refused is described like one
+ * already gone (COMM only, raw addresses); a refused map_files falls back
+ * to the mapped path for the build-id.
  */
-int kernel_maps_write(struct perfdata_writer *w, const char *kallsyms_path,
+struct task_tracker_denied {
+	size_t maps;		/* reads of /proc/PID/maps refused */
+	uint32_t maps_pid;	/* the first refused pid */
+	int maps_err;		/* and its -errno */
+	size_t map_files;	/* opens of /proc/PID/map_files/... refused */
+	int map_files_err;
+};
+void task_tracker_denied(const struct task_tracker *t, struct task_tracker_denied *out);
+
+/* The kernel's text, [_text, _etext), as /proc/kallsyms gives it. */
+struct kernel_text {
+	uint64_t start, end;
+};
+
+/*
+ * Read _text and _etext from kallsyms_path (NULL = /proc/kallsyms). Prints
+ * nothing; returns 0, -EPERM when the addresses read as zero (hidden by
+ * kernel.kptr_restrict from this process: a privilege problem, privs.h),
+ * -ENOENT when the symbols (or the file) are missing, -EINVAL when _etext
+ * is not above _text, or another -errno from opening the file.
+ */
+int kernel_text_read(const char *kallsyms_path, struct kernel_text *kt);
+
+/*
+ * The kernel map: MMAP "[kernel.kallsyms]_text" (pid -1, misc KERNEL,
+ * start = pgoff = _text, len = _etext - _text) from kt, then one MMAP per
+ * module in modules_path (as perf does; modules whose addresses are hidden
+ * are left out), and the kernel build-id from notes_path. NULL paths =
+ * /proc/modules, /sys/kernel/notes. Write it before anything else. Fails
+ * only with the writer's errors.
+ */
+int kernel_maps_write(struct perfdata_writer *w, const struct kernel_text *kt,
 		      const char *modules_path, const char *notes_path);
 
 #endif /* RECORDER_TASKS_H */

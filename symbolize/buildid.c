@@ -57,8 +57,8 @@ int buildid_read_fd(int fd, uint8_t id[BUILDID_MAX], size_t *size)
 		return -EINVAL;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		err = -EINVAL;	/* not an ELF file */
-		goto out;
+		elf_end(elf);
+		return -EINVAL;	/* not an ELF file */
 	}
 	len = dwelf_elf_gnu_build_id(elf, &bid);
 	if (len < 0)
@@ -67,7 +67,6 @@ int buildid_read_fd(int fd, uint8_t id[BUILDID_MAX], size_t *size)
 		err = -ENOENT;
 	else
 		err = copy_id(bid, (size_t)len, id, size);
-out:
 	elf_end(elf);
 	return err;
 }

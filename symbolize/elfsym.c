@@ -15,11 +15,7 @@
 #include "symbolize/elfsym.h"
 #include "symbolize/scopes.h"
 #include "symbolize/symtab.h"
-
-struct load_seg {
-	uint64_t offset, vaddr, filesz, memsz;
-	bool exec;
-};
+#include "symbolize/util.h"
 
 struct elf_file {
 	const struct debug_paths *dp;
@@ -87,30 +83,13 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 
 static int read_segments(struct elf_file *f, Elf *elf)
 {
-	size_t phnum;
+	int err = elf_load_segments(elf, false, &f->segs, &f->nr_segs);
 
-	if (elf_getphdrnum(elf, &phnum))
-		return -EINVAL;
-	f->segs = calloc(phnum ? phnum : 1, sizeof(*f->segs));
-	if (!f->segs)
-		return -ENOMEM;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-		struct load_seg *s;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		s = &f->segs[f->nr_segs++];
-		s->offset = ph.p_offset;
-		s->vaddr = ph.p_vaddr;
-		s->filesz = ph.p_filesz;
-		s->memsz = ph.p_memsz;
-		s->exec = ph.p_flags & PF_X;
-		/* objcopy --only-keep-debug keeps the segments but not their bytes. */
-		if (s->exec && !s->filesz && s->memsz)
+	/* objcopy --only-keep-debug keeps the segments but not their bytes. */
+	for (size_t i = 0; i < f->nr_segs; i++)
+		if (f->segs[i].exec && !f->segs[i].filesz && f->segs[i].memsz)
 			f->offsets_lost = true;
-	}
-	return f->nr_segs ? 0 : -ENOENT;
+	return err;
 }
 
 static int read_identity(struct elf_file *f, Elf *elf)

@@ -107,7 +107,8 @@ static int worse(int a, int b)
 }
 
 int safeopen_mapped(const char *proc_root, uint32_t pid, uint64_t start, uint64_t end,
-		    const char *path, uint32_t maj, uint32_t min, uint64_t ino, int *fd)
+		    const char *path, uint32_t maj, uint32_t min, uint64_t ino, int *fd,
+		    int *map_files_err)
 {
 	struct safeopen_want w = { .check_dev = true, .dev = makedev(maj, min),
 				   .check_ino = true, .ino = ino };
@@ -125,11 +126,14 @@ int safeopen_mapped(const char *proc_root, uint32_t pid, uint64_t start, uint64_
 		 * subvolumes): the inode decides here.
 		 */
 		pfd = open(p, O_PATH | O_CLOEXEC);
-		if (pfd >= 0) {
+		if (pfd < 0)
+			err = -errno;
+		else
 			err = finish(pfd, &same_inode, fd, NULL);
-			if (!err)
-				return 0;
-		}
+		if (map_files_err)
+			*map_files_err = err;
+		if (!err)
+			return 0;
 	}
 	if (path[0] != '/' || ends_with(path, " (deleted)"))
 		return err;

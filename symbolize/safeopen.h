@@ -63,8 +63,11 @@ int safeopen(int root_fd, const char *path, const struct safeopen_want *w, int *
  *      our root: path less the root's own path, inside the process's root.
  * There is no try of the bare path: in another mount namespace it is
  * another file. 0 and *fd, or -errno (-ESTALE when only other files were found).
+ * *map_files_err (when not NULL) gets what opening map_files gave: a denial
+ * there names a missing capability even when the path then worked.
  */
 int safeopen_mapped(const char *proc_root, uint32_t pid, uint64_t start, uint64_t end,
-		    const char *path, uint32_t maj, uint32_t min, uint64_t ino, int *fd);
+		    const char *path, uint32_t maj, uint32_t min, uint64_t ino, int *fd,
+		    int *map_files_err);
 
 #endif /* SYMBOLIZE_SAFEOPEN_H */

@@ -162,28 +162,59 @@ static const char *file_path(const struct sym_mapping *m, bool have_build_id, ch
 	return p;
 }
 
-int symbolize_user(struct symbolizer *s, const struct sym_mapping *m, uint64_t addr,
-		   struct sym_result *out)
+/* The recorded build-id of m (NULL when none) and the path to look for. */
+static int mapping_file(const struct sym_mapping *m, const uint8_t **build_id,
+			size_t *build_id_size, char *buf, size_t size, const char **path)
 {
-	const uint8_t *build_id = NULL;
-	size_t build_id_size = 0, plen;
-	unsigned char key[4096 + 1 + BUILDID_MAX];
-	char path_buf[4096];
-	struct cache_entry *e;
-	const char *path;
-
-	memset(out, 0, sizeof(*out));
+	*build_id = NULL;
+	*build_id_size = 0;
 	if (!m || !m->path)
 		return -EINVAL;
 	if (m->build_id && m->build_id_size) {
 		if (m->build_id_size > BUILDID_MAX)
 			return -EINVAL;
-		build_id = m->build_id;
-		build_id_size = m->build_id_size;
+		*build_id = m->build_id;
+		*build_id_size = m->build_id_size;
 	}
-	path = file_path(m, build_id != NULL, path_buf, sizeof(path_buf));
-	if (!path)
-		return -ENOENT;
+	*path = file_path(m, *build_id != NULL, buf, size);
+	return *path ? 0 : -ENOENT;
+}
+
+int symbolize_open_binary(struct symbolizer *s, const struct sym_mapping *m, int *fd,
+			  char **found_path)
+{
+	const uint8_t *build_id;
+	size_t build_id_size;
+	char path_buf[4096];
+	struct found_file found;
+	const char *path;
+	int err;
+
+	err = mapping_file(m, &build_id, &build_id_size, path_buf, sizeof(path_buf), &path);
+	if (!err)
+		err = debugfind_binary(&s->dp, path, build_id, build_id_size, &found);
+	if (err)
+		return err;
+	*fd = found.fd;
+	*found_path = found.path;
+	return 0;
+}
+
+int symbolize_user(struct symbolizer *s, const struct sym_mapping *m, uint64_t addr,
+		   struct sym_result *out)
+{
+	const uint8_t *build_id;
+	size_t build_id_size, plen;
+	unsigned char key[4096 + 1 + BUILDID_MAX];
+	char path_buf[4096];
+	struct cache_entry *e;
+	const char *path;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = mapping_file(m, &build_id, &build_id_size, path_buf, sizeof(path_buf), &path);
+	if (err)
+		return err;
 	plen = strlen(path);
 	if (plen >= 4096)
 		return -ENAMETOOLONG;

@@ -72,6 +72,11 @@ int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out
 /* User address inside mapping m. 0, -ENOENT (nothing found: out->nr_frames = 0). */
 int symbolize_user(struct symbolizer *s, const struct sym_mapping *m, uint64_t addr,
 		   struct sym_result *out);
+/* Open the file mapping m had mapped, found and checked as symbolize_user()
+ * finds it: *fd (the caller closes it) and the path it was found at (the
+ * caller frees it). 0, -ENOENT (anonymous memory, no acceptable file). */
+int symbolize_open_binary(struct symbolizer *s, const struct sym_mapping *m, int *fd,
+			  char **found_path);
 /* Address in anonymous executable memory of pid, from perf-PID.map. */
 int symbolize_jit(struct symbolizer *s, int pid, uint64_t addr, struct sym_result *out);
 

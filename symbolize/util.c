@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gelf.h>
+
+#include "symbolize/safeopen.h"
 #include "symbolize/util.h"
 
 int read_whole_file(const char *path, char **out, size_t *out_len)
@@ -121,4 +124,48 @@ int sym_alias_cmp(bool weak_a, bool global_a, const char *name_a,
 	if (la != lb)
 		return la > lb ? -1 : 1;
 	return 0;
+}
+
+int elf_open_path(const char *path, int *fd, Elf **elf)
+{
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	/* Regular files only, looked at before they are opened (safeopen.h). */
+	err = safeopen(-1, path, NULL, fd, NULL);
+	if (err)
+		return err;
+	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
+		elf_end(*elf);
+		close(*fd);
+		return -EINVAL;	/* not an ELF file */
+	}
+	return 0;
+}
+
+int elf_load_segments(Elf *elf, bool exec_only, struct load_seg **segs, size_t *nr)
+{
+	size_t phnum;
+
+	*segs = NULL;
+	*nr = 0;
+	if (elf_getphdrnum(elf, &phnum))
+		return -EINVAL;
+	*segs = calloc(phnum ? phnum : 1, sizeof(**segs));
+	if (!*segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    (exec_only && !(ph.p_flags & PF_X)))
+			continue;
+		(*segs)[(*nr)++] = (struct load_seg){
+			.offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz,
+			.memsz = ph.p_memsz, .exec = ph.p_flags & PF_X,
+		};
+	}
+	return *nr ? 0 : -ENOENT;
 }

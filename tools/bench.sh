@@ -18,7 +18,7 @@
 # bench/results.md, with the machine and the exact commands.
 #
 # Environment:
-#   BENCH_QUICK=1   short runs, fewer repetitions (under 2 minutes)
+#   BENCH_QUICK=1   short runs, fewer repetitions (about 2.5 minutes)
 #   BENCH_ONLY="1 4"  only these scenarios (default 1-5; make bench-long: 6)
 #   BENCH_REPS=N    repetitions of scenarios 1-3 (default 3, quick 2)
 #   BENCH_LONG_SECS, BENCH_LONG_REF=1  length of scenario 6 (default 600 s);
@@ -59,12 +59,12 @@ if [ "$QUICK" = 1 ]; then
 	SYS_RATES="999" SYS_SECS=2 PROC_RATES="999" PROC_SECS=2 PONG_SECS=2
 	CONV_SIZES="100k:1" REPS_CONV=2 REPS_STARTUP=2 LOOKUPS=20000
 	# Deadlines of scenarios 1-5, seconds from the start (see budget_start).
-	DEADLINES=(35 65 80 100 112)
+	DEADLINES=(55 85 100 120 132)
 else
 	REPS=${BENCH_REPS:-3}
 	SYS_RATES="99 999 4999" SYS_SECS=10 PROC_RATES="999" PROC_SECS=5 PONG_SECS=3
 	CONV_SIZES="100k:1 1M:10" REPS_CONV=2 REPS_STARTUP=3 LOOKUPS=20000
-	DEADLINES=(280 345 370 540 570)
+	DEADLINES=(410 475 500 670 700)
 fi
 # cpu-clock every 20 us on every CPU: 50k samples/s per CPU, within the
 # default kernel.perf_event_max_sample_rate (100000).
@@ -125,7 +125,7 @@ deadline() { echo "${DEADLINES[$1 - 1]}"; }
 for s in $ONLY; do
 	case $s in
 	1) SPIN_ITERS=$(calibrate_spin "$SYS_SECS")
-	   bench_cpu_recording 1 "Recording cost, system-wide (-a -g)" "-a" "$SYS_RATES" "$(deadline 1)" ;;
+	   bench_cpu_recording 1 "Recording cost, system-wide (-a -g), plain and -z" "-a" "$SYS_RATES" "$(deadline 1)" -z ;;
 	2) SPIN_ITERS=$(calibrate_spin "$PROC_SECS")
 	   bench_cpu_recording 2 "Recording cost, per process (-g -- workload)" "" "$PROC_RATES" "$(deadline 2)" ;;
 	3) PONG_ROUNDS=$(calibrate_pong "$PONG_SECS")

@@ -6,8 +6,9 @@ set -eu
 
 mode=${1:-build}
 build_pkgs="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
-libtraceevent-dev pkg-config"
-test_pkgs="libcriterion-dev linux-perf golang-go hotspot binutils dwz libc6-dbg"
+libtraceevent-dev libzstd-dev pkg-config"
+test_pkgs="libcriterion-dev linux-perf golang-go hotspot binutils dwz libc6-dbg libsqlite3-0 python3.11
+libcap2-bin"
 
 pkgs=$build_pkgs
 [ "$mode" = test ] && pkgs="$build_pkgs $test_pkgs"

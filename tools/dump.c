@@ -522,6 +522,18 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 		fprintf(out, "%zu bytes\n", size);
 		perfdata_reader_for_each_build_id(r, print_one_build_id, out);
 		return;
+	case PERFDATA_FEAT_COMPRESSED: {
+		/* u32 version, type (1 = zstd), level, ratio, mmap_len */
+		uint32_t type, level, ratio, mmap_len;
+
+		if (pl_u32(&c, &a) && pl_u32(&c, &type) && pl_u32(&c, &level) &&
+		    pl_u32(&c, &ratio) && pl_u32(&c, &mmap_len))
+			fprintf(out, "%s level %u ratio %u mmap_len %u (version %u)\n",
+				type == 1 ? "zstd" : "unknown type", level, ratio, mmap_len, a);
+		else
+			fprintf(out, "(malformed, %zu bytes)\n", size);
+		return;
+	}
 	default:
 		fprintf(out, "%zu bytes\n", size);
 	}
@@ -731,7 +743,9 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 		st->lost_samples += a;
 
 	if (!quiet) {
-		fprintf(out, "%#010" PRIx64 " ", perfdata_reader_offset(r));
+		/* Records decompressed from a COMPRESSED one carry its offset, marked. */
+		fprintf(out, "%#010" PRIx64 "%c", perfdata_reader_offset(r),
+			perfdata_reader_in_compressed(r) ? '+' : ' ');
 		if (tname)
 			fprintf(out, "%-15s", tname);
 		else
@@ -829,7 +843,8 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 		break;
 	case PERFDATA_RECORD_COMPRESSED:
 		if (!quiet)
-			fprintf(out, " %zu bytes compressed (not decompressed)", body_size);
+			fprintf(out, " %zu bytes of zstd stream; its records follow, marked '+'",
+				body_size);
 		break;
 	default:
 		break;

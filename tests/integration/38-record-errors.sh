@@ -52,7 +52,7 @@ else
 fi
 # Not root: run as nobody.
 chmod 755 "$T"
-expect_error 1 "needs root, or CAP_BPF and CAP_PERFMON" \
+expect_error 1 "needs CAP_BPF and CAP_PERFMON: run as root" \
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$BPFREC" record -a --duration 1
 # No kernel BTF: hide /sys/kernel/btf in a private mount namespace.
 expect_error 1 "kernel has no BTF.*CONFIG_DEBUG_INFO_BTF" \

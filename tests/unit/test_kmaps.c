@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_kmaps.c - kernel_maps_write() from fake kallsyms, modules and notes
- * files (records compared byte for byte with images built here), hidden
- * kernel addresses, and the real /proc/kallsyms when it is readable.
+ * test_kmaps.c - kernel_text_read() and kernel_maps_write() from fake
+ * kallsyms, modules and notes files (records compared byte for byte with
+ * images built here), hidden kernel addresses, and the real /proc/kallsyms
+ * when it is readable.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -178,6 +179,7 @@ static const char modules[] =
 
 Test(kmaps, kernel_and_modules_byte_exact)
 {
+	struct kernel_text kt;
 	char ks[PATH_MAX], mods[PATH_MAX], notes[PATH_MAX];
 	uint8_t want[256];
 	size_t size;
@@ -187,7 +189,8 @@ Test(kmaps, kernel_and_modules_byte_exact)
 	write_file(path_of("kallsyms", ks, sizeof(ks)), kallsyms, sizeof(kallsyms) - 1);
 	write_file(path_of("modules", mods, sizeof(mods)), modules, sizeof(modules) - 1);
 	write_notes(path_of("notes", notes, sizeof(notes)));
-	cr_assert_eq(kernel_maps_write(w, ks, mods, notes), 0);
+	cr_assert_eq(kernel_text_read(ks, &kt), 0);
+	cr_assert_eq(kernel_maps_write(w, &kt, mods, notes), 0);
 	cr_assert_eq(take(), 4);
 
 	size = kernel_mmap_image(want, 0xffffffff81000000ull, 0x120bb08, 0xffffffff81000000ull,
@@ -213,6 +216,7 @@ Test(kmaps, kernel_and_modules_byte_exact)
 
 Test(kmaps, no_modules_no_notes)
 {
+	struct kernel_text kt;
 	char ks[PATH_MAX], mods[PATH_MAX], notes[PATH_MAX];
 	uint8_t want[256];
 	size_t size;
@@ -220,7 +224,8 @@ Test(kmaps, no_modules_no_notes)
 	write_file(path_of("kallsyms", ks, sizeof(ks)), kallsyms, sizeof(kallsyms) - 1);
 	path_of("no-modules", mods, sizeof(mods));
 	path_of("no-notes", notes, sizeof(notes));
-	cr_assert_eq(kernel_maps_write(w, ks, mods, notes), 0);
+	cr_assert_eq(kernel_text_read(ks, &kt), 0);
+	cr_assert_eq(kernel_maps_write(w, &kt, mods, notes), 0);
 	cr_assert_eq(take(), 1);
 	size = kernel_mmap_image(want, 0xffffffff81000000ull, 0x120bb08, 0xffffffff81000000ull,
 				 "[kernel.kallsyms]_text");
@@ -229,6 +234,7 @@ Test(kmaps, no_modules_no_notes)
 
 Test(kmaps, hidden_addresses_are_eperm)
 {
+	struct kernel_text kt;
 	static const char hidden[] =
 		"0000000000000000 T startup_64\n"
 		"0000000000000000 T _text\n"
@@ -237,28 +243,30 @@ Test(kmaps, hidden_addresses_are_eperm)
 
 	write_file(path_of("kallsyms", ks, sizeof(ks)), hidden, sizeof(hidden) - 1);
 	write_file(path_of("modules", mods, sizeof(mods)), modules, sizeof(modules) - 1);
-	cr_assert_eq(kernel_maps_write(w, ks, mods, NULL), -EPERM);
+	cr_assert_eq(kernel_text_read(ks, &kt), -EPERM);
 	cr_assert_eq(take(), 0);
 }
 
 Test(kmaps, missing_symbols)
 {
+	struct kernel_text kt;
 	static const char no_etext[] = "ffffffff81000000 T _text\nffffffff81000070 T foo\n";
 	static const char backwards[] = "ffffffff82000000 T _text\nffffffff81000000 T _etext\n";
 	char ks[PATH_MAX];
 
 	write_file(path_of("kallsyms", ks, sizeof(ks)), no_etext, sizeof(no_etext) - 1);
-	cr_assert_eq(kernel_maps_write(w, ks, NULL, NULL), -ENOENT);
+	cr_assert_eq(kernel_text_read(ks, &kt), -ENOENT);
 	write_file(ks, backwards, sizeof(backwards) - 1);
-	cr_assert_eq(kernel_maps_write(w, ks, NULL, NULL), -EINVAL);
+	cr_assert_eq(kernel_text_read(ks, &kt), -EINVAL);
 	path_of("nothing-here", ks, sizeof(ks));
-	cr_assert_eq(kernel_maps_write(w, ks, NULL, NULL), -ENOENT);
+	cr_assert_eq(kernel_text_read(ks, &kt), -ENOENT);
 	cr_assert_eq(take(), 0);
 }
 
 /* The running kernel, when this process may see its addresses. */
 Test(kmaps, real_kallsyms)
 {
+	struct kernel_text kt;
 	uint64_t text = 0, etext = 0, start, len, pgoff;
 	char line[512], name[256], type;
 	uint64_t addr;
@@ -276,12 +284,13 @@ Test(kmaps, real_kallsyms)
 	}
 	fclose(f);
 
-	err = kernel_maps_write(w, NULL, NULL, NULL);
+	err = kernel_text_read(NULL, &kt);
 	if (!text) {
 		cr_assert_eq(err, -EPERM, "hidden addresses must be -EPERM, got %d", err);
 		return;
 	}
 	cr_assert_eq(err, 0);
+	cr_assert_eq(kernel_maps_write(w, &kt, NULL, NULL), 0);
 	cr_assert_geq(take(), 1);
 	cr_assert_eq(recs[0].type, PERF_RECORD_MMAP);
 	cr_assert_eq(recs[0].misc, PERF_RECORD_MISC_KERNEL);

@@ -172,3 +172,29 @@ Test(aspace, generation_changes_with_the_maps)
 	cr_assert(g3 != g2 && g3 != g1 && g3 != g0);
 	pp_aspace_free(a);
 }
+
+Test(aspace, intervals_in_address_order)
+{
+	struct pp_aspace *a;
+	uint64_t start, end;
+	uint32_t v;
+
+	cr_assert_eq(pp_aspace_new(&a), 0);
+	cr_assert_eq(pp_aspace_map(a, 7, 0x5000, 0x1000, 2), 0);
+	cr_assert_eq(pp_aspace_map(a, 7, 0x1000, 0x3000, 1), 0);
+	cr_assert_eq(pp_aspace_map(a, 7, 0x2000, 0x1000, 3), 0);	/* splits the first */
+	cr_assert_eq(pp_aspace_count(a, 7), 4);
+	const uint64_t want[4][3] = {
+		{ 0x1000, 0x2000, 1 }, { 0x2000, 0x3000, 3 }, { 0x3000, 0x4000, 1 }, { 0x5000, 0x6000, 2 },
+	};
+
+	for (size_t i = 0; i < 4; i++) {
+		cr_assert_eq(pp_aspace_at(a, 7, i, &start, &end, &v), 0);
+		cr_expect_eq(start, want[i][0], "interval %zu", i);
+		cr_expect_eq(end, want[i][1], "interval %zu", i);
+		cr_expect_eq(v, want[i][2], "interval %zu", i);
+	}
+	cr_expect_eq(pp_aspace_at(a, 7, 4, &start, &end, &v), -ENOENT);
+	cr_expect_eq(pp_aspace_at(a, 8, 0, &start, &end, &v), -ENOENT);
+	pp_aspace_free(a);
+}

@@ -6,7 +6,8 @@
  * kernel frames (with a kallsyms file of our own, also relocated), JIT
  * maps, labels, filters, several events, unknown ids and pids, build-ids
  * and sample aggregation. User frames are symbolized against the pp_shares
- * fixture (env FIXTURES), mapped at a made-up address.
+ * fixture (env FIXTURES), mapped at a made-up address. DWARF-mode samples
+ * carry a real stack of this test process (test_capture.h).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -22,7 +23,9 @@
 #include "symbolize/buildid.h"
 #include "tools/pprof/convert.h"
 #include "tools/pprof/profile.h"
+#include "tools/pprof/ustack.h"
 #include "test_pprof_decode.h"
+#include "test_capture.h"
 
 #define BASE 0x555555554000ULL	/* where the fixture is "mapped" */
 #define PID 4242
@@ -884,4 +887,174 @@ Test(convert, parse_labels)
 	char many[] = "pid,pid,pid";
 
 	cr_assert_eq(pp_parse_labels(many, sp, 2, &n), -E2BIG);
+}
+
+/* ---- DWARF-mode samples (perf record --call-graph dwarf) ---- */
+
+#define DWARF_REGS_MASK 0xff0fffULL	/* perf's x86_64 AX..SS, R8..R15 */
+
+static void dwarf_file_open(struct file *f)
+{
+	struct perfdata_writer_opts o = { 0 };
+	struct perf_event_attr a = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	uint64_t id = EV_CPU;
+
+	a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user = DWARF_REGS_MASK;
+	a.sample_stack_user = STACK_COPY;
+	a.exclude_callchain_user = 1;
+	snprintf(f->path, sizeof(f->path), "%s/perf.data", tmpdir);
+	f->fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	cr_assert_geq(f->fd, 0);
+	cr_assert_eq(perfdata_writer_new(f->fd, &o, &f->w), 0);
+	cr_assert_eq(perfdata_writer_add_event(f->w, "cpu-clock", &a, &id, 1), 0);
+	cr_assert_eq(perfdata_writer_start(f->w), 0);
+}
+
+/* A sample as perf writes it in DWARF mode: kernel chain, user regs and stack. */
+static void dwarf_sample_of(struct file *f, uint32_t pid, uint64_t time, uint16_t misc,
+			    const uint64_t *chain, size_t n, bool with_regs)
+{
+	uint64_t regs[20] = { 0 };
+	struct perfdata_sample s = {
+		.misc = misc, .id = EV_CPU, .pid = pid, .tid = pid, .time = time, .period = 1,
+		.nr_callchain = n, .callchain = chain, .ip = n > 1 ? chain[1] : snap.rip,
+		.regs_abi = with_regs ? PERF_SAMPLE_REGS_ABI_64 : PERF_SAMPLE_REGS_ABI_NONE,
+		.nr_regs = with_regs ? 20 : 0, .regs = regs,
+		.stack_size = with_regs ? STACK_COPY : 0, .stack = snap.stack,
+		.stack_dyn_size = with_regs ? snap.len : 0,
+	};
+
+	/* Array slots of the mask's bits: BX=1 BP=6 SP=7 IP=8, R12..R15 = 16..19. */
+	regs[1] = snap.rbx;
+	regs[6] = snap.rbp;
+	regs[7] = snap.rsp;
+	regs[8] = snap.rip;
+	regs[16] = snap.r12;
+	regs[17] = snap.r13;
+	regs[18] = snap.r14;
+	regs[19] = snap.r15;
+	cr_assert_eq(perfdata_write_sample(f->w, &s), 0);
+}
+
+static void dwarf_sample(struct file *f, uint64_t time, uint16_t misc, const uint64_t *chain,
+			 size_t n, bool with_regs)
+{
+	dwarf_sample_of(f, PID, time, misc, chain, n, with_regs);
+}
+
+/* This process's executable mappings, as pid's. */
+static void self_mmaps(struct file *f, uint32_t pid, uint64_t time)
+{
+	struct cap_map maps[128];
+	size_t nm = cap_self_maps(maps, 128);
+
+	for (size_t i = 0; i < nm; i++) {
+		struct perfdata_mmap m = {
+			.misc = PERF_RECORD_MISC_USER, .pid = pid, .tid = pid,
+			.start = maps[i].start, .len = maps[i].end - maps[i].start,
+			.pgoff = maps[i].pgoff, .prot = 5, .flags = 2, .filename = maps[i].path,
+		};
+
+		mmap2(f, &m, time);
+	}
+}
+
+Test(convert, dwarf_samples_are_unwound)
+{
+	const uint64_t kaddr = 0xffffffff81002010ULL;
+	const uint64_t kchain[] = { PERF_CONTEXT_KERNEL, kaddr };
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+	struct file f;
+
+	cap_f3();
+	dwarf_file_open(&f);
+	comm(&f, PID, PID, "self", true, 10);
+	self_mmaps(&f, PID, 10);
+	dwarf_sample(&f, 20, PERF_RECORD_MISC_KERNEL, kchain, 2, true);	/* in a syscall */
+	dwarf_sample(&f, 30, PERF_RECORD_MISC_USER, NULL, 0, true);		/* in user code */
+	dwarf_sample(&f, 40, PERF_RECORD_MISC_KERNEL, kchain, 2, false);	/* kernel thread */
+	/* After an exec the old maps are gone: the same registers unwind no further. */
+	comm(&f, PID, PID, "self", true, 50);
+	dwarf_sample(&f, 60, PERF_RECORD_MISC_USER, NULL, 0, true);
+	perfdata_write_finished_round(f.w);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+	bool seen[4] = { false };
+
+	cr_assert_eq(p->nr_samples, 4);
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct tp_sample *sm = &p->samples[i];
+		uint64_t first = tp_location(p, sm->locs[0])->address;
+		size_t u = 0;	/* the first user frame */
+
+		if (first == kaddr && sm->nr_locs == 1) {
+			seen[2] = true;		/* no user stack: the kernel chain stays */
+			continue;
+		}
+		if (sm->nr_locs == 1) {
+			cr_expect_eq(first, snap.rip, "after exec: the pc alone");
+			seen[3] = true;
+			continue;
+		}
+		if (first == kaddr) {
+			seen[0] = true;
+			u = 1;		/* kernel part first, then the user frames */
+		} else {
+			seen[1] = true;
+		}
+		cr_assert_gt(sm->nr_locs, u + 3, "sample %zu: %zu frames", i, sm->nr_locs);
+		cr_expect_str_eq(name_of(p, sm->locs[u]), "cap_f1");
+		cr_expect_str_eq(name_of(p, sm->locs[u + 1]), "cap_f2");
+		cr_expect_str_eq(name_of(p, sm->locs[u + 2]), "cap_f3");
+		cr_expect_eq(tp_location(p, sm->locs[u])->address, snap.rip);
+		for (int k = 1; k <= 3; k++)
+			cr_expect_eq(tp_location(p, sm->locs[u + k])->address, snap.ra[k],
+				     "frame %d is the return address", k);
+	}
+	cr_expect(seen[0] && seen[1] && seen[2] && seen[3]);
+	cr_expect_eq(res.st.unwind_samples, 3);
+	cr_expect_eq(res.st.unwind_no_stack, 1);
+	/* The sample after exec stops at its pc; the others wherever the test
+	 * runner's stack ends (its trampolines may be anonymous memory). */
+	cr_expect_geq(res.st.unwind_stop[UNW_STOP_NO_FILE], 1, "the sample after exec");
+	cr_expect_geq(res.st.unwind_frames, 2 * 4 + 1);
+	free_result(&res);
+}
+
+/* More processes than cached unwinding spaces: the least recently used one
+ * is dropped and built again when its process samples again. */
+Test(convert, dwarf_spaces_beyond_the_cache)
+{
+	const uint32_t n = PP_USTACK_SPACES + 4;
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+	struct file f;
+	uint64_t t = 10;
+
+	cap_f3();
+	dwarf_file_open(&f);
+	for (uint32_t i = 0; i < n; i++) {
+		comm(&f, PID + i, PID + i, "self", true, t);
+		self_mmaps(&f, PID + i, t);
+	}
+	for (int round = 0; round < 2; round++)
+		for (uint32_t i = 0; i < n; i++)
+			dwarf_sample_of(&f, PID + i, ++t, PERF_RECORD_MISC_USER, NULL, 0, true);
+	perfdata_write_finished_round(f.w);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	const struct tp_profile *p = res.p[0];
+
+	cr_expect_eq(res.st.unwind_samples, 2 * n);
+	cr_expect_eq(res.st.unwind_stop[UNW_STOP_OUTSIDE_STACK], 0);
+	cr_assert_eq(p->nr_samples, 1, "one stack for all of them, rebuilt spaces included");
+	cr_assert_gt(p->samples[0].nr_locs, 3);
+	cr_expect_str_eq(name_of(p, p->samples[0].locs[2]), "cap_f3");
+	cr_expect_eq(p->samples[0].values[0], 2 * n);
+	free_result(&res);
 }

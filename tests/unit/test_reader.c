@@ -19,6 +19,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "perfdata/compress.h"
 #include "perfdata/reader.h"
 #include "perfdata/writer.h"
 
@@ -939,10 +940,20 @@ static void payload_records(struct img *data)
 	end(data);
 	for (int i = 0; i < 24; i++)
 		put(data, "\0", 1);	/* zeros would read as a size-0 record */
-	/* COMPRESSED is yielded, never inflated */
-	begin(data, PERFDATA_RECORD_COMPRESSED, 0);
-	put(data, "zstd-bytes", 10);
-	end(data);	/* size 18: user types need not be multiples of 8 */
+	/* COMPRESSED is yielded, then what it inflates to: here one FINISHED_ROUND */
+	{
+		struct perf_event_header round = { PERFDATA_RECORD_FINISHED_ROUND, 0, 8 };
+		uint8_t z[64];
+		struct perfdata_zstd_buf in = { &round, sizeof(round), 0 }, out = { z, sizeof(z), 0 };
+		struct perfdata_zstd_enc *e;
+
+		cr_assert_eq(perfdata_zstd_enc_new(1, &e), 0);
+		cr_assert_eq(perfdata_zstd_compress(e, &in, &out, true), 0);
+		perfdata_zstd_enc_free(e);
+		begin(data, PERFDATA_RECORD_COMPRESSED, 0);
+		put(data, z, out.pos);
+		end(data);	/* unpadded: user types need not be multiples of 8 */
+	}
 	begin(data, PERFDATA_RECORD_FINISHED_ROUND, 0);
 	end(data);
 }
@@ -958,17 +969,15 @@ static void check_payload_records(struct perfdata_reader *r)
 			continue;
 		cr_assert_lt(n, 8);
 		types[n++] = h->type;
-		if (h->type == PERFDATA_RECORD_COMPRESSED) {
-			cr_assert_eq(h->size, 18);
-			cr_assert_eq(memcmp(h + 1, "zstd-bytes", 10), 0);
-		}
+		cr_assert_eq(perfdata_reader_in_compressed(r), n == 4);
 	}
 	cr_assert_str_eq(perfdata_reader_error(r), "");
-	cr_assert_eq(n, 4);
+	cr_assert_eq(n, 5);
 	cr_assert_eq(types[0], PERFDATA_RECORD_HEADER_TRACING_DATA);
 	cr_assert_eq(types[1], PERFDATA_RECORD_AUXTRACE);
 	cr_assert_eq(types[2], PERFDATA_RECORD_COMPRESSED);
-	cr_assert_eq(types[3], PERFDATA_RECORD_FINISHED_ROUND);
+	cr_assert_eq(types[3], PERFDATA_RECORD_FINISHED_ROUND);	/* from inside it */
+	cr_assert_eq(types[4], PERFDATA_RECORD_FINISHED_ROUND);
 }
 
 Test(reader_records, payloads_after_tracing_data_and_auxtrace_are_skipped)

@@ -159,7 +159,7 @@ static void fake_pid(unsigned int pid, const char *root_target)
 static int mapped(unsigned int pid, const char *path, const struct stat *st, int *fd)
 {
 	return safeopen_mapped(at("proc"), pid, 0x400000, 0x401000, path, major(st->st_dev),
-			       minor(st->st_dev), st->st_ino, fd);
+			       minor(st->st_dev), st->st_ino, fd, NULL);
 }
 
 Test(safeopen, mapped_file_is_not_a_host_file_a_container_links_to)

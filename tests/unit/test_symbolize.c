@@ -26,6 +26,7 @@
 
 #include "symbolize/buildid.h"
 #include "symbolize/symbolize.h"
+#include "tests/unit/test_nm.h"
 
 #define SRC_TARGET "tests/fixtures/sym_target.c"
 #define SRC_INLINE "tests/fixtures/sym_inline.c"
@@ -140,29 +141,6 @@ static int brace_line(const char *src, int from)
 			break;
 	fclose(f);
 	return lineno;
-}
-
-/* Value and size of a symbol, as `nm -S` prints them. */
-static void nm_symbol(const char *path, const char *name, uint64_t *value, uint64_t *size)
-{
-	char cmd[4200], line[1024], sym[512], type;
-	unsigned long long v, s;
-	bool found = false;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm -S '%s'", path);
-	p = popen(cmd, "r");
-	cr_assert(p);
-	while (fgets(line, sizeof(line), p)) {
-		if (sscanf(line, "%llx %llx %c %511s", &v, &s, &type, sym) == 4 &&
-		    !strcmp(sym, name)) {
-			*value = v;
-			*size = s;
-			found = true;
-		}
-	}
-	pclose(p);
-	cr_assert(found, "nm finds no %s in %s", name, path);
 }
 
 static bool ends_with(const char *s, const char *suffix)

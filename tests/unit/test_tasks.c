@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "perfdata/writer.h"
@@ -910,4 +912,38 @@ Test(tasks, no_build_id_from_outside_the_root_or_another_inode)
 		assert_mmap2(&recs[1], &app, 1, 0);
 		assert_mmap2(&recs[2], &lib, 1, 0);
 	}
+}
+
+/*
+ * Maps the kernel refuses (pid 1's, to a process of another user without
+ * capabilities) are counted for the recorder's warning, and the process is
+ * described like a vanished one. Run in a child that gives up root if it
+ * has it, so teardown keeps its privileges.
+ */
+Test(tasks, refused_maps_are_counted)
+{
+	pid_t child;
+	int status;
+
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		struct task_tracker_opts o = { 0 };
+		struct task_tracker_denied d;
+		uint64_t ips[] = { 0x401000 };
+
+		if (getuid() == 0 && (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+			_exit(2);
+		if (task_tracker_new(w, &o, &tt) ||
+		    task_tracker_see(tt, 1, 1, "init", 42, 0, ips, 1))
+			_exit(3);
+		task_tracker_denied(tt, &d);
+		if (d.maps != 1 || d.maps_pid != 1 || (d.maps_err != -EACCES && d.maps_err != -EPERM))
+			_exit(4);
+		_exit(perfdata_writer_checkpoint(w) ? 5 : 0);
+	}
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	cr_assert_eq(take(), 1, "pid 1 gets its COMM only");
+	assert_comm(&recs[0], 1, 1, "init", false, 42, 0);
 }

@@ -83,11 +83,12 @@ emit_recording_rows() {
 	return 0
 }
 
-# bench_cpu_recording SEC TITLE MODE RATES DEADLINE: scenarios 1 (MODE "-a")
-# and 2 (MODE "").
+# bench_cpu_recording SEC TITLE MODE RATES DEADLINE [VARIANTS]: scenarios 1
+# (MODE "-a") and 2 (MODE ""). VARIANTS: extra options recorded with both
+# tools at every rate, each a word ("-z" = compressed), besides none.
 bench_cpu_recording() {
-	local sec=$1 title=$2 mode=$3 rates=$4
-	local rep rate tool i order base=() base_cpu=() d
+	local sec=$1 title=$2 mode=$3 rates=$4 variants="- ${6:-}"
+	local rep rate tool i order base=() base_cpu=() d v
 	section "$sec" "$title" "bpfrec=bpfrec record" "perf=perf record"
 	say "scenario $sec: $title: ${REPS} repetitions, rates $rates, $NCPU threads x $SPIN_ITERS iterations"
 	budget_start "$5"
@@ -100,28 +101,34 @@ bench_cpu_recording() {
 		base_cpu+=("$(calc "$(kv "$d/wl" cpu_ns) / 1e9")")
 		i=0
 		for rate in $rates; do
-			i=$((i + 1))
-			# A B, then B A: drift in the machine's load hits both tools alike.
-			if [ $(((rep + i) % 2)) = 0 ]; then order="perf bpfrec"; else order="bpfrec perf"; fi
-			for tool in $order; do
-				[ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ] && continue
-				say "  rep $rep/$REPS: $tool record ${mode:+$mode }-g -F $rate"
-				one_recording "$W/s$sec/$rate/$tool/$rep" "$tool" "$mode -g -F $rate" \
-					"$FIX/bench_spin" -n "$SPIN_ITERS"
+			for v in $variants; do
+				[ "$v" = - ] && v=
+				i=$((i + 1))
+				# A B, then B A: drift in the machine's load hits both tools alike.
+				if [ $(((rep + i) % 2)) = 0 ]; then order="perf bpfrec"; else order="bpfrec perf"; fi
+				for tool in $order; do
+					[ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ] && continue
+					say "  rep $rep/$REPS: $tool record ${mode:+$mode }-g -F $rate${v:+ $v}"
+					one_recording "$W/s$sec/$rate$v/$tool/$rep" "$tool" "$mode -g -F $rate $v" \
+						"$FIX/bench_spin" -n "$SPIN_ITERS"
+				done
 			done
 		done
 	done
 	local base_med base_cpu_med
 	base_med=$(median "${base[@]}") base_cpu_med=$(median "${base_cpu[@]}")
 	for rate in $rates; do
-		for tool in bpfrec perf; do
-			if [ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ]; then
-				text "$sec" "$rate Hz: recorder CPU (ms)" bpfrec "bpfrec record: not available"
-				continue
-			fi
-			for rep in $(seq "$REPS_DONE"); do
-				emit_recording_rows "$sec" "$W/s$sec/$rate/$tool/$rep" "$tool" "$rate Hz:" \
-					"$base_med" "$base_cpu_med" sample
+		for v in $variants; do
+			[ "$v" = - ] && v=
+			for tool in bpfrec perf; do
+				if [ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ]; then
+					text "$sec" "$rate Hz: recorder CPU (ms)" bpfrec "bpfrec record: not available"
+					continue
+				fi
+				for rep in $(seq "$REPS_DONE"); do
+					emit_recording_rows "$sec" "$W/s$sec/$rate$v/$tool/$rep" "$tool" \
+						"$rate Hz${v:+ $v}:" "$base_med" "$base_cpu_med" sample
+				done
 			done
 		done
 	done

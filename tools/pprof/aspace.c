@@ -216,3 +216,16 @@ size_t pp_aspace_count(const struct pp_aspace *a, uint32_t pid)
 
 	return s ? s->nr : 0;
 }
+
+int pp_aspace_at(const struct pp_aspace *a, uint32_t pid, size_t i, uint64_t *start,
+		 uint64_t *end, uint32_t *value)
+{
+	const struct space *s = find_space(a, pid);
+
+	if (!s || i >= s->nr)
+		return -ENOENT;
+	*start = s->iv[i].start;
+	*end = s->iv[i].end;
+	*value = s->iv[i].value;
+	return 0;
+}

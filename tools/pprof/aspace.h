@@ -40,5 +40,9 @@ bool pp_aspace_known(const struct pp_aspace *a, uint32_t pid);
 uint32_t pp_aspace_generation(const struct pp_aspace *a, uint32_t pid);
 /* Number of intervals of pid (for tests and statistics). */
 size_t pp_aspace_count(const struct pp_aspace *a, uint32_t pid);
+/* The i-th interval of pid in address order (i < pp_aspace_count()):
+ * [*start, *end) maps to *value. 0 or -ENOENT. */
+int pp_aspace_at(const struct pp_aspace *a, uint32_t pid, size_t i, uint64_t *start,
+		 uint64_t *end, uint32_t *value);
 
 #endif /* TOOLS_PPROF_ASPACE_H */

@@ -24,6 +24,7 @@
 #include "recorder/commands.h"
 #include "convert.h"
 #include "profile.h"
+#include "ustack.h"
 
 #define MAX_FILTER 256
 #define MAX_LABELS 16
@@ -317,6 +318,26 @@ static void summary(const struct pprof_args *a, struct pp_convert *c)
 		fprintf(stderr, "bpfrec pprof: the recording lost %" PRIu64 " samples\n", st->lost);
 	if (st->filtered)
 		fprintf(stderr, "bpfrec pprof: %" PRIu64 " samples filtered out\n", st->filtered);
+	if (st->unwind_samples)
+		fprintf(stderr, "bpfrec pprof: DWARF unwinding: %" PRIu64 " samples to %" PRIu64
+			" user frames (%.1f each), %" PRIu64 " reached the outermost frame; stopped "
+			"early: %" PRIu64 " no CFI, %" PRIu64 " read outside the copied stack, %" PRIu64
+			" pc in no file found, %" PRIu64 " at %d frames\n",
+			st->unwind_samples, st->unwind_frames,
+			(double)st->unwind_frames / (double)st->unwind_samples,
+			st->unwind_stop[UNW_STOP_END], st->unwind_stop[UNW_STOP_NO_CFI],
+			st->unwind_stop[UNW_STOP_OUTSIDE_STACK], st->unwind_stop[UNW_STOP_NO_FILE],
+			st->unwind_stop[UNW_STOP_DEPTH], PP_USTACK_MAX_FRAMES);
+	if (st->unwind_no_stack || st->unwind_stop[UNW_STOP_NO_REGS])
+		fprintf(stderr, "bpfrec pprof: %" PRIu64 " DWARF-mode samples had no user registers "
+			"or stack to unwind (kernel threads, failed copies)\n",
+			st->unwind_no_stack + st->unwind_stop[UNW_STOP_NO_REGS]);
+	if (st->unwind_cut)
+		fprintf(stderr, "bpfrec pprof: %" PRIu64 " user stacks were cut to fit 64 KiB records\n",
+			st->unwind_cut);
+	if (st->unwind_files_missing)
+		fprintf(stderr, "bpfrec pprof: %" PRIu64 " mappings of unwound processes had no file "
+			"to read CFI from\n", st->unwind_files_missing);
 }
 
 int cmd_pprof(int argc, char **argv)

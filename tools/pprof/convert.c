@@ -29,6 +29,7 @@
 #include "events.h"
 #include "profile.h"
 #include "trace.h"
+#include "ustack.h"
 
 int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
 {
@@ -123,10 +124,9 @@ void pp_convert_free(struct pp_convert *c)
 	if (c->sym)
 		symbolizer_free(c->sym);
 	pp_trace_free(c->trace);
+	pp_cv_unwind_free(c);
 	free(c->resolved);
 	free(c->lines);
-	pp_zstd_free(c->zstd);
-	free(c->zbuf);
 	free(c->stack_buf);
 	free(c->rec_buf);
 	free(c);
@@ -666,6 +666,12 @@ static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t tim
 	}
 	if (s->pid && !comm && !pp_aspace_known(c->as, s->pid))
 		c->stats.unknown_pid++;
+	if (s->flags & CSAMPLE_HAS_USTACK) {
+		int err = pp_cv_unwind(c, s, &s);
+
+		if (err)
+			return err;
+	}
 
 	stack = intern_stack(c, s);
 	if (stack < 0)
@@ -778,8 +784,9 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 {
 	struct perfdata_sample s;
 	const struct perfdata_event *ev = NULL;
-	size_t idx, size, nr_ips, raw;
+	size_t idx, size, nr_ips, raw, ustack;
 	struct csample *cs;
+	bool cut;
 	int ret;
 
 	c->stats.samples++;
@@ -813,6 +820,11 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 		nr_ips = (UINT16_MAX - sizeof(*cs)) / 8;
 		size = perfdata_align8(sizeof(*cs) + nr_ips * 8);
 	}
+	/* DWARF mode: the user registers and stack ride along, cut to fit. */
+	ustack = pp_ustack_size(&ev->attr, &s, (UINT16_MAX & ~7u) - size, &cut);
+	if ((ev->attr.sample_type & PERF_SAMPLE_STACK_USER) && !ustack)
+		c->stats.unwind_no_stack++;
+	c->stats.unwind_cut += cut;
 	if (!c->rec_buf) {
 		/* Lower half: the csample being built; upper half: its raw-stack key. */
 		c->rec_buf = malloc(2 << 16);
@@ -824,7 +836,7 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 	memset(cs, 0, size);
 	cs->h.type = CSAMPLE_TYPE;
 	cs->h.misc = s.misc;
-	cs->h.size = size;
+	cs->h.size = size + ustack;
 	cs->event = idx;
 	cs->pid = s.pid;
 	cs->tid = s.tid;
@@ -842,6 +854,11 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 		memcpy(cs + 1, s.callchain, nr_ips * 8);
 	if (raw)
 		memcpy((uint8_t *)(cs + 1) + nr_ips * 8, s.raw, raw);
+	if (ustack) {
+		cs->flags |= CSAMPLE_HAS_USTACK;
+		cs->ustack_len = ustack;
+		pp_ustack_pack(&ev->attr, &s, (uint8_t *)cs + size, ustack);
+	}
 
 	uint64_t time = (ev->attr.sample_type & PERF_SAMPLE_TIME) ? s.time : c->max_time;
 
@@ -863,10 +880,8 @@ static int read_other(struct pp_convert *c, const struct perf_event_header *h)
 	return pp_reorder_push(c->q, time, h);
 }
 
-static int read_compressed(struct pp_convert *c, const struct perf_event_header *h);
-
-/* One record from the file, or from inside a COMPRESSED one. */
-static int dispatch(struct pp_convert *c, const struct perf_event_header *h, bool inner)
+/* One record, from the file or decompressed by the reader from a COMPRESSED one. */
+static int dispatch(struct pp_convert *c, const struct perf_event_header *h)
 {
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
@@ -886,55 +901,9 @@ static int dispatch(struct pp_convert *c, const struct perf_event_header *h, boo
 		return 0;
 	case PERFDATA_RECORD_FINISHED_ROUND:
 		return pp_reorder_round(c->q);
-	case PERFDATA_RECORD_COMPRESSED:
-		return inner ? pp_cv_fail(c, -EINVAL, "%s: compressed record inside a compressed record "
-				    "near offset %#llx", c->opts.input_name,
-				    (unsigned long long)perfdata_reader_offset(c->r))
-			     : read_compressed(c, h);
 	default:
 		return 0;
 	}
-}
-
-/*
- * perf record -z: COMPRESSED records carry consecutive pieces of one zstd
- * stream of ordinary records; a record may straddle two of them, so what
- * is left over waits for the next piece (as perf does).
- */
-static int read_compressed(struct pp_convert *c, const struct perf_event_header *h)
-{
-	unsigned long long at = perfdata_reader_offset(c->r);
-	char msg[256] = "";
-	size_t off = 0;
-	int err;
-
-	if (!c->zstd) {
-		err = pp_zstd_new(&c->zstd, msg, sizeof(msg));
-		if (err)
-			return pp_cv_fail(c, err, "%s: record at offset %#llx is compressed (perf record -z) "
-				    "but %s", c->opts.input_name, at, msg);
-	}
-	err = pp_zstd_decompress(c->zstd, h + 1, h->size - sizeof(*h), &c->zbuf, &c->zlen,
-				 &c->zcap, msg, sizeof(msg));
-	if (err)
-		return pp_cv_fail(c, err, "%s: compressed record at offset %#llx: %s", c->opts.input_name,
-			    at, err == -ENOMEM ? "out of memory" : msg);
-	while (c->zlen - off >= sizeof(*h)) {
-		const struct perf_event_header *ih = (const void *)(c->zbuf + off);
-
-		if (ih->size < sizeof(*ih) || ih->size % 8)
-			return pp_cv_fail(c, -EINVAL, "%s: compressed record at offset %#llx holds a record "
-				    "of size %u", c->opts.input_name, at, ih->size);
-		if (ih->size > c->zlen - off)
-			break;
-		err = dispatch(c, ih, true);
-		if (err)
-			return err;
-		off += ih->size;
-	}
-	memmove(c->zbuf, c->zbuf + off, c->zlen - off);
-	c->zlen -= off;
-	return 0;
 }
 
 int pp_convert_read(struct pp_convert *c)
@@ -943,14 +912,11 @@ int pp_convert_read(struct pp_convert *c)
 	int ret, err = 0;
 
 	while (!err && (ret = perfdata_reader_next(c->r, &h)) > 0)
-		err = dispatch(c, h, false);
+		err = dispatch(c, h);
 	if (err)
 		return c->err[0] ? err : pp_cv_fail(c, err, "%s: %s", c->opts.input_name, strerror(-err));
 	if (ret < 0)
 		return pp_cv_fail(c, ret, "%s", perfdata_reader_error(c->r));
-	if (c->zlen)
-		return pp_cv_fail(c, -EINVAL, "%s: the compressed records end inside a record (%zu bytes "
-			    "left over)", c->opts.input_name, c->zlen);
 	err = pp_reorder_flush(c->q);
 	if (err)
 		return pp_cv_fail(c, err, "%s: %s", c->opts.input_name, strerror(-err));

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "symbolize/symbolize.h"
+#include "symbolize/unwind.h"
 
 struct perfdata_reader;
 struct pprof_builder;
@@ -73,6 +74,13 @@ struct pp_convert_stats {
 	uint64_t frames;		/* distinct frames */
 	uint64_t stacks;		/* distinct stacks */
 	uint64_t unsymbolized;		/* distinct frames left as addresses */
+	/* DWARF-mode samples (user registers + stack, unwound here) */
+	uint64_t unwind_samples;	/* samples unwound */
+	uint64_t unwind_frames;		/* user frames they gave */
+	uint64_t unwind_stop[UNW_STOP_NR];	/* why each walk ended */
+	uint64_t unwind_no_stack;	/* DWARF-mode samples without user regs or stack bytes */
+	uint64_t unwind_cut;		/* stacks cut to fit a 64 KiB record */
+	uint64_t unwind_files_missing;	/* mappings whose file was not found (per space) */
 };
 
 int pp_convert_new(const struct pp_convert_opts *opts, struct perfdata_reader *r,

@@ -15,24 +15,24 @@
 #include "convert.h"
 #include "intern.h"
 #include "reorder.h"
-#include "zstd.h"
 
 /* Our own record type for shrunk samples inside the reorder queue. */
 #define CSAMPLE_TYPE 0x7fff
 
 #define CSAMPLE_HAS_CPU 1
+#define CSAMPLE_HAS_USTACK 2		/* user regs + stack follow (ustack.h) */
 
 struct csample {
 	struct perf_event_header h;	/* misc: the sample's cpumode */
-	uint32_t flags;			/* CSAMPLE_HAS_CPU */
-	uint32_t pad;
+	uint32_t flags;			/* CSAMPLE_HAS_* */
+	uint32_t ustack_len;		/* bytes of packed user regs + stack */
 	uint32_t event;			/* reader event index */
 	uint32_t pid, tid, cpu;
 	uint32_t nr_ips;
 	uint32_t raw_size;
 	uint64_t period;
 	uint64_t ip;
-	/* then nr_ips u64, then raw_size bytes */
+	/* then nr_ips u64, then raw_size bytes, then (8-aligned) ustack_len bytes */
 };
 
 enum cmap_kind { CMAP_FILE, CMAP_KERNEL, CMAP_ANON };
@@ -148,10 +148,8 @@ struct pp_convert {
 	bool kernel_checked;
 	struct pp_trace *trace;
 	bool trace_tried;
-	/* perf record -z: the zstd stream and the records it yielded so far */
-	struct pp_zstd *zstd;
-	unsigned char *zbuf;
-	size_t zlen, zcap;
+	/* DWARF-mode samples (ustack.c) */
+	struct pp_ustack_cache *ustack;
 	/* scratch */
 	uint32_t *stack_buf;
 	size_t stack_cap;

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+/* cfitable.c - the compact unwind table of one ELF file from its CFI (cfitable.h). */
+#include <dwarf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#include "symbolize/cfitable.h"
+
+/* DWARF register numbers on x86_64. */
+#define DWREG_RBP 6
+#define DWREG_RSP 7
+#define DWREG_RIP 16
+
+struct builder {
+	struct cfi_table *t;
+	size_t cap;
+};
+
+static int add_row(struct builder *b, uint64_t pc, uint32_t rule)
+{
+	struct cfi_table *t = b->t;
+
+	if (t->nr && t->rows[t->nr - 1].rule == rule)
+		return 0;	/* same rule continues: one row covers both */
+	if (t->nr && pc <= t->rows[t->nr - 1].pc)
+		return -EINVAL;	/* overlapping segments: not a layout we can serve */
+	if (t->nr >= UNWIND_TABLE_MAX_ROWS)
+		return -E2BIG;
+	if (t->nr == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1024;
+		struct unwind_row *rows = realloc(t->rows, cap * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		t->rows = rows;
+		b->cap = cap;
+	}
+	t->rows[t->nr].pc = (uint32_t)pc;
+	t->rows[t->nr].rule = rule;
+	t->nr++;
+	return 0;
+}
+
+/* The base register and offset of a one-op "reg + offset" expression. */
+static bool breg_op(const Dwarf_Op *op, unsigned int *reg, int64_t *off)
+{
+	if (op->atom == DW_OP_bregx) {
+		*reg = (unsigned int)op->number;
+		*off = (int64_t)op->number2;
+		return true;
+	}
+	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
+		*reg = op->atom - DW_OP_breg0;
+		*off = (int64_t)op->number;
+		return true;
+	}
+	return false;
+}
+
+/* gcc and ld's .plt entries: CFA = rsp + 8 + ((rip & 15) >= 11 ? 8 : 0). */
+static bool is_plt_expr(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	static const uint8_t tail[] = { DW_OP_lit15, DW_OP_and, DW_OP_lit11, DW_OP_ge,
+					DW_OP_lit3, DW_OP_shl, DW_OP_plus };
+	unsigned int reg, rip;
+	int64_t rip_off;
+
+	if (nops != 2 + sizeof(tail) || !breg_op(&ops[0], &reg, off) || reg != DWREG_RSP ||
+	    !breg_op(&ops[1], &rip, &rip_off) || rip != DWREG_RIP || rip_off != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(tail); i++)
+		if (ops[2 + i].atom != tail[i])
+			return false;
+	return true;
+}
+
+/*
+ * Where a saved register is: 1 and *off when at CFA + off, 0 when the
+ * caller's value is this frame's (same value, or undefined), -1 for any
+ * other rule (another register, a value rather than a location, an
+ * expression).
+ */
+static int saved_at_cfa(Dwarf_Frame *frame, int regno, int64_t *off)
+{
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops;
+
+	if (dwarf_frame_register(frame, regno, ops_mem, &ops, &nops))
+		return -1;
+	if (nops == 0)
+		return 0;
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return -1;
+	if (nops == 1) {
+		*off = 0;
+		return 1;
+	}
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return 1;
+	}
+	return -1;
+}
+
+static bool ra_undefined(Dwarf_Frame *frame, int ra_reg)
+{
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops;
+
+	return !dwarf_frame_register(frame, ra_reg, ops_mem, &ops, &nops) && nops == 0 &&
+	       ops == ops_mem;
+}
+
+static uint32_t classify(struct cfi_table_stats *st, Dwarf_Frame *frame, int ra_reg, bool signal)
+{
+	uint32_t cfa_kind, rbp_kind = UNWIND_RBP_SAME;
+	int64_t cfa_off, ra_off, rbp_off = 0;
+	Dwarf_Op *ops;
+	unsigned int reg;
+	size_t nops;
+	int rbp;
+
+	if (signal)
+		return UNWIND_RULE(UNWIND_CFA_SIGNAL, 0, 0, 0);
+	if (ra_undefined(frame, ra_reg))
+		return UNWIND_RULE(UNWIND_CFA_ROOT, 0, 0, 0);
+	if (ra_reg != DWREG_RIP || saved_at_cfa(frame, ra_reg, &ra_off) != 1 || ra_off != -8)
+		goto unsupported;
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops == 0)
+		goto unsupported;
+	if (nops == 1 && breg_op(&ops[0], &reg, &cfa_off) &&
+	    (reg == DWREG_RSP || reg == DWREG_RBP)) {
+		cfa_kind = reg == DWREG_RSP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP;
+	} else if (is_plt_expr(ops, nops, &cfa_off)) {
+		cfa_kind = UNWIND_CFA_PLT;
+		st->plt_rows++;
+	} else {
+		goto unsupported;
+	}
+	if (cfa_off < 0 || cfa_off > UNWIND_CFA_OFF_MAX)
+		goto unsupported;
+
+	rbp = saved_at_cfa(frame, DWREG_RBP, &rbp_off);
+	if (rbp == 1 && rbp_off % 8 == 0 && rbp_off >= UNWIND_RBP_OFF_MIN &&
+	    rbp_off <= UNWIND_RBP_OFF_MAX) {
+		rbp_kind = UNWIND_RBP_AT_CFA;
+	} else if (rbp != 0) {
+		rbp_kind = UNWIND_RBP_LOST;
+		rbp_off = 0;
+		st->rbp_lost_rows++;
+	}
+	return UNWIND_RULE(cfa_kind, cfa_off, rbp_kind, rbp_off);
+
+unsupported:
+	st->unsupported_rows++;
+	return UNWIND_RULE(UNWIND_CFA_UNSUPPORTED, 0, 0, 0);
+}
+
+/* Rows for one executable segment's addresses [lo, hi). */
+static int build_segment(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
+{
+	struct cfi_table_stats *st = &b->t->stats;
+	uint64_t pc = lo;
+	int err;
+
+	while (pc < hi) {
+		Dwarf_Addr start, end;
+		Dwarf_Frame *frame;
+		uint32_t rule;
+		bool signal;
+		int ra_reg;
+
+		if (dwarf_cfi_addrframe(cfi, pc, &frame)) {
+			/* No FDE here. libdw offers no "next FDE": step a byte. */
+			st->gap_bytes++;
+			err = add_row(b, pc++, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0));
+			if (err)
+				return err;
+			continue;
+		}
+		ra_reg = dwarf_frame_info(frame, &start, &end, &signal);
+		if (ra_reg < 0) {
+			free(frame);
+			return -EINVAL;
+		}
+		rule = classify(st, frame, ra_reg, signal);
+		free(frame);
+		st->cfi_rows++;
+		err = add_row(b, pc, rule);
+		if (err)
+			return err;
+		/* The next row starts where this one ends; never stall on a bad range. */
+		pc = end <= pc ? pc + 1 : end < hi ? end : hi;
+	}
+	return add_row(b, hi, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0));
+}
+
+static int read_segments(struct cfi_table *t, Elf *elf)
+{
+	int err = elf_load_segments(elf, true, &t->segs, &t->nr_segs);
+
+	for (size_t i = 0; i < t->nr_segs && !err; i++) {
+		const struct load_seg *s = &t->segs[i];
+
+		if (s->vaddr + s->memsz < s->vaddr || s->vaddr + s->memsz > UINT32_MAX)
+			err = -E2BIG;	/* rows hold 32-bit addresses */
+	}
+	return err;
+}
+
+static int build(struct cfi_table *t, Elf *elf)
+{
+	struct builder b = { .t = t };
+	Dwarf_CFI *cfi;
+	int err;
+
+	err = read_segments(t, elf);
+	if (err)
+		return err;
+	cfi = dwarf_getcfi_elf(elf);
+	if (!cfi)
+		return -ENOENT;
+	for (size_t i = 0; i < t->nr_segs && !err; i++)
+		err = build_segment(&b, cfi, t->segs[i].vaddr, t->segs[i].vaddr + t->segs[i].memsz);
+	dwarf_cfi_end(cfi);
+	return err;
+}
+
+int cfi_table_build(const char *path, struct cfi_table **out)
+{
+	struct cfi_table *t;
+	Elf *elf;
+	int fd, err;
+
+	*out = NULL;
+	err = elf_open_path(path, &fd, &elf);
+	if (err)
+		return err;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		err = -ENOMEM;
+	else if (gelf_getclass(elf) != ELFCLASS64)
+		err = -EINVAL;	/* x86_64 code only */
+	else
+		err = build(t, elf);
+	elf_end(elf);
+	close(fd);
+	if (err) {
+		cfi_table_free(t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
+void cfi_table_free(struct cfi_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t->segs);
+	free(t);
+}
+
+int cfi_table_bias(const struct cfi_table *t, uint64_t start, uint64_t len, uint64_t pgoff,
+		   uint64_t *bias)
+{
+	for (size_t i = 0; i < t->nr_segs; i++) {
+		const struct load_seg *s = &t->segs[i];
+
+		/* The mapping's file range [pgoff, pgoff + len) holds part of s. */
+		if (pgoff < s->offset + s->filesz && s->offset < pgoff + len) {
+			*bias = start - pgoff + s->offset - s->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+const struct unwind_row *cfi_table_lookup(const struct cfi_table *t, uint64_t vaddr)
+{
+	int i;
+
+	if (vaddr > UINT32_MAX)
+		return t->nr ? &t->rows[t->nr - 1] : NULL;	/* past the end: NONE */
+	i = unwind_search(t->rows, (uint32_t)t->nr, (uint32_t)vaddr);
+	return i < 0 ? NULL : &t->rows[i];
+}

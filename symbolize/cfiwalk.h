@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cfiwalk.h - the reference user-stack walker over unwind tables
+ * (bpf/unwind.h, symbolize/cfitable.h): the algorithm the BPF sampler is to
+ * run, in plain C, for tests and for checking the BPF walker against.
+ *
+ * Input: the user registers of the sampled thread, a copy of its stack
+ * (the bytes at [base, base + size)), its executable mappings sorted by
+ * start, and the row store they point into (every table, one after the
+ * other, as in the BPF map). Per frame: find the mapping of the pc, binary
+ * search its table (at pc for the first frame, at pc - 1 for return
+ * addresses, which may sit just past a call at the end of a function),
+ * compute the CFA, read the return address at CFA - 8 and the caller's rbp
+ * where the row says, move to the caller. Everything is bounded: at most
+ * UNWIND_MAX_FRAMES frames, UNWIND_SEARCH_STEPS search steps a frame.
+ *
+ * The walk ends cleanly at the root (return address undefined or 0) or at a
+ * signal frame, otherwise at the first frame it cannot continue: the reason
+ * is reported (enum unwind_stop) and the frames found so far are kept.
+ */
+#ifndef SYMBOLIZE_CFIWALK_H
+#define SYMBOLIZE_CFIWALK_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/unwind.h"
+
+struct cfi_regs {
+	uint64_t ip, sp, bp;
+};
+
+/* A copy of user stack memory: the bytes at addresses [base, base + size). */
+struct cfi_stack {
+	uint64_t base;
+	const uint8_t *data;
+	size_t size;
+};
+
+struct cfi_walk {
+	uint64_t pcs[UNWIND_MAX_FRAMES];	/* pcs[0] = regs.ip, then return addresses */
+	uint32_t nr;
+	enum unwind_stop stop;
+};
+
+/* Walk one stack. maps: nr_maps <= UNWIND_MAX_MAPPINGS, sorted by start. */
+void cfi_walk_stack(const struct unwind_row *rows, const struct unwind_mapping *maps,
+		    uint32_t nr_maps, const struct cfi_regs *regs, const struct cfi_stack *stack,
+		    struct cfi_walk *out);
+
+/* A name for a stop reason ("root", "no-row", ...). */
+const char *cfi_walk_stop_name(enum unwind_stop stop);
+
+#endif /* SYMBOLIZE_CFIWALK_H */

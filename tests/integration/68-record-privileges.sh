@@ -1,0 +1,156 @@
+#!/bin/bash
+# `bpfrec record` without each capability it uses: where the kernel refuses
+# a step, one line on stderr naming the missing capability, exit 1 and the
+# previous perf.data untouched; where a missing capability only leaves
+# something out, a recording that perf reads without a warning.
+#
+# What the kernel refuses varies between kernels (CAP_SYS_ADMIN implies
+# CAP_BPF and CAP_PERFMON; kptr_restrict and perf_event_paranoid decide
+# who sees kernel addresses; recent kernels let CAP_PERFMON read other
+# users' maps), so every expectation comes from asking the kernel the same
+# question under the same capabilities: tests/tools/privprobe for BPF and
+# perf events, plain reads of /proc for kallsyms and maps.
+. "$(dirname "$0")/lib.sh"
+need_root
+PROBE=$BUILD/tests/tools/privprobe
+for tool in setpriv setcap; do
+	command -v $tool >/dev/null || fail "$tool is missing (util-linux, libcap2-bin)"
+done
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$T"; }
+trap cleanup EXIT
+chmod 755 "$T"
+mkdir "$T/out" && chown nobody "$T/out"
+cd "$T/out"
+
+# without CAPS CMD...: CMD as root without CAPS ("bpf,sys_admin"), all else kept.
+without() {
+	local caps=$1; shift
+	setpriv --inh-caps=-all --bounding-set="-${caps//,/,-}" -- "$@"
+}
+
+# kernel_text_hidden RUNNER...: does /proc/kallsyms show _text as 0 to RUNNER?
+kernel_text_hidden() {
+	local text
+	text=$("$@" awk '$3 == "_text" { print $1; exit }' /proc/kallsyms)
+	[ -n "$text" ] || fail "no _text in /proc/kallsyms"
+	[ -z "${text//0/}" ]
+}
+
+# expect_refused CAP RUNNER...: one line naming CAP, exit 1, perf.data untouched.
+expect_refused() {
+	local cap=$1 rc=0; shift
+	echo "old contents" >perf.data
+	rm -f perf.data.old
+	"$@" "$BPFREC" record -g -o perf.data -- "$FIX/rec_work" 0.2 >"$T/stdout" 2>"$T/err" || rc=$?
+	echo "  -> $rc: $(cat "$T/err")"
+	[ "$rc" = 1 ] || fail "exit code $rc, expected 1"
+	[ "$(wc -l <"$T/err")" = 1 ] || { cat "$T/err"; fail "expected one line on stderr"; }
+	assert_grep "^bpfrec record: .*needs ([A-Z_]+(, | and ))*$cap" "$T/err"
+	assert_no_grep "cannot write" "$T/err"
+	[ "$(cat perf.data)" = "old contents" ] || fail "perf.data was touched"
+	[ ! -e perf.data.old ] || fail "perf.data.old appeared"
+}
+
+# expect_recorded RUNNER...: the recording works, resolves the fixture's
+# frames, and perf report has nothing to say about it.
+expect_recorded() {
+	local rc=0
+	rm -f perf.data perf.data.old
+	"$@" "$BPFREC" record -g -o perf.data -- "$FIX/rec_work" 0.3 >"$T/stdout" 2>"$T/err" || rc=$?
+	[ "$rc" = 0 ] || { cat "$T/err"; fail "recording failed ($rc)"; }
+	assert_no_grep "warning" "$T/err"
+	[ "$(grep -cv '^\[ bpfrec record: Captured' "$T/err")" = 0 ] || { cat "$T/err"; fail "unexpected stderr"; }
+	run_clean "$T/report" perf report -f -i perf.data --stdio --no-children --sort sym
+	assert_grep 'leaf_a' "$T/report" "the fixture's frames are not resolved"
+	echo "  -> recorded: $(grep -c . "$T/report") report lines, leaf_a resolved"
+}
+
+# The capabilities bpfrec uses, dropped one at a time and in the pairs that
+# matter (CAP_SYS_ADMIN stands in for CAP_BPF and CAP_PERFMON).
+for drop in bpf perfmon sys_admin syslog sys_ptrace checkpoint_restore,sys_admin \
+	    bpf,sys_admin perfmon,sys_admin; do
+	bpf=$(without "$drop" "$PROBE" bpf || true)
+	events=$(without "$drop" "$PROBE" events || true)
+	echo "without $drop: BPF $bpf, perf events $events"
+	if [ "$bpf" != allowed ]; then
+		# The BPF programs need both; name the one this run lacks.
+		case ",$drop," in *,bpf,*) cap=CAP_BPF ;; *) cap=CAP_PERFMON ;; esac
+		expect_refused "$cap" without "$drop"
+	elif [ "$events" != allowed ]; then
+		expect_refused CAP_PERFMON without "$drop"
+	elif kernel_text_hidden without "$drop"; then
+		expect_refused CAP_SYSLOG without "$drop"
+	else
+		expect_recorded without "$drop"
+	fi
+done
+
+# map_files (build-ids of deleted files) closed: the recording goes on; -v
+# says what was left out, naming the capability, in one note.
+rm -f perf.data
+without checkpoint_restore,sys_admin "$BPFREC" record -v -g -o perf.data -- "$FIX/rec_work" 0.2 \
+	>/dev/null 2>"$T/err" || fail "recording without map_files failed"
+run_clean "$T/report" perf report -f -i perf.data --stdio --no-children --sort sym
+assert_grep 'leaf_a' "$T/report"
+if without checkpoint_restore,sys_admin sh -c \
+	'head -c 1 "/proc/$$/map_files/$(ls "/proc/$$/map_files" | head -n 1)"' >/dev/null 2>&1; then
+	assert_no_grep "note: .*map_files" "$T/err"
+else
+	[ "$(grep -c 'note: .*map_files.*CAP_CHECKPOINT_RESTORE' "$T/err")" = 1 ] ||
+		fail "expected one -v note about map_files naming CAP_CHECKPOINT_RESTORE"
+fi
+
+# A process of another user, recorded with -p by root without
+# CAP_SYS_PTRACE: refused with one line naming it when the kernel keeps that
+# process's maps from us, else recorded with its frames resolved.
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$FIX/rec_work" 10 >/dev/null &
+other=$!; pids+=("$other")
+for _ in $(seq 100); do [ -s "/proc/$other/maps" ] && grep -q rec_work "/proc/$other/maps" && break; sleep 0.05; done
+echo "old contents" >perf.data
+rm -f perf.data.old
+rc=0
+without sys_ptrace "$BPFREC" record -g -o perf.data -p "$other" --duration 0.5 >/dev/null 2>"$T/err" || rc=$?
+if without sys_ptrace cat "/proc/$other/maps" >/dev/null 2>&1; then
+	echo "-p $other (nobody's) without CAP_SYS_PTRACE: the kernel lets us read its maps"
+	[ "$rc" = 0 ] || { cat "$T/err"; fail "-p of another user's process failed ($rc)"; }
+	run_clean "$T/report" perf report -f -i perf.data --stdio --no-children --sort sym
+	assert_grep 'leaf_a' "$T/report"
+else
+	echo "-p $other (nobody's) without CAP_SYS_PTRACE: $(cat "$T/err")"
+	[ "$rc" = 1 ] && [ "$(wc -l <"$T/err")" = 1 ] || fail "expected one line and exit 1"
+	assert_grep "needs CAP_SYS_PTRACE" "$T/err"
+	[ "$(cat perf.data)" = "old contents" ] || fail "perf.data was touched"
+fi
+kill "$other"
+
+# Not root at all: a user without capabilities, and one given bpfrec with
+# file capabilities (setcap, as the documentation says).
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+echo "as nobody:"
+expect_refused "CAP_BPF and CAP_PERFMON" as_nobody
+# Copies of the recorder and the probes with file capabilities.
+mkdir "$T/bin"
+cp "$BPFREC" "$T/bin/bpfrec"
+cp "$PROBE" "$T/bin/privprobe"
+cp "$(command -v awk)" "$T/bin/awk"
+chmod 755 "$T/bin" "$T/bin"/*
+grant() { for f in bpfrec privprobe awk; do setcap "$1" "$T/bin/$f"; done; }
+grant cap_bpf,cap_perfmon+ep
+[ "$(as_nobody "$T/bin/privprobe" caps)" != 0 ] ||
+	fail "file capabilities are not honoured under $T (a nosuid mount?)"
+for caps in cap_bpf,cap_perfmon cap_bpf,cap_perfmon,cap_syslog; do
+	grant "$caps+ep"
+	BPFREC=$T/bin/bpfrec
+	bpf=$(as_nobody "$T/bin/privprobe" bpf || true)
+	events=$(as_nobody "$T/bin/privprobe" events || true)
+	echo "nobody with $caps: BPF $bpf, perf events $events"
+	[ "$bpf" = allowed ] && [ "$events" = allowed ] || fail "the kernel refuses $caps: $bpf, $events"
+	if kernel_text_hidden as_nobody env PATH="$T/bin:$PATH"; then
+		expect_refused CAP_SYSLOG as_nobody
+	else
+		expect_recorded as_nobody
+	fi
+done
+BPFREC=$BUILD/bpfrec

@@ -1,0 +1,116 @@
+#!/bin/bash
+# bpfrec record -z: records travel zstd-compressed in COMPRESSED records, as
+# perf record -z writes them. perf report, perf script, bpfrec pprof and
+# bpfrec dump read the file and its pipe-mode stream with every sample the
+# summary line counts and no warning; the header shows the compression; a
+# killed recorder, a full disk and size rotation all leave files perf reads.
+. "$(dirname "$0")/lib.sh"
+need_root
+cd "$T"
+
+summary_samples() { sed -n 's/.*(\([0-9]*\) samples, .*/\1/p' "$1"; }
+
+# 1. File mode, against an uncompressed recording of the same fixture.
+"$BPFREC" record -z -F 999 -g -o z.data -- "$FIX/rec_work" 2>"$T/z.err" ||
+	{ cat "$T/z.err"; fail "bpfrec record -z exited non-zero"; }
+"$BPFREC" record -F 999 -g -o plain.data -- "$FIX/rec_work" 2>"$T/plain.err" ||
+	{ cat "$T/plain.err"; fail "bpfrec record exited non-zero"; }
+cat "$T/z.err" "$T/plain.err"
+n_z=$(summary_samples "$T/z.err") n_plain=$(summary_samples "$T/plain.err")
+run_clean "$T/header.txt" perf report -i z.data --header-only
+assert_grep '^# compressed : Zstd, level = 1, ratio = [0-9]+' "$T/header.txt" "no compression header"
+run_clean "$T/report.txt" perf report -i z.data --stdio --no-children -g none
+assert_grep 'Total Lost Samples: 0' "$T/report.txt"
+a=$(self_share "$T/report.txt" leaf_a) b=$(self_share "$T/report.txt" leaf_b)
+echo "-z: leaf_a $a%, leaf_b $b%"
+assert_range leaf_a "$a" 54 66
+assert_range leaf_b "$b" 25 35
+run_clean "$T/script.txt" perf script -i z.data -F event,sym
+n_script=$(grep -c 'cpu-clock' "$T/script.txt")
+echo "samples: summary $n_z, perf script $n_script"
+[ "$n_script" = "$n_z" ] || fail "perf script reads $n_script samples, bpfrec wrote $n_z"
+# Bytes per sample: the compressed file is several times smaller.
+bps_z=$(( $(stat -c %s z.data) / n_z )) bps_plain=$(( $(stat -c %s plain.data) / n_plain ))
+echo "bytes per sample: -z $bps_z, plain $bps_plain"
+[ $((bps_z * 3)) -lt "$bps_plain" ] || fail "-z saves less than 3x: $bps_z vs $bps_plain bytes per sample"
+
+# bpfrec dump and bpfrec pprof read it too, with every sample.
+"$BPFREC" dump -i z.data >"$T/dump.txt" 2>"$T/dump.err" || { cat "$T/dump.err"; fail "dump failed"; }
+assert_grep '^# feature COMPRESSED: zstd level 1 ' "$T/dump.txt"
+assert_grep '^0x[0-9a-f]+\+SAMPLE ' "$T/dump.txt" "dump does not show the decompressed samples"
+[ "$(grep -c '^0x[0-9a-f]*+SAMPLE ' "$T/dump.txt")" = "$n_z" ] || fail "dump counts other samples"
+"$BPFREC" pprof -q -i z.data -o z.pb.gz || fail "bpfrec pprof failed on a -z file"
+HOME=$T go tool pprof -raw z.pb.gz >"$T/raw.txt" 2>"$T/go.err" || { cat "$T/go.err"; fail "go tool pprof"; }
+n_prof=$(awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$T/raw.txt")
+[ "$n_prof" = "$n_z" ] || fail "pprof holds $n_prof samples, bpfrec wrote $n_z"
+
+# 2. Pipe mode, read live by perf script and by bpfrec pprof.
+"$BPFREC" record -z -F 999 -g -o - -- "$FIX/rec_work" 2>"$T/pipe.err" >zp.data ||
+	{ cat "$T/pipe.err"; fail "bpfrec record -z -o - failed"; }
+n_pipe=$(summary_samples "$T/pipe.err")
+run_clean "$T/pscript.txt" sh -c "perf script -i - -F event < zp.data"
+[ "$(grep -c cpu-clock "$T/pscript.txt")" = "$n_pipe" ] || fail "pipe: perf script count differs"
+"$BPFREC" record -q -z -F 999 -g -o - -- "$FIX/rec_work" 2>/dev/null | perf script -i - -F sym \
+	>"$T/live.txt" 2>"$T/live.err" || fail "live pipe into perf script failed"
+[ ! -s "$T/live.err" ] || { cat "$T/live.err"; fail "perf script warned on the live -z pipe"; }
+assert_grep 'leaf_a' "$T/live.txt"
+"$BPFREC" pprof -q -i - -o zp.pb.gz <zp.data || fail "bpfrec pprof failed on a -z pipe"
+
+# 3. Killed with SIGKILL: readable up to the last checkpoint, about a second.
+"$FIX/rec_sleepspin" 0 20 & spin=$!
+trap 'kill $spin 2>/dev/null || true; umount "$T/mnt" 2>/dev/null || true; rm -rf "$T"' EXIT
+start=$(date +%s.%N)
+"$BPFREC" record -q -z -a -g -o k.data & rec=$!
+for _ in $(seq 100); do
+	[ "$(stat -c %s k.data 2>/dev/null || echo 0)" -gt 30000 ] && break
+	sleep 0.1
+done
+sleep 1
+kill -9 $rec
+wait $rec 2>/dev/null || true
+killed=$(date +%s.%N)
+kill $spin 2>/dev/null || true
+run_clean "$T/kreport.txt" perf report -i k.data --stdio --no-children -g none --sort comm,sym
+assert_grep 'rec_sleepspin +\[\.\] late_spin$' "$T/kreport.txt" "late_spin missing after kill -9"
+run_clean "$T/ktimes.txt" perf script -i k.data -F time
+first=$(head -n 1 "$T/ktimes.txt" | tr -d ' :') last=$(tail -n 1 "$T/ktimes.txt" | tr -d ' :')
+covered=$(awk -v a="$first" -v b="$last" 'BEGIN { print b - a }')
+ran=$(awk -v a="$start" -v b="$killed" 'BEGIN { print b - a }')
+echo "killed: recorded ${ran}s, the file covers ${covered}s"
+assert_range "missing seconds" "$(awk -v r="$ran" -v c="$covered" 'BEGIN { print r - c }')" 0 1.6
+"$BPFREC" pprof -q -i k.data -o k.pb.gz || fail "bpfrec pprof failed on a killed -z file"
+
+# 4. Disk full: one line, exit 1, a readable file with the samples it claims.
+mkdir "$T/mnt"
+mount -t tmpfs -o size=256k none "$T/mnt" || fail "cannot mount a tmpfs"
+rc=0
+timeout 60 "$BPFREC" record -z -a -g -F 4999 -o mnt/full.data -- "$FIX/rec_sleepspin" 0 30.5 \
+	2>"$T/full.err" || rc=$?
+cat "$T/full.err"
+[ "$rc" = 1 ] || fail "bpfrec -z exited $rc on a full disk, expected 1"
+grep -v '^\[ bpfrec record: Captured' "$T/full.err" >"$T/full.lines" || true
+[ "$(wc -l <"$T/full.lines")" = 1 ] || fail "expected exactly one error line"
+assert_grep "^bpfrec record: cannot write 'mnt/full.data': No space left on device: " "$T/full.lines"
+run_clean "$T/fscript.txt" perf script -i mnt/full.data -F pid
+n_full=$(summary_samples "$T/full.err")
+echo "full disk: perf reads $(wc -l <"$T/fscript.txt") samples; bpfrec kept $n_full"
+[ "$(wc -l <"$T/fscript.txt")" = "$n_full" ] && [ "$n_full" -gt 0 ] ||
+	fail "bpfrec says it kept $n_full samples"
+umount "$T/mnt"
+
+# 5. Rotation by size counts compressed bytes on disk.
+"$BPFREC" record -q -z -a -g -F 4999 --switch-output=64K -o rot.data -- "$FIX/rec_sleepspin" 0 3 ||
+	fail "-z --switch-output exited non-zero"
+ls rot.data.* >"$T/rot.list" || fail "no rotated files"
+nfiles=$(wc -l <"$T/rot.list")
+echo "rotation: $nfiles files"
+[ "$nfiles" -ge 2 ] || fail "-z with --switch-output=64K wrote $nfiles file(s)"
+total=0
+while read -r f; do
+	run_clean "$T/r.txt" perf script -i "$f" -F pid
+	total=$((total + $(wc -l <"$T/r.txt")))
+	perf report -i "$f" --header-only 2>/dev/null | grep -q '^# compressed : Zstd' ||
+		fail "$f lacks the compression header"
+done <"$T/rot.list"
+echo "rotation: $total samples in $nfiles files"
+[ "$total" -gt 0 ] || fail "rotated -z files hold no samples"

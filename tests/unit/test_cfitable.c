@@ -1,0 +1,914 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_cfitable.c - unwind tables from .eh_frame (symbolize/cfitable.h) and
+ * the reference walker over them (symbolize/cfiwalk.h).
+ *
+ * Expected answers never come from libdw's CFI reader that the table is
+ * built with: every row is checked against binutils' own interpretation of
+ * the same CFI (`readelf -wF`), function addresses come from `nm`, and
+ * walks of real stopped processes are compared with libdw's unwinder
+ * (dwfl_getthread_frames), which runs the full CFI programs itself.
+ *
+ * The fixture tests/fixtures/cfi_tree.c is built without frame pointers at
+ * -O2; walks stop it where it raises SIGSTOP, as its tracer (ptrace, which
+ * root has; tests are skipped where the kernel forbids it).
+ */
+#include <criterion/criterion.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "recorder/procmaps.h"
+#include "symbolize/cfitable.h"
+#include "symbolize/cfiwalk.h"
+#include "tests/unit/test_nm.h"
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define PYTHON "/usr/bin/python3.11"
+#define SQLITE "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0"
+
+static char *fixture_path;
+
+static const char *fixture(const char *name)
+{
+	const char *dir = getenv("FIXTURES");
+
+	cr_assert(dir, "FIXTURES is not set: run through tests/run.sh");
+	free(fixture_path);
+	cr_assert(asprintf(&fixture_path, "%s/%s", dir, name) > 0);
+	cr_assert(access(fixture_path, X_OK) == 0, "missing fixture %s: run 'make fixtures'",
+		  fixture_path);
+	return fixture_path;
+}
+
+static void free_fixture(void)
+{
+	free(fixture_path);
+	fixture_path = NULL;
+}
+
+static struct cfi_table *build(const char *path)
+{
+	struct cfi_table *t;
+	int err = cfi_table_build(path, &t);
+
+	cr_assert(err == 0, "cfi_table_build(%s): %s", path, strerror(-err));
+	cr_assert(t->nr > 0);
+	return t;
+}
+
+/* The address range of a section, from readelf -S. */
+static void section_range(const char *path, const char *name, uint64_t *start, uint64_t *end)
+{
+	char cmd[1024], line[512], want[64];
+	unsigned long long a, off, size;
+	bool found = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s'", path);
+	snprintf(want, sizeof(want), " %s ", name);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *s = strstr(line, want);
+
+		if (!s)
+			continue;
+		cr_assert(sscanf(s + strlen(want), " PROGBITS %llx %llx %llx", &a, &off, &size) == 3,
+			  "unexpected readelf line: %s", line);
+		*start = a;
+		*end = a + size;
+		found = true;
+	}
+	cr_assert(pclose(p) == 0);
+	cr_assert(found, "no section %s in %s", name, path);
+}
+
+static __u32 rule_at(const struct cfi_table *t, uint64_t vaddr)
+{
+	const struct unwind_row *r = cfi_table_lookup(t, vaddr);
+
+	cr_assert(r, "no row at %#llx", (unsigned long long)vaddr);
+	return r->rule;
+}
+
+/* ---- every row against readelf -wF ---------------------------------- */
+
+#define MAX_COLS 40
+
+struct readelf_state {
+	const struct cfi_table *t;
+	char cols[MAX_COLS][24];	/* the current table header: LOC CFA regs... ra */
+	int nr_cols;
+	bool signal;			/* the current FDE's CIE has 'S' */
+	uint64_t fde_start, fde_end;
+	bool fde_pending;		/* an FDE whose rows are not printed yet */
+	uint64_t (*fdes)[2];		/* [start, end) of every FDE seen */
+	size_t nr_fdes;
+	unsigned long checked, plt, signals, roots, rbp_saved;
+	/* CIE offset -> augmentation has 'S'; CIE offset -> its own row. */
+	unsigned long cie_off[64];
+	bool cie_signal[64];
+	char cie_row[64][MAX_COLS][24];
+	char cie_cols[64][MAX_COLS][24];
+	int cie_nr_cols[64], nr_cies, cur_cie;
+	bool in_cie;
+};
+
+/* What readelf's row (columns in vals) says, checked against our row at loc. */
+static void check_row(struct readelf_state *s, uint64_t loc, char vals[][24], int nr_vals)
+{
+	const char *cfa = NULL, *ra = NULL, *rbp = "u";
+	long long cfa_off = 0, rbp_off;
+	__u32 rule;
+
+	if (loc < s->fde_start || loc >= s->fde_end)
+		return;
+	for (int c = 1; c < s->nr_cols && c < nr_vals; c++) {
+		if (!strcmp(s->cols[c], "CFA"))
+			cfa = vals[c];
+		else if (!strcmp(s->cols[c], "ra"))
+			ra = vals[c];
+		else if (!strcmp(s->cols[c], "rbp"))
+			rbp = vals[c];
+	}
+	cr_assert(cfa && ra, "row %#llx: no CFA or ra column", (unsigned long long)loc);
+	rule = rule_at(s->t, loc);
+	s->checked++;
+	if (s->signal) {
+		cr_expect(unwind_rule_cfa(rule) == UNWIND_CFA_SIGNAL, "%#llx: signal FDE, kind %u",
+			  (unsigned long long)loc, unwind_rule_cfa(rule));
+		s->signals++;
+		return;
+	}
+	if (!strcmp(ra, "u")) {
+		cr_expect(unwind_rule_cfa(rule) == UNWIND_CFA_ROOT, "%#llx: ra undefined, kind %u",
+			  (unsigned long long)loc, unwind_rule_cfa(rule));
+		s->roots++;
+		return;
+	}
+	if (strcmp(ra, "c-8")) {
+		cr_expect(unwind_rule_cfa(rule) == UNWIND_CFA_UNSUPPORTED, "%#llx: ra %s, kind %u",
+			  (unsigned long long)loc, ra, unwind_rule_cfa(rule));
+		return;
+	}
+	if (!strcmp(cfa, "exp")) {
+		cr_expect(unwind_rule_cfa(rule) == UNWIND_CFA_PLT ||
+				  unwind_rule_cfa(rule) == UNWIND_CFA_UNSUPPORTED,
+			  "%#llx: CFA expression, kind %u", (unsigned long long)loc,
+			  unwind_rule_cfa(rule));
+		s->plt += unwind_rule_cfa(rule) == UNWIND_CFA_PLT;
+		return;
+	}
+	if (sscanf(cfa, "rsp+%lld", &cfa_off) == 1) {
+		cr_expect(rule == UNWIND_RULE(UNWIND_CFA_RSP, cfa_off, unwind_rule_rbp(rule),
+					      unwind_rule_rbp_off(rule)),
+			  "%#llx: CFA rsp+%lld, rule %#x", (unsigned long long)loc, cfa_off, rule);
+	} else if (sscanf(cfa, "rbp+%lld", &cfa_off) == 1) {
+		cr_expect(rule == UNWIND_RULE(UNWIND_CFA_RBP, cfa_off, unwind_rule_rbp(rule),
+					      unwind_rule_rbp_off(rule)),
+			  "%#llx: CFA rbp+%lld, rule %#x", (unsigned long long)loc, cfa_off, rule);
+	} else {
+		cr_expect(unwind_rule_cfa(rule) == UNWIND_CFA_UNSUPPORTED, "%#llx: CFA %s, kind %u",
+			  (unsigned long long)loc, cfa, unwind_rule_cfa(rule));
+		return;
+	}
+	if (!strcmp(rbp, "u") || !strcmp(rbp, "s")) {
+		cr_expect(unwind_rule_rbp(rule) == UNWIND_RBP_SAME, "%#llx: rbp %s, rule %#x",
+			  (unsigned long long)loc, rbp, rule);
+	} else if (sscanf(rbp, "c%lld", &rbp_off) == 1) {
+		cr_expect(unwind_rule_rbp(rule) == UNWIND_RBP_AT_CFA &&
+				  unwind_rule_rbp_off(rule) == rbp_off,
+			  "%#llx: rbp c%lld, rule %#x", (unsigned long long)loc, rbp_off, rule);
+		s->rbp_saved++;
+	} else {
+		cr_expect(unwind_rule_rbp(rule) == UNWIND_RBP_LOST, "%#llx: rbp %s, rule %#x",
+			  (unsigned long long)loc, rbp, rule);
+	}
+}
+
+/*
+ * Called when an FDE's listing ends: readelf prints no rows for an FDE
+ * without instructions, where its CIE's row holds.
+ */
+static void end_fde(struct readelf_state *s)
+{
+	if (s->fde_pending && s->nr_cols)
+		check_row(s, s->fde_start, s->cie_row[s->cur_cie], s->nr_cols);
+	s->fde_pending = false;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* The code just past an FDE is the next FDE's or has no CFI: never the FDE's rule. */
+static void check_fde_ends(struct readelf_state *s)
+{
+	qsort(s->fdes, s->nr_fdes, sizeof(s->fdes[0]), cmp_range);
+	for (size_t i = 0; i < s->nr_fdes; i++) {
+		uint64_t end = s->fdes[i][1];
+		const struct unwind_row *r;
+
+		if (i + 1 < s->nr_fdes && s->fdes[i + 1][0] == end)
+			continue;	/* checked as that FDE's first row */
+		r = cfi_table_lookup(s->t, end);
+		cr_expect(r && unwind_rule_cfa(r->rule) == UNWIND_CFA_NONE,
+			  "%#llx (end of an FDE, no FDE follows): covered by the row at %#x",
+			  (unsigned long long)end, r ? r->pc : 0);
+	}
+}
+
+static int split(char *line, char out[][24], int max)
+{
+	int n = 0;
+
+	/* readelf prints "r9 (r9)" for register rules: keep the pair as one column. */
+	for (char *tok = strtok(line, " \n"); tok && n < max; tok = strtok(NULL, " \n")) {
+		if (tok[0] == '(' && n) {
+			continue;
+		}
+		snprintf(out[n++], 24, "%s", tok);
+	}
+	return n;
+}
+
+static void compare_with_readelf(const char *path, const struct cfi_table *t,
+				 struct readelf_state *s)
+{
+	char cmd[1024], line[4096], vals[MAX_COLS][24];
+	bool in_eh_frame = false;
+	FILE *p;
+
+	memset(s, 0, sizeof(*s));
+	s->t = t;
+	/* -wN: the file's own .eh_frame, not a debug file its debuglink names. */
+	snprintf(cmd, sizeof(cmd), "readelf -wNF '%s'", path);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long off, len, id, cie, start, end;
+		char aug[32];
+		int n;
+
+		if (!strncmp(line, "Contents of the ", 16)) {
+			in_eh_frame = strstr(line, ".eh_frame section") != NULL;
+			continue;
+		}
+		if (!in_eh_frame)
+			continue;
+		if (sscanf(line, "%llx %llx %llx CIE \"%31[^\"]\"", &off, &len, &id, aug) == 4) {
+			end_fde(s);
+			s->fde_start = s->fde_end = 0;
+			cr_assert(s->nr_cies < 64, "too many CIEs for this test");
+			s->cur_cie = s->nr_cies++;
+			s->cie_off[s->cur_cie] = off;
+			s->cie_signal[s->cur_cie] = strchr(aug, 'S') != NULL;
+			s->cie_nr_cols[s->cur_cie] = 0;
+			s->in_cie = true;
+			continue;
+		}
+		if (sscanf(line, "%llx %llx %llx FDE cie=%llx pc=%llx..%llx", &off, &len, &id, &cie,
+			   &start, &end) == 6) {
+			int c;
+
+			end_fde(s);
+			for (c = 0; c < s->nr_cies && s->cie_off[c] != cie; c++)
+				;
+			cr_assert(c < s->nr_cies, "FDE at %#llx: unknown CIE", off);
+			s->cur_cie = c;
+			s->signal = s->cie_signal[c];
+			s->fde_start = start;
+			s->fde_end = end;
+			s->in_cie = false;
+			s->fde_pending = true;
+			s->nr_cols = s->cie_nr_cols[c];
+			memcpy(s->cols, s->cie_cols[c], sizeof(s->cols));
+			s->fdes = realloc(s->fdes, (s->nr_fdes + 1) * sizeof(s->fdes[0]));
+			cr_assert(s->fdes);
+			s->fdes[s->nr_fdes][0] = start;
+			s->fdes[s->nr_fdes++][1] = end;
+			continue;
+		}
+		if (strstr(line, "   LOC ")) {
+			n = split(line, vals, MAX_COLS);
+			for (int c = 0; c < n; c++)
+				memcpy(s->cols[c], vals[c], sizeof(vals[c]));
+			s->nr_cols = n;
+			if (s->in_cie) {
+				s->cie_nr_cols[s->cur_cie] = n;
+				memcpy(s->cie_cols[s->cur_cie], s->cols, sizeof(s->cols));
+			}
+			continue;
+		}
+		if (sscanf(line, "%llx", &start) == 1 && strlen(line) > 17 && line[16] == ' ') {
+			n = split(line, vals, MAX_COLS);
+			if (s->in_cie) {
+				memcpy(s->cie_row[s->cur_cie], vals, sizeof(vals));
+			} else {
+				s->fde_pending = false;
+				check_row(s, start, vals, n);
+			}
+		}
+	}
+	end_fde(s);
+	cr_assert(pclose(p) == 0, "readelf failed on %s (binutils missing?)", path);
+	check_fde_ends(s);
+	free(s->fdes);
+}
+
+Test(cfitable, fixture_rows_match_readelf, .fini = free_fixture)
+{
+	const char *path = fixture("cfi_tree");
+	struct cfi_table *t = build(path);
+	struct readelf_state *s = calloc(1, sizeof(*s));
+	uint64_t plt_start = 0, plt_end = 0, addr, size;
+	bool rsp16 = false, rbp_rule = false;
+
+	cr_assert(s);
+	compare_with_readelf(path, t, s);
+	cr_assert(s->checked > 20, "only %lu readelf rows seen", s->checked);
+	cr_expect(s->roots > 0, "_start's row (ra undefined) not seen");
+	cr_expect(s->plt > 0, "no PLT row seen");
+	free(s);
+
+	/* Functions of known shape (cfi_tree.c): entry is rsp+8, a push makes rsp+16. */
+	nm_symbol(path, "cfi_leaf", &addr, &size);
+	cr_expect_eq(rule_at(t, addr), UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0));
+	nm_symbol(path, "cfi_mid", &addr, &size);
+	cr_expect_eq(rule_at(t, addr), UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0));
+	for (uint64_t a = addr; a < addr + size; a++)
+		rsp16 |= rule_at(t, a) == UNWIND_RULE(UNWIND_CFA_RSP, 16, UNWIND_RBP_SAME, 0);
+	cr_expect(rsp16, "cfi_mid: no rsp+16 row after its push");
+	/* The VLA makes gcc keep an rbp-based CFA with rbp saved at CFA-16. */
+	nm_symbol(path, "cfi_vla", &addr, &size);
+	for (uint64_t a = addr; a < addr + size; a++)
+		rbp_rule |= rule_at(t, a) == UNWIND_RULE(UNWIND_CFA_RBP, 16, UNWIND_RBP_AT_CFA, -16);
+	cr_expect(rbp_rule, "cfi_vla: no rbp+16 row");
+	/* .plt: the first entry pushes (plain rows), every other entry is the PLT rule. */
+	section_range(path, ".plt", &plt_start, &plt_end);
+	cr_expect_eq(unwind_rule_cfa(rule_at(t, plt_start)), UNWIND_CFA_RSP);
+	for (uint64_t a = plt_start + 16; a < plt_end; a++)
+		cr_expect_eq(rule_at(t, a), UNWIND_RULE(UNWIND_CFA_PLT, 8, UNWIND_RBP_SAME, 0),
+			     "%#llx in .plt", (unsigned long long)a);
+	/* _start: the return address is undefined there: the root. */
+	nm_symbol(path, "_start", &addr, &size);
+	cr_expect_eq(unwind_rule_cfa(rule_at(t, addr)), UNWIND_CFA_ROOT);
+	cfi_table_free(t);
+}
+
+/* Rows strictly increasing, each segment ends with a NONE row, no equal neighbours. */
+static void check_shape(const struct cfi_table *t)
+{
+	for (size_t i = 1; i < t->nr; i++) {
+		cr_assert(t->rows[i].pc > t->rows[i - 1].pc, "row %zu out of order", i);
+		cr_assert(t->rows[i].rule != t->rows[i - 1].rule, "rows %zu and %zu are equal",
+			  i - 1, i);
+	}
+	for (size_t i = 0; i < t->nr_segs; i++) {
+		const struct load_seg *seg = &t->segs[i];
+
+		cr_expect_eq(unwind_rule_cfa(rule_at(t, seg->vaddr + seg->memsz)), UNWIND_CFA_NONE);
+	}
+	cr_assert_null(cfi_table_lookup(t, t->rows[0].pc - 1));
+}
+
+Test(cfitable, libc_rows_match_readelf)
+{
+	struct cfi_table *t = build(LIBC);
+	struct readelf_state *s = calloc(1, sizeof(*s));
+
+	cr_assert(s);
+	check_shape(t);
+	compare_with_readelf(LIBC, t, s);
+	/* libc has thousands of FDEs, the PLT, __restore_rt (a signal FDE), _start-like roots. */
+	cr_expect(s->checked > 10000, "only %lu rows checked", s->checked);
+	cr_expect(s->signals > 0, "no signal frame seen in libc");
+	cr_expect(s->roots > 0, "no root frame (clone) seen in libc");
+	cr_expect(s->plt > 0, "no PLT row in libc");
+	cr_expect(s->rbp_saved > 1000, "only %lu rows with rbp saved", s->rbp_saved);
+	cr_expect(t->nr * sizeof(t->rows[0]) < 16 * s->checked, "%zu rows for %lu CFI rows",
+		  t->nr, s->checked);
+	free(s);
+	cfi_table_free(t);
+}
+
+Test(cfitable, big_debian_files)
+{
+	static const char *const files[] = { PYTHON, SQLITE };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct cfi_table *t = build(files[i]);
+
+		check_shape(t);
+		/* Every rule that is not a plain one is counted, never silently dropped. */
+		cr_expect(t->stats.cfi_rows >= t->nr / 2, "%s: %zu rows from %llu CFI rows",
+			  files[i], t->nr, (unsigned long long)t->stats.cfi_rows);
+		cfi_table_free(t);
+	}
+}
+
+/* Files that cannot have a table say why, and leave nothing behind (LSan watches). */
+Test(cfitable, files_without_a_table)
+{
+	char dir[] = "/tmp/bpfrec-cfitable.XXXXXX", path[64], cmd[256];
+	struct cfi_table *t = (struct cfi_table *)1;
+	FILE *f;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/text", dir);
+	f = fopen(path, "w");
+	cr_assert(f && fputs("not an ELF file\n", f) >= 0 && fclose(f) == 0);
+	cr_expect_eq(cfi_table_build(path, &t), -EINVAL);
+	cr_expect_null(t);
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	cr_expect_eq(cfi_table_build(path, &t), -ENOENT);
+	/* A relocatable object has no PT_LOAD: no code to cover. */
+	snprintf(path, sizeof(path), "%s/f.o", dir);
+	snprintf(cmd, sizeof(cmd), "echo 'int f(void) { return 1; }' | cc -x c -c -o %s -", path);
+	cr_assert(system(cmd) == 0, "cc failed");
+	cr_expect_eq(cfi_table_build(path, &t), -ENOENT);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert(system(cmd) == 0);
+}
+
+Test(cfitable, bias_of_mappings)
+{
+	struct cfi_table t = { 0 };
+	struct load_seg seg = { .offset = 0x1000, .vaddr = 0x401000, .filesz = 0x2000,
+				   .memsz = 0x2000 };
+	uint64_t bias;
+
+	t.segs = &seg;
+	t.nr_segs = 1;
+	/* A PIE/library mapping of the text at 0x7f0000001000 from offset 0x1000. */
+	cr_assert_eq(cfi_table_bias(&t, 0x7f0000001000, 0x2000, 0x1000, &bias), 0);
+	cr_assert_eq(0x401010 + bias, 0x7f0000001010);
+	/* A mapping of only the data after the text. */
+	cr_assert_eq(cfi_table_bias(&t, 0x7f0000005000, 0x1000, 0x3000, &bias), -ENOENT);
+}
+
+/* ---- the walker on synthetic stacks --------------------------------- */
+
+Test(cfiwalk, synthetic_chain)
+{
+	/* One table: [0x1000, 0x1100) rsp+8 at entry then rsp+16 from 0x1001,
+	 * [0x1100, 0x1200) rbp-based, [0x1200, 0x1210) root, 0x1210 none. */
+	const struct unwind_row rows[] = {
+		{ 0x1000, UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0) },
+		{ 0x1001, UNWIND_RULE(UNWIND_CFA_RSP, 16, UNWIND_RBP_SAME, 0) },
+		{ 0x1100, UNWIND_RULE(UNWIND_CFA_RBP, 16, UNWIND_RBP_AT_CFA, -16) },
+		{ 0x1200, UNWIND_RULE(UNWIND_CFA_ROOT, 0, 0, 0) },
+		{ 0x1210, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0) },
+	};
+	const struct unwind_mapping maps[] = {
+		{ .start = 0x500000, .end = 0x502000, .bias = 0x500000 - 0x1000 + 0x1000,
+		  .first_row = 0, .nr_rows = 5 },
+	};
+	uint64_t stack[8] = { 0 }, base = 0x7ffd0000;
+	struct cfi_stack st = { .base = base, .data = (const uint8_t *)stack,
+				.size = sizeof(stack) };
+	struct cfi_regs regs = { .ip = 0x501050, .sp = base, .bp = 0xdead };
+	struct cfi_walk w;
+
+	/* Frame 0 at 0x1050 (rsp+16): ra at sp+8 -> 0x501150 (rbp frame). */
+	stack[1] = 0x501150;
+	/* Frame 1: CFA = rbp + 16; rbp = base+16 -> ra at base+24, saved rbp at base+16. */
+	regs.bp = base + 16;
+	stack[2] = 0x1234;	/* the caller's rbp */
+	stack[3] = 0x501205;	/* into the root */
+	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
+	cr_assert_eq(w.nr, 3);
+	cr_expect_eq(w.pcs[0], 0x501050);
+	cr_expect_eq(w.pcs[1], 0x501150);
+	cr_expect_eq(w.pcs[2], 0x501205);
+	cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s", cfi_walk_stop_name(w.stop));
+
+	/* A return address just past the end of the root's range is looked up at pc - 1. */
+	stack[3] = 0x501210;
+	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
+	cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s", cfi_walk_stop_name(w.stop));
+
+	/* The gap row: a pc at 0x1210 or later has no CFI, even though 0x1200 has. */
+	regs.ip = 0x501300;
+	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
+	cr_expect_eq(w.nr, 1);
+	cr_expect_eq(w.stop, UNWIND_STOP_NO_ROW, "stop %s", cfi_walk_stop_name(w.stop));
+
+	/* Out of every mapping. */
+	regs.ip = 0x400000;
+	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
+	cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING);
+
+	/* A return address outside the copied stack. */
+	regs.ip = 0x501050;
+	regs.sp = base + sizeof(stack) - 8;
+	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
+	cr_expect_eq(w.stop, UNWIND_STOP_STACK_READ, "stop %s", cfi_walk_stop_name(w.stop));
+
+	/*
+	 * An epilogue after "pop %rbp": the row still says rbp at CFA-48, a slot
+	 * now below sp; rbp already holds the caller's value and the rbp-based
+	 * caller must be walked with it, not with the stale slot.
+	 */
+	{
+		const struct unwind_row epi[] = {
+			{ 0x1000, UNWIND_RULE(UNWIND_CFA_RSP, 24, UNWIND_RBP_AT_CFA, -48) },
+			{ 0x1100, UNWIND_RULE(UNWIND_CFA_RBP, 16, UNWIND_RBP_AT_CFA, -16) },
+			{ 0x1200, UNWIND_RULE(UNWIND_CFA_ROOT, 0, 0, 0) },
+			{ 0x1210, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0) },
+		};
+		const struct unwind_mapping m1 = { .start = 0x500000, .end = 0x502000,
+						   .bias = 0x500000, .nr_rows = 4 };
+		uint64_t mem[16] = { 0 };
+		struct cfi_stack es = { .base = base - 64, .data = (const uint8_t *)mem,
+					.size = sizeof(mem) };
+
+		/* mem[0..7] lie below sp (base - 64 .. base); sp = base = mem[8]. */
+		mem[8 - 3] = 0xbad;		/* the popped slot at CFA-48 = sp-24 */
+		mem[8 + 2] = 0x501150;		/* ra at CFA-8 = sp+16 */
+		mem[8 + 4] = 0x1234;		/* caller's saved rbp at its CFA-16 */
+		mem[8 + 5] = 0x501201;		/* its ra, into the root */
+		regs.ip = 0x501050;
+		regs.sp = base;
+		regs.bp = base + 32;
+		cfi_walk_stack(epi, &m1, 1, &regs, &es, &w);
+		cr_expect_eq(w.nr, 3, "%u frames, stop %s", w.nr, cfi_walk_stop_name(w.stop));
+		cr_expect_eq(w.pcs[2], 0x501201);
+		cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s", cfi_walk_stop_name(w.stop));
+	}
+
+	/* A loop (a frame whose return address is itself, CFA not moving up) ends. */
+	{
+		const struct unwind_row self[] = {
+			{ 0x1000, UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0) },
+			{ 0x2000, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0) },
+		};
+		const struct unwind_mapping m1 = { .start = 0x500000, .end = 0x502000,
+						   .bias = 0x500000, .nr_rows = 2 };
+		uint64_t loop[UNWIND_MAX_FRAMES + 8];
+		struct cfi_stack ls = { .base = base, .data = (const uint8_t *)loop,
+					.size = sizeof(loop) };
+
+		for (size_t i = 0; i < sizeof(loop) / 8; i++)
+			loop[i] = 0x501010;
+		regs.ip = 0x501010;
+		regs.sp = base;
+		cfi_walk_stack(self, &m1, 1, &regs, &ls, &w);
+		cr_expect_eq(w.nr, UNWIND_MAX_FRAMES);
+		cr_expect_eq(w.stop, UNWIND_STOP_DEPTH, "stop %s", cfi_walk_stop_name(w.stop));
+	}
+}
+
+/* ---- walks of a real stopped process -------------------------------- */
+
+struct traced {
+	pid_t pid;
+	struct user_regs_struct regs;
+	uint8_t *stack;
+	size_t stack_size;
+	struct procmaps maps;
+	struct unwind_row *rows;	/* the row store: every table, one after the other */
+	size_t nr_rows;
+	struct unwind_mapping m[UNWIND_MAX_MAPPINGS];
+	uint32_t nr_maps;
+};
+
+/*
+ * Run the fixture with arg as its traced child until it stops itself with
+ * SIGSTOP. Returns false (the test is skipped) where ptrace is not allowed.
+ */
+static bool run_until_stop(const char *path, const char *arg, struct traced *tr)
+{
+	int status, pipefd[2];
+	char err = 0;
+
+	cr_assert(pipe(pipefd) == 0);
+	tr->pid = fork();
+	cr_assert(tr->pid >= 0);
+	if (tr->pid == 0) {
+		close(pipefd[0]);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
+			err = 1;
+			(void)!write(pipefd[1], &err, 1);
+			_exit(99);
+		}
+		close(pipefd[1]);
+		execl(path, path, arg, (char *)NULL);
+		_exit(98);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &err, 1) == 1 && err) {
+		close(pipefd[0]);
+		waitpid(tr->pid, &status, 0);
+		tr->pid = 0;
+		return false;
+	}
+	close(pipefd[0]);
+	/* The exec stop (SIGTRAP), then the fixture's own SIGSTOP. */
+	cr_assert(waitpid(tr->pid, &status, 0) == tr->pid && WIFSTOPPED(status));
+	cr_assert_eq(WSTOPSIG(status), SIGTRAP);
+	cr_assert(ptrace(PTRACE_CONT, tr->pid, NULL, NULL) == 0);
+	cr_assert(waitpid(tr->pid, &status, 0) == tr->pid);
+	cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP,
+		  "the fixture did not stop itself (status %#x)", status);
+	cr_assert(ptrace(PTRACE_GETREGS, tr->pid, NULL, &tr->regs) == 0);
+	return true;
+}
+
+/* Copy the stack from sp page by page up to the first unreadable page (as BPF will). */
+static void copy_stack(struct traced *tr)
+{
+	const size_t max = 256 << 10, page = 4096;
+	uint64_t sp = tr->regs.rsp;
+
+	tr->stack = malloc(max);
+	cr_assert(tr->stack);
+	tr->stack_size = 0;
+	while (tr->stack_size < max) {
+		uint64_t at = sp + tr->stack_size;
+		size_t chunk = page - (at & (page - 1));
+		struct iovec local = { tr->stack + tr->stack_size, chunk };
+		struct iovec remote = { (void *)at, chunk };
+
+		if (tr->stack_size + chunk > max ||
+		    process_vm_readv(tr->pid, &local, 1, &remote, 1, 0) != (ssize_t)chunk)
+			break;
+		tr->stack_size += chunk;
+	}
+	cr_assert(tr->stack_size > 0, "could not read the stack at %#llx",
+		  (unsigned long long)sp);
+}
+
+/* Tables for every file mapping, appended to the row store (the BPF map's layout). */
+static void load_tables(struct traced *tr)
+{
+	cr_assert(procmaps_read(NULL, (uint32_t)tr->pid, &tr->maps) == 0);
+	cr_assert(tr->maps.nr <= UNWIND_MAX_MAPPINGS);
+	for (size_t i = 0; i < tr->maps.nr; i++) {
+		const struct procmaps_entry *e = &tr->maps.entries[i];
+		struct unwind_mapping *m = &tr->m[tr->nr_maps++];
+		struct cfi_table *t;
+		uint64_t bias;
+
+		*m = (struct unwind_mapping){ .start = e->start, .end = e->end };
+		if (e->path[0] != '/' || cfi_table_build(e->path, &t))
+			continue;	/* [vdso] and friends: no table, the walk says so */
+		if (!cfi_table_bias(t, e->start, e->end - e->start, e->pgoff, &bias)) {
+			tr->rows = realloc(tr->rows, (tr->nr_rows + t->nr) * sizeof(*tr->rows));
+			cr_assert(tr->rows);
+			memcpy(tr->rows + tr->nr_rows, t->rows, t->nr * sizeof(*t->rows));
+			m->bias = bias;
+			m->first_row = (uint32_t)tr->nr_rows;
+			m->nr_rows = (uint32_t)t->nr;
+			tr->nr_rows += t->nr;
+		}
+		cfi_table_free(t);
+	}
+}
+
+static void walk(const struct traced *tr, struct cfi_walk *w)
+{
+	struct cfi_regs regs = { .ip = tr->regs.rip, .sp = tr->regs.rsp, .bp = tr->regs.rbp };
+	struct cfi_stack st = { .base = tr->regs.rsp, .data = tr->stack,
+				.size = tr->stack_size };
+
+	cfi_walk_stack(tr->rows, tr->m, tr->nr_maps, &regs, &st, w);
+}
+
+struct libdw_frames {
+	uint64_t pcs[UNWIND_MAX_FRAMES];
+	uint32_t nr;
+};
+
+static int libdw_frame(Dwfl_Frame *state, void *arg)
+{
+	struct libdw_frames *f = arg;
+	Dwarf_Addr pc;
+
+	if (!dwfl_frame_pc(state, &pc, NULL) || f->nr >= UNWIND_MAX_FRAMES)
+		return DWARF_CB_ABORT;
+	f->pcs[f->nr++] = pc;
+	return DWARF_CB_OK;
+}
+
+/* libdw's own unwinder on the same stopped thread. */
+static void libdw_unwind(pid_t pid, struct libdw_frames *f)
+{
+	static const Dwfl_Callbacks cbs = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	Dwfl *dwfl = dwfl_begin(&cbs);
+
+	cr_assert(dwfl);
+	f->nr = 0;
+	cr_assert(dwfl_linux_proc_report(dwfl, pid) == 0);
+	cr_assert(dwfl_report_end(dwfl, NULL, NULL) == 0);
+	cr_assert(dwfl_linux_proc_attach(dwfl, pid, true) == 0, "dwfl attach: %s",
+		  dwfl_errmsg(-1));
+	dwfl_getthread_frames(dwfl, pid, libdw_frame, f);	/* an error ends its walk too */
+	dwfl_end(dwfl);
+}
+
+static void release(struct traced *tr)
+{
+	if (tr->pid > 0) {
+		kill(tr->pid, SIGKILL);
+		waitpid(tr->pid, NULL, 0);
+	}
+	procmaps_release(&tr->maps);
+	free(tr->stack);
+	free(tr->rows);
+}
+
+/* Which function of the fixture (by nm ranges) holds a pc, or NULL. */
+static const char *fixture_func(const char *path, const struct traced *tr, uint64_t pc,
+				const char *const *names, size_t nr_names)
+{
+	for (size_t i = 0; i < tr->maps.nr; i++) {
+		const struct procmaps_entry *e = &tr->maps.entries[i];
+
+		if (strcmp(e->path, path) || pc < e->start || pc >= e->end)
+			continue;
+		for (size_t n = 0; n < nr_names; n++) {
+			uint64_t addr, size, vaddr = pc - tr->m[i].bias;
+
+			nm_symbol(path, names[n], &addr, &size);
+			if (vaddr > addr && vaddr <= addr + size)	/* return addresses: pc - 1 inside */
+				return names[n];
+		}
+	}
+	return NULL;
+}
+
+static void check_against_libdw(const struct traced *tr, const struct cfi_walk *w)
+{
+	struct libdw_frames f;
+
+	libdw_unwind(tr->pid, &f);
+	cr_log_info("walker: %u frames, stop %s; libdw: %u frames", w->nr,
+		    cfi_walk_stop_name(w->stop), f.nr);
+	cr_expect_eq(w->nr, f.nr, "walker %u frames (stop %s), libdw %u", w->nr,
+		     cfi_walk_stop_name(w->stop), f.nr);
+	for (uint32_t i = 0; i < w->nr && i < f.nr; i++)
+		cr_expect_eq(w->pcs[i], f.pcs[i], "frame %u: walker %#llx, libdw %#llx", i,
+			     (unsigned long long)w->pcs[i], (unsigned long long)f.pcs[i]);
+}
+
+/*
+ * Run the fixture in mode until it stops itself, walk its stack with the
+ * tables and expect the walk to reach the root. false: ptrace not allowed.
+ */
+static bool stop_and_walk(const char *path, const char *mode, struct traced *tr,
+			  struct cfi_walk *w)
+{
+	if (!run_until_stop(path, mode, tr))
+		return false;
+	copy_stack(tr);
+	load_tables(tr);
+	walk(tr, w);
+	cr_expect_eq(w->stop, UNWIND_STOP_ROOT, "stop %s after %u frames",
+		     cfi_walk_stop_name(w->stop), w->nr);
+	return true;
+}
+
+Test(cfiwalk, stopped_fixture_matches_libdw, .fini = free_fixture)
+{
+	static const char *const names[] = { "cfi_leaf", "cfi_mid", "cfi_vla", "main", "_start" };
+	const char *path = fixture("cfi_tree");
+	struct traced tr = { 0 };
+	struct cfi_walk w;
+	size_t next = 0;
+
+	if (!stop_and_walk(path, "raise", &tr, &w))
+		cr_skip_test("ptrace is not allowed here");
+	/* The fixture's frames in call order, leaf first; libc's frames in between. */
+	for (uint32_t i = 0; i < w.nr; i++) {
+		const char *fn = fixture_func(path, &tr, w.pcs[i], names, 5);
+
+		if (!fn)
+			continue;
+		cr_expect_str_eq(fn, names[next], "frame %u is %s, expected %s", i, fn,
+				 names[next]);
+		next++;
+	}
+	cr_expect_eq(next, 5, "only %zu of the fixture's frames found", next);
+	check_against_libdw(&tr, &w);
+	release(&tr);
+}
+
+Test(cfiwalk, through_libc_qsort, .fini = free_fixture)
+{
+	static const char *const names[] = { "cfi_cmp", "cfi_sort", "main" };
+	const char *path = fixture("cfi_tree");
+	struct traced tr = { 0 };
+	struct cfi_walk w;
+	int at[3] = { -1, -1, -1 };
+
+	if (!stop_and_walk(path, "qsort", &tr, &w))
+		cr_skip_test("ptrace is not allowed here");
+	for (uint32_t i = 0; i < w.nr; i++) {
+		const char *fn = fixture_func(path, &tr, w.pcs[i], names, 3);
+
+		for (int n = 0; fn && n < 3; n++)
+			if (!strcmp(fn, names[n]) && at[n] < 0)
+				at[n] = (int)i;
+	}
+	cr_assert(at[0] >= 0 && at[1] > at[0] && at[2] > at[1],
+		  "cfi_cmp %d, cfi_sort %d, main %d", at[0], at[1], at[2]);
+	/* Between the callback and its caller: libc's qsort, which has no frame pointers. */
+	cr_expect(at[1] - at[0] >= 2, "no libc frame between cfi_cmp and cfi_sort");
+	for (int i = at[0] + 1; i < at[1]; i++) {
+		int m = unwind_find_mapping(tr.m, tr.nr_maps, w.pcs[i]);
+
+		cr_assert(m >= 0);
+		cr_expect(strstr(tr.maps.entries[m].path, "libc.so"), "frame %d in %s", i,
+			  tr.maps.entries[m].path);
+	}
+	check_against_libdw(&tr, &w);
+	release(&tr);
+}
+
+/*
+ * A real Debian binary without frame pointers, stopped from outside at
+ * whatever instruction it was running (prologues and epilogues included),
+ * several times: python3 spinning in Python code under a few levels of
+ * Python recursion. Every walk must equal libdw's and reach the root.
+ */
+Test(cfiwalk, python_stopped_anywhere_matches_libdw)
+{
+	static const char script[] =
+		"import sys\n"
+		"def f(n):\n"
+		"    if n: return f(n - 1)\n"
+		"    print('ready', flush=True)\n"
+		"    while True: sorted(range(1000), key=lambda x: -x)\n"
+		"f(8)\n";
+	int out[2], status;
+	struct traced tr = { 0 };
+	char line[16] = "";
+	FILE *f;
+
+	cr_assert(access(PYTHON, X_OK) == 0, "%s missing: run tools/deps.sh test", PYTHON);
+	cr_assert(pipe(out) == 0);
+	tr.pid = fork();
+	cr_assert(tr.pid >= 0);
+	if (tr.pid == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		close(out[1]);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(99);
+		execl(PYTHON, PYTHON, "-c", script, (char *)NULL);
+		_exit(98);
+	}
+	close(out[1]);
+	cr_assert(waitpid(tr.pid, &status, 0) == tr.pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 99) {
+		tr.pid = 0;
+		close(out[0]);
+		cr_skip_test("ptrace is not allowed here");
+	}
+	cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP, "status %#x", status);
+	cr_assert(ptrace(PTRACE_CONT, tr.pid, NULL, NULL) == 0);
+	f = fdopen(out[0], "r");
+	cr_assert(f && fgets(line, sizeof(line), f), "python printed nothing");
+	cr_assert_str_eq(line, "ready\n");
+
+	for (int round = 0; round < 64; round++) {
+		struct cfi_walk w;
+
+		cr_assert(kill(tr.pid, SIGSTOP) == 0);
+		cr_assert(waitpid(tr.pid, &status, 0) == tr.pid);
+		cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP, "status %#x", status);
+		cr_assert(ptrace(PTRACE_GETREGS, tr.pid, NULL, &tr.regs) == 0);
+		copy_stack(&tr);
+		if (!round)
+			load_tables(&tr);
+		walk(&tr, &w);
+		cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "round %d: stop %s after %u frames at %#llx",
+			     round, cfi_walk_stop_name(w.stop), w.nr,
+			     (unsigned long long)w.pcs[w.nr - 1]);
+		cr_expect(w.nr > 8, "round %d: only %u frames (main, Py_RunMain, the eval loop, sorted...)", round, w.nr);
+		check_against_libdw(&tr, &w);
+		free(tr.stack);
+		tr.stack = NULL;
+		/* Resume without delivering the SIGSTOP; it runs on to another point. */
+		cr_assert(ptrace(PTRACE_CONT, tr.pid, NULL, NULL) == 0);
+		usleep(1000 * (unsigned int)(round % 8 + 1));
+	}
+	fclose(f);
+	release(&tr);
+}
