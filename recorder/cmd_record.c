@@ -106,6 +106,13 @@ static void summary(struct record_session *s, bool verbose)
 			(unsigned long long)st.seen, (unsigned long long)st.cpu_samples,
 			(unsigned long long)st.cpu_lost,
 			st.write_failed ? ", the rest not written (write error)" : "");
+	if (verbose && st.buildid_cache_dir) {
+		const struct buildid_cache_stats *b = &st.buildid_cache;
+
+		fprintf(stderr, "bpfrec record: build-id cache %s: %zu files copied, %zu there "
+			"already, %zu too big, %zu failed\n", st.buildid_cache_dir, b->copied,
+			b->present, b->too_big, b->failed);
+	}
 	if (st.lost)
 		fprintf(stderr, "bpfrec record: warning: %llu samples were lost (ring buffer full): "
 			"raise -m or lower -F\n", (unsigned long long)st.lost);
@@ -188,6 +195,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	a.opts.wake_fd = sfd;
+	if (a.verbose)
+		a.opts.buildid_cache_log = stderr;
 	status_line_init(&line, !a.opts.quiet && isatty(STDERR_FILENO) ? stderr : NULL, mono_ns());
 	if (!a.opts.quiet) {
 		a.opts.on_switch = on_switch;

@@ -44,6 +44,7 @@ static const struct option long_opts[] = {
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
 	{ "compression-level", optional_argument, NULL, 'z' },
+	{ "no-buildid-cache", no_argument, NULL, 'N' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -92,6 +93,11 @@ void record_usage(FILE *f)
 "  -z, --compression-level[=N]  compress the records with zstd level N (1-22,\n"
 "                         default 1) as perf record -z does: files several\n"
 "                         times smaller, read by perf, bpfrec pprof and dump\n"
+"  -N, --no-buildid-cache\n"
+"                         do not copy the files with samples into the build-id\n"
+"                         cache ($HOME/.debug, as perf): without the copies,\n"
+"                         binaries that are gone (containers, upgrades) show\n"
+"                         no names\n"
 "  -q, --quiet            no summary line, no warnings, no live status\n"
 "  -v, --verbose          show libbpf's messages (verifier log on load errors) and\n"
 "                         notes on what privileges left out\n"
@@ -208,7 +214,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 	optind = 1;
 	opterr = 0;
 	/* '+': the first non-option word starts the command. */
-	while ((c = getopt_long(argc, argv, "+:F:c:ap:t:C:go:e:m:qvz::h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:F:c:ap:t:C:go:e:m:Nqvz::h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			freq_given = true;
@@ -272,6 +278,9 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 				return bad(err, errlen,
 					   "-m '%s': give pages as a power of two (e.g. 1024) or a size like 16M",
 					   optarg);
+			break;
+		case 'N':
+			a->opts.no_buildid_cache = true;
 			break;
 		case 'q':
 			a->opts.quiet = true;

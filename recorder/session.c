@@ -110,6 +110,7 @@ struct record_session {
 	char *old_path;
 	struct perfdata_writer *w;
 	struct task_tracker *tracker;
+	struct buildid_cache *bcache;	/* NULL with -N or when unusable */
 
 	/* The launched command. */
 	char cmd_path[PATH_MAX];
@@ -709,6 +710,24 @@ static int load_bpf(struct record_session *s)
 	return 0;
 }
 
+/*
+ * The build-id cache is a help, not a must: without it (no HOME, not
+ * writable: a user without one), a note at -v, as perf says it only in debug.
+ */
+static void open_buildid_cache(struct record_session *s)
+{
+	struct buildid_cache_opts o = { .log = s->opts.buildid_cache_log };
+	FILE *log = s->opts.buildid_cache_log;
+	int err;
+
+	if (s->opts.no_buildid_cache)
+		return;
+	err = buildid_cache_new(&o, &s->bcache);
+	if (err && log)
+		fprintf(log, "bpfrec record: note: no build-id cache: %s; -N says so\n",
+			err == -ENOENT ? "HOME is not set" : strerror(-err));
+}
+
 int record_session_open(struct record_session *s)
 {
 	int err;
@@ -738,6 +757,7 @@ int record_session_open(struct record_session *s)
 		err = create_output(s);
 	if (err)
 		return err;
+	open_buildid_cache(s);
 
 	if (s->opts.command) {
 		err = launch_fork(&s->child, s->cmd_path, s->opts.command, s->pipe);
@@ -869,7 +889,8 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 	if (!err)
 		err = kernel_maps_write(s->w, &s->ktext, NULL, NULL);
 	if (!err) {
-		struct task_tracker_opts to = { .track_all = s->opts.system_wide };
+		struct task_tracker_opts to = { .track_all = s->opts.system_wide,
+						 .cache = s->bcache };
 
 		err = task_tracker_new(s->w, &to, &s->tracker);
 	}
@@ -1334,6 +1355,8 @@ int record_session_stop(struct record_session *s)
 	err2 = perfdata_writer_finish(s->w);
 	if (err2 && !err)
 		err = write_error(s, err2);
+	/* After the file: copying does not hold up the recording. */
+	buildid_cache_flush(s->bcache);
 	/* Even after a write error the writer leaves a readable file: keep it. */
 	s->finished = true;
 	if (s->opts.switch_output.mode != ROTATE_NONE) {
@@ -1357,6 +1380,7 @@ void record_session_close(struct record_session *s)
 		if (s->pfds[i] >= 0)
 			close(s->pfds[i]);
 	task_tracker_free(s->tracker);
+	buildid_cache_free(s->bcache);
 	perfdata_writer_free(s->w);
 	ring_buffer__free(s->rb);
 	sideband_free(s->sideband);
@@ -1402,6 +1426,10 @@ void record_session_status(const struct record_session *s, struct record_status 
 	st->nr_files = s->opts.switch_output.mode != ROTATE_NONE ? s->rot.nr_files : 0;
 	st->nr_pids = s->pids_seen.count;
 	st->write_failed = s->write_failed;
+	if (s->bcache) {
+		st->buildid_cache_dir = buildid_cache_dir(s->bcache);
+		st->buildid_cache = *buildid_cache_stats(s->bcache);
+	}
 	st->seen = s->seen;
 	st->cpu_samples = s->write_failed ? s->ckpt_cpu_written : s->cpu_written;
 	st->cpu_lost = s->lost;

@@ -51,8 +51,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
+#include "recorder/buildid_cache.h"
 #include "recorder/rotate.h"
 
 struct record_session;
@@ -92,6 +94,12 @@ struct record_opts {
 	bool off_cpu;		/* --off-cpu: also the offcpu-time event (recorder/offcpu.h) */
 	uint64_t off_cpu_thresh_ns;	/* --off-cpu-thresh: shorter intervals are summed */
 	int compression_level;	/* -z: zstd level 1..22 (perfdata/writer.h); 0 = none */
+	/*
+	 * Copy the files with samples into $HOME/.debug (buildid_cache.h), at
+	 * stop; -N turns it off. A cache that cannot be used is a note in the log.
+	 */
+	bool no_buildid_cache;
+	FILE *buildid_cache_log;	/* files skipped or failed (-v); NULL = none */
 };
 
 struct record_status {
@@ -112,6 +120,9 @@ struct record_status {
 	unsigned int nr_files;	/* files finished by --switch-output */
 	size_t nr_pids;		/* distinct pids sampled */
 	bool write_failed;	/* stopped by a write error (ENOSPC, EIO, EPIPE) */
+	/* The build-id cache: where, and what went into it (after stop). */
+	const char *buildid_cache_dir;	/* NULL: not used */
+	struct buildid_cache_stats buildid_cache;
 	bool workload_done;	/* the command exited, or every -p/-t target did */
 	/*
 	 * The launched command's exit code (128 + signal when killed), or 127

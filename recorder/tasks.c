@@ -42,9 +42,12 @@
 
 #include "perfdata/hash.h"
 #include "perfdata/writer.h"
+#include "recorder/buildid_cache.h"
 #include "recorder/procmaps.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
+#include "symbolize/safeopen.h"
+#include "symbolize/vdso.h"
 
 #define DEFAULT_MAX_PIDS	65536
 #define COMM_LEN		16	/* the kernel's TASK_COMM_LEN, NUL included */
@@ -284,6 +287,7 @@ struct task_tracker {
 	struct perfdata_writer *w;
 	bool track_all;
 	uint64_t round;		/* task_tracker_round_end() calls so far */
+	struct buildid_cache *cache;	/* NULL: no copies */
 	uint32_t exec_pending[EXEC_PENDING_SLOTS];
 	unsigned int exec_pending_next;
 	char *proc_root;
@@ -352,25 +356,18 @@ static void read_self_vdso_build_id(struct task_tracker *t)
 	t->vdso_id_size = 0;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
 /*
- * The build-id of the file mapped at e in pid. Tried in order: the mapping
- * itself through map_files (right even for deleted files and memfds; needs
- * root), the path inside the process's root (other mount namespaces), the
- * path as printed.
+ * The build-id of the file mapped at e in pid, read through safeopen_mapped():
+ * the mapping itself (map_files), else the path inside the process's root,
+ * and only a file with the maps line's device and inode. Anything else
+ * leaves no build-id: the MMAP2 then carries maj/min/ino, never another
+ * file's build-id.
  */
 static void read_build_id(struct task_tracker *t, uint32_t pid,
 			  const struct procmaps_entry *e, struct task_file *f)
 {
-	char path[PATH_MAX];
 	size_t size = 0;
-	int err = -ENOENT;
+	int fd, err, mf_err = 0;
 
 	if (!strcmp(e->path, "[vdso]")) {
 		/* perf, too, takes the image from its own process. */
@@ -382,18 +379,15 @@ static void read_build_id(struct task_tracker *t, uint32_t pid,
 	}
 	if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME))
 		return;	/* "//anon": no file to read */
-	if (snprintf(path, sizeof(path), "%s/%u/map_files/%lx-%lx", t->proc_root, pid,
-		     (unsigned long)e->start, (unsigned long)e->end) < (int)sizeof(path))
-		err = buildid_read_file(path, f->build_id, &size);
-	if (is_denial(err) && !t->denied.map_files++)
-		t->denied.map_files_err = err;
-	if (err && !ends_with(e->path, " (deleted)")) {
-		if (snprintf(path, sizeof(path), "%s/%u/root%s", t->proc_root, pid, e->path) <
-		    (int)sizeof(path))
-			err = buildid_read_file(path, f->build_id, &size);
-		if (err)
-			err = buildid_read_file(e->path, f->build_id, &size);
-	}
+	err = safeopen_mapped(t->proc_root, pid, e->start, e->end, e->path, e->maj, e->min, e->ino,
+			      &fd, &mf_err);
+	/* map_files refused: say which capability is missing, also when the path worked. */
+	if (is_denial(mf_err) && !t->denied.map_files++)
+		t->denied.map_files_err = mf_err;
+	if (err)
+		return;
+	err = buildid_read_fd(fd, f->build_id, &size);
+	close(fd);
 	if (!err && size > 0 && size <= BUILDID_MAX)
 		f->build_id_size = (uint8_t)size;
 }
@@ -487,18 +481,46 @@ static void file_put(struct task_file *f)
 		f->refs--;
 }
 
-/* A sample hit this file: its build-id goes to the BUILD_ID list, once. */
-static int file_hit(struct task_tracker *t, struct task_file *f)
+/*
+ * Hand the file of mapping m in pid to the build-id cache, opened again
+ * through the process's root and checked against the maps line (the
+ * build-id read earlier came from a file that is closed now).
+ */
+static void cache_file(struct task_tracker *t, uint32_t pid, const struct task_map *m)
 {
+	const struct task_file *f = m->file;
+	int fd;
+
+	if (!strcmp(f->path, "[vdso]")) {
+		/* The image is ours too: read_build_id() took our own vDSO's build-id. */
+		if (!vdso_open_self(&fd))
+			buildid_cache_add(t->cache, f->path, f->build_id, f->build_id_size, fd);
+		return;
+	}
+	if (!safeopen_mapped(t->proc_root, pid, m->start, m->end, f->path, f->maj, f->min, f->ino,
+			     &fd, NULL))
+		buildid_cache_add(t->cache, f->path, f->build_id, f->build_id_size, fd);
+}
+
+/*
+ * A sample of pid hit mapping m: its file's build-id goes to the BUILD_ID
+ * list, and the file to the build-id cache, once.
+ */
+static int file_hit(struct task_tracker *t, uint32_t pid, const struct task_map *m)
+{
+	struct task_file *f = m->file;
 	int err;
 
 	if (f->registered || !f->build_id_size)
 		return 0;
 	err = perfdata_writer_add_build_id(t->w, PERF_RECORD_MISC_USER, f->build_id,
 					   f->build_id_size, f->path);
-	if (!err)
-		f->registered = true;
-	return err;
+	if (err)
+		return err;
+	f->registered = true;
+	if (t->cache)
+		cache_file(t, pid, m);
+	return 0;
 }
 
 /* ---- records ---------------------------------------------------------------- */
@@ -785,7 +807,7 @@ static int check_ips(struct task_tracker *t, struct task_proc *p, const uint64_t
 			continue;
 		m = map_find(p, ips[i]);
 		if (m) {
-			*err = file_hit(t, m->file);
+			*err = file_hit(t, p->e.key, m);
 			continue;
 		}
 		page = ips[i] >> UNMAPPED_PAGE_SHIFT;
@@ -1018,6 +1040,7 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 	if (!t)
 		return -ENOMEM;
 	t->w = w;
+	t->cache = opts ? opts->cache : NULL;
 	t->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
 	t->max_pids = opts && opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS;
 	t->track_all = opts && opts->track_all;

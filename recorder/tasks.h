@@ -31,7 +31,9 @@
  *
  * Build-ids of every mapped file are read from the file's ELF notes and
  * registered with perfdata_writer_add_build_id() once per file that has
- * samples.
+ * samples; then, with a build-id cache, the file is opened once more
+ * through the process's root and handed to the cache. Files are only ever
+ * opened with safeopen_mapped() (symbolize/safeopen.h).
  */
 #ifndef RECORDER_TASKS_H
 #define RECORDER_TASKS_H
@@ -39,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct buildid_cache;
 struct perfdata_writer;
 struct task_tracker;
 
@@ -51,6 +54,8 @@ struct task_tracker_opts {
 	 * pids announced by task_tracker_fork() or already sampled.
 	 */
 	bool track_all;
+	/* Files with samples are handed to it (buildid_cache.h); NULL = none. */
+	struct buildid_cache *cache;
 };
 
 int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *opts,

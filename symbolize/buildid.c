@@ -19,7 +19,7 @@
 #include <libelf.h>
 
 #include "symbolize/buildid.h"
-#include "symbolize/util.h"
+#include "symbolize/safeopen.h"
 
 #define NOTE_ALIGN(x) (((x) + 3) & ~(size_t)3)
 
@@ -36,14 +36,30 @@ static int copy_id(const void *src, size_t len, uint8_t id[BUILDID_MAX], size_t 
 
 int buildid_read_file(const char *path, uint8_t id[BUILDID_MAX], size_t *size)
 {
+	int fd, err;
+
+	err = safeopen(-1, path, NULL, &fd, NULL);
+	if (err)
+		return err;
+	err = buildid_read_fd(fd, id, size);
+	close(fd);
+	return err;
+}
+
+int buildid_read_fd(int fd, uint8_t id[BUILDID_MAX], size_t *size)
+{
 	const void *bid;
 	ssize_t len;
 	Elf *elf;
-	int fd, err;
+	int err;
 
-	err = elf_open_path(path, &fd, &elf);
-	if (err)
-		return err;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return -EINVAL;	/* not an ELF file */
+	}
 	len = dwelf_elf_gnu_build_id(elf, &bid);
 	if (len < 0)
 		err = -EINVAL;	/* malformed notes */
@@ -52,7 +68,6 @@ int buildid_read_file(const char *path, uint8_t id[BUILDID_MAX], size_t *size)
 	else
 		err = copy_id(bid, (size_t)len, id, size);
 	elf_end(elf);
-	close(fd);
 	return err;
 }
 

@@ -14,8 +14,13 @@
 
 #define BUILDID_MAX 20
 
-/* Build-id of an ELF file. 0 and *size set, -ENOENT when it has none, -errno. */
+/*
+ * Build-id of an ELF file (a regular file only: opened with safeopen.h).
+ * 0 and *size set, -ENOENT when it has none, -errno.
+ */
 int buildid_read_file(const char *path, uint8_t id[BUILDID_MAX], size_t *size);
+/* The same for an open file; fd stays open. */
+int buildid_read_fd(int fd, uint8_t id[BUILDID_MAX], size_t *size);
 /* Build-id from raw ELF notes, as in /sys/kernel/notes (NT_GNU_BUILD_ID, "GNU"). */
 int buildid_parse_notes(const void *notes, size_t len, uint8_t id[BUILDID_MAX], size_t *size);
 /* Build-id of the running kernel, from notes_path (NULL = /sys/kernel/notes). */

@@ -15,6 +15,7 @@
 
 #include "symbolize/buildid.h"
 #include "symbolize/debugfind.h"
+#include "symbolize/safeopen.h"
 #include "symbolize/util.h"
 #include "symbolize/vdso.h"
 
@@ -79,11 +80,9 @@ static int try_candidate(const char *path, const struct want *w, struct found_fi
 
 	if (!path)
 		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	/* Regular files only, looked at before they are opened. */
+	if (safeopen(-1, path, NULL, &fd, &st))
 		return -ENOENT;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		goto mismatch;
 	if (w->not_this && st.st_dev == w->not_this->st_dev && st.st_ino == w->not_this->st_ino)
 		goto mismatch;
 	if (!elf_matches(fd, w))
@@ -247,9 +246,10 @@ static int read_altlink_id(const char *path, uint8_t id[BUILDID_MAX], size_t *si
 	int fd, err = -ENOENT;
 	Elf *elf;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	err = safeopen(-1, path, NULL, &fd, NULL);
+	if (err)
+		return err;
+	err = -ENOENT;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
 		goto out;

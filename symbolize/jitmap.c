@@ -4,8 +4,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbolize/jitmap.h"
+#include "symbolize/safeopen.h"
 #include "symbolize/util.h"
 
 struct jit_sym {
@@ -80,17 +82,27 @@ static int sym_cmp(const void *pa, const void *pb)
 	return a->index < b->index ? -1 : a->index > b->index;
 }
 
-int jitmap_load(const char *path, struct jitmap **out)
+int jitmap_load(const char *path, uid_t owner, struct jitmap **out)
 {
+	const struct safeopen_want want = {
+		.check_owner = true, .owner = owner, .max_size = JITMAP_MAX_BYTES, .no_follow = true,
+	};
 	struct jitmap *jm;
 	char *line, *eol, *end;
 	size_t len, cap = 0;
-	int err;
+	int err, fd;
 
 	jm = calloc(1, sizeof(*jm));
 	if (!jm)
 		return -ENOMEM;
-	err = read_whole_file(path, &jm->buf, &len);
+	err = safeopen(-1, path, &want, &fd, NULL);
+	if (err)
+		goto fail;
+	err = read_whole_fd(fd, &jm->buf, &len);
+	close(fd);
+	/* It grew past the bound since it was looked at. */
+	if (!err && len > JITMAP_MAX_BYTES)
+		err = -EFBIG;
 	if (err)
 		goto fail;
 	end = jm->buf + len;

@@ -13,11 +13,21 @@
 #define SYMBOLIZE_JITMAP_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 struct jitmap;
 
-/* 0, -ENOENT when the file does not exist, -errno. An empty map is valid. */
-int jitmap_load(const char *path, struct jitmap **out);
+/* Larger perf maps are not read (-EFBIG). */
+#define JITMAP_MAX_BYTES (512ull << 20)
+
+/*
+ * Read a perf map, if it is safe to: a regular file (not a symlink, FIFO or
+ * device), owned by owner or root with a single link (perf's rule, which
+ * keeps a planted /tmp/perf-PID.map or a hard link to a secret out), at
+ * most JITMAP_MAX_BYTES. 0; -ENOENT when it does not exist; -EPERM, -ELOOP,
+ * -EINVAL, -EFBIG when it fails those checks; -errno. An empty map is valid.
+ */
+int jitmap_load(const char *path, uid_t owner, struct jitmap **out);
 void jitmap_free(struct jitmap *jm);
 /* The entry containing addr: 0 and its name (lives as long as jm), or -ENOENT. */
 int jitmap_lookup(const struct jitmap *jm, uint64_t addr, const char **name, uint64_t *offset);

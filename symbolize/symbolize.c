@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <libelf.h>
 
@@ -255,7 +256,8 @@ int symbolize_jit(struct symbolizer *s, int pid, uint64_t addr, struct sym_resul
 			return -ENOMEM;
 		snprintf(name_buf, sizeof(name_buf), "/perf-%d.map", pid);
 		path = str_join(s->jit_dir, name_buf, NULL);
-		e->err = path ? jitmap_load(path, &jm) : -ENOMEM;
+		/* perf's rule: the map of whoever runs the conversion, or root's. */
+		e->err = path ? jitmap_load(path, geteuid(), &jm) : -ENOMEM;
 		e->value = jm;
 		free(path);
 	}

@@ -10,18 +10,28 @@
 
 #include <gelf.h>
 
+#include "symbolize/safeopen.h"
 #include "symbolize/util.h"
 
 int read_whole_file(const char *path, char **out, size_t *out_len)
 {
-	size_t cap, len = 0;
-	struct stat st;
-	char *buf = NULL;
-	int fd, err = 0;
+	int fd, err;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	err = read_whole_fd(fd, out, out_len);
+	close(fd);
+	return err;
+}
+
+int read_whole_fd(int fd, char **out, size_t *out_len)
+{
+	size_t cap, len = 0;
+	struct stat st;
+	char *buf = NULL;
+	int err = 0;
+
 	/* procfs reports size 0: start big enough for a kallsyms in few reads. */
 	cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 1 << 20;
 	for (;;) {
@@ -50,7 +60,6 @@ int read_whole_file(const char *path, char **out, size_t *out_len)
 			break;
 		len += (size_t)n;
 	}
-	close(fd);
 	if (err) {
 		free(buf);
 		return err;
@@ -120,11 +129,14 @@ bool sym_alias_replaces(const struct sym_alias *best, const struct sym_alias *ca
 
 int elf_open_path(const char *path, int *fd, Elf **elf)
 {
+	int err;
+
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
-		return -errno;
+	/* Regular files only, looked at before they are opened (safeopen.h). */
+	err = safeopen(-1, path, NULL, fd, NULL);
+	if (err)
+		return err;
 	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
 		elf_end(*elf);

@@ -14,6 +14,8 @@
 /* Read a whole file, also one whose size stat() does not know (/proc).
  * *buf is NUL-terminated (one spare byte past *len); free() it. 0 or -errno. */
 int read_whole_file(const char *path, char **buf, size_t *len);
+/* The same from an open fd (read from its current offset; fd stays open). */
+int read_whole_fd(int fd, char **buf, size_t *len);
 
 /* malloc'd concatenation of the NULL-terminated list of strings, or NULL. */
 char *str_join(const char *first, ...) __attribute__((sentinel));

@@ -65,8 +65,30 @@ rc=0
 [ "$rc" = 1 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q 'no/such/dir' "$T/err" ||
 	fail "unwritable output: exit $rc: $(cat "$T/err")"
 
+# A write that fails midway (a full file system) leaves the old profile and no
+# temporary file; needs root to mount a small tmpfs.
+if [ "$(id -u)" = 0 ]; then
+	mkdir "$T/full"
+	mount -t tmpfs -o size=64k tmpfs "$T/full" || fail "cannot mount a tmpfs"
+	trap 'umount "$T/full" 2>/dev/null || true; rm -rf "$T"' EXIT
+	echo "old profile" >"$T/full/p.pb.gz"
+	cat /dev/zero >"$T/full/filler" 2>/dev/null || true
+	rc=0
+	"$BPFREC" pprof -i "$T/good.data" -o "$T/full/p.pb.gz" 2>"$T/err" || rc=$?
+	echo "full file system: exit $rc: $(cat "$T/err")"
+	[ "$rc" = 1 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q 'p.pb.gz' "$T/err" ||
+		fail "full file system: exit $rc: $(cat "$T/err")"
+	[ "$(cat "$T/full/p.pb.gz")" = "old profile" ] || fail "full file system: the old profile was replaced"
+	[ "$(ls -A "$T/full" | sort | tr '\n' ' ')" = "filler p.pb.gz " ] ||
+		fail "full file system: left files behind: $(ls -A "$T/full")"
+	umount "$T/full"
+	trap 'rm -rf "$T"' EXIT
+fi
+
 # And the good inputs do convert (the failures above are about the damage).
 "$BPFREC" pprof -q -i "$T/good.data" -o "$T/out/good.pb.gz" || fail "good file failed"
 "$BPFREC" pprof -q -i - -o "$T/out/goodpipe.pb.gz" <"$T/good.pipe" || fail "good pipe failed"
 [ -s "$T/out/good.pb.gz" ] && [ -s "$T/out/goodpipe.pb.gz" ] || fail "good inputs wrote nothing"
+# 0600, like perf.data: a profile shows what the programs did.
+[ "$(stat -c %a "$T/out/good.pb.gz")" = 600 ] || fail "profile mode $(stat -c %a "$T/out/good.pb.gz")"
 echo "ok"

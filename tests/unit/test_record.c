@@ -51,6 +51,7 @@ Test(record_args, defaults_follow_perf_record)
 	cr_assert_null(a.opts.event);
 	cr_assert_null(a.opts.command);
 	cr_assert_eq(a.duration, 0);
+	cr_assert_not(a.opts.no_buildid_cache, "the build-id cache is on by default, as in perf");
 	record_args_free(&a);
 }
 
@@ -94,6 +95,13 @@ Test(record_args, every_option)
 
 	cr_assert_eq(parse(&a, err, sizeof(err), "-F", "max", "-a", NULL), 0, "%s", err);
 	cr_assert_eq(a.opts.freq, UINT64_MAX);
+	record_args_free(&a);
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "-N", "-a", NULL), 0, "%s", err);
+	cr_assert(a.opts.no_buildid_cache);
+	record_args_free(&a);
+	cr_assert_eq(parse(&a, err, sizeof(err), "--no-buildid-cache", "-a", NULL), 0, "%s", err);
+	cr_assert(a.opts.no_buildid_cache);
 	record_args_free(&a);
 }
 

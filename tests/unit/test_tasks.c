@@ -19,6 +19,7 @@
 #include <grp.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,17 @@
 static char root[256];
 static char exe[PATH_MAX];	/* this test binary: an ELF with a build-id */
 static char libc_path[PATH_MAX];
+/* "maj:min ino" of a file as a maps line prints it: the tracker checks it. */
+static char exe_id[64], libc_id[64];
+
+static void maps_id(const char *path, char *out, size_t size)
+{
+	struct stat st;
+
+	cr_assert_eq(stat(path, &st), 0, "stat %s: %s", path, strerror(errno));
+	cr_assert_lt(snprintf(out, size, "%02x:%02x %llu", major(st.st_dev), minor(st.st_dev),
+			      (unsigned long long)st.st_ino), (int)size);
+}
 
 static void write_text(const char *path, const char *text)
 {
@@ -46,13 +58,19 @@ static void write_text(const char *path, const char *text)
 	cr_assert_eq(fclose(f), 0);
 }
 
-/* root/PID/maps (and root/PID/comm when comm is not NULL). */
+/*
+ * root/PID/maps (and root/PID/comm when comm is not NULL); root/PID/root is
+ * "/", as for a process that is not in a container.
+ */
 static void fake_proc(unsigned int pid, const char *maps, const char *comm)
 {
 	char path[PATH_MAX];
 
 	FMT(path, "%s/%u", root, pid);
 	mkdir(path, 0755);
+	FMT(path, "%s/%u/root", root, pid);
+	if (access(path, F_OK))
+		cr_assert_eq(symlink("/", path), 0);
 	FMT(path, "%s/%u/maps", root, pid);
 	write_text(path, maps);
 	if (comm) {
@@ -148,6 +166,8 @@ static void setup(void)
 	exe[n] = '\0';
 	cr_assert(dladdr((void *)&getpid, &di) && di.dli_fname);
 	cr_assert_not_null(realpath(di.dli_fname, libc_path));
+	maps_id(exe, exe_id, sizeof(exe_id));
+	maps_id(libc_path, libc_id, sizeof(libc_id));
 }
 
 static void teardown(void)
@@ -322,15 +342,15 @@ static char *app_maps(void)
 	static char text[4 * PATH_MAX];
 
 	FMT(text,
-		 "00400000-00401000 r--p 00000000 fe:01 11 %s\n"
-		 "00401000-00405000 r-xp 00001000 fe:01 11 %s\n"
-		 "00405000-00406000 rw-p 00006000 fe:01 11 %s\n"
-		 "7f0000100000-7f0000200000 r-xp 00026000 fe:01 22    %s\n"
+		 "00400000-00401000 r--p 00000000 %s %s\n"
+		 "00401000-00405000 r-xp 00001000 %s %s\n"
+		 "00405000-00406000 rw-p 00006000 %s %s\n"
+		 "7f0000100000-7f0000200000 r-xp 00026000 %s    %s\n"
 		 "7f0000300000-7f0000301000 r-xs 00000000 08:03 33 %s/not an elf\n"
 		 "7f0000400000-7f0000410000 rwxp 00000000 00:00 0 \n"
 		 "7ffc00000000-7ffc00002000 r-xp 00000000 00:00 0                  [vdso]\n"
 		 "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n",
-		 exe, exe, exe, libc_path, root);
+		 exe_id, exe, exe_id, exe, exe_id, exe, libc_id, libc_path, root);
 	return text;
 }
 
@@ -438,8 +458,10 @@ static char *app_maps_plus_lib(const char *lib)
 {
 	static char text[6 * PATH_MAX];
 
-	FMT(text, "%s7f0000500000-7f0000508000 r-xp 00002000 fe:01 44 %s\n",
-		 app_maps(), lib);
+	char id[64];
+
+	maps_id(lib, id, sizeof(id));
+	FMT(text, "%s7f0000500000-7f0000508000 r-xp 00002000 %s %s\n", app_maps(), id, lib);
 	return text;
 }
 
@@ -764,14 +786,15 @@ static void copy_file(const char *from, const char *to)
 
 Test(tasks, build_id_is_read_once_per_file)
 {
-	char lib[PATH_MAX], maps[2 * PATH_MAX];
+	char lib[PATH_MAX], maps[2 * PATH_MAX], id[64];
 	uint64_t ips[] = { 0x7f0000500010ull };
 	struct mmap2_want want = { 5000, 5000, 0x7f0000500000ull, 0x1000, 0,
 				   PROT_READ | PROT_EXEC, MAP_PRIVATE, lib, exe, 0, 0, 0 };
 
 	FMT(lib, "%s/lib.so", root);
 	copy_file(exe, lib);
-	FMT(maps, "7f0000500000-7f0000501000 r-xp 00000000 fe:01 77 %s\n", lib);
+	maps_id(lib, id, sizeof(id));
+	FMT(maps, "7f0000500000-7f0000501000 r-xp 00000000 %s %s\n", id, lib);
 	fake_proc(5000, maps, "x");
 	fake_proc(5001, maps, "y");
 	new_tracker(0);
@@ -788,14 +811,15 @@ Test(tasks, build_id_is_read_once_per_file)
 
 Test(tasks, deleted_file_read_through_map_files)
 {
-	char dir[PATH_MAX], link[PATH_MAX + 64];
-	static const char maps[] =
-		"7f0000500000-7f0000501000 r-xp 00000000 fe:01 78 /nonexistent/app (deleted)\n";
+	char dir[PATH_MAX], link[PATH_MAX + 64], maps[256];
 	uint64_t ips[] = { 0x7f0000500010ull };
 	struct mmap2_want want = { 6000, 6000, 0x7f0000500000ull, 0x1000, 0,
 				   PROT_READ | PROT_EXEC, MAP_PRIVATE, "/nonexistent/app (deleted)",
 				   exe, 0, 0, 0 };
 
+	/* map_files is the mapping itself: its inode must be the maps line's. */
+	FMT(maps, "7f0000500000-7f0000501000 r-xp 00000000 %s /nonexistent/app (deleted)\n",
+	    exe_id);
 	fake_proc(6000, maps, "d");
 	FMT(dir, "%s/6000/map_files", root);
 	cr_assert_eq(mkdir(dir, 0755), 0);
@@ -1106,6 +1130,50 @@ Test(tasks, short_lived_processes_leave_no_state)
 		cr_assert_eq(st.bytes, base.bytes, "wave %u: %zu bytes, %zu before", wave,
 			     st.bytes, base.bytes);
 		take();
+	}
+}
+
+/*
+ * A process in a container whose /app is a symlink to a host binary, with a
+ * maps line naming that binary's device and inode: the tracker must not
+ * follow the link out of the container (the old /proc/PID/root<path>
+ * fallback did). And a file whose inode is not the maps line's: no build-id
+ * either. Both MMAP2s then carry maj/min/ino instead.
+ */
+Test(tasks, no_build_id_from_outside_the_root_or_another_inode)
+{
+	char ctr[PATH_MAX], link[PATH_MAX], rootlink[PATH_MAX], maps[3 * PATH_MAX];
+	unsigned int maj, min;
+	unsigned long long ino;
+	uint64_t ips[] = { 0x7f0000500010ull, 0x7f0000600010ull };
+
+	cr_assert_eq(sscanf(exe_id, "%x:%x %llu", &maj, &min, &ino), 3);
+	FMT(ctr, "%s/ctr", root);
+	cr_assert_eq(mkdir(ctr, 0755), 0);
+	FMT(link, "%s/app", ctr);
+	cr_assert_eq(symlink(exe, link), 0);
+	FMT(maps, "7f0000500000-7f0000501000 r-xp 00000000 %s /app\n"
+		  "7f0000600000-7f0000601000 r-xp 00000000 %x:%x %llu %s\n",
+	    exe_id, maj, min, ino + 1, libc_path);
+	FMT(rootlink, "%s/8000", root);
+	cr_assert_eq(mkdir(rootlink, 0755), 0);
+	FMT(rootlink, "%s/8000/root", root);
+	cr_assert_eq(symlink(ctr, rootlink), 0);
+	fake_proc(8000, maps, "c");
+	new_tracker(0);
+	cr_assert_eq(see(8000, 8000, "c", 1, 0, ips, 2), 0);
+	/* COMM and two MMAP2s; no BUILD_ID record, as neither has one. */
+	cr_assert_eq(take(), 3);
+	{
+		struct mmap2_want app = { 8000, 8000, 0x7f0000500000ull, 0x1000, 0,
+					  PROT_READ | PROT_EXEC, MAP_PRIVATE, "/app", NULL,
+					  maj, min, ino };
+		struct mmap2_want lib = { 8000, 8000, 0x7f0000600000ull, 0x1000, 0,
+					  PROT_READ | PROT_EXEC, MAP_PRIVATE, libc_path, NULL,
+					  maj, min, ino + 1 };
+
+		assert_mmap2(&recs[1], &app, 1, 0);
+		assert_mmap2(&recs[2], &lib, 1, 0);
 	}
 }
 

@@ -271,7 +271,15 @@ static int open_tmp(struct output *o, mode_t mode)
 		o->tmp = NULL;
 		return err;
 	}
-	fchmod(fd, mode);
+	if (fchmod(fd, mode)) {
+		int err = -errno;
+
+		close(fd);
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+		return err;
+	}
 	return fd;
 }
 
@@ -342,7 +350,6 @@ int cmd_pprof(int argc, char **argv)
 	struct stat st;
 	bool pipe_in;
 	int fd = -1, err, ret = 1;
-	mode_t mask;
 
 	err = parse_args(argc, argv, &a);
 	if (err)
@@ -402,8 +409,6 @@ int cmd_pprof(int argc, char **argv)
 	outs = calloc(nr, sizeof(*outs));
 	if (!outs)
 		goto oom;
-	mask = umask(0);
-	umask(mask);
 	for (size_t i = 0; i < nr; i++) {
 		struct pprof_builder *b = NULL;
 		int ofd;
@@ -417,7 +422,8 @@ int cmd_pprof(int argc, char **argv)
 			fprintf(stderr, "bpfrec pprof: %s\n", pp_convert_error(c));
 			goto out;
 		}
-		ofd = open_tmp(&outs[i], 0666 & ~mask);
+		/* 0600 like perf.data from record: a profile shows what the programs do. */
+		ofd = open_tmp(&outs[i], 0600);
 		if (ofd < 0) {
 			fprintf(stderr, "bpfrec pprof: cannot create %s: %s\n", outs[i].path,
 				strerror(-ofd));
