@@ -140,8 +140,18 @@ int safeopen_mapped(const char *proc_root, uint32_t pid, uint64_t start, uint64_
 	if (snprintf(p, sizeof(p), "%s/%" PRIu32 "/root", proc_root, pid) >= (int)sizeof(p))
 		return err;
 	root_fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root_fd < 0)
+	if (root_fd < 0) {
+		/*
+		 * The process is gone (its mappings came from the kernel's
+		 * reports): only the very file it mapped will do, so the path
+		 * in our root counts when device and inode are the ones the
+		 * kernel reported. In another mount namespace that is another
+		 * file, or none: no build-id, never a wrong one.
+		 */
+		if (ino && (errno == ENOENT || errno == ESRCH))
+			err = worse(err, safeopen(-1, path, &w, fd, NULL));
 		return err;
+	}
 	err = worse(err, safeopen(root_fd, path, &w, fd, NULL));
 	if (err) {
 		/* A chroot: maps prints our view of the path, ROOT/path. */

@@ -61,8 +61,12 @@ int safeopen(int root_fd, const char *path, const struct safeopen_want *w, int *
  *   2. path inside the process's root (<proc_root>/PID/root);
  *   3. for a chroot in our mount namespace, maps prints paths as seen from
  *      our root: path less the root's own path, inside the process's root.
- * There is no try of the bare path: in another mount namespace it is
- * another file. 0 and *fd, or -errno (-ESTALE when only other files were found).
+ *   4. when the process is gone (no <proc_root>/PID/root: its mappings came
+ *      from the kernel's reports) and ino is known, path in our own root,
+ *      with the same (device, inode) check: only the file it mapped passes.
+ * Otherwise there is no try of the bare path: in another mount namespace it
+ * is another file. 0 and *fd, or -errno (-ESTALE when only other files were
+ * found).
  * *map_files_err (when not NULL) gets what opening map_files gave: a denial
  * there names a missing capability even when the path then worked.
  */

@@ -226,6 +226,30 @@ Test(safeopen, mapped_file_of_a_chroot_and_through_map_files)
 	cr_assert_eq(mapped(20, path, &other, &fd), -ESTALE);
 }
 
+Test(safeopen, mapped_file_of_a_process_gone_only_with_the_reported_inode)
+{
+	struct stat st, other;
+	int fd = -1;
+
+	/* No proc/PID at all: the kernel reported the mapping, the process exited. */
+	copy_file(exe, at("app"));
+	copy_file(exe, at("other"));
+	cr_assert_eq(stat(at("app"), &st), 0);
+	cr_assert_eq(stat(at("other"), &other), 0);
+	mkdir(at("proc"), 0755);
+	cr_assert_eq(mapped(30, at("app"), &st, &fd), 0, "the very file it mapped");
+	close(fd);
+	fd = -1;
+	/* The same name now holds another file (replaced, or another namespace's). */
+	cr_assert_eq(mapped(30, at("app"), &other, &fd), -ESTALE);
+	cr_assert_eq(fd, -1);
+	/* A FIFO planted under the name is never opened for reading. */
+	cr_assert_eq(unlink(at("app")), 0);
+	cr_assert_eq(mkfifo(at("app"), 0600), 0);
+	cr_assert_neq(mapped(30, at("app"), &st, &fd), 0);
+	cr_assert_eq(fd, -1);
+}
+
 /* ---- perf maps ------------------------------------------------------------------ */
 
 Test(safeopen, perf_map_must_be_a_plain_file_of_its_owner)

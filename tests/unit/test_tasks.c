@@ -910,11 +910,16 @@ Test(tasks, vdso_build_id)
 /* ---- what the kernel reports (side-band MMAP2 and exec) ------------------------ */
 
 /* An executable mapping of exe at start, as an MMAP2 record gives it. */
+/* A mapping of this test binary as the kernel reports it: its real device and inode. */
 static struct procmaps_entry exe_mapping(uint64_t start, uint64_t len, uint64_t pgoff)
 {
+	unsigned int maj, min;
+	unsigned long long ino;
+
+	cr_assert_eq(sscanf(exe_id, "%x:%x %llu", &maj, &min, &ino), 3);
 	return (struct procmaps_entry){
-		.start = start, .end = start + len, .pgoff = pgoff, .maj = 0xfe, .min = 1,
-		.ino = 11, .prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .path = exe,
+		.start = start, .end = start + len, .pgoff = pgoff, .maj = maj, .min = min,
+		.ino = ino, .prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .path = exe,
 	};
 }
 
