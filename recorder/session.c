@@ -488,8 +488,15 @@ static void build_file_attr(struct record_session *s)
 	}
 	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-	if (s->opts.callgraph)
+	if (s->opts.callgraph != RECORD_CALLGRAPH_NONE)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF) {
+		/* What perf record --call-graph dwarf asks for: perf unwinds these itself. */
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = PROFILE_UREGS_MASK;
+		a->sample_stack_user = s->opts.stack_user_size;
+		a->mmap_data = 1;	/* the task tracker describes data mappings too */
+	}
 	a->sample_id_all = 1;
 	a->mmap = 1;
 	a->comm = 1;
@@ -500,7 +507,7 @@ static void build_file_attr(struct record_session *s)
 	a->clockid = CLOCK_MONOTONIC;
 	a->disabled = 0;
 	a->inherit = !s->opts.system_wide;
-	a->exclude_callchain_user = 0;
+	a->exclude_callchain_user = s->opts.callgraph == RECORD_CALLGRAPH_DWARF;
 }
 
 /* Create the output: an existing file becomes NAME.old; never follow a symlink. */
@@ -553,9 +560,18 @@ static int load_bpf(struct record_session *s)
 	int err;
 
 	if (!ring) {
-		/* About 2 MiB per CPU: several flush intervals of -g samples at -F 4000. */
+		/*
+		 * About 2 MiB per CPU: several flush intervals of -g samples at
+		 * -F 4000. A DWARF sample carries its stack copy too: 2 MiB more
+		 * per 2 KiB of it (8 KiB: 10 MiB a CPU, a quarter second at
+		 * -F 4000).
+		 */
+		size_t per_cpu = 2u << 20;
+
+		if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF)
+			per_cpu += (size_t)(s->opts.stack_user_size + 2047) / 2048 * (2u << 20);
 		ring = DEFAULT_RING_BYTES;
-		while (ring < s->nr_cpus * (2u << 20) && ring < MAX_RING_BYTES)
+		while (ring < s->nr_cpus * per_cpu && ring < MAX_RING_BYTES)
 			ring *= 2;
 	}
 	s->nr_possible_cpus = libbpf_num_possible_cpus();
@@ -574,7 +590,9 @@ static int load_bpf(struct record_session *s)
 		skel->rodata->filter_mode = PROFILE_FILTER_TID;
 	else
 		skel->rodata->filter_mode = PROFILE_FILTER_ALL;
-	skel->rodata->capture_stacks = s->opts.callgraph;
+	skel->rodata->capture_stacks = s->opts.callgraph != RECORD_CALLGRAPH_NONE;
+	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF)
+		skel->rodata->stack_user_size = s->opts.stack_user_size;
 	skel->rodata->wakeup_bytes = ring / 2;
 	err = bpf_map__set_max_entries(skel->maps.events, (uint32_t)ring);
 	if (err)
@@ -605,6 +623,8 @@ static int load_bpf(struct record_session *s)
 			.filter_mode = skel->rodata->filter_mode,
 			.wakeup_bytes = ring / 2,
 			.thresh_ns = s->opts.off_cpu_thresh_ns,
+			.stack_user_size = s->opts.callgraph == RECORD_CALLGRAPH_DWARF ?
+					   s->opts.stack_user_size : 0,
 			.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
 		};
 
@@ -778,8 +798,13 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 		err = perfdata_writer_start(s->w);
 	if (!err)
 		err = kernel_maps_write(s->w, NULL, NULL, NULL);
-	if (!err)
-		err = task_tracker_new(s->w, NULL, &s->tracker);
+	if (!err) {
+		struct task_tracker_opts to = {
+			.data_maps = s->opts.callgraph == RECORD_CALLGRAPH_DWARF,
+		};
+
+		err = task_tracker_new(s->w, &to, &s->tracker);
+	}
 	if (!err)
 		err = describe_targets(s, describe_time);
 	if (!err)
@@ -840,12 +865,22 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 		return 0;
 	if (h->kind == PROFILE_KIND_SAMPLE) {
 		const struct profile_sample *in = data;
+		size_t head, used;
+		struct emit_ustack u;
 
 		/* Drop anything malformed rather than read past it. */
 		if (size < PROFILE_SAMPLE_SIZE(0) || in->nr_kernel > PROFILE_MAX_STACK ||
 		    in->nr_user > PROFILE_MAX_STACK ||
 		    size < PROFILE_SAMPLE_SIZE(in->nr_kernel + in->nr_user))
 			return 0;
+		/* A stack copy: keep only its valid part (BPF reserves whole chunks). */
+		if (in->flags & PROFILE_SAMPLE_USTACK) {
+			head = PROFILE_SAMPLE_SIZE(in->nr_kernel + in->nr_user);
+			used = emit_ustack_parse((const char *)data + head, size - head, &u);
+			if (!used)
+				return 0;
+			size = head + used;
+		}
 	} else if (h->kind == PROFILE_KIND_FORK || h->kind == PROFILE_KIND_EXIT ||
 		   h->kind == PROFILE_KIND_EXEC) {
 		if (size < sizeof(struct profile_task))
@@ -868,7 +903,7 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	return batch_bytes(&s->batch) >= BATCH_MAX_BYTES ? BATCH_FULL : 0;
 }
 
-static int write_sample(struct record_session *s, const struct profile_sample *ps)
+static int write_sample(struct record_session *s, const struct profile_sample *ps, size_t len)
 {
 	const uint64_t *frames = (const uint64_t *)ps->frames;
 	struct emit_sample e = {
@@ -884,7 +919,15 @@ static int write_sample(struct record_session *s, const struct profile_sample *p
 			.nr_user = ps->nr_user,
 		},
 	};
-	int err = emit_sample(s->w, s->tracker, &e, false);
+	int err;
+
+	if (ps->flags & PROFILE_SAMPLE_USTACK) {
+		size_t head = PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
+
+		/* on_ring_record() checked it; len says how much of it is there. */
+		emit_ustack_parse((const char *)ps + head, len - head, &e.ustack);
+	}
+	err = emit_sample(s->w, s->tracker, &e, false);
 
 	if (!err) {
 		pidset_add(&s->pids_seen, ps->hdr.pid);
@@ -947,9 +990,9 @@ static int flush_batch(struct record_session *s)
 		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
 
 		if (h->kind == PROFILE_KIND_SAMPLE)
-			err = write_sample(s, (const struct profile_sample *)h);
+			err = write_sample(s, (const struct profile_sample *)h, len);
 		else if (s->offcpu && offcpu_record_ok(h, len))
-			err = offcpu_write(s->offcpu, s->w, s->tracker, h);
+			err = offcpu_write(s->offcpu, s->w, s->tracker, h, len);
 		else
 			err = write_task(s, (const struct profile_task *)h);
 		if (h->time > s->last_time)

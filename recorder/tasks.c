@@ -231,6 +231,7 @@ struct task_tracker {
 	unsigned int exec_pending_next;
 	char *proc_root;
 	size_t max_pids;
+	unsigned int maps_flags;	/* PROCMAPS_DATA with data_maps */
 	struct tt_table procs, threads;
 	struct task_file **files;
 	size_t files_nbuckets, nr_files, files_sweep_at;
@@ -776,7 +777,7 @@ static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_
 
 	p->next_reread = time + p->reread_interval;
 	/* A process already gone keeps its COMM and raw addresses. */
-	if (procmaps_read(t->proc_root, pid, &pm))
+	if (procmaps_read(t->proc_root, pid, t->maps_flags, &pm))
 		return 0;
 	err = proc_set_maps(t, p, &pm, pid, time, cpu, true, &nr_new);
 	procmaps_release(&pm);
@@ -791,7 +792,7 @@ static int reread_maps(struct task_tracker *t, struct task_proc *p, uint32_t tid
 	size_t nr_new = 0;
 	int err = 0;
 
-	if (!procmaps_read(t->proc_root, p->e.key, &pm)) {
+	if (!procmaps_read(t->proc_root, p->e.key, t->maps_flags, &pm)) {
 		err = proc_set_maps(t, p, &pm, tid, time, cpu, false, &nr_new);
 		procmaps_release(&pm);
 	}
@@ -818,7 +819,7 @@ static int comm_changed(struct task_tracker *t, struct task_proc *p, struct task
 	if (tid != pid)
 		return write_comm(t, pid, tid, comm, false, time, cpu);
 
-	readable = !procmaps_read(t->proc_root, pid, &pm);
+	readable = !procmaps_read(t->proc_root, pid, t->maps_flags, &pm);
 	exec = !readable || maps_replaced(p, &pm);
 	err = write_comm(t, pid, tid, comm, exec, time, cpu);
 	if (exec) {
@@ -857,6 +858,7 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 	t->w = w;
 	t->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
 	t->max_pids = opts && opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS;
+	t->maps_flags = opts && opts->data_maps ? PROCMAPS_DATA : 0;
 	t->files_nbuckets = 256;
 	t->files = calloc(t->files_nbuckets, sizeof(*t->files));
 	t->files_sweep_at = FILES_SWEEP_MIN;

@@ -23,6 +23,7 @@
 #ifndef RECORDER_TASKS_H
 #define RECORDER_TASKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,11 @@ struct task_tracker;
 struct task_tracker_opts {
 	const char *proc_root;	/* NULL = "/proc"; tests point it at a fake tree */
 	size_t max_pids;	/* bound on tracked pids; 0 = 65536 */
+	/*
+	 * Also describe readable non-executable file mappings (perf's
+	 * mmap_data): DWARF unwinders find .eh_frame_hdr through them.
+	 */
+	bool data_maps;
 };
 
 int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *opts,

@@ -173,7 +173,7 @@ Test(procmaps, fake_proc_file)
 	struct procmaps m;
 
 	write_maps(4242, text, sizeof(text) - 1);
-	cr_assert_eq(procmaps_read(root, 4242, &m), 0);
+	cr_assert_eq(procmaps_read(root, 4242, 0, &m), 0);
 	cr_assert_eq(m.nr, 5);
 	cr_assert_eq(m.entries[0].start, 0x401000);
 	cr_assert_eq(m.entries[0].pgoff, 0x1000);
@@ -202,7 +202,7 @@ Test(procmaps, long_lines_and_cut_short_file)
 			       "3000-4000 r-xp 00000000 fe:01 2 /short\n"
 			       "5000-6000 r-xp 00000000 fe:01 3 /cut/sho", name);
 	write_maps(7, text, len);
-	cr_assert_eq(procmaps_read(root, 7, &m), 0);
+	cr_assert_eq(procmaps_read(root, 7, 0, &m), 0);
 	/* The last line has no newline: the file was cut short, its path is partial. */
 	cr_assert_eq(m.nr, 2);
 	cr_assert_eq(strlen(m.entries[0].path), name_len);
@@ -234,10 +234,10 @@ Test(procmaps, empty_file_and_missing_process)
 	struct procmaps m;
 
 	write_maps(8, "", 0);
-	cr_assert_eq(procmaps_read(root, 8, &m), 0);
+	cr_assert_eq(procmaps_read(root, 8, 0, &m), 0);
 	cr_assert_eq(m.nr, 0);
 	procmaps_release(&m);
-	cr_assert_eq(procmaps_read(root, 9, &m), -ENOENT);
+	cr_assert_eq(procmaps_read(root, 9, 0, &m), -ENOENT);
 	cr_assert_eq(m.nr, 0);
 	procmaps_release(&m);
 }
@@ -270,7 +270,7 @@ Test(procmaps, real_self_maps)
 	anon = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cr_assert_neq(anon, MAP_FAILED);
 
-	cr_assert_eq(procmaps_read(NULL, (uint32_t)getpid(), &m), 0);
+	cr_assert_eq(procmaps_read(NULL, (uint32_t)getpid(), 0, &m), 0);
 	cr_assert_gt(m.nr, 2);
 
 	e = find(&m, (uint64_t)(uintptr_t)&here);
@@ -316,7 +316,7 @@ Test(procmaps, real_deleted_file)
 	close(fd);
 	cr_assert_eq(unlink(path), 0);
 
-	cr_assert_eq(procmaps_read("/proc", (uint32_t)getpid(), &m), 0);
+	cr_assert_eq(procmaps_read("/proc", (uint32_t)getpid(), 0, &m), 0);
 	e = find(&m, (uint64_t)(uintptr_t)p);
 	cr_assert_not_null(e);
 	snprintf(want, sizeof(want), "%s (deleted)", path);
@@ -337,13 +337,13 @@ Test(procmaps, exited_process)
 		_exit(0);
 	/* A zombie: /proc/PID exists, its address space is gone. */
 	cr_assert_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
-	err = procmaps_read(NULL, (uint32_t)pid, &m);
+	err = procmaps_read(NULL, (uint32_t)pid, 0, &m);
 	cr_assert(err == 0 || err == -ESRCH || err == -ENOENT, "zombie: %d", err);
 	cr_assert_eq(m.nr, 0);
 	procmaps_release(&m);
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
 	/* Reaped: gone. */
-	cr_assert_eq(procmaps_read(NULL, (uint32_t)pid, &m), -ENOENT);
+	cr_assert_eq(procmaps_read(NULL, (uint32_t)pid, 0, &m), -ENOENT);
 	procmaps_release(&m);
 }
 
