@@ -187,6 +187,36 @@ Test(procmaps, fake_proc_file)
 	cr_assert_null(m.entries);
 }
 
+Test(procmaps, data_mappings_of_files_on_request)
+{
+	static const char text[] =
+		"00400000-00401000 r--p 00000000 fe:01 100 /opt/app/bin\n"
+		"00401000-00405000 r-xp 00001000 fe:01 100 /opt/app/bin\n"
+		"00405000-00406000 rw-p 00005000 fe:01 100 /opt/app/bin\n"
+		"00406000-00407000 rw-p 00000000 00:00 0 \n"
+		"00407000-00408000 ---p 00000000 fe:01 200 /opt/app/guard\n"
+		"01000000-01100000 rw-p 00000000 00:00 0 [heap]\n"
+		"7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0 [stack]\n";
+	struct procmaps m;
+
+	write_maps(4343, text, sizeof(text) - 1);
+	cr_assert_eq(procmaps_read(root, 4343, 0, &m), 0);
+	cr_assert_eq(m.nr, 1, "only the executable mapping by default");
+	procmaps_release(&m);
+
+	/* PROCMAPS_DATA: the readable mappings of files too, nothing anonymous. */
+	cr_assert_eq(procmaps_read(root, 4343, PROCMAPS_DATA, &m), 0);
+	cr_assert_eq(m.nr, 3);
+	cr_assert_eq(m.entries[0].start, 0x400000);
+	cr_assert_eq(m.entries[0].prot, PROT_READ);
+	cr_assert_eq(m.entries[1].prot, PROT_READ | PROT_EXEC);
+	cr_assert_eq(m.entries[2].start, 0x405000);
+	cr_assert_eq(m.entries[2].prot, PROT_READ | PROT_WRITE);
+	for (size_t i = 0; i < m.nr; i++)
+		cr_assert_str_eq(m.entries[i].path, "/opt/app/bin");
+	procmaps_release(&m);
+}
+
 Test(procmaps, long_lines_and_cut_short_file)
 {
 	size_t name_len = 50000, cap = name_len + 4096, len;
