@@ -56,7 +56,6 @@ echo "lost $lost"
 
 # Children: mid_a holds about leaf_a's share, main nearly everything.
 run_clean "$T/children.txt" perf report -i perf.data --stdio --children --comm nofp_work -g none
-children_of() { awk -v s="$2" '$NF == s && $1 ~ /%$/ { sub(/%/, "", $1); print $1; exit }' "$1"; }
 ma=$(children_of "$T/children.txt" mid_a)
 mm=$(children_of "$T/children.txt" main)
 echo "children: mid_a=$ma main=$mm"

@@ -83,11 +83,21 @@ emit_recording_rows() {
 	return 0
 }
 
-# bench_cpu_recording SEC TITLE MODE RATES DEADLINE: scenarios 1 (MODE "-a")
-# and 2 (MODE "").
+# cg_label CALLGRAPH: how a call-graph option shows in row labels ("" for -g).
+cg_label() {
+	case $1 in
+	-g) ;;
+	--call-graph=dwarf*) echo " ${1#--call-graph=}" ;;
+	*) echo " $1" ;;
+	esac
+}
+
+# bench_cpu_recording SEC TITLE MODE RATES DEADLINE [CALLGRAPHS]: scenarios 1
+# (MODE "-a") and 2 (MODE ""); CALLGRAPHS are the call-graph options to
+# compare (default "-g"; scenario 2 adds --call-graph=dwarf).
 bench_cpu_recording() {
-	local sec=$1 title=$2 mode=$3 rates=$4
-	local rep rate tool i order base=() base_cpu=() d
+	local sec=$1 title=$2 mode=$3 rates=$4 cgs=${6:--g}
+	local rep rate tool i order base=() base_cpu=() d cg key
 	section "$sec" "$title" "bpfrec=bpfrec record" "perf=perf record"
 	say "scenario $sec: $title: ${REPS} repetitions, rates $rates, $NCPU threads x $SPIN_ITERS iterations"
 	budget_start "$5"
@@ -100,34 +110,41 @@ bench_cpu_recording() {
 		base_cpu+=("$(calc "$(kv "$d/wl" cpu_ns) / 1e9")")
 		i=0
 		for rate in $rates; do
-			i=$((i + 1))
-			# A B, then B A: drift in the machine's load hits both tools alike.
-			if [ $(((rep + i) % 2)) = 0 ]; then order="perf bpfrec"; else order="bpfrec perf"; fi
-			for tool in $order; do
-				[ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ] && continue
-				say "  rep $rep/$REPS: $tool record ${mode:+$mode }-g -F $rate"
-				one_recording "$W/s$sec/$rate/$tool/$rep" "$tool" "$mode -g -F $rate" \
-					"$FIX/bench_spin" -n "$SPIN_ITERS"
+			for cg in $cgs; do
+				i=$((i + 1))
+				key=$rate${cg//[^a-z0-9]/_}
+				# A B, then B A: drift in the machine's load hits both tools alike.
+				if [ $(((rep + i) % 2)) = 0 ]; then order="perf bpfrec"; else order="bpfrec perf"; fi
+				for tool in $order; do
+					[ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ] && continue
+					say "  rep $rep/$REPS: $tool record ${mode:+$mode }$cg -F $rate"
+					one_recording "$W/s$sec/$key/$tool/$rep" "$tool" "$mode $cg -F $rate" \
+						"$FIX/bench_spin" -n "$SPIN_ITERS"
+				done
 			done
 		done
 	done
 	local base_med base_cpu_med
 	base_med=$(median "${base[@]}") base_cpu_med=$(median "${base_cpu[@]}")
 	for rate in $rates; do
-		for tool in bpfrec perf; do
-			if [ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ]; then
-				text "$sec" "$rate Hz: recorder CPU (ms)" bpfrec "bpfrec record: not available"
-				continue
-			fi
-			for rep in $(seq "$REPS_DONE"); do
-				emit_recording_rows "$sec" "$W/s$sec/$rate/$tool/$rep" "$tool" "$rate Hz:" \
-					"$base_med" "$base_cpu_med" sample
+		for cg in $cgs; do
+			key=$rate${cg//[^a-z0-9]/_}
+			for tool in bpfrec perf; do
+				if [ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ]; then
+					text "$sec" "$rate Hz$(cg_label "$cg"): recorder CPU (ms)" bpfrec \
+						"bpfrec record: not available"
+					continue
+				fi
+				for rep in $(seq "$REPS_DONE"); do
+					emit_recording_rows "$sec" "$W/s$sec/$key/$tool/$rep" "$tool" \
+						"$rate Hz$(cg_label "$cg"):" "$base_med" "$base_cpu_med" sample
+				done
 			done
 		done
 	done
 	budget_note "$sec" "$REPS"
 	note "$sec" "Workload: \`bench_spin -n $SPIN_ITERS\` ($NCPU threads, fixed work); unprofiled: $(fmt_spread "${base[@]}") wall, $(fmt_spread "${base_cpu[@]}") CPU."
-	note "$sec" "Commands: \`perf record -e cpu-clock ${mode:+$mode }-g -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\` and \`bpfrec record ${mode:+$mode }-g -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\`."
+	note "$sec" "Commands: \`perf record -e cpu-clock ${mode:+$mode }CALLGRAPH -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\` and \`bpfrec record ${mode:+$mode }CALLGRAPH -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\`, CALLGRAPH one of: $cgs (rows marked dwarf: --call-graph=dwarf, 8 KiB of user stack per sample)."
 	note "$sec" "perf's per-sample kernel cost (interrupt, stack walk, ring buffer) is not visible to user space: the workload's slowdown and CPU inflation are the fair comparison. The sampling interrupt runs on the workload's time (this kernel has no IRQ time accounting), so CPU inflation measures the in-kernel cost of both tools with less noise from other load; the wall-time slowdown adds the recorder's competition for the CPUs. Recorder CPU is user+sys of the recorder process (start-up, draining, writing, and perf's build-id pass at the end)."
 }
 
