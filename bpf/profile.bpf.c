@@ -107,8 +107,8 @@ struct {
 /*
  * The sample's used part (size bytes of s), its user registers and stack,
  * straight into a ring-buffer record: the stack is copied from user memory
- * into the record, never through the scratch buffer. Returns
- * bpf_ringbuf_reserve_dynptr's error (the ring buffer is full) or 0.
+ * into the record, never through the scratch buffer. Returns 0, or an
+ * error when nothing was sent (the ring buffer is full).
  */
 static __always_inline long send_with_ustack(struct profile_sample *s, __u64 size, __u64 flags)
 {
@@ -119,8 +119,8 @@ static __always_inline long send_with_ustack(struct profile_sample *s, __u64 siz
 	long err;
 
 	u = bpf_map_lookup_elem(&ustack_hdr, &zero);
-	if (!u || size > sizeof(*s))
-		return 0;
+	if (!u || size > sizeof(*s))	/* never true; a sample not sent is counted lost */
+		return -1;
 	sp = ustack_read_regs(bpf_get_current_task_btf(), u, stack_user_size);
 	if (u->abi != PROFILE_UREGS_ABI_NONE)
 		room = ustack_room(stack_user_size);

@@ -287,6 +287,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			break;
 		case 'g':
 			a->opts.callgraph = RECORD_CALLGRAPH_FP;
+			a->opts.stack_user_size = 0;
 			break;
 		case OPT_CALL_GRAPH:
 			if (parse_call_graph(optarg, &a->opts))

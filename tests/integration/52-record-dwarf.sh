@@ -97,9 +97,9 @@ done
 
 # --- Debian's python3 and libc's qsort calling back into us: stacks reach the root. ---
 py='x = 0
-for i in range(2000000): x += i * i'
-"$BPFREC" record -q --call-graph dwarf -F 999 -o py.data -- python3 -c "$py" || fail "record python3"
-perf record -q --call-graph dwarf -F 999 -o py-ref.data -- python3 -c "$py" 2>/dev/null ||
+for i in range(3000000): x += i * i'
+"$BPFREC" record -q --call-graph dwarf -o py.data -- python3 -c "$py" || fail "record python3"
+perf record -q --call-graph dwarf -o py-ref.data -- python3 -c "$py" 2>/dev/null ||
 	fail "perf record python3"
 run_clean "$T/py.txt" perf script -i py.data
 perf script -i py-ref.data >"$T/py-ref.txt" 2>/dev/null || fail "perf script of perf's own recording failed"
