@@ -58,7 +58,13 @@
 #define DEFAULT_FLUSH_MS	100
 #define DEFAULT_RING_BYTES	(8u << 20)
 #define MAX_RING_BYTES		(1u << 30)
-/* Write a round early when a batch holds this much (a slow disk, a storm). */
+/*
+ * Write a round early when a batch holds this much (a slow disk, a storm),
+ * or twice the ring buffer when that is more: a batch cut short leaves the
+ * task-notice ring unread for that round, and DWARF samples (8 KiB each)
+ * would cut nearly every batch at 16 MiB, so FORK/EXIT notices would fall
+ * rounds behind and perf would count them out of order.
+ */
 #define BATCH_MAX_BYTES		(16u << 20)
 /* What on_ring_record() returns to make libbpf stop consuming. */
 #define BATCH_FULL		(-ECANCELED)
@@ -109,6 +115,7 @@ struct record_session {
 	struct launch child;
 
 	struct batch batch;
+	size_t batch_max;	/* bytes: see BATCH_MAX_BYTES */
 	int cb_err;
 	uint64_t next_flush_ns, last_flush_ns;
 	bool describe_soon;	/* a new process arrived: write a round early */
@@ -594,6 +601,7 @@ static int load_bpf(struct record_session *s)
 	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF)
 		skel->rodata->stack_user_size = s->opts.stack_user_size;
 	skel->rodata->wakeup_bytes = ring / 2;
+	s->batch_max = 2 * ring > BATCH_MAX_BYTES ? 2 * ring : BATCH_MAX_BYTES;
 	err = bpf_map__set_max_entries(skel->maps.events, (uint32_t)ring);
 	if (err)
 		return fail(s, err, "cannot size the ring buffer: %s", strerror(-err));
@@ -900,7 +908,7 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	 * stops it (this record is already consumed) so it gets written and the
 	 * caller gets to check its stop conditions.
 	 */
-	return batch_bytes(&s->batch) >= BATCH_MAX_BYTES ? BATCH_FULL : 0;
+	return batch_bytes(&s->batch) >= s->batch_max ? BATCH_FULL : 0;
 }
 
 static int write_sample(struct record_session *s, const struct profile_sample *ps, size_t len)
@@ -1153,7 +1161,7 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 		return fail(s, err, "cannot read the ring buffer: %s", strerror(-err));
 
 	now = mono_ns();
-	if (now >= flush_due_ns(s) || batch_bytes(&s->batch) >= BATCH_MAX_BYTES) {
+	if (now >= flush_due_ns(s) || batch_bytes(&s->batch) >= s->batch_max) {
 		bool timed = now >= s->next_flush_ns;
 
 		err = flush_batch(s);

@@ -45,7 +45,7 @@ run_clean "$T/self.txt" perf report -i perf.data --stdio --no-children --comm no
 a=$(self_share "$T/self.txt" leaf_a)
 b=$(self_share "$T/self.txt" leaf_b)
 # The split between the two leaves (the rest is exec and exit, whatever the machine's load).
-a_of_ab=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f\n", a + b > 0 ? 100 * a / (a + b) : 0 }')
+a_of_ab=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f\n", (a + b > 0 ? 100 * a / (a + b) : 0) }')
 echo "self: leaf_a=$a leaf_b=$b, leaf_a's part of both $a_of_ab%"
 assert_range "leaf_a + leaf_b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a + b }')" 85 100.01
 assert_range "leaf_a / (leaf_a + leaf_b)" "$a_of_ab" 70 80
