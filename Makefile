@@ -113,6 +113,14 @@ $(BUILD)/fixtures/%: tests/fixtures/%.c
 $(BUILD)/fixtures/cfi_%: tests/fixtures/cfi_%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wl,--build-id=sha1 -o $@ $<
+# Fixtures without frame pointers (nofp_*), as distributions build code: only
+# a CFI unwinder finds their callers. Sibling calls off so no frame vanishes
+# into a jump; no identical-code folding so each function keeps its name.
+NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -fno-ipa-icf \
+	       -Wl,--build-id=sha1
+$(BUILD)/fixtures/nofp_%: tests/fixtures/nofp_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -o $@ $<
 # Test-only programs (synthetic recordings and the like), linked with our libraries.
 TEST_TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
 $(BUILD)/tests/tools/%: tests/tools/%.c $(APP_LIBS)

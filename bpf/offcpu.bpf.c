@@ -26,14 +26,18 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 #include "offcpu.h"
 #include "scope.bpf.h"
+#include "ustack.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Shorter intervals are aggregated (0: every interval is a sample). */
 const volatile __u64 thresh_ns = 0;
+/* --call-graph dwarf: bytes of user stack (<= OFFCPU_USTACK_MAX; 0: none). */
+const volatile __u32 stack_user_size = 0;
 
 /* Our own (events and the target maps are in scope.bpf.h). */
 struct {
@@ -42,6 +46,14 @@ struct {
 	__type(key, int);
 	__type(value, struct offcpu_sample);
 } blocked SEC(".maps");
+
+/* --call-graph dwarf: the user registers and stack at switch-out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_ustack);
+} blocked_ustack SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -64,6 +76,25 @@ static __always_inline void count(__u32 stat)
 
 	if (v)
 		*v += 1;
+}
+
+/* --call-graph dwarf: keep prev's user registers and stack with its sample. */
+static __always_inline void save_ustack(struct task_struct *prev, struct offcpu_sample *b)
+{
+	struct offcpu_ustack *us;
+	struct bpf_dynptr data;
+	__u64 sp;
+
+	us = bpf_task_storage_get(&blocked_ustack, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!us) {
+		count(OFFCPU_STAT_NO_STORAGE);
+		return;
+	}
+	sp = ustack_read_regs(prev, &us->u, stack_user_size);
+	bpf_dynptr_from_mem(us->data, sizeof(us->data), 0, &data);
+	if (us->u.abi != PROFILE_UREGS_ABI_NONE)
+		us->u.dyn_size = ustack_copy(&data, 0, sp, stack_user_size);
+	b->flags = PROFILE_SAMPLE_USTACK;
 }
 
 /* prev (current) is switching out: remember when, why and where. */
@@ -95,7 +126,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	b->period = 0;
 	b->count = 1;
 	b->state = state;
-	b->pad = 0;
+	b->flags = 0;
 	bpf_get_current_comm(b->comm, sizeof(b->comm));
 
 	/*
@@ -107,7 +138,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	n = bpf_get_stack(ctx, b->frames, PROFILE_MAX_STACK * sizeof(__u64), 0);
 	if (n > 0)
 		nr_kernel = (n / sizeof(__u64)) & 0x7f;
-	if (prev->mm) {
+	if (prev->mm && !stack_user_size) {
 		n = bpf_get_stack(ctx, &b->frames[nr_kernel], PROFILE_MAX_STACK * sizeof(__u64),
 				  BPF_F_USER_STACK);
 		if (n > 0)
@@ -115,6 +146,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	}
 	b->nr_kernel = nr_kernel;
 	b->nr_user = nr_user;
+	if (stack_user_size)
+		save_ustack(prev, b);
 }
 
 /* Sum a short interval into its aggregate; false when there is no room for one. */
@@ -137,6 +170,8 @@ static __always_inline bool aggregate(struct offcpu_sample *b, __u64 delta, __u6
 	key.nr_kernel = b->nr_kernel;
 	key.nr_user = b->nr_user;
 	key.stack_hash = h;
+	/* A sum has no room for a user stack copy (user space refuses the combination). */
+	b->flags = 0;
 
 	a = bpf_map_lookup_elem(&aggs, &key);
 	if (a) {
@@ -167,11 +202,42 @@ static __always_inline bool aggregate(struct offcpu_sample *b, __u64 delta, __u6
 	return true;
 }
 
+/*
+ * The sample (size bytes of b) followed by the user registers and the valid
+ * part of the stack saved at switch-out. Returns the reservation's error.
+ */
+static __always_inline long send_with_ustack(struct task_struct *next, struct offcpu_sample *b,
+					     __u64 size)
+{
+	struct offcpu_ustack *us = bpf_task_storage_get(&blocked_ustack, next, NULL, 0);
+	struct bpf_dynptr rec;
+	__u64 len;
+	long err;
+
+	if (!us) {
+		b->flags = 0;
+		return bpf_ringbuf_output(&events, b, size, submit_flags());
+	}
+	len = sizeof(us->u) + us->u.dyn_size;
+	if (len > sizeof(*us))	/* never true; keeps the bound visible to the verifier */
+		len = sizeof(*us);
+	err = bpf_ringbuf_reserve_dynptr(&events, size + len, 0, &rec);
+	if (err) {
+		bpf_ringbuf_discard_dynptr(&rec, 0);
+		return err;
+	}
+	bpf_dynptr_write(&rec, 0, b, size, 0);
+	bpf_dynptr_write(&rec, size, us, len, 0);
+	bpf_ringbuf_submit_dynptr(&rec, submit_flags());
+	return 0;
+}
+
 /* next is switching in: send how long it was away, from where. */
 static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
 	struct offcpu_sample *b;
 	__u64 delta, size;
+	long err;
 
 	b = bpf_task_storage_get(&blocked, next, NULL, 0);
 	if (!b || !b->hdr.time || b->hdr.kind != OFFCPU_KIND_SAMPLE)
@@ -190,7 +256,11 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	size = OFFCPU_SAMPLE_SIZE((b->nr_kernel + b->nr_user) & 0xff);
 	if (size > sizeof(*b))	/* never true; keeps the bound visible to the verifier */
 		size = sizeof(*b);
-	if (bpf_ringbuf_output(&events, b, size, submit_flags()))
+	if (b->flags & PROFILE_SAMPLE_USTACK)
+		err = send_with_ustack(next, b, size);
+	else
+		err = bpf_ringbuf_output(&events, b, size, submit_flags());
+	if (err)
 		count(OFFCPU_STAT_LOST);
 	b->hdr.time = 0;	/* sent: a second switch-in must not send it again */
 }

@@ -8,7 +8,9 @@
  * Off-CPU records travel in the sampler's own ring buffer (the map is
  * shared, see offcpu.bpf.c), so they start with struct profile_hdr and use
  * a kind the sampler never sends. Like a profile_sample, only the used part
- * goes into the ring buffer: OFFCPU_SAMPLE_SIZE(nr_kernel + nr_user).
+ * goes into the ring buffer: OFFCPU_SAMPLE_SIZE(nr_kernel + nr_user), then,
+ * with PROFILE_SAMPLE_USTACK in flags, a struct profile_ustack and its
+ * dyn_size bytes of user stack.
  */
 #ifndef BPFREC_OFFCPU_H
 #define BPFREC_OFFCPU_H
@@ -58,8 +60,21 @@ struct offcpu_sample {
 	__u32 nr_kernel;	/* kernel frames at switch-out */
 	__u32 nr_user;		/* user frames after them */
 	char comm[PROFILE_COMM_LEN];
-	__u32 pad;
+	__u32 flags;		/* PROFILE_SAMPLE_USTACK or 0 */
 	__u64 frames[2 * PROFILE_MAX_STACK];	/* kernel frames, then user frames */
+};
+
+/*
+ * --call-graph dwarf: the user registers and stack at switch-out, kept in
+ * task-local storage next to the sample until the task runs again. Every
+ * thread in scope that blocked once holds one, so the copy is capped lower
+ * than the sampler's (the storage is sized for the largest).
+ */
+#define OFFCPU_USTACK_MAX	16384
+
+struct offcpu_ustack {
+	struct profile_ustack u;
+	__u8 data[OFFCPU_USTACK_MAX];
 };
 
 #define OFFCPU_SAMPLE_SIZE(nr_frames) \

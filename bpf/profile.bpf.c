@@ -31,12 +31,19 @@
 
 #include "profile.h"
 #include "scope.bpf.h"
+#include "ustack.bpf.h"
 
 /* bpf_get_stack() is GPL-only: the kernel accepts this dual licence as GPL-compatible. */
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* -g: both stacks; without it only the interrupted ip and the user ip. */
 const volatile bool capture_stacks = false;
+/*
+ * --call-graph dwarf: bytes of user stack per sample (0: none). The user
+ * frames are then not walked (perf's exclude_callchain_user): the user
+ * registers and stack follow the kernel frames instead.
+ */
+const volatile __u32 stack_user_size = 0;
 /*
  * Fork, exit and exec notices have a ring of their own: a flood of samples
  * must not crowd them out, or the recorder would miss an exit and describe a
@@ -89,6 +96,48 @@ static __always_inline bool first_sample_of(__u32 tgid)
 	return true;
 }
 
+/* The user registers of the current task, for send_with_ustack(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct profile_ustack);
+} ustack_hdr SEC(".maps");
+
+/*
+ * The sample's used part (size bytes of s), its user registers and stack,
+ * straight into a ring-buffer record: the stack is copied from user memory
+ * into the record, never through the scratch buffer. Returns 0, or an
+ * error when nothing was sent (the ring buffer is full).
+ */
+static __always_inline long send_with_ustack(struct profile_sample *s, __u64 size, __u64 flags)
+{
+	struct bpf_dynptr rec;
+	struct profile_ustack *u;
+	__u32 zero = 0, room = 0;
+	__u64 sp;
+	long err;
+
+	u = bpf_map_lookup_elem(&ustack_hdr, &zero);
+	if (!u || size > sizeof(*s))	/* never true; a sample not sent is counted lost */
+		return -1;
+	sp = ustack_read_regs(bpf_get_current_task_btf(), u, stack_user_size);
+	if (u->abi != PROFILE_UREGS_ABI_NONE)
+		room = ustack_room(stack_user_size);
+	s->flags |= PROFILE_SAMPLE_USTACK;
+	err = bpf_ringbuf_reserve_dynptr(&events, size + sizeof(*u) + room, 0, &rec);
+	if (err) {
+		bpf_ringbuf_discard_dynptr(&rec, 0);
+		return err;
+	}
+	bpf_dynptr_write(&rec, 0, s, size, 0);
+	if (room)
+		u->dyn_size = ustack_copy(&rec, size + sizeof(*u), sp, stack_user_size);
+	bpf_dynptr_write(&rec, size, u, sizeof(*u), 0);
+	bpf_ringbuf_submit_dynptr(&rec, flags);
+	return 0;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -98,8 +147,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct profile_sample *s;
 	struct task_struct *task;
 	struct pt_regs *uregs;
-	__u64 cs, ip, size;
-	long n;
+	__u64 cs, ip, size, flags;
+	long n, err;
 
 	if (!in_scope(tgid, tid))
 		return 0;
@@ -142,7 +191,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			if (n > 0)
 				nr_kernel = (n / sizeof(__u64)) & 0x7f;	/* <= 127 */
 		}
-		if (s->user_ip) {
+		if (s->user_ip && !stack_user_size) {
 			n = bpf_get_stack(ctx, &s->frames[nr_kernel],
 					  PROFILE_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
 			if (n > 0)
@@ -154,8 +203,12 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	size = PROFILE_SAMPLE_SIZE(nr_kernel + nr_user);
 	if (size > sizeof(*s))	/* never true; keeps the bound visible to the verifier */
 		return 0;
-	if (bpf_ringbuf_output(&events, s, size, (s->flags & PROFILE_SAMPLE_NEW_PROC) ?
-						 BPF_RB_FORCE_WAKEUP : submit_flags()))
+	flags = (s->flags & PROFILE_SAMPLE_NEW_PROC) ? BPF_RB_FORCE_WAKEUP : submit_flags();
+	if (stack_user_size)
+		err = send_with_ustack(s, size, flags);
+	else
+		err = bpf_ringbuf_output(&events, s, size, flags);
+	if (err)
 		count(PROFILE_STAT_LOST);
 	return 0;
 }

@@ -10,6 +10,12 @@
  * kernel frames, then nr_user user frames, so its size is
  * PROFILE_SAMPLE_SIZE(nr_kernel + nr_user). A sample without stacks is 80
  * bytes instead of 2 KiB, which is what keeps high rates from overflowing.
+ *
+ * With --call-graph dwarf (PROFILE_SAMPLE_USTACK) the frames are followed
+ * by struct profile_ustack (the user registers) and then the user stack
+ * copied from SP: at least `dyn_size` bytes, of which only the first
+ * dyn_size are valid (the ring reservation is rounded up to whole copy
+ * chunks, see profile.bpf.c).
  */
 #ifndef BPFREC_PROFILE_H
 #define BPFREC_PROFILE_H
@@ -57,6 +63,8 @@ struct profile_hdr {
  * the next timed flush).
  */
 #define PROFILE_SAMPLE_NEW_PROC	2u
+/* A struct profile_ustack and the user stack follow the frames. */
+#define PROFILE_SAMPLE_USTACK	4u
 /* Processes remembered in `seen_tgids` (LRU: an evicted one just wakes again). */
 #define PROFILE_SEEN_TGIDS	16384
 
@@ -75,6 +83,30 @@ struct profile_sample {
 
 #define PROFILE_SAMPLE_SIZE(nr_frames) \
 	(__builtin_offsetof(struct profile_sample, frames) + (nr_frames) * sizeof(__u64))
+
+/*
+ * The user registers perf's x86_64 DWARF mode records (sample_regs_user
+ * 0xff0fff): AX BX CX DX SI DI BP SP IP FLAGS CS SS (perf_regs bits 0-11),
+ * then R8..R15 (bits 16-23), in that order.
+ */
+#define PROFILE_UREGS_MASK	0xff0fffull
+#define PROFILE_NR_UREGS	20
+#define PROFILE_UREG_SP		7	/* indexes into profile_ustack.regs */
+#define PROFILE_UREG_IP		8
+/* perf's PERF_SAMPLE_REGS_ABI_64 and _NONE (no user registers: kernel threads). */
+#define PROFILE_UREGS_ABI_64	2
+#define PROFILE_UREGS_ABI_NONE	0
+/* The largest user stack copy perf allows (sample_stack_user). */
+#define PROFILE_USTACK_MAX	65528
+/* The user stack is copied in pieces of this size; a fault ends the copy. */
+#define PROFILE_USTACK_CHUNK	1024
+
+struct profile_ustack {
+	__u64 abi;		/* PROFILE_UREGS_ABI_64, or _NONE: no regs, no stack */
+	__u64 size;		/* bytes asked for: STACK_USER's size */
+	__u64 dyn_size;		/* of those, copied from SP (<= size); they follow */
+	__u64 regs[PROFILE_NR_UREGS];
+};
 
 /* FORK, EXIT and EXEC. For FORK, hdr.pid/tid are the child's. */
 struct profile_task {

@@ -264,7 +264,9 @@ ssize_t perfdata_encode_sample(void *buf, size_t cap, const struct perf_event_at
 			return -EINVAL;
 		put_u64(&o, s->stack_size);
 		if (s->stack_size) {
-			put(&o, s->stack, s->stack_size);
+			/* Only dyn_size bytes are valid; the rest is written as zeros. */
+			put(&o, s->stack, s->stack_dyn_size);
+			put(&o, NULL, s->stack_size - s->stack_dyn_size);
 			put_u64(&o, s->stack_dyn_size);
 		}
 	}
@@ -292,6 +294,22 @@ size_t perfdata_sample_size(const struct perf_event_attr *attr, const struct per
 	if (st & PERF_SAMPLE_STACK_USER)
 		n += 8 + (s->stack_size ? s->stack_size + 8 : 0);
 	return n > RECORD_MAX ? 0 : n;
+}
+
+void perfdata_sample_fit_stack(const struct perf_event_attr *attr, struct perfdata_sample *s)
+{
+	uint64_t size = s->stack_size, room;
+	size_t rest;
+
+	if (!(attr->sample_type & PERF_SAMPLE_STACK_USER) || !size)
+		return;
+	s->stack_size = 0;
+	rest = perfdata_sample_size(attr, s);
+	/* Without the stack: the u64 size is counted; the data and dyn_size are not. */
+	room = rest && rest + 8 < RECORD_MAX ? (RECORD_MAX - rest - 8) & ~(uint64_t)7 : 0;
+	s->stack_size = size < room ? size : room;
+	if (s->stack_dyn_size > s->stack_size)
+		s->stack_dyn_size = s->stack_size;
 }
 
 ssize_t perfdata_encode_finished_round(void *buf, size_t cap)

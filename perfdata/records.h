@@ -69,9 +69,15 @@ ssize_t perfdata_encode_lost(void *buf, size_t cap, uint64_t id, uint64_t lost,
 ssize_t perfdata_encode_lost_samples(void *buf, size_t cap, uint64_t lost,
 				     uint64_t id_type, const struct perfdata_sample_id *sid);
 /* The fields present are chosen by attr->sample_type; s->nr_regs must equal
- * popcount(attr->sample_regs_user) when REGS_USER is set. */
+ * popcount(attr->sample_regs_user) when REGS_USER is set. STACK_USER reads
+ * only stack_dyn_size bytes from s->stack and writes zeros up to stack_size. */
 ssize_t perfdata_encode_sample(void *buf, size_t cap, const struct perf_event_attr *attr,
 			       const struct perfdata_sample *s);
+/*
+ * Cut STACK_USER (stack_size, and dyn_size with it) so the SAMPLE fits in a
+ * record's 64 KiB, as the kernel cuts sample_stack_user; a multiple of 8.
+ */
+void perfdata_sample_fit_stack(const struct perf_event_attr *attr, struct perfdata_sample *s);
 ssize_t perfdata_encode_finished_round(void *buf, size_t cap);
 /* HEADER_ATTR (64): the attr (PERFDATA_ATTR_SIZE bytes) then its ids. */
 ssize_t perfdata_encode_header_attr(void *buf, size_t cap, const struct perf_event_attr *attr,

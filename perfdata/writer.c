@@ -689,6 +689,7 @@ static const struct perfdata_event *event_of(const struct perfdata_writer *w, ui
 int perfdata_write_sample(struct perfdata_writer *w, const struct perfdata_sample *s)
 {
 	const struct perfdata_event *ev;
+	struct perfdata_sample fit;
 	int err = check_writable(w);
 
 	if (err)
@@ -696,7 +697,9 @@ int perfdata_write_sample(struct perfdata_writer *w, const struct perfdata_sampl
 	ev = event_of(w, s->id);
 	if (!ev)
 		return -EINVAL;
-	err = APPEND(w, perfdata_encode_sample(p, cap, &ev->attr, s));
+	fit = *s;
+	perfdata_sample_fit_stack(&ev->attr, &fit);
+	err = APPEND(w, perfdata_encode_sample(p, cap, &ev->attr, &fit));
 	if (err)
 		return err;
 	if (!w->nr_samples || s->time < w->first_time)

@@ -75,7 +75,8 @@ int perfdata_write_fork(struct perfdata_writer *w, const struct perfdata_task *t
 			const struct perfdata_sample_id *sid);
 int perfdata_write_exit(struct perfdata_writer *w, const struct perfdata_task *t,
 			const struct perfdata_sample_id *sid);
-/* The sample's event is found by s->id (the first event when there is one). */
+/* The sample's event is found by s->id (the first event when there is one).
+ * A STACK_USER too big for one record is cut (perfdata_sample_fit_stack). */
 int perfdata_write_sample(struct perfdata_writer *w, const struct perfdata_sample *s);
 int perfdata_write_lost_samples(struct perfdata_writer *w, uint64_t lost,
 				const struct perfdata_sample_id *sid);

@@ -43,7 +43,7 @@ void callchain_build(const struct callchain_input *in, struct callchain *cc)
 	 * else that is not a user address is dropped.
 	 */
 	leaked_ok = in->kernel_mode && nk == 0;
-	for (i = 0; i < nr_user; i++) {
+	for (i = 0; !in->no_user_part && i < nr_user; i++) {
 		uint64_t ip = in->user[i];
 
 		if (is_user_addr(ip))
@@ -54,7 +54,7 @@ void callchain_build(const struct callchain_input *in, struct callchain *cc)
 	/* The interrupted ip stands in for an empty stack of its own mode. */
 	if (in->kernel_mode && !nk && is_kernel_addr(in->ip))
 		kernel[nk++] = in->ip;
-	if (!in->kernel_mode && !nu && is_user_addr(in->ip))
+	if (!in->kernel_mode && !nu && !in->no_user_part && is_user_addr(in->ip))
 		user[nu++] = in->ip;
 
 	cc->nr = 0;

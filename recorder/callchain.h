@@ -15,7 +15,8 @@
  *
  * ip is the first real entry and misc says whether the sample hit kernel
  * code. When the stack of the interrupted mode is empty (no -g, or
- * bpf_get_stack() failed) the interrupted ip stands in for it.
+ * bpf_get_stack() failed) the interrupted ip stands in for it, except for
+ * the user part with no_user_part.
  */
 #ifndef RECORDER_CALLCHAIN_H
 #define RECORDER_CALLCHAIN_H
@@ -36,6 +37,12 @@ struct callchain_input {
 	size_t nr_kernel;
 	const uint64_t *user;	/* user stack, leaf first */
 	size_t nr_user;
+	/*
+	 * The user stack travels as registers and a stack copy (DWARF mode,
+	 * perf's exclude_callchain_user): the callchain gets no user part,
+	 * not even the stand-in ip.
+	 */
+	bool no_user_part;
 };
 
 struct callchain {

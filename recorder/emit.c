@@ -13,13 +13,24 @@ int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct 
 {
 	size_t len = e->comm_len < PROFILE_COMM_LEN ? e->comm_len : PROFILE_COMM_LEN;
 	char comm[PROFILE_COMM_LEN + 1];
+	struct callchain_input chain = e->chain;
+	const uint64_t *user_ips;
+	size_t nr_user_ips;
 	struct callchain cc;
 	int err;
 
-	callchain_build(&e->chain, &cc);
+	chain.no_user_part = e->ustack.present;
+	callchain_build(&chain, &cc);
 	memcpy(comm, e->comm, len);
 	comm[len] = '\0';
-	err = task_tracker_see(t, e->pid, e->tid, comm, e->time, e->cpu, cc.user, cc.nr_user);
+	/* The tracker checks user addresses against known maps: the user ip is one. */
+	user_ips = cc.user;
+	nr_user_ips = cc.nr_user;
+	if (e->ustack.present && e->ustack.abi != PROFILE_UREGS_ABI_NONE) {
+		user_ips = &e->ustack.regs[PROFILE_UREG_IP];
+		nr_user_ips = 1;
+	}
+	err = task_tracker_see(t, e->pid, e->tid, comm, e->time, e->cpu, user_ips, nr_user_ips);
 	if (err || describe_only)
 		return err;
 
@@ -29,5 +40,33 @@ int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct 
 		.nr_callchain = cc.nr, .callchain = cc.ips,
 		.raw = e->raw, .raw_size = e->raw_size,
 	};
+	if (e->ustack.present && e->ustack.abi != PROFILE_UREGS_ABI_NONE) {
+		out.regs_abi = e->ustack.abi;
+		out.nr_regs = PROFILE_NR_UREGS;
+		out.regs = e->ustack.regs;
+		out.stack_size = e->ustack.size;
+		out.stack_dyn_size = e->ustack.dyn_size;
+		out.stack = e->ustack.stack;
+	}
 	return perfdata_write_sample(w, &out);
+}
+
+size_t emit_ustack_parse(const void *p, size_t len, struct emit_ustack *u)
+{
+	const struct profile_ustack *in = p;
+
+	*u = (struct emit_ustack){ .present = true };
+	if (len < sizeof(*in))
+		return 0;
+	if (in->abi == PROFILE_UREGS_ABI_NONE)
+		return sizeof(*in);
+	if (in->abi != PROFILE_UREGS_ABI_64 || in->size > PROFILE_USTACK_MAX || in->size % 8 ||
+	    in->dyn_size > in->size || len - sizeof(*in) < in->dyn_size)
+		return 0;
+	u->abi = in->abi;
+	u->regs = (const uint64_t *)in->regs;
+	u->size = in->size;
+	u->dyn_size = in->dyn_size;
+	u->stack = in + 1;
+	return sizeof(*in) + in->dyn_size;
 }

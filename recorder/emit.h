@@ -6,6 +6,11 @@
  * the file still lacks for the sample's pid/tid (COMM, MMAP2s), stamped no
  * later than the sample, then the SAMPLE itself follows with its callchain
  * split into kernel and user parts (callchain.h).
+ *
+ * With --call-graph dwarf a BPF record carries, after its frames, the user
+ * registers and stack (struct profile_ustack and the stack bytes);
+ * emit_ustack_parse() checks that block against the record's length and
+ * the sample then gets REGS_USER and STACK_USER.
  */
 #ifndef RECORDER_EMIT_H
 #define RECORDER_EMIT_H
@@ -18,6 +23,16 @@
 struct perfdata_writer;
 struct task_tracker;
 
+/* The user registers and stack of a sample (--call-graph dwarf). */
+struct emit_ustack {
+	bool present;		/* the event records them: REGS_USER + STACK_USER */
+	uint64_t abi;		/* PERF_SAMPLE_REGS_ABI_64, or 0: no regs, no stack */
+	const uint64_t *regs;	/* PROFILE_NR_UREGS of them when abi != 0 */
+	uint64_t size;		/* STACK_USER size (bytes asked for) */
+	uint64_t dyn_size;	/* valid bytes at stack (<= size) */
+	const void *stack;
+};
+
 struct emit_sample {
 	uint32_t pid, tid, cpu;
 	uint64_t time, period;
@@ -27,7 +42,14 @@ struct emit_sample {
 	struct callchain_input chain;
 	const void *raw;		/* PERF_SAMPLE_RAW payload, when the event has it */
 	uint32_t raw_size;
+	struct emit_ustack ustack;
 };
+
+/*
+ * The block at p (len bytes: everything after the frames) into *u. Returns
+ * the bytes it uses, or 0 when it is malformed or cut short.
+ */
+size_t emit_ustack_parse(const void *p, size_t len, struct emit_ustack *u);
 
 /* Describe the sample's task; with describe_only, write no SAMPLE. 0 or -errno. */
 int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct emit_sample *e,

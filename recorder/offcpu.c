@@ -130,6 +130,14 @@ void offcpu_build_attr(const struct perf_event_attr *cpu_attr, struct perf_event
 	a->use_clockid = cpu_attr->use_clockid;
 	a->clockid = cpu_attr->clockid;
 	a->inherit = cpu_attr->inherit;
+	if ((cpu_attr->sample_type & PERF_SAMPLE_REGS_USER) &&
+	    (cpu_attr->sample_type & PERF_SAMPLE_STACK_USER)) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = cpu_attr->sample_regs_user;
+		a->sample_stack_user = cpu_attr->sample_stack_user < OFFCPU_USTACK_MAX ?
+				       cpu_attr->sample_stack_user : OFFCPU_USTACK_MAX;
+		a->exclude_callchain_user = 1;
+	}
 }
 
 int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
@@ -160,6 +168,8 @@ int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
 	skel->rodata->filter_mode = opts->filter_mode;
 	skel->rodata->wakeup_bytes = opts->wakeup_bytes;
 	skel->rodata->thresh_ns = opts->thresh_ns;
+	skel->rodata->stack_user_size = opts->stack_user_size < OFFCPU_USTACK_MAX ?
+					opts->stack_user_size : OFFCPU_USTACK_MAX;
 	err = bpf_map__reuse_fd(skel->maps.events, opts->events_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.target_tgids, opts->target_tgids_fd);
@@ -213,17 +223,24 @@ const uint64_t *offcpu_event_id(const struct offcpu_tracer *o)
 bool offcpu_record_ok(const void *data, size_t size)
 {
 	const struct offcpu_sample *r = data;
+	struct emit_ustack u;
+	size_t head;
 
 	if (size < OFFCPU_SAMPLE_SIZE(0))
 		return false;
 	if (r->hdr.kind != OFFCPU_KIND_SAMPLE && r->hdr.kind != OFFCPU_KIND_DESCRIBE)
 		return false;
-	return r->nr_kernel <= PROFILE_MAX_STACK && r->nr_user <= PROFILE_MAX_STACK &&
-	       size >= OFFCPU_SAMPLE_SIZE(r->nr_kernel + r->nr_user);
+	if (r->nr_kernel > PROFILE_MAX_STACK || r->nr_user > PROFILE_MAX_STACK)
+		return false;
+	head = OFFCPU_SAMPLE_SIZE(r->nr_kernel + r->nr_user);
+	if (size < head)
+		return false;
+	return !(r->flags & PROFILE_SAMPLE_USTACK) ||
+	       emit_ustack_parse((const char *)data + head, size - head, &u);
 }
 
 int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task_tracker *t,
-		 const void *rec)
+		 const void *rec, size_t size)
 {
 	const struct offcpu_sample *r = rec;
 	const uint64_t *frames = (const uint64_t *)r->frames;
@@ -247,6 +264,14 @@ int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task
 		.raw_size = (uint32_t)offcpu_state_text(r->state, state, sizeof(state)),
 	};
 
+	/* offcpu_record_ok() checked the block. */
+	if (o->attr.sample_type & PERF_SAMPLE_STACK_USER)
+		e.ustack.present = true;
+	if (r->flags & PROFILE_SAMPLE_USTACK) {
+		size_t head = OFFCPU_SAMPLE_SIZE(r->nr_kernel + r->nr_user);
+
+		emit_ustack_parse((const char *)r + head, size - head, &e.ustack);
+	}
 	return emit_sample(w, t, &e, r->hdr.kind == OFFCPU_KIND_DESCRIBE);
 }
 

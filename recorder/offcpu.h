@@ -46,6 +46,12 @@ struct offcpu_opts {
 	uint32_t filter_mode;	/* enum profile_filter, as the sampler's */
 	uint64_t wakeup_bytes;	/* as the sampler's */
 	uint64_t thresh_ns;	/* --off-cpu-thresh; 0 = every interval a sample */
+	/*
+	 * --call-graph dwarf: bytes of user stack per sample, 0 = none. The
+	 * tracer keeps at most OFFCPU_USTACK_MAX (16 KiB) per blocked thread;
+	 * the event's sample_stack_user says what it copies. Not with thresh_ns.
+	 */
+	uint32_t stack_user_size;
 	/* The CPU event: the trailer bits and clock to share, and its id. */
 	const struct perf_event_attr *cpu_attr;
 	uint64_t cpu_event_id;
@@ -65,9 +71,9 @@ const uint64_t *offcpu_event_id(const struct offcpu_tracer *o);
 
 /* True when a ring-buffer record is one of ours and well-formed. */
 bool offcpu_record_ok(const void *data, size_t size);
-/* Write one of our records (offcpu_record_ok() was true for it). */
+/* Write one of our records, size bytes (offcpu_record_ok() was true for it). */
 int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task_tracker *t,
-		 const void *rec);
+		 const void *rec, size_t size);
 /* LOST_SAMPLES for intervals dropped since the last call, stamped time. */
 int offcpu_write_lost(struct offcpu_tracer *o, struct perfdata_writer *w, uint64_t time);
 /* Intervals lost so far, as written. */
@@ -101,7 +107,11 @@ int offcpu_schedule_range(const char *kallsyms_path, uint64_t *start, uint64_t *
 size_t offcpu_trampoline_frames(const uint64_t *kernel, size_t nr, uint64_t sched_start,
 				uint64_t sched_end);
 
-/* Pure helper, for tests: the attr of the offcpu-time event next to cpu_attr. */
+/*
+ * Pure helper, for tests: the attr of the offcpu-time event next to
+ * cpu_attr. A cpu_attr with REGS_USER and STACK_USER (DWARF mode) gives the
+ * same, with the stack size capped to what the tracer keeps.
+ */
 void offcpu_build_attr(const struct perf_event_attr *cpu_attr, struct perf_event_attr *out);
 
 #endif /* RECORDER_OFFCPU_H */

@@ -71,10 +71,14 @@ static bool is_anon_pseudo(const char *path)
 	       !strncmp(path, "[anon:", 6) || !strncmp(path, "[anon_shmem:", 12);
 }
 
-const char *procmaps_kept_name(const char *name, uint32_t prot)
+const char *procmaps_kept_name(const char *name, uint32_t prot, unsigned int flags)
 {
-	if (!(prot & PROT_EXEC))
-		return NULL;
+	if (!(prot & PROT_EXEC)) {
+		/* Data of a file (PROCMAPS_DATA): "/..." or "/... (deleted)". */
+		if (!(flags & PROCMAPS_DATA) || *name != '/' || !(prot & PROT_READ))
+			return NULL;
+		return name;
+	}
 	if (*name == '\0' || !strcmp(name, PROCMAPS_ANON_NAME) || is_anon_pseudo(name))
 		return PROCMAPS_ANON_NAME;
 	if (*name == '[' && strcmp(name, "[vdso]"))
@@ -82,7 +86,7 @@ const char *procmaps_kept_name(const char *name, uint32_t prot)
 	return name;
 }
 
-int procmaps_parse_line(const char *line, struct procmaps_entry *e)
+static int parse_line(const char *line, unsigned int flags, struct procmaps_entry *e)
 {
 	const char *p = line;
 	uint64_t maj, min;
@@ -118,8 +122,13 @@ int procmaps_parse_line(const char *line, struct procmaps_entry *e)
 	while (*p == ' ')
 		p++;
 
-	e->path = procmaps_kept_name(p, e->prot);
+	e->path = procmaps_kept_name(p, e->prot, flags);
 	return e->path != NULL;
+}
+
+int procmaps_parse_line(const char *line, struct procmaps_entry *e)
+{
+	return parse_line(line, 0, e);
 }
 
 /* ---- a whole file ------------------------------------------------------- */
@@ -144,7 +153,7 @@ static int cmp_entry_start(const void *a, const void *b)
  * Parse text (len bytes in a buffer of at least len + 1 bytes) that becomes
  * out->strings: lines are cut in place, paths point into it.
  */
-static int parse_owned(char *text, size_t len, struct procmaps *out)
+static int parse_owned(char *text, size_t len, unsigned int flags, struct procmaps *out)
 {
 	struct procmaps_entry *v = NULL, e;
 	size_t nr = 0, cap = 0, pos = 0, i, kept;
@@ -158,7 +167,7 @@ static int parse_owned(char *text, size_t len, struct procmaps *out)
 		if (!nl)
 			break;	/* cut short: the process exited mid-read */
 		*nl = '\0';
-		if (procmaps_parse_line(text + pos, &e) == 1) {
+		if (parse_line(text + pos, flags, &e) == 1) {
 			if (nr == cap) {
 				size_t ncap = cap ? cap * 2 : 32;
 				struct procmaps_entry *nv = realloc(v, ncap * sizeof(*v));
@@ -201,7 +210,7 @@ int procmaps_parse(const char *text, size_t len, struct procmaps *out)
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, text, len);
-	return parse_owned(copy, len, out);
+	return parse_owned(copy, len, 0, out);
 }
 
 /* Read a whole file of unknown size (proc files report size 0). */
@@ -244,7 +253,7 @@ static int read_whole(int fd, char **out, size_t *out_len)
 	return 0;
 }
 
-int procmaps_read(const char *proc_root, uint32_t pid, struct procmaps *out)
+int procmaps_read(const char *proc_root, uint32_t pid, unsigned int flags, struct procmaps *out)
 {
 	char path[PATH_MAX], *text;
 	size_t len;
@@ -261,7 +270,7 @@ int procmaps_read(const char *proc_root, uint32_t pid, struct procmaps *out)
 	close(fd);
 	if (err)
 		return err;
-	return parse_owned(text, len, out);
+	return parse_owned(text, len, flags, out);
 }
 
 /* ---- modules.dep --------------------------------------------------------- */

@@ -12,7 +12,9 @@
  *     as "//anon", the name perf gives it, so JIT maps (/tmp/perf-PID.map)
  *     apply to it;
  * and drop everything else (non-executable mappings, other "[...]" pseudo
- * files such as "[vsyscall]" or "[uprobes]").
+ * files such as "[vsyscall]" or "[uprobes]"). With PROCMAPS_DATA,
+ * procmaps_read() also keeps the readable non-executable mappings of files
+ * (perf's mmap_data): a DWARF unwinder reads .eh_frame_hdr through them.
  *
  * A maps file is read whole (any line length); a line not ended by a newline
  * is a file cut short (the process exited mid-read) and is ignored, as are
@@ -39,9 +41,10 @@ struct procmaps_entry {
 /*
  * The name under which a mapping of name (as the kernel prints it, in maps
  * or in an MMAP2 record) with protection prot is kept: name itself,
- * "//anon" or "[vdso]"; NULL when it is not kept.
+ * "//anon" or "[vdso]"; NULL when it is not kept. flags: PROCMAPS_DATA
+ * (below) also keeps readable non-executable file mappings.
  */
-const char *procmaps_kept_name(const char *name, uint32_t prot);
+const char *procmaps_kept_name(const char *name, uint32_t prot, unsigned int flags);
 
 /*
  * Parse one line of a maps file (NUL-terminated, without its newline).
@@ -58,13 +61,16 @@ struct procmaps {
 	char *strings;		/* owns the entries' paths */
 };
 
+/* procmaps_read() flags. */
+#define PROCMAPS_DATA	1u	/* also readable non-executable file mappings */
+
 /*
  * Read proc_root/PID/maps (proc_root NULL = "/proc"). 0 on success (maybe
  * with no entries: a kernel thread), -ENOENT or -ESRCH when the process is
  * gone, -errno otherwise. out is zeroed on failure; release it with
  * procmaps_release() either way.
  */
-int procmaps_read(const char *proc_root, uint32_t pid, struct procmaps *out);
+int procmaps_read(const char *proc_root, uint32_t pid, unsigned int flags, struct procmaps *out);
 /* Parse a whole maps file already in memory (len bytes, need not be NUL-terminated). */
 int procmaps_parse(const char *text, size_t len, struct procmaps *out);
 void procmaps_release(struct procmaps *m);

@@ -60,7 +60,13 @@
 #define DEFAULT_FLUSH_MS	100
 #define DEFAULT_RING_BYTES	(8u << 20)
 #define MAX_RING_BYTES		(1u << 30)
-/* Write a round early when a batch holds this much (a slow disk, a storm). */
+/*
+ * Write a round early when a batch holds this much (a slow disk, a storm),
+ * or twice the ring buffer when that is more: a batch cut short leaves the
+ * task-notice ring unread for that round, and DWARF samples (8 KiB each)
+ * would cut nearly every batch at 16 MiB, so FORK/EXIT notices would fall
+ * rounds behind and perf would count them out of order.
+ */
 #define BATCH_MAX_BYTES		(16u << 20)
 /* What on_ring_record() returns to make libbpf stop consuming. */
 #define BATCH_FULL		(-ECANCELED)
@@ -117,6 +123,7 @@ struct record_session {
 	struct launch child;
 
 	struct batch batch;
+	size_t batch_max;	/* bytes: see BATCH_MAX_BYTES */
 	int cb_err;
 	uint64_t next_flush_ns, last_flush_ns;
 	bool describe_soon;	/* a new process arrived: write a round early */
@@ -528,8 +535,15 @@ static void build_file_attr(struct record_session *s)
 		a->sample_type |= PERF_SAMPLE_CPU;
 	if (s->opts.off_cpu)
 		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
-	if (s->opts.callgraph)
+	if (s->opts.callgraph != RECORD_CALLGRAPH_NONE)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF) {
+		/* What perf record --call-graph dwarf asks for: perf unwinds these itself. */
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = PROFILE_UREGS_MASK;
+		a->sample_stack_user = s->opts.stack_user_size;
+		a->mmap_data = 1;	/* the task tracker describes data mappings too */
+	}
 	a->sample_id_all = 1;
 	a->mmap = 1;
 	a->comm = 1;
@@ -540,7 +554,7 @@ static void build_file_attr(struct record_session *s)
 	a->clockid = CLOCK_MONOTONIC;
 	a->disabled = 0;
 	a->inherit = !s->opts.system_wide;
-	a->exclude_callchain_user = 0;
+	a->exclude_callchain_user = s->opts.callgraph == RECORD_CALLGRAPH_DWARF;
 }
 
 /* Create the output: an existing file becomes NAME.old; never follow a symlink. */
@@ -610,9 +624,18 @@ static int load_bpf(struct record_session *s)
 	int err;
 
 	if (!ring) {
-		/* About 2 MiB per CPU: several flush intervals of -g samples at -F 4000. */
+		/*
+		 * About 2 MiB per CPU: several flush intervals of -g samples at
+		 * -F 4000. A DWARF sample carries its stack copy too: 2 MiB more
+		 * per 2 KiB of it (8 KiB: 10 MiB a CPU, a quarter second at
+		 * -F 4000).
+		 */
+		size_t per_cpu = 2u << 20;
+
+		if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF)
+			per_cpu += (size_t)(s->opts.stack_user_size + 2047) / 2048 * (2u << 20);
 		ring = DEFAULT_RING_BYTES;
-		while (ring < s->nr_cpus * (2u << 20) && ring < MAX_RING_BYTES)
+		while (ring < s->nr_cpus * per_cpu && ring < MAX_RING_BYTES)
 			ring *= 2;
 	}
 	s->nr_possible_cpus = libbpf_num_possible_cpus();
@@ -631,8 +654,11 @@ static int load_bpf(struct record_session *s)
 		skel->rodata->filter_mode = PROFILE_FILTER_TID;
 	else
 		skel->rodata->filter_mode = PROFILE_FILTER_ALL;
-	skel->rodata->capture_stacks = s->opts.callgraph;
+	skel->rodata->capture_stacks = s->opts.callgraph != RECORD_CALLGRAPH_NONE;
+	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF)
+		skel->rodata->stack_user_size = s->opts.stack_user_size;
 	skel->rodata->wakeup_bytes = ring / 2;
+	s->batch_max = 2 * ring > BATCH_MAX_BYTES ? 2 * ring : BATCH_MAX_BYTES;
 	err = bpf_map__set_max_entries(skel->maps.events, (uint32_t)ring);
 	if (err)
 		return fail(s, err, "cannot size the ring buffer: %s", strerror(-err));
@@ -664,6 +690,8 @@ static int load_bpf(struct record_session *s)
 			.filter_mode = skel->rodata->filter_mode,
 			.wakeup_bytes = ring / 2,
 			.thresh_ns = s->opts.off_cpu_thresh_ns,
+			.stack_user_size = s->opts.callgraph == RECORD_CALLGRAPH_DWARF ?
+					   s->opts.stack_user_size : 0,
 			.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
 		};
 
@@ -686,7 +714,8 @@ static int load_bpf(struct record_session *s)
 	 * The kernel's mmap and exec reports: without them a process that
 	 * exits before its maps are read keeps raw addresses, so go on.
 	 */
-	err = sideband_new(s->cpus, s->nr_cpus, &s->batch, &s->sideband);
+	err = sideband_new(s->cpus, s->nr_cpus, &s->batch,
+			   s->opts.callgraph == RECORD_CALLGRAPH_DWARF, &s->sideband);
 	if (err)
 		warn(s, "cannot open the mmap side-band events (%s): processes that exit "
 		     "quickly may keep unresolved addresses", strerror(-err));
@@ -889,8 +918,11 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 	if (!err)
 		err = kernel_maps_write(s->w, &s->ktext, NULL, NULL);
 	if (!err) {
-		struct task_tracker_opts to = { .track_all = s->opts.system_wide,
-						 .cache = s->bcache };
+		struct task_tracker_opts to = {
+			.track_all = s->opts.system_wide,
+			.cache = s->bcache,
+			.data_maps = s->opts.callgraph == RECORD_CALLGRAPH_DWARF,
+		};
 
 		err = task_tracker_new(s->w, &to, &s->tracker);
 	}
@@ -958,12 +990,22 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 		return 0;
 	if (h->kind == PROFILE_KIND_SAMPLE) {
 		const struct profile_sample *in = data;
+		size_t head, used;
+		struct emit_ustack u;
 
 		/* Drop anything malformed rather than read past it. */
 		if (size < PROFILE_SAMPLE_SIZE(0) || in->nr_kernel > PROFILE_MAX_STACK ||
 		    in->nr_user > PROFILE_MAX_STACK ||
 		    size < PROFILE_SAMPLE_SIZE(in->nr_kernel + in->nr_user))
 			return 0;
+		/* A stack copy: keep only its valid part (BPF reserves whole chunks). */
+		if (in->flags & PROFILE_SAMPLE_USTACK) {
+			head = PROFILE_SAMPLE_SIZE(in->nr_kernel + in->nr_user);
+			used = emit_ustack_parse((const char *)data + head, size - head, &u);
+			if (!used)
+				return 0;
+			size = head + used;
+		}
 	} else if (h->kind == PROFILE_KIND_FORK || h->kind == PROFILE_KIND_EXIT ||
 		   h->kind == PROFILE_KIND_EXEC) {
 		if (size < sizeof(struct profile_task))
@@ -983,10 +1025,10 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	 * stops it (this record is already consumed) so it gets written and the
 	 * caller gets to check its stop conditions.
 	 */
-	return batch_bytes(&s->batch) >= BATCH_MAX_BYTES ? BATCH_FULL : 0;
+	return batch_bytes(&s->batch) >= s->batch_max ? BATCH_FULL : 0;
 }
 
-static int write_sample(struct record_session *s, const struct profile_sample *ps)
+static int write_sample(struct record_session *s, const struct profile_sample *ps, size_t len)
 {
 	const uint64_t *frames = (const uint64_t *)ps->frames;
 	struct emit_sample e = {
@@ -1002,7 +1044,15 @@ static int write_sample(struct record_session *s, const struct profile_sample *p
 			.nr_user = ps->nr_user,
 		},
 	};
-	int err = emit_sample(s->w, s->tracker, &e, false);
+	int err;
+
+	if (ps->flags & PROFILE_SAMPLE_USTACK) {
+		size_t head = PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
+
+		/* on_ring_record() checked it; len says how much of it is there. */
+		emit_ustack_parse((const char *)ps + head, len - head, &e.ustack);
+	}
+	err = emit_sample(s->w, s->tracker, &e, false);
 
 	if (!err) {
 		pidset_add(&s->pids_seen, ps->hdr.pid);
@@ -1101,11 +1151,11 @@ static int flush_batch(struct record_session *s)
 		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
 
 		if (h->kind == PROFILE_KIND_SAMPLE)
-			err = write_sample(s, (const struct profile_sample *)h);
+			err = write_sample(s, (const struct profile_sample *)h, len);
 		else if (sideband_record_ok(h, len))
 			err = sideband_apply(h, s->tracker);
 		else if (s->offcpu && offcpu_record_ok(h, len))
-			err = offcpu_write(s->offcpu, s->w, s->tracker, h);
+			err = offcpu_write(s->offcpu, s->w, s->tracker, h, len);
 		else
 			err = write_task(s, (const struct profile_task *)h);
 		if (h->time > s->last_time)
@@ -1272,7 +1322,7 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 		return fail(s, err, "cannot keep up: %s", strerror(-err));
 
 	now = mono_ns();
-	if (now >= flush_due_ns(s) || batch_bytes(&s->batch) >= BATCH_MAX_BYTES) {
+	if (now >= flush_due_ns(s) || batch_bytes(&s->batch) >= s->batch_max) {
 		bool timed = now >= s->next_flush_ns;
 
 		err = flush_batch(s);

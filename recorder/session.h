@@ -59,13 +59,33 @@
 
 struct record_session;
 
+/*
+ * How call graphs are recorded (--call-graph MODE). A new mode is a new
+ * value here, a name in record_args.c and a capture path in the sampler.
+ */
+enum record_callgraph {
+	RECORD_CALLGRAPH_NONE = 0,	/* only the sampled ip */
+	RECORD_CALLGRAPH_FP,		/* both stacks walked by frame pointers in BPF */
+	/*
+	 * Kernel stack in the callchain; user registers and a copy of the user
+	 * stack (REGS_USER, STACK_USER) that perf, hotspot and bpfrec pprof
+	 * unwind with the binaries' CFI, as perf record --call-graph dwarf.
+	 */
+	RECORD_CALLGRAPH_DWARF,
+};
+
+/* perf's default and limits for --call-graph dwarf,SIZE. */
+#define RECORD_STACK_USER_DEFAULT	8192u
+#define RECORD_STACK_USER_MAX		65528u
+
 /* Arrays are copied; strings and argv vectors must outlive the session. */
 struct record_opts {
 	const char *output;	/* file; "-" = pipe mode on stdout; NULL = "perf.data" */
 	const char *event;	/* "cpu-clock" (NULL), or a hardware event name */
 	uint64_t freq;		/* samples/s per CPU; ignored when period is set */
 	uint64_t period;	/* -c: event units (ns for cpu-clock) per sample */
-	bool callgraph;		/* -g: frame-pointer call graphs */
+	enum record_callgraph callgraph;	/* -g / --call-graph */
+	uint32_t stack_user_size;	/* --call-graph dwarf,SIZE: bytes of user stack per sample */
 	bool system_wide;	/* -a: every task, kernel threads and idle included */
 	const pid_t *pids;	/* -p: processes, followed into their children */
 	size_t nr_pids;

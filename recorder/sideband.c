@@ -48,6 +48,7 @@ struct sideband {
 	struct perf_buffer *pb;
 	int map_fd;
 	struct batch *batch;
+	bool data;		/* also readable data mappings (--call-graph dwarf) */
 	int err;
 	uint64_t lost;
 };
@@ -93,8 +94,8 @@ static int add_mmap2(struct sideband *sb, const struct perf_event_header *h, uin
 	uint32_t prot = u32_at(h, 64);
 	struct sideband_rec *r;
 
-	if (!(prot & PROT_EXEC))
-		return 0;	/* mmap_data is off; nothing else matters to a profile */
+	if (!(prot & PROT_EXEC) && !sb->data)
+		return 0;	/* data mappings matter to DWARF unwinding only */
 	name_len = strnlen(name, name_max);
 	if (name_len == name_max)
 		return 0;	/* not terminated: malformed */
@@ -134,7 +135,8 @@ static enum bpf_perf_event_ret on_record(void *ctx, int cpu, struct perf_event_h
 	return LIBBPF_PERF_EVENT_CONT;
 }
 
-int sideband_new(const int *cpus, size_t nr_cpus, struct batch *b, struct sideband **out)
+int sideband_new(const int *cpus, size_t nr_cpus, struct batch *b, bool data,
+		 struct sideband **out)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -146,6 +148,7 @@ int sideband_new(const int *cpus, size_t nr_cpus, struct batch *b, struct sideba
 		.mmap2 = 1,
 		.comm = 1,
 		.comm_exec = 1,
+		.mmap_data = data,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 		/* The recorder drains on its timer: wake it only when half full. */
@@ -167,6 +170,7 @@ int sideband_new(const int *cpus, size_t nr_cpus, struct batch *b, struct sideba
 		return -ENOMEM;
 	}
 	sb->batch = b;
+	sb->data = data;
 	for (size_t i = 0; i < nr_cpus; i++)
 		keys[i] = (int)i;
 	/* perf_buffer keeps its per-CPU event fds in a perf event array. */

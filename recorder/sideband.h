@@ -30,9 +30,12 @@ struct task_tracker;
 
 /*
  * Open the events on cpus and map their buffers; records go into b as
- * sideband_consume() reads them. 0 or -errno.
+ * sideband_consume() reads them. data: also report mappings of files that
+ * are not executable (perf's mmap_data: DWARF unwinders read .eh_frame_hdr
+ * through them). 0 or -errno.
  */
-int sideband_new(const int *cpus, size_t nr_cpus, struct batch *b, struct sideband **out);
+int sideband_new(const int *cpus, size_t nr_cpus, struct batch *b, bool data,
+		 struct sideband **out);
 /* Move everything the kernel reported so far into the batch. 0 or -errno. */
 int sideband_consume(struct sideband *sb);
 /* Readable when a buffer is half full: for the recorder's epoll set. */

@@ -292,6 +292,7 @@ struct task_tracker {
 	unsigned int exec_pending_next;
 	char *proc_root;
 	size_t max_pids;
+	unsigned int maps_flags;	/* PROCMAPS_DATA with data_maps */
 	struct tt_table procs, threads;
 	struct task_file **files;
 	size_t files_nbuckets, nr_files, files_sweep_at;
@@ -310,7 +311,7 @@ static bool is_denial(int err)
 /* procmaps_read(), remembering a refusal: the caller goes on as if pid were gone. */
 static int read_maps(struct task_tracker *t, uint32_t pid, struct procmaps *pm)
 {
-	int err = procmaps_read(t->proc_root, pid, pm);
+	int err = procmaps_read(t->proc_root, pid, t->maps_flags, pm);
 
 	if (is_denial(err) && !t->denied.maps++) {
 		t->denied.maps_pid = pid;
@@ -1044,6 +1045,7 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 	t->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
 	t->max_pids = opts && opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS;
 	t->track_all = opts && opts->track_all;
+	t->maps_flags = opts && opts->data_maps ? PROCMAPS_DATA : 0;
 	t->files_nbuckets = 256;
 	t->files_seed = perfdata_hash_seed();
 	t->files = calloc(t->files_nbuckets, sizeof(*t->files));
@@ -1247,7 +1249,7 @@ int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
 	struct task_map *m;
 	int err;
 
-	kept.path = procmaps_kept_name(e->path, e->prot);
+	kept.path = procmaps_kept_name(e->path, e->prot, t->maps_flags);
 	if (!pid || !kept.path || e->end <= e->start)
 		return 0;
 	te = tt_find(&t->procs, pid);

@@ -38,6 +38,7 @@
 #ifndef RECORDER_TASKS_H
 #define RECORDER_TASKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,11 @@ struct task_tracker_opts {
 	bool track_all;
 	/* Files with samples are handed to it (buildid_cache.h); NULL = none. */
 	struct buildid_cache *cache;
+	/*
+	 * Also describe readable non-executable file mappings (perf's
+	 * mmap_data): DWARF unwinders find .eh_frame_hdr through them.
+	 */
+	bool data_maps;
 };
 
 int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *opts,

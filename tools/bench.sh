@@ -59,12 +59,12 @@ if [ "$QUICK" = 1 ]; then
 	SYS_RATES="999" SYS_SECS=2 PROC_RATES="999" PROC_SECS=2 PONG_SECS=2
 	CONV_SIZES="100k:1" REPS_CONV=2 REPS_STARTUP=2 LOOKUPS=20000
 	# Deadlines of scenarios 1-5, seconds from the start (see budget_start).
-	DEADLINES=(55 85 100 120 132)
+	DEADLINES=(55 105 120 140 152)
 else
 	REPS=${BENCH_REPS:-3}
 	SYS_RATES="99 999 4999" SYS_SECS=10 PROC_RATES="999" PROC_SECS=5 PONG_SECS=3
 	CONV_SIZES="100k:1 1M:10" REPS_CONV=2 REPS_STARTUP=3 LOOKUPS=20000
-	DEADLINES=(410 475 500 670 700)
+	DEADLINES=(410 515 540 710 740)
 fi
 # cpu-clock every 20 us on every CPU: 50k samples/s per CPU, within the
 # default kernel.perf_event_max_sample_rate (100000).
@@ -125,9 +125,10 @@ deadline() { echo "${DEADLINES[$1 - 1]}"; }
 for s in $ONLY; do
 	case $s in
 	1) SPIN_ITERS=$(calibrate_spin "$SYS_SECS")
-	   bench_cpu_recording 1 "Recording cost, system-wide (-a -g), plain and -z" "-a" "$SYS_RATES" "$(deadline 1)" -z ;;
+	   bench_cpu_recording 1 "Recording cost, system-wide (-a -g), plain and -z" "-a" "$SYS_RATES" "$(deadline 1)" "-g -g,-z" ;;
 	2) SPIN_ITERS=$(calibrate_spin "$PROC_SECS")
-	   bench_cpu_recording 2 "Recording cost, per process (-g -- workload)" "" "$PROC_RATES" "$(deadline 2)" ;;
+	   bench_cpu_recording 2 "Recording cost, per process (-g or --call-graph dwarf -- workload)" "" \
+		"$PROC_RATES" "$(deadline 2)" "-g --call-graph=dwarf" ;;
 	3) PONG_ROUNDS=$(calibrate_pong "$PONG_SECS")
 	   bench_offcpu 3 "$(deadline 3)" ;;
 	4) bench_conversion "$(deadline 4)" ;;

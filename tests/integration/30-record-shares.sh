@@ -24,7 +24,6 @@ assert_grep "of event 'cpu-clock'" "$T/self.txt"
 
 # With children: work and main hold (nearly) everything of rec_work.
 run_clean "$T/children.txt" perf report -i perf.data --stdio --children --comm rec_work -g none
-children_of() { awk -v s="$2" '$NF == s && $1 ~ /%$/ { sub(/%/, "", $1); print $1; exit }' "$1"; }
 w=$(children_of "$T/children.txt" work)
 m=$(children_of "$T/children.txt" main)
 echo "children: work=$w main=$m"

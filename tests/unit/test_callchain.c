@@ -159,3 +159,24 @@ Test(callchain, full_stacks_fit_and_longer_ones_are_cut)
 	cr_assert_eq(cc.ips[cc.nr - 1], U((CALLCHAIN_MAX_STACK - 1) * 16 + 1));
 	cr_assert_eq(cc.nr_user, CALLCHAIN_MAX_STACK);
 }
+
+Test(callchain, dwarf_mode_has_no_user_part)
+{
+	uint64_t k[] = { K(0x10), K(0x20) }, u[] = { U(1), U(2) };
+	struct callchain_input in = { .kernel_mode = true, .ip = K(0x10), .kernel = k,
+				      .nr_kernel = 2, .user = u, .nr_user = 2,
+				      .no_user_part = true };
+	struct callchain cc;
+	uint64_t want[] = { MARK_K, K(0x10), K(0x20) };
+
+	callchain_build(&in, &cc);
+	expect_chain(&cc, want, N(want));
+	cr_assert_eq(cc.nr_user, 0);
+
+	/* A user-mode sample: an empty chain (as perf's exclude_callchain_user), ip kept. */
+	in = (struct callchain_input){ .ip = U(7), .no_user_part = true };
+	callchain_build(&in, &cc);
+	cr_assert_eq(cc.nr, 0);
+	cr_assert_eq(cc.ip, U(7));
+	cr_assert_eq(cc.misc, PERF_RECORD_MISC_USER);
+}

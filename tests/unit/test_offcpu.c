@@ -160,3 +160,54 @@ Test(offcpu, records_are_checked_before_use)
 	cr_assert_not(offcpu_record_ok(r, sizeof(*r)), "more frames than BPF can give");
 	free(r);
 }
+
+Test(offcpu, dwarf_mode_attr_follows_the_cpu_event_with_a_capped_stack)
+{
+	struct perf_event_attr cpu = {
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+			       PERF_SAMPLE_STACK_USER,
+		.sample_regs_user = 0xff0fff, .sample_stack_user = 8192,
+		.exclude_callchain_user = 1, .sample_id_all = 1,
+	}, off;
+
+	offcpu_build_attr(&cpu, &off);
+	cr_assert(off.sample_type & PERF_SAMPLE_REGS_USER);
+	cr_assert(off.sample_type & PERF_SAMPLE_STACK_USER);
+	cr_assert_eq(off.sample_regs_user, 0xff0fff);
+	cr_assert_eq(off.sample_stack_user, 8192);
+	cr_assert_eq(off.exclude_callchain_user, 1);
+
+	cpu.sample_stack_user = 65528;
+	offcpu_build_attr(&cpu, &off);
+	cr_assert_eq(off.sample_stack_user, OFFCPU_USTACK_MAX, "what task storage keeps");
+
+	cpu.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	offcpu_build_attr(&cpu, &off);
+	cr_assert_eq(off.sample_type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER), 0);
+	cr_assert_eq(off.exclude_callchain_user, 0);
+}
+
+Test(offcpu, records_with_a_user_stack_are_checked_too)
+{
+	size_t head = OFFCPU_SAMPLE_SIZE(2);
+	char *buf = calloc(1, sizeof(struct offcpu_sample) + sizeof(struct profile_ustack) + 64);
+	struct offcpu_sample *r = (struct offcpu_sample *)buf;
+	struct profile_ustack *u = (struct profile_ustack *)(buf + head);
+
+	cr_assert_not_null(buf);
+	r->hdr.kind = OFFCPU_KIND_SAMPLE;
+	r->nr_kernel = 2;
+	r->flags = PROFILE_SAMPLE_USTACK;
+	u->abi = PROFILE_UREGS_ABI_64;
+	u->size = 8192;
+	u->dyn_size = 64;
+	cr_assert(offcpu_record_ok(r, head + sizeof(*u) + 64));
+	cr_assert_not(offcpu_record_ok(r, head + sizeof(*u) + 56), "stack past the record");
+	cr_assert_not(offcpu_record_ok(r, head + 8), "registers past the record");
+	u->dyn_size = 8200;
+	cr_assert_not(offcpu_record_ok(r, head + sizeof(*u) + 64), "dyn_size above size");
+	u->abi = PROFILE_UREGS_ABI_NONE;
+	cr_assert(offcpu_record_ok(r, head + sizeof(*u)), "no user regs: nothing follows");
+	free(buf);
+}

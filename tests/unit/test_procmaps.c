@@ -173,7 +173,7 @@ Test(procmaps, fake_proc_file)
 	struct procmaps m;
 
 	write_maps(4242, text, sizeof(text) - 1);
-	cr_assert_eq(procmaps_read(root, 4242, &m), 0);
+	cr_assert_eq(procmaps_read(root, 4242, 0, &m), 0);
 	cr_assert_eq(m.nr, 5);
 	cr_assert_eq(m.entries[0].start, 0x401000);
 	cr_assert_eq(m.entries[0].pgoff, 0x1000);
@@ -185,6 +185,36 @@ Test(procmaps, fake_proc_file)
 	cr_assert_str_eq(m.entries[4].path, "[vdso]");
 	procmaps_release(&m);
 	cr_assert_null(m.entries);
+}
+
+Test(procmaps, data_mappings_of_files_on_request)
+{
+	static const char text[] =
+		"00400000-00401000 r--p 00000000 fe:01 100 /opt/app/bin\n"
+		"00401000-00405000 r-xp 00001000 fe:01 100 /opt/app/bin\n"
+		"00405000-00406000 rw-p 00005000 fe:01 100 /opt/app/bin\n"
+		"00406000-00407000 rw-p 00000000 00:00 0 \n"
+		"00407000-00408000 ---p 00000000 fe:01 200 /opt/app/guard\n"
+		"01000000-01100000 rw-p 00000000 00:00 0 [heap]\n"
+		"7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0 [stack]\n";
+	struct procmaps m;
+
+	write_maps(4343, text, sizeof(text) - 1);
+	cr_assert_eq(procmaps_read(root, 4343, 0, &m), 0);
+	cr_assert_eq(m.nr, 1, "only the executable mapping by default");
+	procmaps_release(&m);
+
+	/* PROCMAPS_DATA: the readable mappings of files too, nothing anonymous. */
+	cr_assert_eq(procmaps_read(root, 4343, PROCMAPS_DATA, &m), 0);
+	cr_assert_eq(m.nr, 3);
+	cr_assert_eq(m.entries[0].start, 0x400000);
+	cr_assert_eq(m.entries[0].prot, PROT_READ);
+	cr_assert_eq(m.entries[1].prot, PROT_READ | PROT_EXEC);
+	cr_assert_eq(m.entries[2].start, 0x405000);
+	cr_assert_eq(m.entries[2].prot, PROT_READ | PROT_WRITE);
+	for (size_t i = 0; i < m.nr; i++)
+		cr_assert_str_eq(m.entries[i].path, "/opt/app/bin");
+	procmaps_release(&m);
 }
 
 Test(procmaps, long_lines_and_cut_short_file)
@@ -202,7 +232,7 @@ Test(procmaps, long_lines_and_cut_short_file)
 			       "3000-4000 r-xp 00000000 fe:01 2 /short\n"
 			       "5000-6000 r-xp 00000000 fe:01 3 /cut/sho", name);
 	write_maps(7, text, len);
-	cr_assert_eq(procmaps_read(root, 7, &m), 0);
+	cr_assert_eq(procmaps_read(root, 7, 0, &m), 0);
 	/* The last line has no newline: the file was cut short, its path is partial. */
 	cr_assert_eq(m.nr, 2);
 	cr_assert_eq(strlen(m.entries[0].path), name_len);
@@ -234,10 +264,10 @@ Test(procmaps, empty_file_and_missing_process)
 	struct procmaps m;
 
 	write_maps(8, "", 0);
-	cr_assert_eq(procmaps_read(root, 8, &m), 0);
+	cr_assert_eq(procmaps_read(root, 8, 0, &m), 0);
 	cr_assert_eq(m.nr, 0);
 	procmaps_release(&m);
-	cr_assert_eq(procmaps_read(root, 9, &m), -ENOENT);
+	cr_assert_eq(procmaps_read(root, 9, 0, &m), -ENOENT);
 	cr_assert_eq(m.nr, 0);
 	procmaps_release(&m);
 }
@@ -270,7 +300,7 @@ Test(procmaps, real_self_maps)
 	anon = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cr_assert_neq(anon, MAP_FAILED);
 
-	cr_assert_eq(procmaps_read(NULL, (uint32_t)getpid(), &m), 0);
+	cr_assert_eq(procmaps_read(NULL, (uint32_t)getpid(), 0, &m), 0);
 	cr_assert_gt(m.nr, 2);
 
 	e = find(&m, (uint64_t)(uintptr_t)&here);
@@ -316,7 +346,7 @@ Test(procmaps, real_deleted_file)
 	close(fd);
 	cr_assert_eq(unlink(path), 0);
 
-	cr_assert_eq(procmaps_read("/proc", (uint32_t)getpid(), &m), 0);
+	cr_assert_eq(procmaps_read("/proc", (uint32_t)getpid(), 0, &m), 0);
 	e = find(&m, (uint64_t)(uintptr_t)p);
 	cr_assert_not_null(e);
 	snprintf(want, sizeof(want), "%s (deleted)", path);
@@ -337,13 +367,13 @@ Test(procmaps, exited_process)
 		_exit(0);
 	/* A zombie: /proc/PID exists, its address space is gone. */
 	cr_assert_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
-	err = procmaps_read(NULL, (uint32_t)pid, &m);
+	err = procmaps_read(NULL, (uint32_t)pid, 0, &m);
 	cr_assert(err == 0 || err == -ESRCH || err == -ENOENT, "zombie: %d", err);
 	cr_assert_eq(m.nr, 0);
 	procmaps_release(&m);
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
 	/* Reaped: gone. */
-	cr_assert_eq(procmaps_read(NULL, (uint32_t)pid, &m), -ENOENT);
+	cr_assert_eq(procmaps_read(NULL, (uint32_t)pid, 0, &m), -ENOENT);
 	procmaps_release(&m);
 }
 

@@ -1859,8 +1859,11 @@ static void assert_sample_eq(const struct perfdata_sample *got, const struct per
 	if (type & PERF_SAMPLE_STACK_USER) {
 		cr_assert_eq(got->stack_size, want->stack_size);
 		cr_assert_eq(got->stack_dyn_size, want->stack_dyn_size);
+		/* dyn_size valid bytes, then zeros: the writer never copies the rest. */
 		if (want->stack_size)
-			cr_assert_arr_eq(got->stack, want->stack, want->stack_size);
+			cr_assert_arr_eq(got->stack, want->stack, want->stack_dyn_size);
+		for (uint64_t i = want->stack_dyn_size; i < want->stack_size; i++)
+			cr_assert_eq(((const uint8_t *)got->stack)[i], 0);
 	}
 }
 
@@ -2061,6 +2064,87 @@ Test(reader_roundtrip, writer_pipe_mode_every_record_type_through_a_pipe)
 	perfdata_reader_free(r);
 	pipe_done(&fe, rfd);
 	free(bytes);
+	close(fd);
+}
+
+/* ---- DWARF-mode samples: REGS_USER + STACK_USER ---------------------------------- */
+
+Test(reader_roundtrip, regs_and_stack_user_as_perf_dwarf_mode)
+{
+	static uint8_t stack[65528];
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1,
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+			       PERF_SAMPLE_STACK_USER,
+		.sample_regs_user = 0xff0fff, .sample_stack_user = 65528,
+		.exclude_callchain_user = 1, .sample_id_all = 1,
+	};
+	uint64_t id = 42, regs[20], chain[2] = { PERF_CONTEXT_KERNEL, 0xffffffff81000000ull };
+	int fd = memfd_create("dwarf", MFD_CLOEXEC);
+	const struct perf_event_header *h;
+	struct perfdata_writer *w;
+	struct perfdata_reader *r;
+	struct perfdata_sample s;
+	int n = 0;
+
+	for (int i = 0; i < 20; i++)
+		regs[i] = 0x1000 + (uint64_t)i;
+	for (size_t i = 0; i < sizeof(stack); i++)
+		stack[i] = (uint8_t)(i * 7 + 1);
+	cr_assert_eq(perfdata_writer_new(fd, NULL, &w), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &attr, &id, 1), 0);
+	cr_assert_eq(perfdata_writer_start(w), 0);
+	/* 8 KiB asked, 5000 valid; a kernel thread; the largest stack, which must be cut. */
+	struct perfdata_sample in[3] = {
+		{ .id = id, .ip = 0x401000, .pid = 1, .tid = 1, .time = 10, .misc = PERF_RECORD_MISC_USER,
+		  .regs_abi = PERF_SAMPLE_REGS_ABI_64, .nr_regs = 20, .regs = regs,
+		  .stack_size = 8192, .stack_dyn_size = 5000, .stack = stack },
+		{ .id = id, .ip = chain[1], .pid = 0, .tid = 0, .time = 11,
+		  .misc = PERF_RECORD_MISC_KERNEL, .nr_callchain = 2, .callchain = chain },
+		{ .id = id, .ip = 0x401000, .pid = 1, .tid = 1, .time = 12, .misc = PERF_RECORD_MISC_USER,
+		  .nr_callchain = 2, .callchain = chain,
+		  .regs_abi = PERF_SAMPLE_REGS_ABI_64, .nr_regs = 20, .regs = regs,
+		  .stack_size = 65528, .stack_dyn_size = 65528, .stack = stack },
+	};
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(perfdata_write_sample(w, &in[i]), 0, "sample %d", i);
+	cr_assert_eq(perfdata_writer_finish(w), 0);
+	perfdata_writer_free(w);
+
+	r = open_ok(fd);
+	while (perfdata_reader_next(r, &h) == 1) {
+		if (h->type != PERF_RECORD_SAMPLE)
+			continue;
+		cr_assert_eq(perfdata_reader_parse_sample(r, h, &s, NULL), 0);
+		cr_assert_eq(h->size % 8, 0);
+		if (n == 0) {
+			const uint8_t *got = s.stack;
+
+			cr_assert_eq(s.regs_abi, PERF_SAMPLE_REGS_ABI_64);
+			cr_assert_eq(s.nr_regs, 20);
+			cr_assert_arr_eq(s.regs, regs, sizeof(regs));
+			cr_assert_eq(s.stack_size, 8192);
+			cr_assert_eq(s.stack_dyn_size, 5000);
+			cr_assert_arr_eq(got, stack, 5000);
+			for (size_t i = 5000; i < 8192; i++)
+				cr_assert_eq(got[i], 0, "byte %zu past dyn_size is not zero", i);
+		} else if (n == 1) {
+			cr_assert_eq(s.regs_abi, PERF_SAMPLE_REGS_ABI_NONE);
+			cr_assert_eq(s.nr_regs, 0);
+			cr_assert_eq(s.stack_size, 0);
+		} else {
+			/* Cut to what fits a 64 KiB record, a multiple of 8, like the kernel does. */
+			cr_assert_lt(s.stack_size, 65528);
+			cr_assert_eq(s.stack_size % 8, 0);
+			cr_assert_eq(s.stack_dyn_size, s.stack_size);
+			cr_assert_gt(h->size, 0xfff8 - 8, "the cut wastes no room: %u", h->size);
+			cr_assert_arr_eq(s.stack, stack, s.stack_size);
+		}
+		n++;
+	}
+	cr_assert_eq(n, 3);
+	perfdata_reader_free(r);
 	close(fd);
 }
 

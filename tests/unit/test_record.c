@@ -105,6 +105,43 @@ Test(record_args, every_option)
 	record_args_free(&a);
 }
 
+Test(record_args, call_graph_modes)
+{
+	struct record_args a;
+	char err[256];
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "--call-graph", "dwarf", NULL), 0, "%s", err);
+	cr_assert_eq(a.opts.callgraph, RECORD_CALLGRAPH_DWARF);
+	cr_assert_eq(a.opts.stack_user_size, RECORD_STACK_USER_DEFAULT);
+	record_args_free(&a);
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "--call-graph=dwarf,65528", NULL), 0, "%s",
+		     err);
+	cr_assert_eq(a.opts.stack_user_size, 65528);
+	record_args_free(&a);
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "--call-graph", "dwarf,16", NULL), 0, "%s",
+		     err);
+	cr_assert_eq(a.opts.stack_user_size, 16);
+	record_args_free(&a);
+
+	/* The last one wins, as in perf; fp carries no stack size. */
+	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "--call-graph", "dwarf", "--call-graph",
+			   "fp", NULL), 0, "%s", err);
+	cr_assert_eq(a.opts.callgraph, RECORD_CALLGRAPH_FP);
+	cr_assert_eq(a.opts.stack_user_size, 0);
+	record_args_free(&a);
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "-g", NULL), 0, "%s", err);
+	cr_assert_eq(a.opts.callgraph, RECORD_CALLGRAPH_FP);
+	record_args_free(&a);
+
+	/* Off-CPU with DWARF stacks is fine without a threshold. */
+	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "--off-cpu", "--call-graph", "dwarf",
+			   NULL), 0, "%s", err);
+	record_args_free(&a);
+}
+
 Test(record_args, command_starts_at_first_word_or_after_dashes)
 {
 	struct record_args a;
@@ -156,8 +193,15 @@ Test(record_args, bad_input_names_the_problem)
 		{ { "-t", "5," }, "-t '5,'" },
 		{ { "-C", "3-1" }, "-C '3-1'" },
 		{ { "-C", "x" }, "-C 'x'" },
-		{ { "--call-graph", "dwarf" }, "dwarf is not supported yet" },
-		{ { "--call-graph", "lbr" }, "only 'fp'" },
+		{ { "--call-graph", "dwarf,100" }, "a multiple of 8" },
+		{ { "--call-graph", "dwarf,0" }, "--call-graph 'dwarf,0'" },
+		{ { "--call-graph", "dwarf,65536" }, "--call-graph 'dwarf,65536'" },
+		{ { "--call-graph", "dwarf," }, "--call-graph 'dwarf,'" },
+		{ { "--call-graph", "dwarfx" }, "give fp, or dwarf" },
+		{ { "--call-graph", "fp,8" }, "--call-graph 'fp,8'" },
+		{ { "--call-graph", "lbr" }, "give fp, or dwarf" },
+		{ { "--off-cpu", "--off-cpu-thresh", "10", "--call-graph=dwarf" },
+		  "cannot sum intervals with --call-graph dwarf" },
 		{ { "--duration", "0" }, "--duration '0'" },
 		{ { "--duration", "soon" }, "--duration 'soon'" },
 		{ { "-m", "1000" }, "-m '1000'" },

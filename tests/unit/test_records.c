@@ -254,10 +254,15 @@ Test(records, sample_regs_and_stack_user)
 	le64(want, 16, PERF_SAMPLE_REGS_ABI_64);
 	memcpy(want + 24, regs, 24);
 	le64(want, 48, 16);
-	memcpy(want + 56, stack, 16);
+	memcpy(want + 56, stack, 12);	/* bytes past dyn_size are written as zeros */
 	le64(want, 72, 12);
 	expect_same(perfdata_encode_sample(got, sizeof(got), &attr, &s), 80);
 	cr_assert_eq(perfdata_sample_size(&attr, &s), 80);
+
+	/* dyn_size above size cannot be encoded. */
+	s.stack_dyn_size = 24;
+	cr_assert_eq(perfdata_encode_sample(got, sizeof(got), &attr, &s), -EINVAL);
+	s.stack_dyn_size = 12;
 
 	/* A wrong register count, or a stack size not a multiple of 8, is refused. */
 	s.nr_regs = 2;
@@ -269,6 +274,30 @@ Test(records, sample_regs_and_stack_user)
 	/* No user regs (kernel thread): abi NONE and no register words; empty stack: size only. */
 	struct perfdata_sample k = { .ip = 5, .regs_abi = PERF_SAMPLE_REGS_ABI_NONE };
 	cr_assert_eq(perfdata_encode_sample(got, sizeof(got), &attr, &k), 32);
+}
+
+Test(records, stack_user_is_cut_to_fit_a_record)
+{
+	struct perf_event_attr attr = {
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER,
+	};
+	uint64_t chain[3] = { PERF_CONTEXT_KERNEL, 1, 2 };
+	struct perfdata_sample s = { .ip = 1, .nr_callchain = 3, .callchain = chain,
+				     .stack_size = 65528, .stack_dyn_size = 65528 };
+	/* header 8, ip 8, callchain 8 + 24, size 8, dyn_size 8: 64 bytes besides the data */
+	uint64_t room = (0xfff8 - 64) & ~7ull;
+
+	perfdata_sample_fit_stack(&attr, &s);
+	cr_assert_eq(s.stack_size, room);
+	cr_assert_eq(s.stack_dyn_size, room, "dyn_size follows the cut");
+	cr_assert_eq(perfdata_sample_size(&attr, &s), 0xfff8);
+
+	/* What fits stays as it is. */
+	s.stack_size = 8192;
+	s.stack_dyn_size = 100;
+	perfdata_sample_fit_stack(&attr, &s);
+	cr_assert_eq(s.stack_size, 8192);
+	cr_assert_eq(s.stack_dyn_size, 100);
 }
 
 Test(records, finished_round)

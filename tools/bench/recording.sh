@@ -83,12 +83,24 @@ emit_recording_rows() {
 	return 0
 }
 
-# bench_cpu_recording SEC TITLE MODE RATES DEADLINE [VARIANTS]: scenarios 1
-# (MODE "-a") and 2 (MODE ""). VARIANTS: extra options recorded with both
-# tools at every rate, each a word ("-z" = compressed), besides none.
+# cg_label CALLGRAPH: how a variant shows in row labels ("" for -g; commas
+# stand for spaces, so "-g,-z" is -g with compression and shows as " -z").
+cg_label() {
+	case $1 in
+	-g) ;;
+	-g,*) echo " ${1#-g,}" | tr ',' ' ' ;;
+	--call-graph=dwarf*) echo " ${1#--call-graph=}" | tr ',' ' ' ;;
+	*) echo " $1" | tr ',' ' ' ;;
+	esac
+}
+
+# bench_cpu_recording SEC TITLE MODE RATES DEADLINE [CALLGRAPHS]: scenarios 1
+# (MODE "-a") and 2 (MODE ""); CALLGRAPHS are the variants to compare, each
+# one word with commas for spaces (default "-g"; scenario 1 adds "-g,-z"
+# for compression, scenario 2 --call-graph=dwarf).
 bench_cpu_recording() {
-	local sec=$1 title=$2 mode=$3 rates=$4 variants="- ${6:-}"
-	local rep rate tool i order base=() base_cpu=() d v
+	local sec=$1 title=$2 mode=$3 rates=$4 cgs=${6:--g}
+	local rep rate tool i order base=() base_cpu=() d cg key
 	section "$sec" "$title" "bpfrec=bpfrec record" "perf=perf record"
 	say "scenario $sec: $title: ${REPS} repetitions, rates $rates, $NCPU threads x $SPIN_ITERS iterations"
 	budget_start "$5"
@@ -101,15 +113,15 @@ bench_cpu_recording() {
 		base_cpu+=("$(calc "$(kv "$d/wl" cpu_ns) / 1e9")")
 		i=0
 		for rate in $rates; do
-			for v in $variants; do
-				[ "$v" = - ] && v=
+			for cg in $cgs; do
 				i=$((i + 1))
+				key=$rate${cg//[^a-z0-9]/_}
 				# A B, then B A: drift in the machine's load hits both tools alike.
 				if [ $(((rep + i) % 2)) = 0 ]; then order="perf bpfrec"; else order="bpfrec perf"; fi
 				for tool in $order; do
 					[ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ] && continue
-					say "  rep $rep/$REPS: $tool record ${mode:+$mode }-g -F $rate${v:+ $v}"
-					one_recording "$W/s$sec/$rate$v/$tool/$rep" "$tool" "$mode -g -F $rate $v" \
+					say "  rep $rep/$REPS: $tool record ${mode:+$mode }${cg//,/ } -F $rate"
+					one_recording "$W/s$sec/$key/$tool/$rep" "$tool" "$mode ${cg//,/ } -F $rate" \
 						"$FIX/bench_spin" -n "$SPIN_ITERS"
 				done
 			done
@@ -118,23 +130,24 @@ bench_cpu_recording() {
 	local base_med base_cpu_med
 	base_med=$(median "${base[@]}") base_cpu_med=$(median "${base_cpu[@]}")
 	for rate in $rates; do
-		for v in $variants; do
-			[ "$v" = - ] && v=
+		for cg in $cgs; do
+			key=$rate${cg//[^a-z0-9]/_}
 			for tool in bpfrec perf; do
 				if [ "$tool" = bpfrec ] && [ "$HAVE_RECORD" = 0 ]; then
-					text "$sec" "$rate Hz: recorder CPU (ms)" bpfrec "bpfrec record: not available"
+					text "$sec" "$rate Hz$(cg_label "$cg"): recorder CPU (ms)" bpfrec \
+						"bpfrec record: not available"
 					continue
 				fi
 				for rep in $(seq "$REPS_DONE"); do
-					emit_recording_rows "$sec" "$W/s$sec/$rate$v/$tool/$rep" "$tool" \
-						"$rate Hz${v:+ $v}:" "$base_med" "$base_cpu_med" sample
+					emit_recording_rows "$sec" "$W/s$sec/$key/$tool/$rep" "$tool" \
+						"$rate Hz$(cg_label "$cg"):" "$base_med" "$base_cpu_med" sample
 				done
 			done
 		done
 	done
 	budget_note "$sec" "$REPS"
 	note "$sec" "Workload: \`bench_spin -n $SPIN_ITERS\` ($NCPU threads, fixed work); unprofiled: $(fmt_spread "${base[@]}") wall, $(fmt_spread "${base_cpu[@]}") CPU."
-	note "$sec" "Commands: \`perf record -e cpu-clock ${mode:+$mode }-g -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\` and \`bpfrec record ${mode:+$mode }-g -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\`."
+	note "$sec" "Commands: \`perf record -e cpu-clock ${mode:+$mode }CALLGRAPH -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\` and \`bpfrec record ${mode:+$mode }CALLGRAPH -F RATE -o FILE -- bench_spin -n $SPIN_ITERS\`, CALLGRAPH one of: $cgs (rows marked dwarf: --call-graph=dwarf, 8 KiB of user stack per sample)."
 	note "$sec" "perf's per-sample kernel cost (interrupt, stack walk, ring buffer) is not visible to user space: the workload's slowdown and CPU inflation are the fair comparison. The sampling interrupt runs on the workload's time (this kernel has no IRQ time accounting), so CPU inflation measures the in-kernel cost of both tools with less noise from other load; the wall-time slowdown adds the recorder's competition for the CPUs. Recorder CPU is user+sys of the recorder process (start-up, draining, writing, and perf's build-id pass at the end)."
 }
 
