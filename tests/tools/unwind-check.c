@@ -34,7 +34,7 @@ static int load_proc(uint32_t pid, struct unwind_row **rows, size_t *nr_rows,
 		     struct unwind_proc *proc)
 {
 	struct procmaps maps;
-	int err = procmaps_read(NULL, pid, &maps);
+	int err = procmaps_read(NULL, pid, 0, &maps);
 
 	if (err)
 		return err;

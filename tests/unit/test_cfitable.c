@@ -654,7 +654,7 @@ static void copy_stack(struct traced *tr)
 /* Tables for every file mapping, appended to the row store (the BPF map's layout). */
 static void load_tables(struct traced *tr)
 {
-	cr_assert(procmaps_read(NULL, (uint32_t)tr->pid, &tr->maps) == 0);
+	cr_assert(procmaps_read(NULL, (uint32_t)tr->pid, 0, &tr->maps) == 0);
 	cr_assert(tr->maps.nr <= UNWIND_MAX_MAPPINGS);
 	for (size_t i = 0; i < tr->maps.nr; i++) {
 		const struct procmaps_entry *e = &tr->maps.entries[i];
