@@ -65,3 +65,32 @@ assert_samples() {
 		"$(awk -v c="$3" -v f="$4" 'BEGIN { printf "%d", c * f * 0.85 }')" \
 		"$(awk -v c="$3" -v f="$4" 'BEGIN { printf "%d", c * f * 1.15 + 5 }')"
 }
+
+# kill9_recording FILE MINBYTES OPTS...: `bpfrec record -q OPTS -o FILE` in
+# the background, killed with SIGKILL a second after FILE passed MINBYTES.
+# perf report and perf script must then read FILE without a warning,
+# rec_sleepspin's late_spin (left running by the caller) must be in it, and
+# its samples must cover the recording up to at most about a second before
+# the kill (the last checkpoint).
+kill9_recording() {
+	local data=$1 min=$2 start killed rec first last covered ran
+	shift 2
+	start=$(date +%s.%N)
+	"$BPFREC" record -q "$@" -o "$data" & rec=$!
+	for _ in $(seq 100); do
+		[ "$(stat -c %s "$data" 2>/dev/null || echo 0)" -gt "$min" ] && break
+		sleep 0.1
+	done
+	sleep 1
+	kill -9 $rec
+	wait $rec 2>/dev/null || true
+	killed=$(date +%s.%N)
+	run_clean "$T/kill9.report" perf report -i "$data" --stdio --no-children -g none --sort comm,sym
+	assert_grep 'rec_sleepspin +\[\.\] late_spin$' "$T/kill9.report" "late_spin missing after kill -9"
+	run_clean "$T/kill9.times" perf script -i "$data" -F time
+	first=$(head -n 1 "$T/kill9.times" | tr -d ' :') last=$(tail -n 1 "$T/kill9.times" | tr -d ' :')
+	covered=$(awk -v a="$first" -v b="$last" 'BEGIN { print b - a }')
+	ran=$(awk -v a="$start" -v b="$killed" 'BEGIN { print b - a }')
+	echo "killed: recorded for ${ran}s, the file covers ${covered}s"
+	assert_range "missing seconds" "$(awk -v r="$ran" -v c="$covered" 'BEGIN { print r - c }')" 0 1.6
+}
