@@ -40,6 +40,6 @@ echo "perf report outer_fn $a%, go tool pprof inlined_leaf $b%"
 assert_range "inlined_leaf share" "${b:-0}" 90 100
 assert_range "share difference" "$(awk -v a="$a" -v b="${b:-0}" 'BEGIN { d = a - b; print d < 0 ? -d : d }')" 0 1.5
 # And the stack reads inlined_leaf <- outer_fn <- main.
-grep -A1 -E '^ +[0-9.]+[mu]?s +inlined_leaf \(inline\)$' "$T/traces.txt" | grep -qE '^ +outer_fn$' ||
+grep -qE '^ +outer_fn$' <(grep -A1 -E '^ +[0-9.]+[mu]?s +inlined_leaf \(inline\)$' "$T/traces.txt") ||
 	fail "traces do not show inlined_leaf called from outer_fn"
 echo "ok"

@@ -8,9 +8,9 @@ need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
 perf record -q -z -e cpu-clock -g -o "$T/z.data" -- "$FIX/pp_shares" 0.5 2>"$T/rec.err" ||
-	skip "perf record -z failed: $(tail -n 1 "$T/rec.err")"
-perf report -i "$T/z.data" --stdio --header-only 2>/dev/null | grep -q '^# compressed : Zstd' ||
-	skip "this perf does not compress (no zstd support)"
+	fail "perf record -z failed (linux-perf from tools/deps.sh has zstd): $(tail -n 1 "$T/rec.err")"
+grep -q '^# compressed : Zstd' <(perf report -i "$T/z.data" --stdio --header-only 2>/dev/null) ||
+	fail "this perf does not compress (no zstd support): install Debian's linux-perf"
 run_clean "$T/report.txt" perf report -i "$T/z.data" --stdio --no-children --sort sym
 run_clean "$T/script.txt" perf script -i "$T/z.data" -F event,ip
 "$BPFREC" pprof -i "$T/z.data" -o "$T/z.pb.gz" 2>"$T/conv.err" ||

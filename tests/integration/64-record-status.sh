@@ -31,7 +31,7 @@ script -qec "'$BPFREC' record -q -a --duration 1.1 -o quiet.data" /dev/null >"$T
 # Pipe mode on a terminal: the status goes to the terminal, stdout stays perf.data.
 script -qec "'$BPFREC' record -a --duration 1.6 -o - >pipe.data" /dev/null >"$T/pipe.out" ||
 	fail "pipe mode under script exited $?"
-tr '\r' '\n' <"$T/pipe.out" | grep -qE "$status_re" || fail "no status line in pipe mode"
+grep -qE "$status_re" <(tr '\r' '\n' <"$T/pipe.out") || fail "no status line in pipe mode"
 grep -qa 'samples/s' pipe.data && fail "the status line got into the pipe-mode stream"
 run_clean "$T/p.txt" perf script -i - -F comm <pipe.data
 [ -s "$T/p.txt" ] || fail "the pipe-mode stream holds no samples"

@@ -92,7 +92,7 @@ total=0
 while read -r f; do
 	run_clean "$T/r.txt" perf script -i "$f" -F pid
 	total=$((total + $(wc -l <"$T/r.txt")))
-	perf report -i "$f" --header-only 2>/dev/null | grep -q '^# compressed : Zstd' ||
+	grep -q '^# compressed : Zstd' <(perf report -i "$f" --header-only 2>/dev/null) ||
 		fail "$f lacks the compression header"
 done <"$T/rot.list"
 echo "rotation: $total samples in $nfiles files"
