@@ -246,12 +246,11 @@ static int read_altlink_id(const char *path, uint8_t id[BUILDID_MAX], size_t *si
 	int fd, err = -ENOENT;
 	Elf *elf;
 
-	err = safeopen(-1, path, NULL, &fd, NULL);
+	err = elf_open_path(path, &fd, &elf);
 	if (err)
 		return err;
 	err = -ENOENT;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+	if (elf_getshdrstrndx(elf, &shstrndx))
 		goto out;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr shdr;

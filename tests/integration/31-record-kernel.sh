@@ -16,7 +16,6 @@ assert_grep '\[k\] entry_SYSCALL_64' "$T/children.txt" "no syscall entry frame"
 perf record -q -e cpu-clock -g -o perf_g.data -- "$FIX/rec_syscall" 2>"$T/perf_g.err" ||
 	{ cat "$T/perf_g.err" >&2; fail "perf record -g failed"; }
 run_clean "$T/perf_children.txt" perf report -i perf_g.data --stdio --children --comm rec_syscall -g none
-children_of() { awk -v s="$2" '$NF == s && $1 ~ /%$/ { sub(/%/, "", $1); print $1; exit }' "$1"; }
 k=$(children_of "$T/children.txt" ksys_write)
 kp=$(children_of "$T/perf_children.txt" ksys_write)
 echo "ksys_write (children): bpfrec $k%, perf record $kp%"

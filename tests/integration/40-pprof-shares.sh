@@ -25,11 +25,6 @@ run_clean "$T/top.txt" go tool pprof -top -nodefraction=0 -nodecount=1000 "$T/cp
 run_clean "$T/traces.txt" go tool pprof -traces "$T/cpu.pb.gz"
 run_clean "$T/raw.txt" go tool pprof -raw "$T/cpu.pb.gz"
 
-# flat% of a function in `go tool pprof -top` (the name is the 6th field).
-flat_share() {
-	awk -v s="$2" '$6 == s && $2 ~ /%$/ { sub(/%/, "", $2); t += $2 } END { printf "%.2f\n", t + 0 }' "$1"
-}
-
 for f in leaf_a leaf_b leaf_c; do
 	perf_share=$(self_share "$T/report.txt" "$f")
 	pprof_share=$(flat_share "$T/top.txt" "$f")

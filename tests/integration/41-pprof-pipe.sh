@@ -7,9 +7,6 @@ need_tool perf linux-perf
 need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
-flat_share() {
-	awk -v s="$2" '$6 == s && $2 ~ /%$/ { sub(/%/, "", $2); t += $2 } END { printf "%.2f\n", t + 0 }' "$1"
-}
 raw_samples() {
 	awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$1"
 }

@@ -97,8 +97,11 @@ for f in mid_a mid_b main; do
 done
 
 # --- Debian's python3 and libc's qsort calling back into us: stacks reach the root. ---
-py='x = 0
-for i in range(3000000): x += i * i'
+# Half a second of the interpreter's CPU time, not a fixed loop: as many samples on a faster CPU.
+py='import time
+x = 0
+while time.process_time() < 0.5:
+    for i in range(100000): x += i * i'
 "$BPFREC" record -q --call-graph dwarf -o py.data -- python3 -c "$py" || fail "record python3"
 perf record -q --call-graph dwarf -o py-ref.data -- python3 -c "$py" 2>/dev/null ||
 	fail "perf record python3"

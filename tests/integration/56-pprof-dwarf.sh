@@ -13,8 +13,7 @@ command -v python3 >/dev/null || fail "needs python3"
 export HOME=$T PPROF_TMPDIR=$T
 
 abs_diff() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; print d < 0 ? -d : d }'; }
-# flat% and cum% of a function in `go tool pprof -top` output (name = 6th field).
-flat_of() { awk -v s="$2" '$6 == s { sub(/%/, "", $2); t += $2 } END { printf "%.2f\n", t + 0 }' "$1"; }
+# cum% of a function in `go tool pprof -top` output (name = 6th field).
 cum_of() { awk -v s="$2" '$6 == s { sub(/%/, "", $5); print $5; exit }' "$1"; }
 
 convert() { # IN OUT.pb.gz [pipe]
@@ -35,12 +34,12 @@ cat "$T/c.pb.gz.err"
 run_clean "$T/c.top" go tool pprof -top -nodefraction=0 "$T/c.pb.gz"
 run_clean "$T/c.traces" go tool pprof -traces "$T/c.pb.gz"
 for f in leaf_a leaf_b; do
-	a=$(self_share "$T/c.self" "$f") b=$(flat_of "$T/c.top" "$f")
+	a=$(self_share "$T/c.self" "$f") b=$(flat_share "$T/c.top" "$f")
 	echo "unw_chain $f: perf report $a%, go tool pprof $b%"
 	assert_range "$f share difference (points)" "$(abs_diff "$a" "$b")" 0 1.5
 done
-assert_range "leaf_a share" "$(flat_of "$T/c.top" leaf_a)" 55 75
-assert_range "leaf_b share" "$(flat_of "$T/c.top" leaf_b)" 25 42
+assert_range "leaf_a share" "$(flat_share "$T/c.top" leaf_a)" 55 75
+assert_range "leaf_b share" "$(flat_share "$T/c.top" leaf_b)" 25 42
 # Every trace whose leaf is leaf_x continues mid_x, main: count the time of
 # leaf samples with and without the complete chain.
 awk '

@@ -26,10 +26,6 @@ make_tree() {
 	done
 }
 
-flat_share() {
-	awk -v s="$2" '$6 == s && $2 ~ /%$/ { sub(/%/, "", $2); t += $2 } END { printf "%.2f\n", t + 0 }' "$1"
-}
-
 # check_names NAME DATA: perf report and bpfrec pprof name leaf_a/b/c with the fixture's shares.
 check_names() {
 	local name=$1 data=$2

@@ -47,6 +47,10 @@ assert_range() {
 self_share() { # FILE SYMBOL
 	awk -v s="$2" '$NF == s && $1 ~ /%$/ { sub(/%/, "", $1); t += $1 } END { printf "%.2f\n", t + 0 }' "$1"
 }
+# Flat share (percent) of a function in `go tool pprof -top` output (the name is the 6th field).
+flat_share() { # FILE FUNCTION
+	awk -v s="$2" '$6 == s && $2 ~ /%$/ { sub(/%/, "", $2); t += $2 } END { printf "%.2f\n", t + 0 }' "$1"
+}
 # Children share (percent) of a symbol in `perf report --stdio --children -g none` output.
 children_of() { # FILE SYMBOL
 	awk -v s="$2" '$NF == s && $1 ~ /%$/ { sub(/%/, "", $1); print $1; exit }' "$1"

@@ -16,6 +16,7 @@
 #include <criterion/criterion.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -586,10 +587,11 @@ struct traced {
 };
 
 /*
- * Run the fixture with arg as its traced child until it stops itself with
- * SIGSTOP. Returns false (the test is skipped) where ptrace is not allowed.
+ * Fork argv[0] as a traced child (its stdout on out_fd unless that is -1)
+ * and wait for its exec stop. Returns false (tr->pid 0, the test is
+ * skipped) where ptrace is not allowed.
  */
-static bool run_until_stop(const char *path, const char *arg, struct traced *tr)
+static bool start_traced(char *const argv[], int out_fd, struct traced *tr)
 {
 	int status, pipefd[2];
 	char err = 0;
@@ -599,13 +601,15 @@ static bool run_until_stop(const char *path, const char *arg, struct traced *tr)
 	cr_assert(tr->pid >= 0);
 	if (tr->pid == 0) {
 		close(pipefd[0]);
+		if (out_fd >= 0)
+			dup2(out_fd, 1);
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
 			err = 1;
 			(void)!write(pipefd[1], &err, 1);
 			_exit(99);
 		}
 		close(pipefd[1]);
-		execl(path, path, arg, (char *)NULL);
+		execv(argv[0], argv);
 		_exit(98);
 	}
 	close(pipefd[1]);
@@ -616,9 +620,22 @@ static bool run_until_stop(const char *path, const char *arg, struct traced *tr)
 		return false;
 	}
 	close(pipefd[0]);
-	/* The exec stop (SIGTRAP), then the fixture's own SIGSTOP. */
-	cr_assert(waitpid(tr->pid, &status, 0) == tr->pid && WIFSTOPPED(status));
-	cr_assert_eq(WSTOPSIG(status), SIGTRAP);
+	cr_assert(waitpid(tr->pid, &status, 0) == tr->pid);
+	cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP, "no exec stop (status %#x)", status);
+	return true;
+}
+
+/*
+ * Run the fixture with arg as its traced child until it stops itself with
+ * SIGSTOP. Returns false (the test is skipped) where ptrace is not allowed.
+ */
+static bool run_until_stop(const char *path, const char *arg, struct traced *tr)
+{
+	char *const argv[] = { (char *)path, (char *)arg, NULL };
+	int status;
+
+	if (!start_traced(argv, -1, tr))
+		return false;
 	cr_assert(ptrace(PTRACE_CONT, tr->pid, NULL, NULL) == 0);
 	cr_assert(waitpid(tr->pid, &status, 0) == tr->pid);
 	cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP,
@@ -856,32 +873,21 @@ Test(cfiwalk, python_stopped_anywhere_matches_libdw)
 		"    print('ready', flush=True)\n"
 		"    while True: sorted(range(1000), key=lambda x: -x)\n"
 		"f(8)\n";
+	char *const argv[] = { PYTHON, "-c", (char *)script, NULL };
 	int out[2], status;
 	struct traced tr = { 0 };
 	char line[16] = "";
 	FILE *f;
 
 	cr_assert(access(PYTHON, X_OK) == 0, "%s missing: run tools/deps.sh test", PYTHON);
-	cr_assert(pipe(out) == 0);
-	tr.pid = fork();
-	cr_assert(tr.pid >= 0);
-	if (tr.pid == 0) {
-		dup2(out[1], 1);
+	/* Close-on-exec: python keeps only its stdout (dup2 clears the flag there). */
+	cr_assert(pipe2(out, O_CLOEXEC) == 0);
+	if (!start_traced(argv, out[1], &tr)) {
 		close(out[0]);
 		close(out[1]);
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(99);
-		execl(PYTHON, PYTHON, "-c", script, (char *)NULL);
-		_exit(98);
-	}
-	close(out[1]);
-	cr_assert(waitpid(tr.pid, &status, 0) == tr.pid);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 99) {
-		tr.pid = 0;
-		close(out[0]);
 		cr_skip_test("ptrace is not allowed here");
 	}
-	cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP, "status %#x", status);
+	close(out[1]);
 	cr_assert(ptrace(PTRACE_CONT, tr.pid, NULL, NULL) == 0);
 	f = fdopen(out[0], "r");
 	cr_assert(f && fgets(line, sizeof(line), f), "python printed nothing");
