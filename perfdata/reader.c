@@ -927,6 +927,18 @@ static const char *end_name(const struct perfdata_reader *r)
 
 static int absorb_record(struct perfdata_reader *r, const struct perf_event_header *rec);
 
+/* The record of size bytes at at, or its copy in copy when at is not
+ * 8-aligned: decoders read its u64 fields in place. */
+static const struct perf_event_header *aligned_record(const uint8_t *at, size_t size,
+						      uint64_t *copy)
+{
+	if ((uintptr_t)at % 8) {
+		memcpy(copy, at, size);
+		return (const struct perf_event_header *)copy;
+	}
+	return (const struct perf_event_header *)at;
+}
+
 /*
  * A COMPRESSED record: its payload is the next piece of the file's zstd
  * stream; next_inner() yields what it decompresses to.
@@ -990,13 +1002,9 @@ static int next_inner(struct perfdata_reader *r, const struct perf_event_header 
 					    "%u, which cannot be compressed",
 					    (unsigned long long)r->rec_offset, h.type);
 			if (h.size <= avail) {
-				if ((uintptr_t)at % 8) {
-					memcpy(r->zrec, at, h.size);
-					at = (const uint8_t *)r->zrec;
-				}
 				r->zhead += h.size;
 				r->inner = true;
-				*rec = (const struct perf_event_header *)at;
+				*rec = aligned_record(at, h.size, r->zrec);
 				return absorb_record(r, *rec);
 			}
 		}
@@ -1080,14 +1088,10 @@ static int next_record(struct perfdata_reader *r, const struct perf_event_header
 			    "after %zd bytes", (unsigned long long)r->pos, h.type, h.size,
 			    end_name(r), avail);
 	at = r->buf + r->head;
-	if ((uintptr_t)at % 8) {
-		memcpy(r->rec, at, h.size);
-		at = (const uint8_t *)r->rec;
-	}
 	r->rec_offset = r->pos;
 	r->head += h.size;
 	r->pos += h.size;
-	*rec = (const struct perf_event_header *)at;
+	*rec = aligned_record(at, h.size, r->rec);
 	return absorb_record(r, *rec);
 }
 

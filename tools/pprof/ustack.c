@@ -253,7 +253,6 @@ int pp_cv_unwind(struct pp_convert *c, const struct csample *s, const struct csa
 	o->ustack_len = 0;
 	uint64_t *oi = (uint64_t *)(o + 1);
 
-	at = 0;
 	memcpy(oi, ips, nk * 8);
 	at = nk;
 	if (!s->nr_ips && (s->h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
