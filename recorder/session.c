@@ -685,8 +685,7 @@ static int load_bpf(struct record_session *s)
 			.filter_mode = skel->rodata->filter_mode,
 			.wakeup_bytes = ring / 2,
 			.thresh_ns = s->opts.off_cpu_thresh_ns,
-			.stack_user_size = s->opts.callgraph == RECORD_CALLGRAPH_DWARF ?
-					   s->opts.stack_user_size : 0,
+			.stack_user_size = skel->rodata->stack_user_size,
 			.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
 		};
 
