@@ -253,7 +253,6 @@ int sideband_apply(const void *rec, struct task_tracker *t)
 		task_tracker_exec_begin(t, r->hdr.pid);
 		return 0;
 	}
-	if (e.end < e.start)
-		return 0;
+	/* A length that wraps is refused there, with empty ones. */
 	return task_tracker_mmap(t, r->hdr.pid, r->hdr.tid, &e, r->hdr.time, r->hdr.cpu);
 }
