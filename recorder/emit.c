@@ -14,6 +14,8 @@ int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct 
 	size_t len = e->comm_len < PROFILE_COMM_LEN ? e->comm_len : PROFILE_COMM_LEN;
 	char comm[PROFILE_COMM_LEN + 1];
 	struct callchain_input chain = e->chain;
+	/* The block carries registers (and stack bytes), not only "none". */
+	bool has_regs = e->ustack.present && e->ustack.abi != PROFILE_UREGS_ABI_NONE;
 	const uint64_t *user_ips;
 	size_t nr_user_ips;
 	struct callchain cc;
@@ -26,7 +28,7 @@ int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct 
 	/* The tracker checks user addresses against known maps: the user ip is one. */
 	user_ips = cc.user;
 	nr_user_ips = cc.nr_user;
-	if (e->ustack.present && e->ustack.abi != PROFILE_UREGS_ABI_NONE) {
+	if (has_regs) {
 		user_ips = &e->ustack.regs[PROFILE_UREG_IP];
 		nr_user_ips = 1;
 	}
@@ -40,7 +42,7 @@ int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct 
 		.nr_callchain = cc.nr, .callchain = cc.ips,
 		.raw = e->raw, .raw_size = e->raw_size,
 	};
-	if (e->ustack.present && e->ustack.abi != PROFILE_UREGS_ABI_NONE) {
+	if (has_regs) {
 		out.regs_abi = e->ustack.abi;
 		out.nr_regs = PROFILE_NR_UREGS;
 		out.regs = e->ustack.regs;

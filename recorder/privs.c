@@ -41,6 +41,11 @@ static const struct {
 	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
 };
 
+bool privs_is_denial(int err)
+{
+	return err == -EACCES || err == -EPERM;
+}
+
 void privs_facts_read(struct privs_facts *f, char *exe_buf, size_t exe_size)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };

@@ -27,6 +27,7 @@
 #ifndef RECORDER_PRIVS_H
 #define RECORDER_PRIVS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum priv_step {
@@ -44,6 +45,9 @@ struct privs_facts {
 	int perf_event_paranoid;	/* -9 when unknown */
 	const char *exe;		/* our binary, for the setcap hint; NULL = "bpfrec" */
 };
+
+/* Whether err (-errno) is a refusal for want of a privilege: EACCES or EPERM. */
+bool privs_is_denial(int err);
 
 /* The running process's capabilities and the two sysctls. Never fails. */
 void privs_facts_read(struct privs_facts *f, char *exe_buf, size_t exe_size);

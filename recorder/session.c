@@ -287,11 +287,6 @@ static int priv_fail(struct record_session *s, enum priv_step step, int err, con
 	return fail(s, err, "%s", msg);
 }
 
-static bool is_denial(int err)
-{
-	return err == -EACCES || err == -EPERM;
-}
-
 /* 'R', 'S', ... from /proc/PID/stat, or 0 when there is no such task. */
 static char task_state(pid_t pid)
 {
@@ -355,7 +350,7 @@ static int check_target_maps(struct record_session *s, pid_t tid, const char *op
 		return 0;
 	}
 	err = -errno;
-	if (!is_denial(err))
+	if (!privs_is_denial(err))
 		return 0;	/* gone meanwhile: that is for the recording to find */
 	snprintf(what, sizeof(what), "cannot read %s of %s %d", path, opt, (int)tid);
 	return priv_fail(s, PRIV_STEP_MAPS, err, what);
@@ -502,7 +497,7 @@ static int open_events(struct record_session *s)
 		if (err == -EINVAL && a.freq)
 			return fail(s, err, "cannot sample '%s' at %" PRIu64 " Hz: lower -F",
 				    s->event_name, s->opts.freq);
-		if (is_denial(err))
+		if (privs_is_denial(err))
 			return priv_fail(s, PRIV_STEP_EVENTS, err, NULL);
 		return fail(s, err, "cannot open event '%s' on CPU %d: %s", s->event_name,
 			    s->cpus[i], strerror(-err));
@@ -663,7 +658,7 @@ static int load_bpf(struct record_session *s)
 	if (err)
 		return fail(s, err, "cannot size the ring buffer: %s", strerror(-err));
 	err = profile__load(skel);
-	if (is_denial(err))
+	if (privs_is_denial(err))
 		return priv_fail(s, PRIV_STEP_BPF, err, NULL);
 	if (err)
 		return fail(s, err, "cannot load the BPF sampler: %s (run with -v for the verifier log)",
@@ -690,13 +685,12 @@ static int load_bpf(struct record_session *s)
 			.filter_mode = skel->rodata->filter_mode,
 			.wakeup_bytes = ring / 2,
 			.thresh_ns = s->opts.off_cpu_thresh_ns,
-			.stack_user_size = s->opts.callgraph == RECORD_CALLGRAPH_DWARF ?
-					   s->opts.stack_user_size : 0,
+			.stack_user_size = skel->rodata->stack_user_size,
 			.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
 		};
 
 		err = offcpu_new(&oo, &s->offcpu);
-		if (is_denial(err))
+		if (privs_is_denial(err))
 			return priv_fail(s, PRIV_STEP_BPF, err, "--off-cpu");
 		if (err)
 			return fail(s, err, "cannot load the off-CPU tracer: %s (run with -v for "
@@ -815,7 +809,7 @@ static int attach(struct record_session *s)
 	/* Task events first, so nothing forked after the first sample escapes. */
 	for (int i = 0; i < 3; i++) {
 		s->task_links[i] = bpf_program__attach(task_progs[i]);
-		if (!s->task_links[i] && is_denial(-errno))
+		if (!s->task_links[i] && privs_is_denial(-errno))
 			return priv_fail(s, PRIV_STEP_BPF, -errno, NULL);
 		if (!s->task_links[i])
 			return fail(s, -errno, "cannot attach %s: %s",
@@ -824,7 +818,7 @@ static int attach(struct record_session *s)
 	if (s->offcpu) {
 		int err = offcpu_attach(s->offcpu);
 
-		if (is_denial(err))
+		if (privs_is_denial(err))
 			return priv_fail(s, PRIV_STEP_BPF, err, "--off-cpu");
 		if (err)
 			return fail(s, err, "cannot attach the off-CPU tracer: %s", strerror(-err));
@@ -834,7 +828,7 @@ static int attach(struct record_session *s)
 
 		l = bpf_program__attach_perf_event_opts(s->skel->progs.on_sample, s->pfds[i],
 							NULL);
-		if (!l && is_denial(-errno))
+		if (!l && privs_is_denial(-errno))
 			return priv_fail(s, PRIV_STEP_BPF, -errno, NULL);
 		if (!l)
 			return fail(s, -errno, "cannot attach to the event on CPU %d: %s",

@@ -94,11 +94,12 @@ static int add_mmap2(struct sideband *sb, const struct perf_event_header *h, uin
 	uint32_t prot = u32_at(h, 64);
 	struct sideband_rec *r;
 
-	if (!(prot & PROT_EXEC) && !sb->data)
-		return 0;	/* data mappings matter to DWARF unwinding only */
 	name_len = strnlen(name, name_max);
 	if (name_len == name_max)
 		return 0;	/* not terminated: malformed */
+	/* What the tracker would drop (procmaps.h) is not worth a batch record. */
+	if (!procmaps_kept_name(name, prot, sb->data ? PROCMAPS_DATA : 0))
+		return 0;
 	r = add_rec(sb, h, SIDEBAND_KIND_MMAP, cpu, sizeof(*r) + name_len + 1);
 	if (!r)
 		return -ENOMEM;
@@ -252,7 +253,6 @@ int sideband_apply(const void *rec, struct task_tracker *t)
 		task_tracker_exec_begin(t, r->hdr.pid);
 		return 0;
 	}
-	if (e.end < e.start)
-		return 0;
+	/* A length that wraps is refused there, with empty ones. */
 	return task_tracker_mmap(t, r->hdr.pid, r->hdr.tid, &e, r->hdr.time, r->hdr.cpu);
 }

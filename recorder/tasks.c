@@ -43,6 +43,7 @@
 #include "perfdata/hash.h"
 #include "perfdata/writer.h"
 #include "recorder/buildid_cache.h"
+#include "recorder/privs.h"
 #include "recorder/procmaps.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
@@ -303,17 +304,12 @@ struct task_tracker {
 	struct task_tracker_denied denied;
 };
 
-static bool is_denial(int err)
-{
-	return err == -EACCES || err == -EPERM;
-}
-
 /* procmaps_read(), remembering a refusal: the caller goes on as if pid were gone. */
 static int read_maps(struct task_tracker *t, uint32_t pid, struct procmaps *pm)
 {
 	int err = procmaps_read(t->proc_root, pid, t->maps_flags, pm);
 
-	if (is_denial(err) && !t->denied.maps++) {
+	if (privs_is_denial(err) && !t->denied.maps++) {
 		t->denied.maps_pid = pid;
 		t->denied.maps_err = err;
 	}
@@ -383,7 +379,7 @@ static void read_build_id(struct task_tracker *t, uint32_t pid,
 	err = safeopen_mapped(t->proc_root, pid, e->start, e->end, e->path, e->maj, e->min, e->ino,
 			      &fd, &mf_err);
 	/* map_files refused: say which capability is missing, also when the path worked. */
-	if (is_denial(mf_err) && !t->denied.map_files++)
+	if (privs_is_denial(mf_err) && !t->denied.map_files++)
 		t->denied.map_files_err = mf_err;
 	if (err)
 		return;
