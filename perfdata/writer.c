@@ -19,7 +19,7 @@
 #include "writer.h"
 
 #define DEFAULT_BUFFER_SIZE	(1u << 20)
-#define RECORD_ROOM		0x10000		/* room for the largest record */
+#define RECORD_ROOM		0x10000		/* every record fits: its size is a u16 */
 #define MIN_BUFFER_SIZE		(128u << 10)	/* larger than any record (64 KiB) */
 #define TRAILER_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
 		      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
@@ -331,8 +331,6 @@ int perfdata_writer_add_event(struct perfdata_writer *w, const char *name,
 	w->trailer_type = trailer;
 	return 0;
 }
-
-/* Every record fits in this much room (a record's size is a u16). */
 
 /*
  * The buffer position where the next record goes, with RECORD_ROOM bytes
