@@ -218,4 +218,23 @@ static __always_inline struct unwind_walk_state *unwind_user_stack(void)
 	return st;
 }
 
+/*
+ * Walk the current task's user stack into frames[0, PROFILE_MAX_STACK) (a
+ * sample's user callchain, pcs[0] = the user ip first); how many frames.
+ */
+static __always_inline __u32 unwind_user_callchain(__u64 *frames)
+{
+	struct unwind_walk_state *st = unwind_user_stack();
+	__u32 n;
+
+	if (!st)
+		return 0;
+	n = st->nr;
+	if (n > UNWIND_MAX_FRAMES)
+		n = UNWIND_MAX_FRAMES;
+	if (bpf_probe_read_kernel(frames, n * sizeof(__u64), st->pcs))
+		return 0;
+	return n;
+}
+
 #endif /* BPFREC_UNWIND_BPF_H */
