@@ -11,7 +11,7 @@
  * a table), rows, bytes (rows * 8), files_built, build_ms (time spent
  * building, which depends on the machine and its load), files_no_cfi,
  * files_failed (files that could not be opened: run as root to see them
- * all), mappings_truncated.
+ * all), mappings_truncated, maps_denied (processes whose maps were refused).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -47,7 +47,9 @@ static const struct unwind_store_ops counting_ops = {
 	.write_rows = count_rows, .write_proc = count_proc, .delete_proc = no_delete,
 };
 
-/* pid's tables into t; a process gone meanwhile is skipped. */
+static size_t maps_denied;
+
+/* pid's tables into t; a process gone meanwhile is skipped, one whose maps are refused counted. */
 static int add_pid(struct unwind_tables *t, uint32_t pid)
 {
 	struct procmaps m;
@@ -56,6 +58,10 @@ static int add_pid(struct unwind_tables *t, uint32_t pid)
 	if (!err && m.nr)
 		err = unwind_tables_set_proc(t, pid, m.entries, m.nr);
 	procmaps_release(&m);
+	if (err == -EACCES || err == -EPERM) {
+		maps_denied++;
+		return 0;
+	}
 	return err == -ENOENT || err == -ESRCH ? 0 : err;
 }
 
@@ -96,11 +102,11 @@ int main(int argc, char **argv)
 	}
 	unwind_tables_stats(t, &st);
 	printf("processes %zu\ntables %zu\nrows %llu\nbytes %llu\nfiles_built %zu\n"
-	       "build_ms %llu\nfiles_no_cfi %zu\nfiles_failed %zu\nmappings_truncated %zu\n",
+	       "build_ms %llu\nfiles_no_cfi %zu\nfiles_failed %zu\nmappings_truncated %zu\nmaps_denied %zu\n",
 	       st.procs, st.tables, (unsigned long long)st.rows_used,
 	       (unsigned long long)st.rows_used * sizeof(struct unwind_row), st.files_built,
 	       (unsigned long long)(st.build_ns / 1000000), st.files_no_cfi, st.files_failed,
-	       st.mappings_truncated);
+	       st.mappings_truncated, maps_denied);
 	unwind_tables_free(t);
 	return 0;
 }
