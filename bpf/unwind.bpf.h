@@ -8,10 +8,16 @@
  *   - rows come from the array map unwind_rows (all tables back to back,
  *     user space places each one and fills unwind_procs to point at it);
  *   - stack words are read with bpf_probe_read_user from the live stack.
- * One frame per bpf_loop iteration, at most UNWIND_MAX_FRAMES; the state
- * lives in a per-CPU scratch value because the callback cannot keep map
- * pointers across iterations. Every walk's stop reason is counted per CPU
- * in unwind_stops.
+ * One frame per bpf_loop iteration, at most UNWIND_MAX_FRAMES, in a
+ * per-CPU scratch value (too big for the BPF stack). A frame the tables
+ * cannot describe is stepped over by frame pointer while rbp is known, as
+ * in the reference walker. Every walk's stop reason is counted per CPU in
+ * unwind_stops, its frames and fallbacks in unwind_stats.
+ *
+ * Cost (Documentation/unwinding.md): the process's mappings are looked up
+ * once per walk, the last frame's mapping is tried before searching them
+ * (consecutive frames are mostly in one file), and a saved rbp next to the
+ * return address is read with it in one bpf_probe_read_user.
  */
 #ifndef BPFREC_UNWIND_BPF_H
 #define BPFREC_UNWIND_BPF_H
@@ -45,6 +51,13 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } unwind_stops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNWIND_STAT_MAX);
+	__type(key, __u32);		/* enum unwind_stat */
+	__type(value, __u64);
+} unwind_stats SEC(".maps");
 
 /*
  * The binary searches of UNWIND_LAST_LE, one step per bpf_loop iteration:
@@ -92,31 +105,59 @@ static int unwind_mapping_step(__u32 step, void *ctx)
 	return 0;
 }
 
-/* One frame of st: -1 to go on with the caller's registers in st, or why it ends. */
-static __always_inline int unwind_step(struct unwind_walk_state *st, __u32 frame)
-{
-	const struct unwind_mapping *m;
-	const struct unwind_proc *proc;
-	const struct unwind_row *row;
-	struct unwind_search s;
-	__u64 key, cfa, ra, slot;
-	__u32 nr_maps, idx;
-	int stop;
+/* What every frame of one walk needs, on the walker's stack (bpf_loop's ctx). */
+struct unwind_walk_ctx {
+	struct unwind_walk_state *st;
+	const struct unwind_proc *proc;	/* NULL: the process has no tables */
+	__u32 nr_maps;
+	__u32 by_fp;			/* st->pc was found by frame pointer */
+};
 
-	proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
+/* The mapping holding pc, or NULL: the last frame's first, else a binary search. */
+static __always_inline const struct unwind_mapping *unwind_mapping_of(struct unwind_walk_ctx *c,
+								       __u64 pc)
+{
+	const struct unwind_proc *proc = c->proc;
+	struct unwind_walk_state *st = c->st;
+	const struct unwind_mapping *m;
+	struct unwind_search s;
+	__u32 idx;
+
 	if (!proc)
-		return UNWIND_STOP_NO_MAPPING;
-	nr_maps = proc->nr < UNWIND_MAX_MAPPINGS ? proc->nr : UNWIND_MAX_MAPPINGS;
+		return NULL;
+	idx = st->map_idx & (UNWIND_MAX_MAPPINGS - 1);
+	m = &proc->maps[idx];
+	if (idx < c->nr_maps && pc >= m->start && pc < m->end)
+		return m;
 	s.proc = proc;
-	s.key = st->pc;
+	s.key = pc;
 	s.first = 0;
 	s.lo = 0;
-	s.hi = nr_maps;
+	s.hi = c->nr_maps;
 	bpf_loop(UNWIND_MAPPING_STEPS, unwind_mapping_step, &s, 0);
 	if (s.lo == 0)
-		return UNWIND_STOP_NO_MAPPING;
-	m = &proc->maps[(s.lo - 1) & (UNWIND_MAX_MAPPINGS - 1)];
-	if (st->pc >= m->end)
+		return NULL;
+	idx = (s.lo - 1) & (UNWIND_MAX_MAPPINGS - 1);
+	m = &proc->maps[idx];
+	if (pc >= m->end)
+		return NULL;
+	st->map_idx = idx;
+	return m;
+}
+
+/* One frame by its table: -1 to go on with the caller's registers in st, or why it ends. */
+static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 frame)
+{
+	struct unwind_walk_state *st = c->st;
+	const struct unwind_mapping *m;
+	const struct unwind_row *row;
+	struct unwind_search s;
+	__u64 key, cfa, ra, slot, pair[2];
+	__u32 idx, rule;
+	int stop;
+
+	m = unwind_mapping_of(c, st->pc);
+	if (!m)
 		return UNWIND_STOP_NO_MAPPING;
 	if (!m->nr_rows)
 		return UNWIND_STOP_NO_TABLE;
@@ -135,18 +176,26 @@ static __always_inline int unwind_step(struct unwind_walk_state *st, __u32 frame
 	row = bpf_map_lookup_elem(&unwind_rows, &idx);
 	if (!row)
 		return UNWIND_STOP_NO_ROW;
-	stop = unwind_frame_cfa(row->rule, st->pc, st->sp, st->bp, st->bp_known, &cfa);
+	rule = row->rule;
+	stop = unwind_frame_cfa(rule, st->pc, st->sp, st->bp, st->bp_known, &cfa);
 	if (stop >= 0)
 		return stop;
 	if (cfa <= st->sp)
 		return UNWIND_STOP_BAD_FRAME;
-	if (bpf_probe_read_user(&ra, sizeof(ra), (const void *)(cfa - 8)))
-		return UNWIND_STOP_STACK_READ;
-	switch (unwind_rule_rbp(row->rule)) {
+	switch (unwind_rule_rbp(rule)) {
 	case UNWIND_RBP_AT_CFA:
-		slot = cfa + (__s64)unwind_rule_rbp_off(row->rule);
+		slot = cfa + (__s64)unwind_rule_rbp_off(rule);
 		if (slot < st->sp)
 			break;	/* popped in an epilogue: the register holds it (cfiwalk.c) */
+		if (slot == cfa - 16) {
+			/* The usual "push %rbp" first: one read for both words. */
+			if (bpf_probe_read_user(pair, sizeof(pair), (const void *)slot))
+				return UNWIND_STOP_STACK_READ;
+			st->bp = pair[0];
+			st->bp_known = 1;
+			ra = pair[1];
+			goto have_ra;
+		}
 		if (bpf_probe_read_user(&st->bp, sizeof(st->bp), (const void *)slot))
 			return UNWIND_STOP_STACK_READ;
 		st->bp_known = 1;
@@ -155,6 +204,9 @@ static __always_inline int unwind_step(struct unwind_walk_state *st, __u32 frame
 		st->bp_known = 0;
 		break;
 	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (const void *)(cfa - 8)))
+		return UNWIND_STOP_STACK_READ;
+have_ra:
 	if (!ra)
 		return UNWIND_STOP_ROOT;
 	st->pc = ra;
@@ -162,10 +214,28 @@ static __always_inline int unwind_step(struct unwind_walk_state *st, __u32 frame
 	return -1;
 }
 
-static int unwind_loop_cb(__u32 frame, void *unused)
+/*
+ * One frame by frame pointer (cfiwalk.c's fp_step): 0 with the caller's
+ * registers in st, -1 where rbp cannot be followed.
+ */
+static __always_inline int unwind_fp_step(struct unwind_walk_state *st)
 {
-	__u32 zero = 0;
-	struct unwind_walk_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	__u64 pair[2];	/* the caller's rbp, the return address */
+
+	if (!st->bp_known || !unwind_fp_usable(st->bp, st->sp))
+		return -1;
+	if (bpf_probe_read_user(pair, sizeof(pair), (const void *)st->bp) || !pair[1])
+		return -1;
+	st->pc = pair[1];
+	st->sp = st->bp + 16;
+	st->bp = pair[0];
+	return 0;
+}
+
+static int unwind_loop_cb(__u32 frame, void *ctx)
+{
+	struct unwind_walk_ctx *c = ctx;
+	struct unwind_walk_state *st = c->st;
 	int stop;
 
 	if (!st)
@@ -176,22 +246,34 @@ static int unwind_loop_cb(__u32 frame, void *unused)
 	}
 	st->pcs[st->nr & UNWIND_MAX_FRAMES] = st->pc;
 	st->nr++;
-	stop = unwind_step(st, frame);
-	if (stop < 0)
+	st->fp_frames += c->by_fp;
+	stop = unwind_table_step(c, frame);
+	c->by_fp = stop >= 0 && unwind_stop_takes_fp(stop) && !unwind_fp_step(st);
+	if (stop < 0 || c->by_fp)
 		return 0;
 	st->stop = (__u32)stop;
 	return 1;
 }
 
+static __always_inline void unwind_count(__u32 stat, __u64 n)
+{
+	__u64 *count = bpf_map_lookup_elem(&unwind_stats, &stat);
+
+	if (count)
+		*count += n;
+}
+
 /*
  * Walk the current task's user stack from its user registers (also when
- * the sample interrupted the kernel). NULL for tasks without user memory;
- * else the per-CPU state with pcs[0, nr) and the stop reason, valid until
- * the next walk on this CPU.
+ * the sample interrupted the kernel, and in tp_btf/sched_switch, where the
+ * current task is the one switched out). NULL for tasks without user
+ * memory; else the per-CPU state with pcs[0, nr), the stop reason and
+ * fp_frames, valid until the next walk on this CPU.
  */
 static __always_inline struct unwind_walk_state *unwind_user_stack(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct unwind_walk_ctx c;
 	struct unwind_walk_state *st;
 	struct pt_regs *regs;
 	__u32 zero = 0, stop;
@@ -210,11 +292,27 @@ static __always_inline struct unwind_walk_state *unwind_user_stack(void)
 	st->bp_known = 1;
 	st->nr = 0;
 	st->stop = UNWIND_STOP_DEPTH;
-	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind_loop_cb, NULL, 0);
+	st->fp_frames = 0;
+	st->map_idx = 0;
+	c.st = st;
+	c.proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
+	c.nr_maps = 0;
+	c.by_fp = 0;
+	if (c.proc)
+		c.nr_maps = c.proc->nr < UNWIND_MAX_MAPPINGS ? c.proc->nr : UNWIND_MAX_MAPPINGS;
+	else
+		unwind_count(UNWIND_STAT_NO_PROC, 1);
+	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind_loop_cb, &c, 0);
 	stop = st->stop < UNWIND_STOP_MAX ? st->stop : UNWIND_STOP_DEPTH;
 	count = bpf_map_lookup_elem(&unwind_stops, &stop);
 	if (count)
 		(*count)++;
+	unwind_count(UNWIND_STAT_WALKS, 1);
+	unwind_count(UNWIND_STAT_FRAMES, st->nr);
+	if (st->fp_frames) {
+		unwind_count(UNWIND_STAT_FP_WALKS, 1);
+		unwind_count(UNWIND_STAT_FP_FRAMES, st->fp_frames);
+	}
 	return st;
 }
 
