@@ -16,8 +16,9 @@
  *
  * Cost (Documentation/unwinding.md): the process's mappings are looked up
  * once per walk, the last frame's mapping is tried before searching them
- * (consecutive frames are mostly in one file), and a saved rbp next to the
- * return address is read with it in one bpf_probe_read_user.
+ * (consecutive frames are mostly in one file), the row a search found is
+ * remembered per CPU as a hint for the next search of the same address,
+ * and the stack is read 1 KiB at a time (struct unwind_walk_cache).
  */
 #ifndef BPFREC_UNWIND_BPF_H
 #define BPFREC_UNWIND_BPF_H
@@ -58,6 +59,34 @@ struct {
 	__type(key, __u32);		/* enum unwind_stat */
 	__type(value, __u64);
 } unwind_stats SEC(".maps");
+
+/*
+ * Per-CPU memory of the walker that is not part of its answer:
+ *   - hint: for a hash of (table, ELF address), the row the last search
+ *     found. Only a guess, kept across walks: a hint is used only after
+ *     checking against the live rows that it is the row a search would
+ *     find (inside the table, pc <= key < next pc), so a table moved or
+ *     replaced by user space can make it miss, never answer wrongly.
+ *   - win: a copy of the user stack at [win_base, win_base + win_len),
+ *     valid during one walk: one bpf_probe_read_user serves the words of
+ *     several frames (each call costs about as much as a search).
+ */
+#define UNWIND_HINT_BITS	10
+#define UNWIND_WIN_BYTES	1024
+
+struct unwind_walk_cache {
+	__u32 hint[1 << UNWIND_HINT_BITS];	/* row store indexes */
+	__u64 win_base;
+	__u64 win_len;
+	__u64 win[UNWIND_WIN_BYTES / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_walk_cache);
+} unwind_walk_cache SEC(".maps");
 
 /*
  * The binary searches of UNWIND_LAST_LE, one step per bpf_loop iteration:
@@ -108,6 +137,7 @@ static int unwind_mapping_step(__u32 step, void *ctx)
 /* What every frame of one walk needs, on the walker's stack (bpf_loop's ctx). */
 struct unwind_walk_ctx {
 	struct unwind_walk_state *st;
+	struct unwind_walk_cache *cache;
 	const struct unwind_proc *proc;	/* NULL: the process has no tables */
 	__u32 nr_maps;
 	__u32 by_fp;			/* st->pc was found by frame pointer */
@@ -145,16 +175,81 @@ static __always_inline const struct unwind_mapping *unwind_mapping_of(struct unw
 	return m;
 }
 
+/*
+ * The u64 of the user stack at addr: 0, or -1 where it cannot be read.
+ * From the window when it holds addr, else the window moves to addr: a
+ * full window, or up to the end of addr's page where the full one faults
+ * (the top of the stack), or a direct read if addr is not 8-aligned.
+ */
+static __always_inline int unwind_read(struct unwind_walk_cache *k, __u64 addr, __u64 *val)
+{
+	__u64 off = addr - k->win_base, len;
+
+	if (addr & 7)
+		return bpf_probe_read_user(val, sizeof(*val), (const void *)addr) ? -1 : 0;
+	if (addr < k->win_base || off + 8 > k->win_len) {
+		k->win_base = addr;
+		k->win_len = 0;
+		if (bpf_probe_read_user(k->win, sizeof(k->win), (const void *)addr)) {
+			len = 4096 - (addr & 4095);
+			if (len > sizeof(k->win))
+				len = sizeof(k->win);
+			if (bpf_probe_read_user(k->win, len, (const void *)addr))
+				return -1;
+			k->win_len = len;
+		} else {
+			k->win_len = sizeof(k->win);
+		}
+		off = 0;
+	}
+	*val = k->win[(off / 8) & (UNWIND_WIN_BYTES / 8 - 1)];
+	return 0;
+}
+
+/* The row of rows[first, first + nr) covering key, or -1: a checked hint, else a search. */
+static __always_inline int unwind_find_row(struct unwind_walk_cache *k, __u32 first, __u32 nr,
+					   __u32 key)
+{
+	__u32 slot = ((key ^ first) * 2654435761u) >> (32 - UNWIND_HINT_BITS);
+	const struct unwind_row *r;
+	struct unwind_search s;
+	__u32 idx, next;
+
+	idx = k->hint[slot & ((1 << UNWIND_HINT_BITS) - 1)];
+	r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (r && idx >= first && idx - first < nr && r->pc <= key) {
+		next = idx + 1;
+		if (next - first == nr)
+			return (int)(idx - first);
+		r = bpf_map_lookup_elem(&unwind_rows, &next);
+		if (r && r->pc > key)
+			return (int)(idx - first);
+	}
+	s.proc = NULL;
+	s.key = key;
+	s.first = first;
+	s.lo = 0;
+	s.hi = nr;
+	bpf_loop(UNWIND_SEARCH_STEPS, unwind_row_step, &s, 0);
+	if (s.lo == 0)
+		return -1;
+	k->hint[slot & ((1 << UNWIND_HINT_BITS) - 1)] = first + s.lo - 1;
+	return (int)(s.lo - 1);
+}
+
 /* One frame by its table: -1 to go on with the caller's registers in st, or why it ends. */
 static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 frame)
 {
 	struct unwind_walk_state *st = c->st;
+	struct unwind_walk_cache *k = c->cache;
 	const struct unwind_mapping *m;
 	const struct unwind_row *row;
-	struct unwind_search s;
-	__u64 key, cfa, ra, slot, pair[2];
+	__u64 key, cfa, ra, slot;
 	__u32 idx, rule;
-	int stop;
+	int i, stop;
+
+	if (!k)
+		return UNWIND_STOP_NO_ROW;
 
 	m = unwind_mapping_of(c, st->pc);
 	if (!m)
@@ -164,15 +259,10 @@ static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 fr
 	key = st->pc - (frame ? 1 : 0) - m->bias;
 	if (key > 0xffffffffULL)
 		return UNWIND_STOP_NO_ROW;
-	s.proc = NULL;
-	s.key = key;
-	s.first = m->first_row;
-	s.lo = 0;
-	s.hi = m->nr_rows;
-	bpf_loop(UNWIND_SEARCH_STEPS, unwind_row_step, &s, 0);
-	if (s.lo == 0)
+	i = unwind_find_row(k, m->first_row, m->nr_rows, (__u32)key);
+	if (i < 0)
 		return UNWIND_STOP_NO_ROW;
-	idx = s.first + s.lo - 1;
+	idx = m->first_row + (__u32)i;
 	row = bpf_map_lookup_elem(&unwind_rows, &idx);
 	if (!row)
 		return UNWIND_STOP_NO_ROW;
@@ -187,16 +277,7 @@ static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 fr
 		slot = cfa + (__s64)unwind_rule_rbp_off(rule);
 		if (slot < st->sp)
 			break;	/* popped in an epilogue: the register holds it (cfiwalk.c) */
-		if (slot == cfa - 16) {
-			/* The usual "push %rbp" first: one read for both words. */
-			if (bpf_probe_read_user(pair, sizeof(pair), (const void *)slot))
-				return UNWIND_STOP_STACK_READ;
-			st->bp = pair[0];
-			st->bp_known = 1;
-			ra = pair[1];
-			goto have_ra;
-		}
-		if (bpf_probe_read_user(&st->bp, sizeof(st->bp), (const void *)slot))
+		if (unwind_read(k, slot, &st->bp))
 			return UNWIND_STOP_STACK_READ;
 		st->bp_known = 1;
 		break;
@@ -204,9 +285,8 @@ static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 fr
 		st->bp_known = 0;
 		break;
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (const void *)(cfa - 8)))
+	if (unwind_read(k, cfa - 8, &ra))
 		return UNWIND_STOP_STACK_READ;
-have_ra:
 	if (!ra)
 		return UNWIND_STOP_ROOT;
 	st->pc = ra;
@@ -218,17 +298,19 @@ have_ra:
  * One frame by frame pointer (cfiwalk.c's fp_step): 0 with the caller's
  * registers in st, -1 where rbp cannot be followed.
  */
-static __always_inline int unwind_fp_step(struct unwind_walk_state *st)
+static __always_inline int unwind_fp_step(struct unwind_walk_ctx *c)
 {
-	__u64 pair[2];	/* the caller's rbp, the return address */
+	struct unwind_walk_state *st = c->st;
+	__u64 caller_bp, ra;
 
-	if (!st->bp_known || !unwind_fp_usable(st->bp, st->sp))
+	if (!c->cache || !st->bp_known || !unwind_fp_usable(st->bp, st->sp))
 		return -1;
-	if (bpf_probe_read_user(pair, sizeof(pair), (const void *)st->bp) || !pair[1])
+	if (unwind_read(c->cache, st->bp, &caller_bp) ||
+	    unwind_read(c->cache, st->bp + 8, &ra) || !ra)
 		return -1;
-	st->pc = pair[1];
+	st->pc = ra;
 	st->sp = st->bp + 16;
-	st->bp = pair[0];
+	st->bp = caller_bp;
 	return 0;
 }
 
@@ -248,7 +330,7 @@ static int unwind_loop_cb(__u32 frame, void *ctx)
 	st->nr++;
 	st->fp_frames += c->by_fp;
 	stop = unwind_table_step(c, frame);
-	c->by_fp = stop >= 0 && unwind_stop_takes_fp(stop) && !unwind_fp_step(st);
+	c->by_fp = stop >= 0 && unwind_stop_takes_fp(stop) && !unwind_fp_step(c);
 	if (stop < 0 || c->by_fp)
 		return 0;
 	st->stop = (__u32)stop;
@@ -294,6 +376,9 @@ static __always_inline struct unwind_walk_state *unwind_user_stack(void)
 	st->stop = UNWIND_STOP_DEPTH;
 	st->fp_frames = 0;
 	st->map_idx = 0;
+	c.cache = bpf_map_lookup_elem(&unwind_walk_cache, &zero);
+	if (c.cache)
+		c.cache->win_len = 0;
 	c.st = st;
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
 	c.nr_maps = 0;
