@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /*
  * unwind.bpf.h - the user-stack walker over unwind tables, for BPF
- * (a prototype: nothing in the recorder includes it yet; unwind_check.bpf.c
- * compiles it and lets the verifier check it). The algorithm is the
+ * programs that sample user stacks (unwind_check.bpf.c compiles it with
+ * every build and lets the verifier check it). The algorithm is the
  * reference walker's (symbolize/cfiwalk.c, Documentation/unwinding.md),
  * with the same layout and helpers (unwind.h); only the memory differs:
  *   - rows come from the array map unwind_rows (all tables back to back,
  *     user space places each one and fills unwind_procs to point at it);
- *   - stack words are read with bpf_probe_read_user from the live stack.
+ *   - stack words are read with bpf_probe_read_user from the live stack
+ *     (a fault is a failed read, as outside the reference's copy).
+ * Maps user space fills: unwind_rows, unwind_procs; reads: unwind_stops,
+ * unwind_stats (and unwind_scratch for the last walk); its own:
+ * unwind_walk_cache. A program that includes this header gets all of them.
  * One frame per bpf_loop iteration, at most UNWIND_MAX_FRAMES, in a
  * per-CPU scratch value (too big for the BPF stack). A frame the tables
  * cannot describe is stepped over by frame pointer while rbp is known, as
