@@ -191,7 +191,7 @@ static __always_inline int unwind_read(struct unwind_walk_cache *k, __u64 addr, 
 
 	if (addr & 7)
 		return bpf_probe_read_user(val, sizeof(*val), (const void *)addr) ? -1 : 0;
-	if (addr < k->win_base || off + 8 > k->win_len) {
+	if (addr < k->win_base || off >= k->win_len) {	/* both multiples of 8 */
 		k->win_base = addr;
 		k->win_len = 0;
 		if (bpf_probe_read_user(k->win, sizeof(k->win), (const void *)addr)) {
