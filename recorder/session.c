@@ -19,6 +19,7 @@
  * --switch-output starts each file afresh (header, kernel maps, a new task
  * tracker, so every file describes its own processes).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -53,6 +54,7 @@
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
 #include "recorder/unwind_tables.h"
+#include "symbolize/safeopen.h"
 
 #include "bpf/profile.h"
 #include "profile.skel.h"
@@ -131,6 +133,7 @@ struct record_session {
 	int cb_err;
 	uint64_t next_flush_ns, last_flush_ns;
 	bool describe_soon;	/* a new process arrived: write a round early */
+	uint64_t unwind_changes;	/* unwind_bpf_changes() after the last round */
 	uint64_t last_time;
 	uint64_t seen, lost, lost_task;
 	bool started, stopped, workload_done, write_failed;
@@ -787,6 +790,34 @@ static void open_buildid_cache(struct record_session *s)
 			err == -ENOENT ? "HOME is not set" : strerror(-err));
 }
 
+/*
+ * Build ahead the unwind tables a launched command needs first: its own
+ * executable and the C library (the one we run with: the same file in
+ * nearly every case, and a table is only used by a process mapping that
+ * very file, by build-id). Built at the first sample instead, they would
+ * cost the command's first 100-200 ms of stacks (python3's table takes
+ * that long). A file that cannot be read is no error: its table is built
+ * later, or never.
+ */
+static void warm_unwind_tables(struct record_session *s)
+{
+	const char *paths[2] = { s->opts.command ? s->cmd_path : NULL, NULL };
+	Dl_info libc;
+
+	if (!s->unwind)
+		return;
+	if (dladdr((void *)(uintptr_t)fopen, &libc) && libc.dli_fname && libc.dli_fname[0] == '/')
+		paths[1] = libc.dli_fname;
+	for (size_t i = 0; i < 2; i++) {
+		int fd;
+
+		if (!paths[i] || safeopen(-1, paths[i], NULL, &fd, NULL))
+			continue;
+		unwind_tables_warm(unwind_bpf_tables(s->unwind), fd);
+		close(fd);
+	}
+}
+
 int record_session_open(struct record_session *s)
 {
 	int err;
@@ -817,6 +848,7 @@ int record_session_open(struct record_session *s)
 	if (err)
 		return err;
 	open_buildid_cache(s);
+	warm_unwind_tables(s);
 
 	if (s->opts.command) {
 		err = launch_fork(&s->child, s->cmd_path, s->opts.command, s->pipe);
@@ -1352,6 +1384,16 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 	err = consume_sideband(s);
 	if (err)
 		return fail(s, err, "cannot keep up: %s", strerror(-err));
+	/*
+	 * The last round gave a process new unwind tables: it is probably
+	 * starting up and mapping more (libc after ld.so, then the rest), and
+	 * its samples walk by frame pointers until the tables follow. So the
+	 * next round comes early too, until the mappings settle.
+	 */
+	if (s->unwind && unwind_bpf_changes(s->unwind) != s->unwind_changes) {
+		s->unwind_changes = unwind_bpf_changes(s->unwind);
+		s->describe_soon = true;
+	}
 
 	now = mono_ns();
 	if (now >= flush_due_ns(s) || batch_bytes(&s->batch) >= s->batch_max) {

@@ -24,6 +24,7 @@ struct unwind_bpf {
 	uint32_t store_rows;
 	int nr_cpus;
 	uint64_t peak_rows, write_errors;
+	uint64_t changes;		/* maps_changed calls */
 };
 
 int unwind_bpf_size_maps(struct bpf_map *rows, struct bpf_map *procs, uint64_t bytes)
@@ -149,11 +150,17 @@ static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_ent
 	struct unwind_bpf *u = ctx;
 	struct unwind_tables_stats st;
 
+	u->changes++;
 	if (unwind_tables_set_proc(u->tables, pid, maps, nr))
 		u->write_errors++;
 	unwind_tables_stats(u->tables, &st);
 	if (st.rows_used > u->peak_rows)
 		u->peak_rows = st.rows_used;
+}
+
+uint64_t unwind_bpf_changes(const struct unwind_bpf *u)
+{
+	return u->changes;
 }
 
 static void hook_forget(void *ctx, uint32_t pid)

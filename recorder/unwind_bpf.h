@@ -60,6 +60,14 @@ struct unwind_tables *unwind_bpf_tables(struct unwind_bpf *u);
  */
 extern const struct task_tracker_hooks unwind_bpf_hooks;
 
+/*
+ * How many times the hooks changed a process's tables so far: while it
+ * grows (a process starting up maps its libraries one after the other)
+ * the recorder writes rounds early, so the tables follow within
+ * milliseconds instead of one flush interval late.
+ */
+uint64_t unwind_bpf_changes(const struct unwind_bpf *u);
+
 /* The walks so far, summed over CPUs and programs. */
 struct unwind_bpf_counts {
 	uint64_t walks;		/* user stacks walked */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -332,6 +333,74 @@ static int file_key(int fd, const struct procmaps_entry *e, struct table_key *k)
 }
 
 /*
+ * The table of the open file fd (mapped as e) as the manager knows it, or
+ * built now (*fresh) and filed, not held by anyone yet. 0 with *out (NULL
+ * when the file could not be read: counted), or -errno (memory).
+ */
+static int table_find_or_build(struct unwind_tables *t, int fd, const struct procmaps_entry *e,
+			       struct table **out, bool *fresh)
+{
+	struct cfi_table *cfi = NULL;
+	struct table_key key;
+	struct cache_entry *ce;
+	struct table *tb;
+	int err;
+
+	*out = NULL;
+	*fresh = false;
+	if (file_key(fd, e, &key)) {
+		t->st.files_failed++;
+		return 0;
+	}
+	ce = cache_get(&t->tables, key.bytes, key.len);
+	if (ce) {
+		*out = ce->value;
+		return 0;
+	}
+	err = build_table(t, fd, &cfi);
+	if (err && !is_no_cfi(err))
+		return err;	/* ours (-ENOMEM): nothing to remember about the file */
+	if (err)
+		t->st.files_no_cfi++;
+	tb = calloc(1, sizeof(*tb));
+	ce = tb ? cache_add(&t->tables, key.bytes, key.len) : NULL;
+	if (!ce) {
+		free(tb);
+		cfi_table_free(cfi);
+		return -ENOMEM;
+	}
+	ce->value = tb;
+	tb->entry = ce;
+	tb->cfi = cfi;
+	tb->nr_rows = cfi ? (uint32_t)cfi->nr : 0;
+	*fresh = true;
+	*out = tb;
+	return 0;
+}
+
+int unwind_tables_warm(struct unwind_tables *t, int fd)
+{
+	struct procmaps_entry e = { .path = "" };
+	struct table *tb;
+	struct stat st;
+	bool fresh;
+	int err;
+
+	if (fstat(fd, &st))
+		return -errno;
+	e.maj = major(st.st_dev);
+	e.min = minor(st.st_dev);
+	e.ino = st.st_ino;
+	err = table_find_or_build(t, fd, &e, &tb, &fresh);
+	if (err || !tb || !fresh)
+		return err;
+	/* Taken and let go at once: it waits in the cache for the first process that maps it. */
+	table_get(t, tb);
+	table_put(t, tb);
+	return 0;
+}
+
+/*
  * The table of the file that pid maps at e, found or built, in the store if
  * it fits. 0 with *out (NULL: no table, counted) or -errno (store, memory).
  * *taken: the table was not yet held by this set_proc call and now is
@@ -340,8 +409,6 @@ static int file_key(int fd, const struct procmaps_entry *e, struct table_key *k)
 static int table_for(struct unwind_tables *t, uint32_t pid, const struct procmaps_entry *e,
 		     struct table **out, bool *taken)
 {
-	struct table_key key;
-	struct cache_entry *ce;
 	struct table *tb;
 	bool fresh = false;
 	int fd, err;
@@ -356,35 +423,9 @@ static int table_for(struct unwind_tables *t, uint32_t pid, const struct procmap
 		t->st.files_failed++;
 		return 0;
 	}
-	err = file_key(fd, e, &key);
-	if (err) {
-		t->st.files_failed++;
+	err = table_find_or_build(t, fd, e, &tb, &fresh);
+	if (err || !tb)
 		goto out;
-	}
-	ce = cache_get(&t->tables, key.bytes, key.len);
-	tb = ce ? ce->value : NULL;
-	if (!tb) {
-		struct cfi_table *cfi = NULL;
-
-		err = build_table(t, fd, &cfi);
-		if (err && !is_no_cfi(err))
-			goto out;	/* ours (-ENOMEM): nothing to remember about the file */
-		if (err)
-			t->st.files_no_cfi++;
-		tb = calloc(1, sizeof(*tb));
-		ce = tb ? cache_add(&t->tables, key.bytes, key.len) : NULL;
-		if (!ce) {
-			free(tb);
-			cfi_table_free(cfi);
-			err = -ENOMEM;
-			goto out;
-		}
-		ce->value = tb;
-		tb->entry = ce;
-		tb->cfi = cfi;
-		tb->nr_rows = cfi ? (uint32_t)cfi->nr : 0;
-		fresh = true;
-	}
 	if (tb->mark != t->gen) {
 		table_get(t, tb);
 		err = tb->cfi ? table_place(t, tb, fd, fresh) : 0;

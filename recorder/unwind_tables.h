@@ -113,6 +113,15 @@ int unwind_tables_set_proc(struct unwind_tables *t, uint32_t pid, const struct p
 /* pid exited or exec'd: delete its entry, drop its references; a table nobody uses leaves the store (its rows may stay in the user-space cache). */
 void unwind_tables_drop_proc(struct unwind_tables *t, uint32_t pid);
 
+/*
+ * Build the table of the open file fd ahead of need (the command a
+ * recording is about to launch: its first samples would otherwise walk by
+ * frame pointers while the table is built) and keep it in the cache, like
+ * a table no process uses. 0 (also when the file has no CFI or is known
+ * already) or -errno.
+ */
+int unwind_tables_warm(struct unwind_tables *t, int fd);
+
 struct unwind_tables_stats {
 	size_t procs;			/* processes with an entry */
 	size_t tables;			/* tables in the store */

@@ -787,3 +787,35 @@ Test(unwind_tables, store_errors)
 	free_tables(ft, n);
 	unwind_tables_free(t);
 }
+
+/* A table built ahead (the command about to be launched) is a cache hit for its first process. */
+Test(unwind_tables, warmed_table_is_a_cache_hit)
+{
+	struct unwind_tables *t = manager(1u << 22, 0, 0);
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128);
+	struct unwind_tables_stats st;
+	int fd;
+
+	cr_assert_geq(n, 1);
+	fd = open(ft[0].e->path, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "%s", ft[0].e->path);
+	cr_assert_eq(unwind_tables_warm(t, fd), 0);
+	st = stats(t);
+	cr_assert_eq(st.files_built, 1);
+	cr_assert_eq(st.cached, 1, "kept like a table nobody uses");
+	cr_assert_eq(st.tables, 0, "not in the store before a process maps it");
+	cr_assert_eq(st.rows_used, 0);
+	/* Warming it again builds nothing. */
+	cr_assert_eq(unwind_tables_warm(t, fd), 0);
+	cr_assert_eq(stats(t).files_built, 1);
+	close(fd);
+	set_self(t, 1001);
+	st = stats(t);
+	cr_assert_eq(st.files_built, n, "every other table built, not the warmed one again");
+	cr_assert_eq(st.cache_hits, 1);
+	cr_assert_eq(st.cached, 0);
+	cr_assert_eq(mapping_of(1001, &ft[0])->nr_rows, ft[0].cfi->nr);
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
