@@ -89,11 +89,13 @@ static __always_inline int unwind_rule_rbp_off(__u32 rule)
 }
 
 /*
- * Tables are at most UNWIND_TABLE_MAX_ROWS rows (the biggest Debian
- * libraries have ~60k), so a search takes at most UNWIND_SEARCH_STEPS steps.
+ * Tables are at most UNWIND_TABLE_MAX_ROWS rows, so a search takes at most
+ * UNWIND_SEARCH_STEPS steps. Most files need a few thousand rows, libc and
+ * python3 30-65k; compilers and LLVM need 350-860k (gcc's cc1 and
+ * cc1plus, libLLVM-15, libclang), so the bound is 2^20 (an 8 MiB table).
  */
-#define UNWIND_TABLE_MAX_ROWS	(1u << 18)
-#define UNWIND_SEARCH_STEPS	19
+#define UNWIND_TABLE_MAX_ROWS	(1u << 20)
+#define UNWIND_SEARCH_STEPS	21
 
 /*
  * The binary search of the walkers: the index of the last of nr entries,
