@@ -33,6 +33,7 @@
 #include "recorder/record_args.h"
 #include "recorder/session.h"
 #include "recorder/status.h"
+#include "symbolize/cfiwalk.h"
 
 #define EXIT_USAGE 2
 
@@ -92,24 +93,45 @@ static void on_switch(void *ctx, const char *path)
 	fprintf(stderr, "[ bpfrec record: Dump %s ]\n", path);
 }
 
-/*
- * How the in-kernel unwinder did: every walk that did not reach the root,
- * every frame that needed frame pointers and every mapping left without a
- * table for want of room is a number here, not a silently shorter stack.
- */
-static void unwind_summary(const struct record_unwind_status *u)
+/* A size for people: "512 KB", "32 MB". */
+static void format_size(char *buf, size_t len, uint64_t bytes)
 {
-	fprintf(stderr, "bpfrec record: cfi unwinding: %llu stacks, %llu ended at the root, "
-		"%llu used frame pointers (%llu frames); %zu tables, %.1f MB; %zu mappings over "
-		"the %llu MB table budget\n", (unsigned long long)u->walks,
-		(unsigned long long)u->root, (unsigned long long)u->fp_walks,
-		(unsigned long long)u->fp_frames, u->tables_built,
-		(double)u->peak_bytes / (1024.0 * 1024.0), u->over_budget,
-		(unsigned long long)(u->budget_bytes >> 20));
+	if (bytes < (1ull << 20))
+		snprintf(buf, len, "%llu KB", (unsigned long long)(bytes >> 10));
+	else
+		snprintf(buf, len, "%llu MB", (unsigned long long)(bytes >> 20));
+}
+
+/*
+ * How the in-kernel unwinder did (-v): every walk that did not reach the
+ * root, by reason, every frame that needed frame pointers and every
+ * mapping left without a table for want of room is a number here, not a
+ * silently shorter stack. Mappings over the budget are a warning always.
+ */
+static void unwind_summary(const struct record_unwind_status *u, bool verbose)
+{
+	char budget[32];
+
+	format_size(budget, sizeof(budget), u->budget_bytes);
+	if (verbose) {
+		fprintf(stderr, "bpfrec record: cfi unwinding: %llu stacks, %llu ended at the root, "
+			"%llu before their process had tables, %llu used frame pointers (%llu "
+			"frames); %zu tables, %.1f MB; %zu mappings over the %s table budget\n",
+			(unsigned long long)u->walks, (unsigned long long)u->root,
+			(unsigned long long)u->no_proc, (unsigned long long)u->fp_walks,
+			(unsigned long long)u->fp_frames, u->tables_built,
+			(double)u->peak_bytes / (1024.0 * 1024.0), u->over_budget, budget);
+		fprintf(stderr, "bpfrec record: cfi stacks ended:");
+		for (int r = 0; r < UNWIND_STOP_MAX; r++)
+			if (u->stops[r])
+				fprintf(stderr, " %s %llu", cfi_walk_stop_name((enum unwind_stop)r),
+					(unsigned long long)u->stops[r]);
+		fputc('\n', stderr);
+	}
 	if (u->over_budget)
-		fprintf(stderr, "bpfrec record: warning: %zu mappings did not fit in the unwind "
+		fprintf(stderr, "bpfrec record: warning: %zu mappings did not fit in the %s of unwind "
 			"tables and were walked by frame pointers: raise --unwind-tables\n",
-			u->over_budget);
+			u->over_budget, budget);
 }
 
 static void summary(struct record_session *s, bool verbose)
@@ -134,7 +156,7 @@ static void summary(struct record_session *s, bool verbose)
 			b->present, b->too_big, b->failed);
 	}
 	if (st.unwind.enabled)
-		unwind_summary(&st.unwind);
+		unwind_summary(&st.unwind, verbose);
 	if (st.lost)
 		fprintf(stderr, "bpfrec record: warning: %llu samples were lost (ring buffer full): "
 			"raise -m or lower -F\n", (unsigned long long)st.lost);

@@ -164,6 +164,7 @@ struct record_status {
 		uint64_t fp_frames;	/* frames found that way */
 		uint64_t no_proc;	/* walks before the process had tables: frame pointers only */
 		uint64_t frames;
+		uint64_t stops[16];	/* walks by how they ended (enum unwind_stop) */
 		size_t tables_built;	/* files whose table was built */
 		uint64_t peak_bytes;	/* most bytes of tables loaded at once */
 		uint64_t budget_bytes;	/* --unwind-tables */
