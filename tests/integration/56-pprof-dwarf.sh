@@ -3,13 +3,15 @@
 # the user stacks are unwound from the recorded registers and stack bytes.
 #  - unw_chain (-O2, no frame pointers): the leaves' shares are perf report's
 #    and the fixture's (2:1), every leaf sample has leaf <- mid <- main.
-#  - python3 (a distribution build without frame pointers): the root's
+#  - Debian's python3 (built without frame pointers): the root's
 #    cumulative share matches `perf report --children` within 3 points
 #    (a pipe: the share of perf script's chains that reach it).
 . "$TOP/tests/integration/lib.sh"
 command -v perf >/dev/null || fail "needs perf (linux-perf)"
 command -v go >/dev/null || fail "needs go tool pprof (golang-go)"
-command -v python3 >/dev/null || fail "needs python3"
+# Debian's own build, not a python3 earlier on PATH (pyenv and the like).
+PY=/usr/bin/python3
+[ -x "$PY" ] || fail "$PY missing: Debian's python3 (run 'sh tools/deps.sh test')"
 export HOME=$T PPROF_TMPDIR=$T
 
 abs_diff() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; print d < 0 ? -d : d }'; }
@@ -61,8 +63,6 @@ echo "unw_chain main: perf report --children ${a:-?}%, go tool pprof cum ${b:-?}
 assert_range "main cumulative share difference (points)" "$(abs_diff "$a" "$b")" 0 3
 
 # ---- python3: perf's own DWARF file, file and pipe mode ----
-# The interpreter itself, not a wrapper script (pyenv shims are bash).
-PY=$(python3 -c 'import sys; print(sys.executable)')
 cat >"$T/loop.py" <<'PYEOF'
 def leaf(n):
     s = 0
