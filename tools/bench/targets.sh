@@ -58,6 +58,7 @@ print_targets() {
 		target "no lost samples at 4999 Hz -a -g (median)" \
 			"$(cell_median 1 "4999 Hz: samples lost" bpfrec)" "" eq0
 	fi
+	[[ " $ONLY " == *" 7 "* ]] && callgraph_targets
 	[[ " $ONLY " == *" 4 "* ]] || { echo; return 0; }
 	local size
 	for size in $CONV_SIZES; do
@@ -79,4 +80,25 @@ print_targets() {
 		fi
 	fi
 	echo
+}
+
+# callgraph_targets: issue 11's targets for --call-graph cfi (scenario 7),
+# on each workload: bytes and BPF cost per sample against fp's, root
+# reach against perf record --call-graph dwarf's.
+callgraph_targets() {
+	local w fp
+	for w in python3 "bench_spin, 1 thread"; do
+		fp=$(cell_median 7 "$w: bytes per sample" fp)
+		target "$w: cfi bytes per sample within 1.2x fp's" \
+			"$(cell_median 7 "$w: bytes per sample" cfi)" "${fp:+$(calc "$fp * 1.2")}" le
+		fp=$(cell_median 7 "$w: BPF program per sample (ns)" fp)
+		target "$w: cfi BPF program per sample within 2x fp's (ns)" \
+			"$(cell_median 7 "$w: BPF program per sample (ns)" cfi)" "${fp:+$(calc "$fp * 2")}" le
+		# Within 5 points of perf's: cfi's shortfall against perf's at most 5.
+		local ours ref
+		ours=$(cell_median 7 "$w: root reached (% of samples)" cfi)
+		ref=$(cell_median 7 "$w: root reached (% of samples)" perf_dwarf)
+		target "$w: cfi's root reach no more than 5 points under perf dwarf's (points under)" \
+			"${ours:+${ref:+$(calc "$ref - $ours")}}" "${ours:+5}" le
+	done
 }
