@@ -11,8 +11,7 @@ need_root
 need_tool perf linux-perf
 cd "$T"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || fail "$PY missing: Debian's python3 (run 'sh tools/deps.sh test')"
+PY=$(debian_python3)
 
 # record WAY OUT CMD...: one recording of CMD, WAY = cfi, dwarf or perf.
 record() {
@@ -54,25 +53,8 @@ compare() {
 	done
 }
 
-# Half a second of the interpreter's CPU time, not a fixed loop: as many
-# samples on a faster CPU. Python calls nest three deep in the script.
-cat >loop.py <<'PYEOF'
-import time
-def leaf(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-def mid(n):
-    return leaf(n) + leaf(n // 2)
-def top():
-    t = 0
-    while time.process_time() < 0.5:
-        t += mid(20000)
-    return t
-top()
-PYEOF
-compare python3 python3 "$PY" loop.py
+# Half a second of the interpreter's CPU time (py_nested.py's budget).
+compare python3 python3 "$PY" "$PY_NESTED" cpu 0.5
 
 # libc's qsort calling back into nofp_work: main -> sort_rounds -> qsort -> cmp_keys.
 compare qsort nofp_work "$FIX/nofp_work" qsort

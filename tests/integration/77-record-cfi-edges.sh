@@ -10,26 +10,11 @@ need_root
 need_tool perf linux-perf
 cd "$T"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || fail "$PY missing: Debian's python3 (run 'sh tools/deps.sh test')"
-# Nested Python calls and C code under them (sorted, a lambda, str.join),
-# spinning until killed; it says when it runs.
+PY=$(debian_python3)
+# Nested Python calls over C code (sorted with a key, str.join), spinning
+# until killed; it says when it runs.
 mkfifo ready
-"$PY" -c '
-import sys
-def key(x):
-    return -x
-def leaf(n):
-    return sorted(range(n), key=key)
-def mid(n):
-    return len(leaf(n)) + len(",".join(str(i) for i in range(n // 4)))
-def top(d):
-    if d:
-        return top(d - 1)
-    open(sys.argv[1], "w").write("ready\n")
-    while True:
-        mid(2000)
-top(6)' ready &
+"$PY" "$PY_NESTED" spin ready &
 pid=$!
 trap 'kill $pid 2>/dev/null; rm -rf "$T"' EXIT
 read -r line <ready

@@ -9,22 +9,12 @@ need_root
 need_tool perf linux-perf
 cd "$T"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || fail "$PY missing: Debian's python3 (run 'sh tools/deps.sh test')"
-cat >loop.py <<'PYEOF'
-import time
-def leaf(n):
-    return sum(i * i for i in range(n))
-def mid(n):
-    return leaf(n) + leaf(n // 2)
-while time.process_time() < 0.3:
-    mid(20000)
-PYEOF
+PY=$(debian_python3)
 
 for way in tiny default; do
 	opt=()
 	[ $way = tiny ] && opt=(--unwind-tables=64K)
-	"$BPFREC" record -F 999 --call-graph cfi "${opt[@]}" -o $way.data -- "$PY" loop.py 2>$way.err ||
+	"$BPFREC" record -F 999 --call-graph cfi "${opt[@]}" -o $way.data -- "$PY" "$PY_NESTED" cpu 0.3 2>$way.err ||
 		{ cat $way.err >&2; fail "bpfrec record --call-graph cfi ${opt[*]} failed"; }
 	grep 'cfi unwinding\|warning' $way.err || true
 	sum=$(cfi_summary $way.err)

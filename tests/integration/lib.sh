@@ -153,3 +153,12 @@ cfi_summary() {
 	grep -qE "$re" "$1" || { grep 'cfi unwinding' "$1" >&2; fail "the cfi summary line is not of the documented form"; }
 	sed -nE "s/$re/\1 \2 \3 \4 \5 \6 \7 \8/p" "$1"
 }
+
+# debian_python3: the path of Debian's own python3 (built without frame
+# pointers), not a python3 earlier on PATH (pyenv and the like).
+debian_python3() {
+	[ -x /usr/bin/python3 ] || fail "/usr/bin/python3 missing: Debian's python3 (run 'sh tools/deps.sh test')"
+	echo /usr/bin/python3
+}
+# Nested Python calls over C code, for python3's call graphs (see its header).
+PY_NESTED=$TOP/tests/fixtures/py_nested.py

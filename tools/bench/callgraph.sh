@@ -2,7 +2,7 @@
 # after lib.sh): what each way of recording call graphs costs and gives.
 #
 # Two fixed-work workloads: Debian's python3 running nested Python calls
-# over C code (sorted with a key, str.join), built without frame pointers
+# over C code (tests/fixtures/py_nested.py), built without frame pointers
 # like most of a distribution, and bench_spin on one thread (built with
 # frame pointers: every mode can walk it). Each is recorded at CG_RATE Hz
 # by bpfrec record --call-graph fp, cfi and dwarf, perf record -g and perf
@@ -14,39 +14,6 @@
 # long perf script takes to read the file (DWARF files are unwound there).
 #
 # Needs from the driver: REPS, CG_SECS, CG_RATE, HAVE_RECORD, HAVE_CFI, TOP.
-
-# The python3 workload: N rounds of nested calls (-n N) or as many as fit
-# in S seconds (-s S); writes iters, elapsed_ns and cpu_ns to -r REPORT as
-# bench_spin does.
-write_pywork() {
-	cat >"$1" <<'PYEOF'
-import resource, sys, time
-def key(x):
-    return -x
-def leaf(n):
-    return sorted(range(n), key=key)
-def mid(n):
-    return len(leaf(n)) + len(",".join(str(i) for i in range(n // 4)))
-def top(d):
-    return top(d - 1) if d else mid(2000)
-args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
-t0 = time.monotonic_ns()
-it = 0
-if "-s" in args:
-    end = time.monotonic() + float(args["-s"])
-    while time.monotonic() < end:
-        top(6)
-        it += 1
-else:
-    for _ in range(int(args["-n"])):
-        top(6)
-        it += 1
-el = time.monotonic_ns() - t0
-ru = resource.getrusage(resource.RUSAGE_SELF)
-with open(args["-r"], "w") as f:
-    f.write("iters=%d\nelapsed_ns=%d\ncpu_ns=%d\n" % (it, el, (ru.ru_utime + ru.ru_stime) * 1e9))
-PYEOF
-}
 
 # cg_argv WAY DATA: the recorder's command line for WAY (into REC[]).
 cg_argv() {
@@ -114,13 +81,13 @@ bench_callgraph() {
 	section "$sec" "Call-graph modes, per process at $CG_RATE Hz" "cfi=bpfrec cfi" "fp=bpfrec fp" \
 		"dwarf=bpfrec dwarf" "perf_g=perf -g" "perf_dwarf=perf dwarf"
 	[ -x "$py" ] || { say "scenario $sec: $py missing ('sh tools/deps.sh test'): no python3 rows"; FAILED=1; }
-	write_pywork "$W/pywork.py"
+	local pywork=$TOP/tests/fixtures/py_nested.py
 	# Fixed work for CG_SECS unprofiled, sized once.
 	"$FIX/bench_spin" -t 1 -s 1 -r "$W/cg.calib" >/dev/null || die "bench_spin does not run"
 	iters[spin]=$(awk -v n="$(kv "$W/cg.calib" iters)" -v s="$CG_SECS" 'BEGIN { printf "%.0f", n * s }')
 	comm[spin]=bench_spin label[spin]="bench_spin, 1 thread"
 	if [ -x "$py" ]; then
-		"$py" "$W/pywork.py" -s 1 -r "$W/cg.calib" || die "$py $W/pywork.py does not run"
+		"$py" "$pywork" bench -s 1 -r "$W/cg.calib" || die "$py $pywork does not run"
 		iters[py]=$(awk -v n="$(kv "$W/cg.calib" iters)" -v s="$CG_SECS" 'BEGIN { printf "%.0f", n * s }')
 		comm[py]=python3 label[py]="python3"
 	fi
@@ -129,7 +96,7 @@ bench_callgraph() {
 	wl_argv() {
 		case $1 in
 		spin) WL=("$FIX/bench_spin" -t 1 -n "${iters[spin]}") ;;
-		py) WL=("$py" "$W/pywork.py" -n "${iters[py]}") ;;
+		py) WL=("$py" "$pywork" bench -n "${iters[py]}") ;;
 		esac
 	}
 	budget_start "$1"
@@ -172,7 +139,7 @@ bench_callgraph() {
 	budget_note "$sec" "$REPS"
 	[ "$HAVE_CFI" = 1 ] ||
 		note "$sec" "\`bpfrec record --help\` does not offer --call-graph cfi: this build cannot unwind in BPF yet."
-	note "$sec" "Workloads (fixed work, about $CG_SECS s unprofiled): \`python3 pywork.py -n ${iters[py]:-?}\` (Debian's /usr/bin/python3, no frame pointers: nested Python calls over sorted() with a key and str.join; the script is in tools/bench/callgraph.sh) and \`bench_spin -t 1 -n ${iters[spin]}\` (built with frame pointers, a 16-frame chain)."
+	note "$sec" "Workloads (fixed work, about $CG_SECS s unprofiled): \`python3 py_nested.py bench -n ${iters[py]:-?}\` (Debian's /usr/bin/python3, no frame pointers: nested Python calls over sorted() with a key and str.join; tests/fixtures/py_nested.py) and \`bench_spin -t 1 -n ${iters[spin]}\` (built with frame pointers, a 16-frame chain)."
 	note "$sec" "Commands: \`bpfrec record -F $CG_RATE --call-graph fp|cfi|dwarf\`, \`perf record -e cpu-clock -F $CG_RATE -g\` and \`perf record -e cpu-clock -F $CG_RATE --call-graph dwarf\` (8 KiB of user stack a sample), each \`-- WORKLOAD\`. Root reached and depth: \`perf script --no-inline -F comm,ip,sym\` read by tools/stacks.awk, the workload's own samples (a root is _start, __libc_start_call_main, start_thread or clone3); perf unwinds the dwarf files there, which is the \"perf script reading the file\" row."
 	note "$sec" "The ratio columns divide cfi's median by each other way's. Issue 11's targets for cfi: bytes per sample within 1.2× of fp, BPF program per sample within 2× of fp, root reached as often as perf dwarf."
 }
