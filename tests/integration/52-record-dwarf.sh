@@ -45,8 +45,8 @@ assert_range main "${mm:-0}" 90 100.01
 # Whole chains leaf -> mid -> main, as often as perf's own recording has them.
 run_clean "$T/script.txt" perf script -i perf.data -F ip,sym --comm nofp_work
 perf script -i perf-ref.data -F ip,sym --comm nofp_work >"$T/script-ref.txt" 2>/dev/null || fail "perf script of perf's own recording failed"
-read -r ours n_ours < <(chain_share "$T/script.txt")
-read -r ref n_ref < <(chain_share "$T/script-ref.txt")
+read -r ours n_ours _ < <(chain_share "$T/script.txt")
+read -r ref n_ref _ < <(chain_share "$T/script-ref.txt")
 echo "whole chains: ours $ours% of $n_ours leaf samples, perf $ref% of $n_ref"
 at_least "leaf samples" "$n_ours" 200
 at_least "whole chains (ours)" "$ours" 90
@@ -56,7 +56,7 @@ at_least "whole chains (ours, perf - 5)" "$ours" "$(awk -v r="$ref" 'BEGIN { pri
 "$BPFREC" record -q --call-graph dwarf -o - -- "$FIX/nofp_work" cpu 0.3 2>"$T/pipe.err" >pipe.data ||
 	{ cat "$T/pipe.err"; fail "bpfrec record -o - exited $?"; }
 run_clean "$T/pipe.txt" perf script -i - -F ip,sym --comm nofp_work <pipe.data
-read -r pipe n_pipe < <(chain_share "$T/pipe.txt")
+read -r pipe n_pipe _ < <(chain_share "$T/pipe.txt")
 echo "pipe: whole chains $pipe% of $n_pipe"
 at_least "leaf samples (pipe)" "$n_pipe" 50
 at_least "whole chains (pipe)" "$pipe" 90

@@ -2,11 +2,12 @@
 # bpfrec record --call-graph cfi: user stacks walked in BPF with tables
 # built from .eh_frame, written as an ordinary callchain. On nofp_work
 # (-O2, no frame pointers: main -> mid_a -> leaf_a, main -> mid_b -> leaf_b)
-# every leaf sample has its whole caller chain, with --call-graph cfi and
-# with -g (which means cfi); --call-graph fp still walks frame pointers,
-# which this fixture does not have. The file has perf's plain callchain
-# layout (no user registers or stack), perf reads it without a warning, and
-# the summary line counts the walks as perf script sees them.
+# the leaf samples have their whole caller chain and never a wrong one,
+# with --call-graph cfi and with -g (which means cfi); --call-graph fp still
+# walks frame pointers, which this fixture does not have. The file has
+# perf's plain callchain layout (no user registers or stack), perf reads it
+# without a warning, and the summary line counts the walks as perf script
+# sees them.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_tool perf linux-perf
@@ -18,16 +19,16 @@ for way in cfi g fp; do
 	g) opt=(-g) ;;
 	fp) opt=(--call-graph fp) ;;
 	esac
-	"$BPFREC" record -F 999 "${opt[@]}" -o $way.data -- "$FIX/nofp_work" cpu 0.5 2>$way.err >/dev/null ||
+	"$BPFREC" record -F 999 "${opt[@]}" -o $way.data -- "$FIX/nofp_work" cpu 2>$way.err >/dev/null ||
 		{ cat $way.err >&2; fail "bpfrec record ${opt[*]} failed"; }
 	"$BPFREC" dump -i $way.data >$way.dump || fail "bpfrec dump $way.data failed"
 	# An ordinary callchain, as fp writes it: nothing for perf to unwind.
 	assert_no_grep 'REGS_USER|STACK_USER|sample_stack_user|sample_regs_user' $way.dump
 	assert_grep 'CALLCHAIN' $way.dump
 	run_clean $way.txt perf script -F comm,ip,sym --no-inline -i $way.data --comm nofp_work
-	read -r chains n < <(chain_share $way.txt)
+	read -r chains n wrong < <(chain_share $way.txt)
 	read -r root nall depth < <(root_share $way.txt nofp_work)
-	echo "${opt[*]}: leaf -> mid -> main in $chains% of $n leaf samples; root reached in $root% of $nall samples, $depth user frames on average"
+	echo "${opt[*]}: leaf -> mid -> main in $chains% of $n leaf samples ($wrong with a wrong caller); root reached in $root% of $nall samples, $depth user frames on average"
 	at_least "leaf samples (${opt[*]})" "$n" 100
 	if [ $way = fp ]; then
 		# Frame pointers, not CFI: no table, no summary, and callers lost.
@@ -36,10 +37,14 @@ for way in cfi g fp; do
 			fail "--call-graph fp found whole chains in $chains% of a program without frame pointers: is it walking CFI?"
 		continue
 	fi
-	at_least "whole leaf -> mid -> main chains (${opt[*]})" "$chains" 95
+	grep 'cfi unwinding' $way.err || true
 	sum=$(cfi_summary $way.err)
 	read -r stacks at_root _ _ tables _ over _ <<<"$sum"
-	grep 'cfi unwinding' $way.err
+	# A walk may stop short (before the process's tables are built, say:
+	# that costs test 76's comparison with perf), but never name a wrong
+	# caller; and it is complete in nearly every sample.
+	[ "$wrong" = 0 ] || fail "$wrong leaf samples with a wrong caller (${opt[*]})"
+	at_least "whole leaf -> mid -> main chains (${opt[*]})" "$chains" 90
 	assert_no_grep 'warning' $way.err
 	[ "$over" = 0 ] || fail "$over mappings over the table budget for one small program"
 	at_least "tables built (${opt[*]})" "$tables" 2	# nofp_work and libc at least

@@ -131,15 +131,19 @@ stack_overlap() {
 		  both += ok ? $2 : 0 }
 		END { printf "%.1f\n", t ? 100 * both / t : 0 }' "$2" "$1"
 }
-# Percent of nofp_work's leaf_a/leaf_b samples whose chain goes on
-# leaf -> mid -> main (perf script -F ip,sym), and their count.
+# chain_share SCRIPT: "PCT N WRONG" for nofp_work's leaf_a/leaf_b samples in
+# perf script -F ip,sym output: the percent whose chain goes on leaf -> mid
+# -> main, their count, and how many name a wrong caller (a cut chain, one
+# that ends or turns [unknown], is incomplete, not wrong).
 chain_share() {
 	awk 'BEGIN { RS = ""; FS = "\n" }
 		{ k = 0; for (i = 1; i <= NF; i++) { split($i, f, " "); if (f[2] != "") s[k++] = f[2] }
 		  if (s[0] !~ /^leaf_[ab]$/) next; n++
 		  x = substr(s[0], 6)
-		  if (s[1] == "mid_" x && s[2] == "main") ok++ }
-		END { printf "%.1f %d\n", n ? 100 * ok / n : 0, n }' "$1"
+		  if (s[1] == "mid_" x && s[2] == "main") ok++
+		  else if ((k > 1 && s[1] != "[unknown]" && s[1] != "mid_" x) ||
+			   (k > 2 && s[1] == "mid_" x && s[2] != "[unknown]")) wrong++ }
+		END { printf "%.1f %d %d\n", n ? 100 * ok / n : 0, n, wrong }' "$1"
 }
 
 # cfi_summary ERRFILE: the figures of the one "cfi unwinding" line that
