@@ -18,7 +18,9 @@
 # cg_argv WAY DATA: the recorder's command line for WAY (into REC[]).
 cg_argv() {
 	case $1 in
-	fp | cfi | dwarf) REC=("$BPFREC" record -F "$CG_RATE" --call-graph "$1" -o "$2") ;;
+	# -C 0 where the workload runs: every run of the BPF program is then a
+	# sample (on other CPUs it would mostly return early for other tasks).
+	fp | cfi | dwarf) REC=("$BPFREC" record -C 0 -F "$CG_RATE" --call-graph "$1" -o "$2") ;;
 	perf_g) REC=(perf record -e cpu-clock -F "$CG_RATE" -g -o "$2") ;;
 	perf_dwarf) REC=(perf record -e cpu-clock -F "$CG_RATE" --call-graph dwarf -o "$2") ;;
 	esac
@@ -83,20 +85,21 @@ bench_callgraph() {
 	[ -x "$py" ] || { say "scenario $sec: $py missing ('sh tools/deps.sh test'): no python3 rows"; FAILED=1; }
 	local pywork=$TOP/tests/fixtures/py_nested.py
 	# Fixed work for CG_SECS unprofiled, sized once.
-	"$FIX/bench_spin" -t 1 -s 1 -r "$W/cg.calib" >/dev/null || die "bench_spin does not run"
+	command -v taskset >/dev/null || die "taskset not found (util-linux)"
+	taskset -c 0 "$FIX/bench_spin" -t 1 -s 1 -r "$W/cg.calib" >/dev/null || die "bench_spin does not run"
 	iters[spin]=$(awk -v n="$(kv "$W/cg.calib" iters)" -v s="$CG_SECS" 'BEGIN { printf "%.0f", n * s }')
 	comm[spin]=bench_spin label[spin]="bench_spin, 1 thread"
 	if [ -x "$py" ]; then
-		"$py" "$pywork" bench -s 1 -r "$W/cg.calib" || die "$py $pywork does not run"
+		taskset -c 0 "$py" "$pywork" bench -s 1 -r "$W/cg.calib" || die "$py $pywork does not run"
 		iters[py]=$(awk -v n="$(kv "$W/cg.calib" iters)" -v s="$CG_SECS" 'BEGIN { printf "%.0f", n * s }')
 		comm[py]=python3 label[py]="python3"
 	fi
 	say "scenario $sec: call-graph modes: $REPS repetitions at $CG_RATE Hz; python3 ${iters[py]:-} rounds, bench_spin ${iters[spin]} iterations"
-	# workload W: its command line, -r REPORT to come.
+	# workload W: its command line, -r REPORT to come; on CPU 0 (see cg_argv).
 	wl_argv() {
 		case $1 in
-		spin) WL=("$FIX/bench_spin" -t 1 -n "${iters[spin]}") ;;
-		py) WL=("$py" "$pywork" bench -n "${iters[py]}") ;;
+		spin) WL=(taskset -c 0 "$FIX/bench_spin" -t 1 -n "${iters[spin]}") ;;
+		py) WL=(taskset -c 0 "$py" "$pywork" bench -n "${iters[py]}") ;;
 		esac
 	}
 	budget_start "$1"
@@ -140,6 +143,6 @@ bench_callgraph() {
 	[ "$HAVE_CFI" = 1 ] ||
 		note "$sec" "\`bpfrec record --help\` does not offer --call-graph cfi: this build cannot unwind in BPF yet."
 	note "$sec" "Workloads (fixed work, about $CG_SECS s unprofiled): \`python3 py_nested.py bench -n ${iters[py]:-?}\` (Debian's /usr/bin/python3, no frame pointers: nested Python calls over sorted() with a key and str.join; tests/fixtures/py_nested.py) and \`bench_spin -t 1 -n ${iters[spin]}\` (built with frame pointers, a 16-frame chain)."
-	note "$sec" "Commands: \`bpfrec record -F $CG_RATE --call-graph fp|cfi|dwarf\`, \`perf record -e cpu-clock -F $CG_RATE -g\` and \`perf record -e cpu-clock -F $CG_RATE --call-graph dwarf\` (8 KiB of user stack a sample), each \`-- WORKLOAD\`. Root reached and depth: \`perf script --no-inline -F comm,ip,sym\` read by tools/stacks.awk, the workload's own samples (a root is _start, __libc_start_call_main, start_thread or clone3); perf unwinds the dwarf files there, which is the \"perf script reading the file\" row."
-	note "$sec" "The ratio columns divide cfi's median by each other way's. Issue 11's targets for cfi: bytes per sample within 1.2× of fp, BPF program per sample within 2× of fp, root reached as often as perf dwarf."
+	note "$sec" "Commands: \`bpfrec record -C 0 -F $CG_RATE --call-graph fp|cfi|dwarf\`, \`perf record -e cpu-clock -F $CG_RATE -g\` and \`perf record -e cpu-clock -F $CG_RATE --call-graph dwarf\` (8 KiB of user stack a sample), each \`-- taskset -c 0 WORKLOAD\` (bpfrec samples only CPU 0, where the workload runs, so its BPF program runs once a sample). Root reached and depth: \`perf script --no-inline -F comm,ip,sym\` read by tools/stacks.awk, the workload's own samples (a root is _start, __libc_start_call_main, start_thread or clone3); perf unwinds the dwarf files there, which is the \"perf script reading the file\" row."
+	note "$sec" "The ratio columns divide cfi's median by each other way's. Issue 11's targets for cfi: bytes per sample within 1.2× of fp and BPF program per sample within 2× of fp (on bench_spin, where fp walks the same stacks), root reached as often as perf dwarf."
 }
