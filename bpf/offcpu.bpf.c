@@ -31,6 +31,7 @@
 #include "offcpu.h"
 #include "scope.bpf.h"
 #include "ustack.bpf.h"
+#include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -38,6 +39,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 const volatile __u64 thresh_ns = 0;
 /* --call-graph dwarf: bytes of user stack (<= OFFCPU_USTACK_MAX; 0: none). */
 const volatile __u32 stack_user_size = 0;
+/* User stacks walked with the unwind tables (unwind.bpf.h; maps shared with the sampler). */
+const volatile bool unwind_cfi = false;
 
 /* Our own (events and the target maps are in scope.bpf.h). */
 struct {
@@ -138,7 +141,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	n = bpf_get_stack(ctx, b->frames, PROFILE_MAX_STACK * sizeof(__u64), 0);
 	if (n > 0)
 		nr_kernel = (n / sizeof(__u64)) & 0x7f;
-	if (prev->mm && !stack_user_size) {
+	if (prev->mm && unwind_cfi) {
+		/* current is still prev here: the walker reads prev's registers and stack. */
+		nr_user = unwind_user_callchain(&b->frames[nr_kernel]);
+	} else if (prev->mm && !stack_user_size) {
 		n = bpf_get_stack(ctx, &b->frames[nr_kernel], PROFILE_MAX_STACK * sizeof(__u64),
 				  BPF_F_USER_STACK);
 		if (n > 0)

@@ -32,6 +32,7 @@
 #include "profile.h"
 #include "scope.bpf.h"
 #include "ustack.bpf.h"
+#include "unwind.bpf.h"
 
 /* bpf_get_stack() is GPL-only: the kernel accepts this dual licence as GPL-compatible. */
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -44,6 +45,12 @@ const volatile bool capture_stacks = false;
  * registers and stack follow the kernel frames instead.
  */
 const volatile __u32 stack_user_size = 0;
+/*
+ * --call-graph cfi: the user stack is walked here with the unwind tables
+ * user space loads from each file's .eh_frame (unwind.bpf.h), frame
+ * pointers only where a frame has no table; an ordinary callchain results.
+ */
+const volatile bool unwind_cfi = false;
 /*
  * Fork, exit and exec notices have a ring of their own: a flood of samples
  * must not crowd them out, or the recorder would miss an exit and describe a
@@ -191,7 +198,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			if (n > 0)
 				nr_kernel = (n / sizeof(__u64)) & 0x7f;	/* <= 127 */
 		}
-		if (s->user_ip && !stack_user_size) {
+		if (s->user_ip && unwind_cfi) {
+			nr_user = unwind_user_callchain(&s->frames[nr_kernel]);
+		} else if (s->user_ip && !stack_user_size) {
 			n = bpf_get_stack(ctx, &s->frames[nr_kernel],
 					  PROFILE_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
 			if (n > 0)

@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /*
  * unwind.bpf.h - the user-stack walker over unwind tables, for BPF
- * (a prototype: nothing in the recorder includes it yet; unwind_check.bpf.c
- * compiles it and lets the verifier check it). The algorithm is the
+ * programs that sample user stacks (unwind_check.bpf.c compiles it with
+ * every build and lets the verifier check it). The algorithm is the
  * reference walker's (symbolize/cfiwalk.c, Documentation/unwinding.md),
  * with the same layout and helpers (unwind.h); only the memory differs:
  *   - rows come from the array map unwind_rows (all tables back to back,
  *     user space places each one and fills unwind_procs to point at it);
- *   - stack words are read with bpf_probe_read_user from the live stack.
- * One frame per bpf_loop iteration, at most UNWIND_MAX_FRAMES; the state
- * lives in a per-CPU scratch value because the callback cannot keep map
- * pointers across iterations. Every walk's stop reason is counted per CPU
- * in unwind_stops.
+ *   - stack words are read with bpf_probe_read_user from the live stack
+ *     (a fault is a failed read, as outside the reference's copy).
+ * Maps user space fills: unwind_rows, unwind_procs; reads: unwind_stops,
+ * unwind_stats (and unwind_scratch for the last walk); its own:
+ * unwind_walk_cache. A program that includes this header gets all of them.
+ * One frame per bpf_loop iteration, at most UNWIND_MAX_FRAMES, in a
+ * per-CPU scratch value (too big for the BPF stack). A frame the tables
+ * cannot describe is stepped over by frame pointer while rbp is known, as
+ * in the reference walker. Every walk's stop reason is counted per CPU in
+ * unwind_stops, its frames and fallbacks in unwind_stats.
+ *
+ * Cost (Documentation/unwinding.md): the process's mappings are looked up
+ * once per walk, the last frame's mapping is tried before searching them
+ * (consecutive frames are mostly in one file), the row a search found is
+ * remembered per CPU as a hint for the next search of the same address,
+ * and the stack is read 1 KiB at a time (struct unwind_walk_cache).
  */
 #ifndef BPFREC_UNWIND_BPF_H
 #define BPFREC_UNWIND_BPF_H
@@ -45,6 +56,41 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } unwind_stops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNWIND_STAT_MAX);
+	__type(key, __u32);		/* enum unwind_stat */
+	__type(value, __u64);
+} unwind_stats SEC(".maps");
+
+/*
+ * Per-CPU memory of the walker that is not part of its answer:
+ *   - hint: for a hash of (table, ELF address), the row the last search
+ *     found. Only a guess, kept across walks: a hint is used only after
+ *     checking against the live rows that it is the row a search would
+ *     find (inside the table, pc <= key < next pc), so a table moved or
+ *     replaced by user space can make it miss, never answer wrongly.
+ *   - win: a copy of the user stack at [win_base, win_base + win_len),
+ *     valid during one walk: one bpf_probe_read_user serves the words of
+ *     several frames (each call costs about as much as a search).
+ */
+#define UNWIND_HINT_BITS	10
+#define UNWIND_WIN_BYTES	1024
+
+struct unwind_walk_cache {
+	__u32 hint[1 << UNWIND_HINT_BITS];	/* row store indexes */
+	__u64 win_base;
+	__u64 win_len;
+	__u64 win[UNWIND_WIN_BYTES / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_walk_cache);
+} unwind_walk_cache SEC(".maps");
 
 /*
  * The binary searches of UNWIND_LAST_LE, one step per bpf_loop iteration:
@@ -92,62 +138,150 @@ static int unwind_mapping_step(__u32 step, void *ctx)
 	return 0;
 }
 
-/* One frame of st: -1 to go on with the caller's registers in st, or why it ends. */
-static __always_inline int unwind_step(struct unwind_walk_state *st, __u32 frame)
-{
-	const struct unwind_mapping *m;
-	const struct unwind_proc *proc;
-	const struct unwind_row *row;
-	struct unwind_search s;
-	__u64 key, cfa, ra, slot;
-	__u32 nr_maps, idx;
-	int stop;
+/* What every frame of one walk needs, on the walker's stack (bpf_loop's ctx). */
+struct unwind_walk_ctx {
+	struct unwind_walk_state *st;
+	struct unwind_walk_cache *cache;
+	const struct unwind_proc *proc;	/* NULL: the process has no tables */
+	__u32 nr_maps;
+	__u32 by_fp;			/* st->pc was found by frame pointer */
+};
 
-	proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
+/* The mapping holding pc, or NULL: the last frame's first, else a binary search. */
+static __always_inline const struct unwind_mapping *unwind_mapping_of(struct unwind_walk_ctx *c,
+								       __u64 pc)
+{
+	const struct unwind_proc *proc = c->proc;
+	struct unwind_walk_state *st = c->st;
+	const struct unwind_mapping *m;
+	struct unwind_search s;
+	__u32 idx;
+
 	if (!proc)
-		return UNWIND_STOP_NO_MAPPING;
-	nr_maps = proc->nr < UNWIND_MAX_MAPPINGS ? proc->nr : UNWIND_MAX_MAPPINGS;
+		return NULL;
+	idx = st->map_idx & (UNWIND_MAX_MAPPINGS - 1);
+	m = &proc->maps[idx];
+	if (idx < c->nr_maps && pc >= m->start && pc < m->end)
+		return m;
 	s.proc = proc;
-	s.key = st->pc;
+	s.key = pc;
 	s.first = 0;
 	s.lo = 0;
-	s.hi = nr_maps;
+	s.hi = c->nr_maps;
 	bpf_loop(UNWIND_MAPPING_STEPS, unwind_mapping_step, &s, 0);
 	if (s.lo == 0)
-		return UNWIND_STOP_NO_MAPPING;
-	m = &proc->maps[(s.lo - 1) & (UNWIND_MAX_MAPPINGS - 1)];
-	if (st->pc >= m->end)
+		return NULL;
+	idx = (s.lo - 1) & (UNWIND_MAX_MAPPINGS - 1);
+	m = &proc->maps[idx];
+	if (pc >= m->end)
+		return NULL;
+	st->map_idx = idx;
+	return m;
+}
+
+/*
+ * The u64 of the user stack at addr: 0, or -1 where it cannot be read.
+ * From the window when it holds addr, else the window moves to addr: a
+ * full window, or up to the end of addr's page where the full one faults
+ * (the top of the stack), or a direct read if addr is not 8-aligned.
+ */
+static __always_inline int unwind_read(struct unwind_walk_cache *k, __u64 addr, __u64 *val)
+{
+	__u64 off = addr - k->win_base, len;
+
+	if (addr & 7)
+		return bpf_probe_read_user(val, sizeof(*val), (const void *)addr) ? -1 : 0;
+	if (addr < k->win_base || off >= k->win_len) {	/* both multiples of 8 */
+		k->win_base = addr;
+		k->win_len = 0;
+		if (bpf_probe_read_user(k->win, sizeof(k->win), (const void *)addr)) {
+			len = 4096 - (addr & 4095);
+			if (len > sizeof(k->win))
+				len = sizeof(k->win);
+			if (bpf_probe_read_user(k->win, len, (const void *)addr))
+				return -1;
+			k->win_len = len;
+		} else {
+			k->win_len = sizeof(k->win);
+		}
+		off = 0;
+	}
+	*val = k->win[(off / 8) & (UNWIND_WIN_BYTES / 8 - 1)];
+	return 0;
+}
+
+/* The row of rows[first, first + nr) covering key, or -1: a checked hint, else a search. */
+static __always_inline int unwind_find_row(struct unwind_walk_cache *k, __u32 first, __u32 nr,
+					   __u32 key)
+{
+	__u32 slot = ((key ^ first) * 2654435761u) >> (32 - UNWIND_HINT_BITS);
+	const struct unwind_row *r;
+	struct unwind_search s;
+	__u32 idx, next;
+
+	idx = k->hint[slot & ((1 << UNWIND_HINT_BITS) - 1)];
+	r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (r && idx >= first && idx - first < nr && r->pc <= key) {
+		next = idx + 1;
+		if (next - first == nr)
+			return (int)(idx - first);
+		r = bpf_map_lookup_elem(&unwind_rows, &next);
+		if (r && r->pc > key)
+			return (int)(idx - first);
+	}
+	s.proc = NULL;
+	s.key = key;
+	s.first = first;
+	s.lo = 0;
+	s.hi = nr;
+	bpf_loop(UNWIND_SEARCH_STEPS, unwind_row_step, &s, 0);
+	if (s.lo == 0)
+		return -1;
+	k->hint[slot & ((1 << UNWIND_HINT_BITS) - 1)] = first + s.lo - 1;
+	return (int)(s.lo - 1);
+}
+
+/* One frame by its table: -1 to go on with the caller's registers in st, or why it ends. */
+static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 frame)
+{
+	struct unwind_walk_state *st = c->st;
+	struct unwind_walk_cache *k = c->cache;
+	const struct unwind_mapping *m;
+	const struct unwind_row *row;
+	__u64 key, cfa, ra, slot;
+	__u32 idx, rule;
+	int i, stop;
+
+	if (!k)
+		return UNWIND_STOP_NO_ROW;
+
+	m = unwind_mapping_of(c, st->pc);
+	if (!m)
 		return UNWIND_STOP_NO_MAPPING;
 	if (!m->nr_rows)
 		return UNWIND_STOP_NO_TABLE;
 	key = st->pc - (frame ? 1 : 0) - m->bias;
 	if (key > 0xffffffffULL)
 		return UNWIND_STOP_NO_ROW;
-	s.proc = NULL;
-	s.key = key;
-	s.first = m->first_row;
-	s.lo = 0;
-	s.hi = m->nr_rows;
-	bpf_loop(UNWIND_SEARCH_STEPS, unwind_row_step, &s, 0);
-	if (s.lo == 0)
+	i = unwind_find_row(k, m->first_row, m->nr_rows, (__u32)key);
+	if (i < 0)
 		return UNWIND_STOP_NO_ROW;
-	idx = s.first + s.lo - 1;
+	idx = m->first_row + (__u32)i;
 	row = bpf_map_lookup_elem(&unwind_rows, &idx);
 	if (!row)
 		return UNWIND_STOP_NO_ROW;
-	stop = unwind_frame_cfa(row->rule, st->pc, st->sp, st->bp, st->bp_known, &cfa);
+	rule = row->rule;
+	stop = unwind_frame_cfa(rule, st->pc, st->sp, st->bp, st->bp_known, &cfa);
 	if (stop >= 0)
 		return stop;
 	if (cfa <= st->sp)
 		return UNWIND_STOP_BAD_FRAME;
-	if (bpf_probe_read_user(&ra, sizeof(ra), (const void *)(cfa - 8)))
-		return UNWIND_STOP_STACK_READ;
-	switch (unwind_rule_rbp(row->rule)) {
+	switch (unwind_rule_rbp(rule)) {
 	case UNWIND_RBP_AT_CFA:
-		slot = cfa + (__s64)unwind_rule_rbp_off(row->rule);
+		slot = cfa + (__s64)unwind_rule_rbp_off(rule);
 		if (slot < st->sp)
 			break;	/* popped in an epilogue: the register holds it (cfiwalk.c) */
-		if (bpf_probe_read_user(&st->bp, sizeof(st->bp), (const void *)slot))
+		if (unwind_read(k, slot, &st->bp))
 			return UNWIND_STOP_STACK_READ;
 		st->bp_known = 1;
 		break;
@@ -155,6 +289,8 @@ static __always_inline int unwind_step(struct unwind_walk_state *st, __u32 frame
 		st->bp_known = 0;
 		break;
 	}
+	if (unwind_read(k, cfa - 8, &ra))
+		return UNWIND_STOP_STACK_READ;
 	if (!ra)
 		return UNWIND_STOP_ROOT;
 	st->pc = ra;
@@ -162,10 +298,30 @@ static __always_inline int unwind_step(struct unwind_walk_state *st, __u32 frame
 	return -1;
 }
 
-static int unwind_loop_cb(__u32 frame, void *unused)
+/*
+ * One frame by frame pointer (cfiwalk.c's fp_step): 0 with the caller's
+ * registers in st, -1 where rbp cannot be followed.
+ */
+static __always_inline int unwind_fp_step(struct unwind_walk_ctx *c)
 {
-	__u32 zero = 0;
-	struct unwind_walk_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	struct unwind_walk_state *st = c->st;
+	__u64 caller_bp, ra;
+
+	if (!c->cache || !st->bp_known || !unwind_fp_usable(st->bp, st->sp))
+		return -1;
+	if (unwind_read(c->cache, st->bp, &caller_bp) ||
+	    unwind_read(c->cache, st->bp + 8, &ra) || !ra)
+		return -1;
+	st->pc = ra;
+	st->sp = st->bp + 16;
+	st->bp = caller_bp;
+	return 0;
+}
+
+static int unwind_loop_cb(__u32 frame, void *ctx)
+{
+	struct unwind_walk_ctx *c = ctx;
+	struct unwind_walk_state *st = c->st;
 	int stop;
 
 	if (!st)
@@ -176,22 +332,34 @@ static int unwind_loop_cb(__u32 frame, void *unused)
 	}
 	st->pcs[st->nr & UNWIND_MAX_FRAMES] = st->pc;
 	st->nr++;
-	stop = unwind_step(st, frame);
-	if (stop < 0)
+	st->fp_frames += c->by_fp;
+	stop = unwind_table_step(c, frame);
+	c->by_fp = stop >= 0 && unwind_stop_takes_fp(stop) && !unwind_fp_step(c);
+	if (stop < 0 || c->by_fp)
 		return 0;
 	st->stop = (__u32)stop;
 	return 1;
 }
 
+static __always_inline void unwind_count(__u32 stat, __u64 n)
+{
+	__u64 *count = bpf_map_lookup_elem(&unwind_stats, &stat);
+
+	if (count)
+		*count += n;
+}
+
 /*
  * Walk the current task's user stack from its user registers (also when
- * the sample interrupted the kernel). NULL for tasks without user memory;
- * else the per-CPU state with pcs[0, nr) and the stop reason, valid until
- * the next walk on this CPU.
+ * the sample interrupted the kernel, and in tp_btf/sched_switch, where the
+ * current task is the one switched out). NULL for tasks without user
+ * memory; else the per-CPU state with pcs[0, nr), the stop reason and
+ * fp_frames, valid until the next walk on this CPU.
  */
 static __always_inline struct unwind_walk_state *unwind_user_stack(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct unwind_walk_ctx c;
 	struct unwind_walk_state *st;
 	struct pt_regs *regs;
 	__u32 zero = 0, stop;
@@ -210,12 +378,50 @@ static __always_inline struct unwind_walk_state *unwind_user_stack(void)
 	st->bp_known = 1;
 	st->nr = 0;
 	st->stop = UNWIND_STOP_DEPTH;
-	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind_loop_cb, NULL, 0);
+	st->fp_frames = 0;
+	st->map_idx = 0;
+	c.cache = bpf_map_lookup_elem(&unwind_walk_cache, &zero);
+	if (c.cache)
+		c.cache->win_len = 0;
+	c.st = st;
+	c.proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
+	c.nr_maps = 0;
+	c.by_fp = 0;
+	if (c.proc)
+		c.nr_maps = c.proc->nr < UNWIND_MAX_MAPPINGS ? c.proc->nr : UNWIND_MAX_MAPPINGS;
+	else
+		unwind_count(UNWIND_STAT_NO_PROC, 1);
+	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind_loop_cb, &c, 0);
 	stop = st->stop < UNWIND_STOP_MAX ? st->stop : UNWIND_STOP_DEPTH;
 	count = bpf_map_lookup_elem(&unwind_stops, &stop);
 	if (count)
 		(*count)++;
+	unwind_count(UNWIND_STAT_WALKS, 1);
+	unwind_count(UNWIND_STAT_FRAMES, st->nr);
+	if (st->fp_frames) {
+		unwind_count(UNWIND_STAT_FP_WALKS, 1);
+		unwind_count(UNWIND_STAT_FP_FRAMES, st->fp_frames);
+	}
 	return st;
+}
+
+/*
+ * Walk the current task's user stack into frames[0, PROFILE_MAX_STACK) (a
+ * sample's user callchain, pcs[0] = the user ip first); how many frames.
+ */
+static __always_inline __u32 unwind_user_callchain(__u64 *frames)
+{
+	struct unwind_walk_state *st = unwind_user_stack();
+	__u32 n;
+
+	if (!st)
+		return 0;
+	n = st->nr;
+	if (n > UNWIND_MAX_FRAMES)
+		n = UNWIND_MAX_FRAMES;
+	if (bpf_probe_read_kernel(frames, n * sizeof(__u64), st->pcs))
+		return 0;
+	return n;
 }
 
 #endif /* BPFREC_UNWIND_BPF_H */

@@ -178,6 +178,42 @@ enum unwind_stop {
 };
 
 /*
+ * Per-CPU counters of the BPF walker (map unwind_stats), next to the count
+ * of walks by stop reason (unwind_stops, which sums to UNWIND_STAT_WALKS).
+ */
+enum unwind_stat {
+	UNWIND_STAT_WALKS = 0,		/* walks made */
+	UNWIND_STAT_NO_PROC = 1,	/* walks of a process without tables (unwind_procs): all by fp */
+	UNWIND_STAT_FP_WALKS = 2,	/* walks with at least one frame found by frame pointer */
+	UNWIND_STAT_FP_FRAMES = 3,	/* frames found by frame pointer */
+	UNWIND_STAT_FRAMES = 4,		/* frames found in all (pcs[0] included) */
+	UNWIND_STAT_MAX = 5,
+};
+
+/*
+ * Whether a frame that ended with stop may be stepped over by frame
+ * pointer instead: the frames the tables cannot describe (no mapping, no
+ * table, a gap, an expression). A walk that read bad data (stack-read,
+ * bad-frame) or lost rbp has nothing trustworthy to follow.
+ */
+static __always_inline int unwind_stop_takes_fp(int stop)
+{
+	return stop == UNWIND_STOP_NO_MAPPING || stop == UNWIND_STOP_NO_TABLE ||
+	       stop == UNWIND_STOP_NO_ROW || stop == UNWIND_STOP_UNSUPPORTED;
+}
+
+/*
+ * Whether rbp can be a frame pointer of the frame whose stack pointer is
+ * sp: 8-aligned, at or above sp (so the caller's rsp, rbp + 16, moves up
+ * the stack) and not at the top of the address space. Then the return
+ * address is at rbp + 8 and the caller's rbp at rbp.
+ */
+static __always_inline int unwind_fp_usable(__u64 bp, __u64 sp)
+{
+	return !(bp & 7) && bp >= sp && bp < (__u64)-16;
+}
+
+/*
  * The CFA of a frame from its row's rule and the frame's registers (pc is
  * the frame's own pc, for the PLT rule). Returns -1 to go on with *cfa set,
  * else the enum unwind_stop that ends the walk here.
@@ -210,11 +246,17 @@ static __always_inline int unwind_frame_cfa(__u32 rule, __u64 pc, __u64 sp, __u6
 	}
 }
 
-/* The BPF walker's per-CPU state (unwind.bpf.h): registers of the frame at hand, the PCs so far. */
+/*
+ * The BPF walker's per-CPU state (unwind.bpf.h): registers of the frame at
+ * hand, the PCs so far. A caller of unwind_user_stack() reads pcs[0, nr),
+ * stop and fp_frames; the rest is the walker's own.
+ */
 struct unwind_walk_state {
 	__u64 pc, sp, bp;
 	__u32 tgid, bp_known;
 	__u32 nr, stop;				/* frames in pcs; enum unwind_stop */
+	__u32 fp_frames;			/* of pcs[1, nr), those found by frame pointer */
+	__u32 map_idx;				/* the last frame's mapping: tried first */
 	__u64 pcs[UNWIND_MAX_FRAMES + 1];	/* +1: indexes are masked with 127 */
 };
 

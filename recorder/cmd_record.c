@@ -92,6 +92,26 @@ static void on_switch(void *ctx, const char *path)
 	fprintf(stderr, "[ bpfrec record: Dump %s ]\n", path);
 }
 
+/*
+ * How the in-kernel unwinder did: every walk that did not reach the root,
+ * every frame that needed frame pointers and every mapping left without a
+ * table for want of room is a number here, not a silently shorter stack.
+ */
+static void unwind_summary(const struct record_unwind_status *u)
+{
+	fprintf(stderr, "bpfrec record: cfi unwinding: %llu stacks, %llu ended at the root, "
+		"%llu used frame pointers (%llu frames); %zu tables, %.1f MB; %zu mappings over "
+		"the %llu MB table budget\n", (unsigned long long)u->walks,
+		(unsigned long long)u->root, (unsigned long long)u->fp_walks,
+		(unsigned long long)u->fp_frames, u->tables_built,
+		(double)u->peak_bytes / (1024.0 * 1024.0), u->over_budget,
+		(unsigned long long)(u->budget_bytes >> 20));
+	if (u->over_budget)
+		fprintf(stderr, "bpfrec record: warning: %zu mappings did not fit in the unwind "
+			"tables and were walked by frame pointers: raise --unwind-tables\n",
+			u->over_budget);
+}
+
 static void summary(struct record_session *s, bool verbose)
 {
 	struct record_status st;
@@ -113,6 +133,8 @@ static void summary(struct record_session *s, bool verbose)
 			"already, %zu too big, %zu failed\n", st.buildid_cache_dir, b->copied,
 			b->present, b->too_big, b->failed);
 	}
+	if (st.unwind.enabled)
+		unwind_summary(&st.unwind);
 	if (st.lost)
 		fprintf(stderr, "bpfrec record: warning: %llu samples were lost (ring buffer full): "
 			"raise -m or lower -F\n", (unsigned long long)st.lost);

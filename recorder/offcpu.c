@@ -13,6 +13,7 @@
 #include "recorder/emit.h"
 #include "recorder/offcpu.h"
 #include "recorder/tasks.h"
+#include "recorder/unwind_bpf.h"
 
 #include "bpf/offcpu.h"
 #include "offcpu.skel.h"
@@ -175,6 +176,18 @@ int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
 		err = bpf_map__reuse_fd(skel->maps.target_tgids, opts->target_tgids_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.target_tids, opts->target_tids_fd);
+	skel->rodata->unwind_cfi = opts->unwind_cfi;
+	if (!err && opts->unwind_cfi) {
+		err = bpf_map__reuse_fd(skel->maps.unwind_rows, opts->unwind_rows_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.unwind_procs, opts->unwind_procs_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.unwind_stops, opts->unwind_stops_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.unwind_stats, opts->unwind_stats_fd);
+	} else if (!err) {
+		err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs, 0);
+	}
 	/* Without a threshold nothing is aggregated: keep the map minimal. */
 	if (!err && !opts->thresh_ns)
 		err = bpf_map__set_max_entries(skel->maps.aggs, 1);

@@ -52,6 +52,12 @@ struct offcpu_opts {
 	 * the event's sample_stack_user says what it copies. Not with thresh_ns.
 	 */
 	uint32_t stack_user_size;
+	/*
+	 * Walk user stacks with the sampler's unwind tables (--call-graph cfi,
+	 * the default): its maps, shared (recorder/unwind_bpf.h).
+	 */
+	bool unwind_cfi;
+	int unwind_rows_fd, unwind_procs_fd, unwind_stops_fd, unwind_stats_fd;
 	/* The CPU event: the trailer bits and clock to share, and its id. */
 	const struct perf_event_attr *cpu_attr;
 	uint64_t cpu_event_id;

@@ -11,6 +11,8 @@
 
 #include "recorder/cpulist.h"
 #include "recorder/record_args.h"
+#include "recorder/rotate.h"
+#include "recorder/unwind_bpf.h"
 
 enum {
 	OPT_CALL_GRAPH = 0x100,
@@ -19,6 +21,7 @@ enum {
 	OPT_SWITCH_MAX_FILES,
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_THRESH,
+	OPT_UNWIND_TABLES,
 };
 
 /* The zstd levels -z takes, as in perf; include the writer's header for no more. */
@@ -43,6 +46,7 @@ static const struct option long_opts[] = {
 	{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
+	{ "unwind-tables", required_argument, NULL, OPT_UNWIND_TABLES },
 	{ "compression-level", optional_argument, NULL, 'z' },
 	{ "no-buildid-cache", no_argument, NULL, 'N' },
 	{ "help", no_argument, NULL, 'h' },
@@ -70,12 +74,18 @@ void record_usage(FILE *f)
 "  -c, --count N          sample every N events instead (ns for cpu-clock)\n"
 "  -e, --event NAME       cpu-clock (default); cycles, instructions, cache-misses...\n"
 "                         need a hardware PMU\n"
-"  -g                     record call graphs (frame pointers, as --call-graph fp)\n"
+"  -g                     record call graphs (as --call-graph cfi)\n"
 "      --call-graph MODE  how to record call graphs:\n"
+"                         cfi (-g): BPF walks the user stack with unwind tables\n"
+"                           built from each file's .eh_frame, both stacks in the\n"
+"                           callchain: whole stacks without frame pointers, at\n"
+"                           fp's size on disk (8 bytes a frame); ~10-20 us of BPF\n"
+"                           per sample, tables built once per file (50-150 ms\n"
+"                           for big ones) and kept in --unwind-tables of memory\n"
 "                         fp: walk frame pointers in BPF, both stacks in the\n"
-"                           callchain (~8 bytes a frame, about 1 KiB a sample;\n"
-"                           code built without frame pointers, such as most of\n"
-"                           Debian's libraries, loses its callers)\n"
+"                           callchain (~8 bytes a frame, about 1 KiB a sample,\n"
+"                           ~5-8 us of BPF; code built without frame pointers,\n"
+"                           such as most of Debian's libraries, loses callers)\n"
 "                         dwarf[,SIZE]: kernel stack in the callchain, plus the\n"
 "                           user registers and SIZE bytes of user stack (default\n"
 "                           8192, at most 65528, a multiple of 8) that perf\n"
@@ -84,6 +94,9 @@ void record_usage(FILE *f)
 "                           at SIZE + ~250 bytes a sample on disk and in the ring\n"
 "                           buffer (~34 MB/s per busy CPU at 4000 Hz), and a copy\n"
 "                           of SIZE bytes in BPF per sample (~0.2 us at 8 KiB)\n"
+"      --unwind-tables SIZE  memory for cfi's unwind tables, allocated up\n"
+"                         front (default 32M; K/M/G suffixes): files that do not\n"
+"                         fit are walked by frame pointers, counted at the end\n"
 "  -C, --cpu LIST         only these CPUs, e.g. 0,2-3 (default: every online CPU)\n"
 "  -m, --mmap-pages N     ring buffer size in pages (power of two), or with a\n"
 "                         K/M/G suffix in bytes (default: 2 MiB per CPU, >= 8 MiB;\n"
@@ -91,7 +104,8 @@ void record_usage(FILE *f)
 "      --duration SEC     stop after SEC seconds (decimals allowed)\n"
 "      --off-cpu          also record where threads wait: a second event,\n"
 "                         offcpu-time, one sample per blocked interval (period\n"
-"                         = ns off CPU, call chain at switch-out)\n"
+"                         = ns off CPU, call chain at switch-out; user stacks\n"
+"                         walked as cfi unless --call-graph fp or dwarf)\n"
 "      --off-cpu-thresh USEC  sum blocked intervals shorter than USEC per thread\n"
 "                         and stack, written at the end (default 0: none)\n"
 "\n"
@@ -213,7 +227,7 @@ static int parse_ring_size(const char *s, size_t *bytes)
 }
 
 /*
- * "fp", "dwarf" or "dwarf,SIZE" (bytes of user stack, a multiple of 8 up to
+ * "cfi", "fp", "dwarf" or "dwarf,SIZE" (bytes of user stack, a multiple of 8 up to
  * 65528, as perf record takes it). Modes are looked up by name so that a new
  * one is one more row.
  */
@@ -224,6 +238,7 @@ static int parse_call_graph(const char *arg, struct record_opts *o)
 		enum record_callgraph mode;
 		bool takes_size;
 	} modes[] = {
+		{ "cfi", RECORD_CALLGRAPH_CFI, false },
 		{ "fp", RECORD_CALLGRAPH_FP, false },
 		{ "dwarf", RECORD_CALLGRAPH_DWARF, true },
 	};
@@ -301,16 +316,27 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			a->opts.nr_cpus = nr;
 			break;
 		case 'g':
-			a->opts.callgraph = RECORD_CALLGRAPH_FP;
+			a->opts.callgraph = RECORD_CALLGRAPH_CFI;
 			a->opts.stack_user_size = 0;
 			break;
 		case OPT_CALL_GRAPH:
 			if (parse_call_graph(optarg, &a->opts))
 				return bad(err, errlen,
-					   "--call-graph '%s': give fp, or dwarf[,SIZE] with SIZE a "
+					   "--call-graph '%s': give cfi, fp, or dwarf[,SIZE] with SIZE a "
 					   "multiple of 8 from 8 to %u bytes (default %u)",
 					   optarg, RECORD_STACK_USER_MAX, RECORD_STACK_USER_DEFAULT);
 			break;
+		case OPT_UNWIND_TABLES: {
+			struct rotate_spec size;
+
+			if (rotate_parse(optarg, &size) || size.mode != ROTATE_SIZE ||
+			    size.bytes < UNWIND_BPF_MIN_BYTES || size.bytes > UNWIND_BPF_MAX_BYTES)
+				return bad(err, errlen,
+					   "--unwind-tables '%s': give a size from 4K to 4G, e.g. 64M",
+					   optarg);
+			a->opts.unwind_table_bytes = size.bytes;
+			break;
+		}
 		case 'o':
 			a->opts.output = optarg;
 			break;

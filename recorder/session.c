@@ -51,6 +51,8 @@
 #include "recorder/sideband.h"
 #include "recorder/sysctl.h"
 #include "recorder/tasks.h"
+#include "recorder/unwind_bpf.h"
+#include "recorder/unwind_tables.h"
 
 #include "bpf/profile.h"
 #include "profile.skel.h"
@@ -105,6 +107,8 @@ struct record_session {
 
 	struct profile *skel;
 	struct offcpu_tracer *offcpu;	/* --off-cpu */
+	struct unwind_bpf *unwind;	/* cfi: the tables of the in-kernel unwinder */
+	uint64_t unwind_bytes;		/* their bound; 0 = no cfi walks */
 	struct ring_buffer *rb;
 	struct sideband *sideband;	/* NULL: processes are described from /proc only */
 	int epfd;
@@ -652,6 +656,16 @@ static int load_bpf(struct record_session *s)
 	skel->rodata->capture_stacks = s->opts.callgraph != RECORD_CALLGRAPH_NONE;
 	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF)
 		skel->rodata->stack_user_size = s->opts.stack_user_size;
+	skel->rodata->unwind_cfi = s->opts.callgraph == RECORD_CALLGRAPH_CFI;
+	/* --off-cpu walks its user stacks with the tables too, unless fp or dwarf is asked for. */
+	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI ||
+	    (s->opts.off_cpu && s->opts.callgraph == RECORD_CALLGRAPH_NONE))
+		s->unwind_bytes = s->opts.unwind_table_bytes ? s->opts.unwind_table_bytes :
+							       UNWIND_BPF_DEFAULT_BYTES;
+	err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs,
+				   s->unwind_bytes);
+	if (err)
+		return fail(s, err, "cannot size the unwind tables: %s", strerror(-err));
 	skel->rodata->wakeup_bytes = ring / 2;
 	s->batch_max = 2 * ring > BATCH_MAX_BYTES ? 2 * ring : BATCH_MAX_BYTES;
 	err = bpf_map__set_max_entries(skel->maps.events, (uint32_t)ring);
@@ -660,9 +674,25 @@ static int load_bpf(struct record_session *s)
 	err = profile__load(skel);
 	if (privs_is_denial(err))
 		return priv_fail(s, PRIV_STEP_BPF, err, NULL);
+	if (err == -ENOMEM && s->unwind_bytes)
+		return fail(s, err, "cannot allocate %" PRIu64 " MB of unwind tables: lower "
+			    "--unwind-tables", s->unwind_bytes >> 20);
 	if (err)
 		return fail(s, err, "cannot load the BPF sampler: %s (run with -v for the verifier log)",
 			    strerror(-err));
+	if (s->unwind_bytes) {
+		struct unwind_bpf_opts uo = {
+			.rows_fd = bpf_map__fd(skel->maps.unwind_rows),
+			.procs_fd = bpf_map__fd(skel->maps.unwind_procs),
+			.stops_fd = bpf_map__fd(skel->maps.unwind_stops),
+			.stats_fd = bpf_map__fd(skel->maps.unwind_stats),
+			.bytes = s->unwind_bytes,
+		};
+
+		err = unwind_bpf_new(&uo, &s->unwind);
+		if (err)
+			return fail(s, err, "cannot set up the unwind tables: %s", strerror(-err));
+	}
 
 	for (size_t i = 0; i < s->opts.nr_pids; i++) {
 		uint32_t key = (uint32_t)s->pids[i];
@@ -686,6 +716,12 @@ static int load_bpf(struct record_session *s)
 			.wakeup_bytes = ring / 2,
 			.thresh_ns = s->opts.off_cpu_thresh_ns,
 			.stack_user_size = skel->rodata->stack_user_size,
+			.unwind_cfi = s->unwind_bytes && s->opts.callgraph != RECORD_CALLGRAPH_FP &&
+				      s->opts.callgraph != RECORD_CALLGRAPH_DWARF,
+			.unwind_rows_fd = bpf_map__fd(skel->maps.unwind_rows),
+			.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
+			.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
+			.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
 			.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
 		};
 
@@ -916,6 +952,8 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 			.track_all = s->opts.system_wide,
 			.cache = s->bcache,
 			.data_maps = s->opts.callgraph == RECORD_CALLGRAPH_DWARF,
+			.hooks = s->unwind ? &unwind_bpf_hooks : NULL,
+			.hooks_ctx = s->unwind,
 		};
 
 		err = task_tracker_new(s->w, &to, &s->tracker);
@@ -1429,6 +1467,7 @@ void record_session_close(struct record_session *s)
 	ring_buffer__free(s->rb);
 	sideband_free(s->sideband);
 	offcpu_free(s->offcpu);
+	unwind_bpf_free(s->unwind);
 	profile__destroy(s->skel);
 	if (s->epfd >= 0)
 		close(s->epfd);
@@ -1453,6 +1492,28 @@ void record_session_close(struct record_session *s)
 	free(s->cpus);
 	free(s->output);
 	free(s);
+}
+
+static void unwind_status(const struct record_session *s, struct record_unwind_status *u)
+{
+	struct unwind_tables_stats ts;
+	struct unwind_bpf_counts c;
+
+	u->enabled = true;
+	u->budget_bytes = s->unwind_bytes;
+	unwind_tables_stats(unwind_bpf_tables(s->unwind), &ts);
+	u->tables_built = ts.files_built;
+	u->over_budget = ts.mappings_over_budget;
+	u->no_cfi = ts.files_no_cfi;
+	if (unwind_bpf_counts(s->unwind, &c))
+		return;	/* the counters stay 0: nothing to report is better than a wrong sum */
+	u->walks = c.walks;
+	u->root = c.root;
+	u->fp_walks = c.fp_walks;
+	u->fp_frames = c.fp_frames;
+	u->no_proc = c.no_proc;
+	u->frames = c.frames;
+	u->peak_bytes = c.peak_rows * sizeof(struct unwind_row);
 }
 
 void record_session_status(const struct record_session *s, struct record_status *st)
@@ -1480,6 +1541,8 @@ void record_session_status(const struct record_session *s, struct record_status 
 	st->lost = s->lost + offcpu_lost(s->offcpu);
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;
+	if (s->unwind)
+		unwind_status(s, &st->unwind);
 	if (s->child.pid)
 		st->exit_code = launch_exit_code(&s->child);
 }

@@ -72,6 +72,12 @@ enum record_callgraph {
 	 * unwind with the binaries' CFI, as perf record --call-graph dwarf.
 	 */
 	RECORD_CALLGRAPH_DWARF,
+	/*
+	 * Kernel stack and user stack in the callchain, the user one walked
+	 * in BPF with unwind tables built from each file's .eh_frame
+	 * (recorder/unwind_bpf.h): DWARF-quality stacks at the size of fp.
+	 */
+	RECORD_CALLGRAPH_CFI,
 };
 
 /* perf's default and limits for --call-graph dwarf,SIZE. */
@@ -86,6 +92,12 @@ struct record_opts {
 	uint64_t period;	/* -c: event units (ns for cpu-clock) per sample */
 	enum record_callgraph callgraph;	/* -g / --call-graph */
 	uint32_t stack_user_size;	/* --call-graph dwarf,SIZE: bytes of user stack per sample */
+	/*
+	 * --unwind-tables: bytes for the unwind tables of --call-graph cfi
+	 * (and of --off-cpu, which walks user stacks with them unless
+	 * --call-graph fp or dwarf is given); 0 = UNWIND_BPF_DEFAULT_BYTES.
+	 */
+	uint64_t unwind_table_bytes;
 	bool system_wide;	/* -a: every task, kernel threads and idle included */
 	const pid_t *pids;	/* -p: processes, followed into their children */
 	size_t nr_pids;
@@ -143,6 +155,21 @@ struct record_status {
 	/* The build-id cache: where, and what went into it (after stop). */
 	const char *buildid_cache_dir;	/* NULL: not used */
 	struct buildid_cache_stats buildid_cache;
+	/* The in-kernel unwinder (cfi), when used: its walks and tables. */
+	struct record_unwind_status {
+		bool enabled;
+		uint64_t walks;		/* user stacks walked, CPU and off-CPU samples */
+		uint64_t root;		/* of those, ended at the thread's root */
+		uint64_t fp_walks;	/* used frame pointers for some frames (no table there) */
+		uint64_t fp_frames;	/* frames found that way */
+		uint64_t no_proc;	/* walks before the process had tables: frame pointers only */
+		uint64_t frames;
+		size_t tables_built;	/* files whose table was built */
+		uint64_t peak_bytes;	/* most bytes of tables loaded at once */
+		uint64_t budget_bytes;	/* --unwind-tables */
+		size_t over_budget;	/* mappings that got no table: no room (frame pointers) */
+		size_t no_cfi;		/* files without usable .eh_frame */
+	} unwind;
 	bool workload_done;	/* the command exited, or every -p/-t target did */
 	/*
 	 * The launched command's exit code (128 + signal when killed), or 127

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "perfdata/hash.h"
@@ -267,6 +268,7 @@ struct task_proc {
 	bool complete;
 	bool exec_reported;	/* task_tracker_exec_begin() saw this image's exec */
 	bool execd;		/* this image began with an exec: its COMM says so */
+	bool hooked;		/* hooks->maps_changed was told about it */
 	uint64_t next_reread, reread_interval;
 	/* Pages (ip >> 12) found outside every mapping by the last re-reads. */
 	uint64_t unmapped[UNMAPPED_SLOTS];
@@ -302,6 +304,9 @@ struct task_tracker {
 	uint8_t vdso_id[BUILDID_MAX];
 	size_t vdso_id_size;
 	struct task_tracker_denied denied;
+	const struct task_tracker_hooks *hooks;
+	void *hooks_ctx;
+	bool freeing;		/* task_tracker_free(): the processes live on */
 };
 
 /* procmaps_read(), remembering a refusal: the caller goes on as if pid were gone. */
@@ -598,6 +603,8 @@ static void proc_drop_maps(struct task_proc *p)
 
 static void proc_remove(struct task_tracker *t, struct task_proc *p)
 {
+	if (p->hooked && !t->freeing)
+		t->hooks->forget(t->hooks_ctx, p->e.key);
 	while (p->threads.next != &p->threads)
 		thread_remove(t, container_of(p->threads.next, struct task_thread, sibling));
 	proc_drop_maps(p);
@@ -676,6 +683,37 @@ static struct task_map *map_find(const struct task_proc *p, uint64_t ip)
 }
 
 /*
+ * Tell the hooks p's executable mappings (see task_tracker_hooks): only
+ * for processes in scope, whose mappings are known (described, or
+ * complete from an exec or fork of a process in scope).
+ */
+static void maps_changed(struct task_tracker *t, struct task_proc *p)
+{
+	struct procmaps_entry *e;
+	size_t n = 0;
+
+	if (!t->hooks || !(p->described || (p->complete && !t->track_all)))
+		return;
+	e = calloc(p->nr_maps ? p->nr_maps : 1, sizeof(*e));
+	if (!e)
+		return;	/* the unwinder falls back to frame pointers for it */
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		const struct task_map *m = &p->maps[i];
+
+		if (!(m->prot & PROT_EXEC))
+			continue;
+		e[n++] = (struct procmaps_entry){
+			.start = m->start, .end = m->end, .pgoff = m->pgoff,
+			.maj = m->file->maj, .min = m->file->min, .ino = m->file->ino,
+			.prot = m->prot, .flags = m->flags, .path = m->file->path,
+		};
+	}
+	t->hooks->maps_changed(t->hooks_ctx, p->e.key, e, n);
+	p->hooked = true;
+	free(e);
+}
+
+/*
  * Make p's mappings those of pm: keep the ones already written, write an
  * MMAP2 for each new one (all of them when fresh). *nr_new counts those.
  */
@@ -737,6 +775,8 @@ static int proc_set_maps(struct task_tracker *t, struct task_proc *p, const stru
 	free(p->maps);
 	p->maps = maps;
 	p->nr_maps = n;
+	if (fresh || *nr_new)
+		maps_changed(t, p);
 	return 0;
 }
 
@@ -953,8 +993,12 @@ static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_
 	 * What the kernel reported since the exec is exact as of this sample's
 	 * time; /proc is as of now, and gone for a process that already exited.
 	 */
-	if (p->complete || read_maps(t, pid, &pm))
-		return write_known_maps(t, p, pid, time, cpu);
+	if (p->complete || read_maps(t, pid, &pm)) {
+		err = write_known_maps(t, p, pid, time, cpu);
+		if (!err)
+			maps_changed(t, p);
+		return err;
+	}
 	err = proc_set_maps(t, p, &pm, pid, time, cpu, true, &nr_new);
 	procmaps_release(&pm);
 	return err;
@@ -1042,6 +1086,8 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 	t->max_pids = opts && opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS;
 	t->track_all = opts && opts->track_all;
 	t->maps_flags = opts && opts->data_maps ? PROCMAPS_DATA : 0;
+	t->hooks = opts ? opts->hooks : NULL;
+	t->hooks_ctx = opts ? opts->hooks_ctx : NULL;
 	t->files_nbuckets = 256;
 	t->files_seed = perfdata_hash_seed();
 	t->files = calloc(t->files_nbuckets, sizeof(*t->files));
@@ -1061,6 +1107,7 @@ void task_tracker_free(struct task_tracker *t)
 
 	if (!t)
 		return;
+	t->freeing = true;
 	if (t->procs.buckets)
 		while ((e = tt_oldest(&t->procs)))
 			proc_remove(t, proc_of(e));
@@ -1234,6 +1281,7 @@ void task_tracker_fork(struct task_tracker *t, uint32_t pid, uint32_t tid, uint3
 	for (size_t i = 0; i < p->nr_maps; i++)
 		p->maps[i].file->refs++;
 	p->complete = true;
+	maps_changed(t, p);
 }
 
 int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
@@ -1259,8 +1307,12 @@ int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
 			return -ENOMEM;
 	}
 	err = maps_insert(t, p, &kept);
-	if (err || !p->described)
+	if (err)
 		return err;
+	if (kept.prot & PROT_EXEC)
+		maps_changed(t, p);
+	if (!p->described)
+		return 0;
 	/*
 	 * Already in the file (sampled in the middle of its exec, or a
 	 * dlopen): the mapping goes in now, before the samples that follow.

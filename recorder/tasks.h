@@ -46,6 +46,23 @@ struct buildid_cache;
 struct perfdata_writer;
 struct task_tracker;
 
+struct procmaps_entry;
+
+/*
+ * What the in-kernel unwinder (recorder/unwind_tables.h) needs to follow:
+ * the executable mappings of every process in scope, as early as the
+ * tracker knows them (the kernel's mmap reports after an exec or fork,
+ * /proc at the first sample, a dlopen found later), and when a process is
+ * forgotten (exit, exec, evicted). Processes outside the scope (-a: every
+ * process the kernel reports) are told only once sampled.
+ */
+struct task_tracker_hooks {
+	/* pid's executable mappings are now maps[0, nr) (sorted by start). */
+	void (*maps_changed)(void *ctx, uint32_t pid, const struct procmaps_entry *maps, size_t nr);
+	/* pid is gone from the tracker: what was kept for it can go. */
+	void (*forget)(void *ctx, uint32_t pid);
+};
+
 struct task_tracker_opts {
 	const char *proc_root;	/* NULL = "/proc"; tests point it at a fake tree */
 	size_t max_pids;	/* bound on tracked pids; 0 = 65536 */
@@ -62,6 +79,9 @@ struct task_tracker_opts {
 	 * mmap_data): DWARF unwinders find .eh_frame_hdr through them.
 	 */
 	bool data_maps;
+	/* Told when a process's executable mappings change or it is forgotten; NULL = none. */
+	const struct task_tracker_hooks *hooks;
+	void *hooks_ctx;
 };
 
 int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *opts,

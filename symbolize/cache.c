@@ -64,6 +64,19 @@ struct cache_entry *cache_add(struct cache *c, const void *key, size_t key_len)
 	return e;
 }
 
+void cache_del(struct cache *c, struct cache_entry *e)
+{
+	struct cache_entry **pp = &c->buckets[e->hash & (c->nr_buckets - 1)];
+
+	while (*pp && *pp != e)
+		pp = &(*pp)->next;
+	if (!*pp)
+		return;	/* not in c */
+	*pp = e->next;
+	c->nr--;
+	free(e);
+}
+
 void cache_clear(struct cache *c, void (*free_value)(void *value))
 {
 	for (size_t i = 0; i < c->nr_buckets; i++) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cache.h - a small hash table from byte-string keys to a value and an
- * error code, for the symbolizer's per-file and per-pid caches (internal).
+ * error code, for the symbolizer's per-file and per-pid caches and the
+ * recorder's (build-ids seen, unwind tables): bpfrec's one hash table.
  * Failures are cached too (value NULL, err < 0), so a missing file is
  * looked for once. Keys (paths from perf.data files) are hashed with a
  * per-cache random seed (perfdata/hash.h). A zeroed struct is an empty cache.
@@ -31,6 +32,8 @@ struct cache {
 struct cache_entry *cache_get(const struct cache *c, const void *key, size_t key_len);
 /* A new entry (value NULL, err 0) for a key not in c, or NULL when out of memory. */
 struct cache_entry *cache_add(struct cache *c, const void *key, size_t key_len);
+/* Unlink entry e of c and free it (not its value). */
+void cache_del(struct cache *c, struct cache_entry *e);
 /* Free every entry, calling free_value on the non-NULL values. */
 void cache_clear(struct cache *c, void (*free_value)(void *value));
 

@@ -11,6 +11,7 @@
 #include <gelf.h>
 
 #include "symbolize/cfitable.h"
+#include "symbolize/safeopen.h"
 
 /* DWARF register numbers on x86_64. */
 #define DWREG_RBP 6
@@ -232,14 +233,14 @@ static int build(struct cfi_table *t, Elf *elf)
 	return err;
 }
 
-int cfi_table_build(const char *path, struct cfi_table **out)
+int cfi_table_build_fd(int fd, struct cfi_table **out)
 {
 	struct cfi_table *t;
 	Elf *elf;
-	int fd, err;
+	int err;
 
 	*out = NULL;
-	err = elf_open_path(path, &fd, &elf);
+	err = elf_open_fd(fd, &elf);
 	if (err)
 		return err;
 	t = calloc(1, sizeof(*t));
@@ -250,13 +251,26 @@ int cfi_table_build(const char *path, struct cfi_table **out)
 	else
 		err = build(t, elf);
 	elf_end(elf);
-	close(fd);
 	if (err) {
 		cfi_table_free(t);
 		return err;
 	}
 	*out = t;
 	return 0;
+}
+
+int cfi_table_build(const char *path, struct cfi_table **out)
+{
+	int fd, err;
+
+	*out = NULL;
+	/* Regular files only, looked at before they are opened (safeopen.h). */
+	err = safeopen(-1, path, NULL, &fd, NULL);
+	if (err)
+		return err;
+	err = cfi_table_build_fd(fd, out);
+	close(fd);
+	return err;
 }
 
 void cfi_table_free(struct cfi_table *t)

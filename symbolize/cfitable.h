@@ -49,12 +49,19 @@ struct cfi_table {
 };
 
 /*
- * Build the table of the ELF file at path. 0, -ENOENT when it has no
+ * Build the table of the ELF file at path (opened with safeopen(): a regular
+ * file only; for tools and tests). 0, -ENOENT when it has no
  * .eh_frame, -E2BIG when its code lies at or above 4 GiB or it needs more
  * than UNWIND_TABLE_MAX_ROWS rows, -EINVAL when it is not a usable ELF file,
  * -errno. Errors print nothing: the caller counts them per file.
  */
 int cfi_table_build(const char *path, struct cfi_table **out);
+/*
+ * The same for a file already open for reading, as safeopen_mapped() opens
+ * a mapped file (symbolize/safeopen.h): the way the recorder builds tables,
+ * never by a path a traced process controls. fd stays open.
+ */
+int cfi_table_build_fd(int fd, struct cfi_table **out);
 void cfi_table_free(struct cfi_table *t);
 
 /*

@@ -69,22 +69,59 @@ static int step(const struct unwind_row *rows, const struct unwind_mapping *maps
 	return -1;
 }
 
+/*
+ * The frame-pointer step, for a frame the tables cannot describe: 0 with
+ * the caller's registers (return address at rbp + 8, its rbp at rbp, its
+ * rsp at rbp + 16), or -1 where rbp cannot be followed.
+ */
+static int fp_step(const struct cfi_stack *stack, uint64_t *pc, uint64_t *sp, uint64_t *bp,
+		   int bp_known)
+{
+	uint64_t ra, caller_bp;
+
+	if (!bp_known || !unwind_fp_usable(*bp, *sp))
+		return -1;
+	if (read_u64(stack, *bp, &caller_bp) || read_u64(stack, *bp + 8, &ra) || !ra)
+		return -1;
+	*pc = ra;
+	*sp = *bp + 16;
+	*bp = caller_bp;
+	return 0;
+}
+
 void cfi_walk_stack(const struct unwind_row *rows, const struct unwind_mapping *maps,
 		    uint32_t nr_maps, const struct cfi_regs *regs, const struct cfi_stack *stack,
 		    struct cfi_walk *out)
 {
 	uint64_t pc = regs->ip, sp = regs->sp, bp = regs->bp;
-	int bp_known = 1, stop = UNWIND_STOP_DEPTH;
+	int bp_known = 1, stop = UNWIND_STOP_DEPTH, by_fp = 0;
 
 	out->nr = 0;
+	out->fp_frames = 0;
 	for (uint32_t n = 0; n < UNWIND_MAX_FRAMES; n++) {
 		out->pcs[out->nr++] = pc;
+		out->fp_frames += (uint32_t)by_fp;
 		stop = step(rows, maps, nr_maps, stack, n == 0, &pc, &sp, &bp, &bp_known);
-		if (stop >= 0)
+		by_fp = stop >= 0 && unwind_stop_takes_fp(stop) &&
+			!fp_step(stack, &pc, &sp, &bp, bp_known);
+		if (stop >= 0 && !by_fp)
 			break;
 		stop = UNWIND_STOP_DEPTH;
 	}
 	out->stop = (enum unwind_stop)stop;
+}
+
+const char *cfi_walk_stat_name(enum unwind_stat stat)
+{
+	static const char *const names[UNWIND_STAT_MAX] = {
+		[UNWIND_STAT_WALKS] = "walks",
+		[UNWIND_STAT_NO_PROC] = "no-proc",
+		[UNWIND_STAT_FP_WALKS] = "fp-walks",
+		[UNWIND_STAT_FP_FRAMES] = "fp-frames",
+		[UNWIND_STAT_FRAMES] = "frames",
+	};
+
+	return (unsigned int)stat < UNWIND_STAT_MAX ? names[stat] : "?";
 }
 
 const char *cfi_walk_stop_name(enum unwind_stop stop)

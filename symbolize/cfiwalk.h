@@ -14,9 +14,18 @@
  * where the row says, move to the caller. Everything is bounded: at most
  * UNWIND_MAX_FRAMES frames, UNWIND_SEARCH_STEPS search steps a frame.
  *
+ * A frame the tables cannot describe (pc in no mapping or in one without a
+ * table, no row, an UNSUPPORTED rule) is stepped over by frame pointer
+ * while rbp is known and sane (unwind_fp_usable(): return address at
+ * rbp + 8, the caller's rbp at rbp, its rsp at rbp + 16), and the walk goes
+ * on with the tables from the caller; such frames are counted. An empty
+ * mapping list (a process without tables) makes it a frame-pointer walk.
+ *
  * The walk ends cleanly at the root (return address undefined or 0) or at a
- * signal frame, otherwise at the first frame it cannot continue: the reason
- * is reported (enum unwind_stop) and the frames found so far are kept.
+ * signal frame, otherwise at the first frame it cannot continue (by table,
+ * then by frame pointer): the table's reason is reported (enum unwind_stop)
+ * and the frames found so far are kept. The BPF walker (bpf/unwind.bpf.h)
+ * makes the same steps.
  */
 #ifndef SYMBOLIZE_CFIWALK_H
 #define SYMBOLIZE_CFIWALK_H
@@ -41,6 +50,7 @@ struct cfi_stack {
 struct cfi_walk {
 	uint64_t pcs[UNWIND_MAX_FRAMES];	/* pcs[0] = regs.ip, then return addresses */
 	uint32_t nr;
+	uint32_t fp_frames;	/* of pcs[1, nr), those found by frame pointer */
 	enum unwind_stop stop;
 };
 
@@ -51,5 +61,8 @@ void cfi_walk_stack(const struct unwind_row *rows, const struct unwind_mapping *
 
 /* A name for a stop reason ("root", "no-row", ...). */
 const char *cfi_walk_stop_name(enum unwind_stop stop);
+
+/* A name for a counter of the BPF walker ("walks", "fp-frames", ...). */
+const char *cfi_walk_stat_name(enum unwind_stat stat);
 
 #endif /* SYMBOLIZE_CFIWALK_H */

@@ -127,6 +127,19 @@ bool sym_alias_replaces(const struct sym_alias *best, const struct sym_alias *ca
 	return !strncmp(best->name, "SyS", 3) || !strncmp(best->name, "compat_SyS", 10);
 }
 
+int elf_open_fd(int fd, Elf **elf)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	*elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
+		elf_end(*elf);
+		*elf = NULL;
+		return -EINVAL;	/* not an ELF file */
+	}
+	return 0;
+}
+
 int elf_open_path(const char *path, int *fd, Elf **elf)
 {
 	int err;
@@ -137,13 +150,10 @@ int elf_open_path(const char *path, int *fd, Elf **elf)
 	err = safeopen(-1, path, NULL, fd, NULL);
 	if (err)
 		return err;
-	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
-	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
-		elf_end(*elf);
+	err = elf_open_fd(*fd, elf);
+	if (err)
 		close(*fd);
-		return -EINVAL;	/* not an ELF file */
-	}
-	return 0;
+	return err;
 }
 
 int elf_load_segments(Elf *elf, bool exec_only, struct load_seg **segs, size_t *nr)

@@ -48,6 +48,9 @@ bool sym_alias_replaces(const struct sym_alias *best, const struct sym_alias *ca
 /* Open path read-only as an ELF file (libelf initialized): 0 with *fd and
  * *elf (release with elf_end() and close()), -EINVAL when it is not ELF, -errno. */
 int elf_open_path(const char *path, int *fd, Elf **elf);
+/* The same for a file already open (safeopen.h): 0 with *elf, -EINVAL when it
+ * is not ELF. fd stays open and must outlive *elf. */
+int elf_open_fd(int fd, Elf **elf);
 
 /* A PT_LOAD segment: file bytes [offset, offset + filesz) at ELF address vaddr. */
 struct load_seg {

@@ -31,7 +31,7 @@ expect_error() {
 expect_error 2 "unknown option '--bogus'" "$BPFREC" record --bogus -a
 expect_error 2 "unknown event 'nosuchevent'.*cpu-clock" "$BPFREC" record -e nosuchevent -a
 expect_error 2 "--call-graph 'dwarf,100'.*multiple of 8" "$BPFREC" record --call-graph dwarf,100 -a
-expect_error 2 "--call-graph 'lbr'.*give fp, or dwarf" "$BPFREC" record --call-graph lbr -a
+expect_error 2 "--call-graph 'lbr'.*give cfi, fp, or dwarf" "$BPFREC" record --call-graph lbr -a
 expect_error 2 "cannot sum intervals with --call-graph dwarf" \
 	"$BPFREC" record --off-cpu --off-cpu-thresh 100 --call-graph dwarf -a
 expect_error 2 "nothing to record" "$BPFREC" record -g

@@ -3,9 +3,15 @@
 # on a real Debian binary without frame pointers: python3 spinning in
 # Python code. Tables are built from the files it maps; the walks made at
 # each cpu-clock sample must end at the thread's root (_start), counted per
-# stop reason, and be as deep as a python3 stack is.
+# stop reason, and be as deep as a python3 stack is. Then a frame-pointer
+# program left without tables: every frame after the first comes from the
+# frame-pointer fallback, and the counters say so.
 . "$(dirname "$0")/lib.sh"
 need_root
+
+# counter NAME FILE: the walker's counter NAME ("stat NAME N") in FILE;
+# "walks N" is the sum of its stop-reason lines.
+counter() { awk -v n="$1" '$1 == "stat" && $2 == n { print $3 }' "$2"; }
 
 PY=/usr/bin/python3.11
 [ -x "$PY" ] || fail "$PY missing: run tools/deps.sh test"
@@ -22,7 +28,9 @@ trap 'kill $pid 2>/dev/null; rm -rf "$T"' EXIT
 read -r line <"$T/ready"
 [ "$line" = ready ] || fail "python3 did not start"
 
-run_clean "$T/out.txt" "$BUILD/tests/tools/unwind-check" "$pid" 2
+# --fp: the frame-pointer baseline runs in the same run (its cost is printed, not asserted).
+run_clean "$T/out.txt" "$BUILD/tests/tools/unwind-check" --fp "$pid" 2
+kill $pid
 cat "$T/out.txt"
 walks=$(awk '$1 == "walks" { print $2 }' "$T/out.txt")
 root=$(awk '$1 == "root" { print $2 }' "$T/out.txt")
@@ -31,5 +39,43 @@ root=$(awk '$1 == "root" { print $2 }' "$T/out.txt")
 # should reach _start; allow a few to stop elsewhere, never silently.
 assert_range "root share" "$(awk -v r="${root:-0}" -v w="$walks" 'BEGIN { print 100 * r / w }')" 95 100
 # main, Py_BytesMain ... the eval loop, sorted, the lambda: far more than 8 frames.
-assert_grep '^last [0-9]+ frames ([89]|[1-9][0-9]+) stop root$' "$T/out.txt" \
+assert_grep '^last [0-9]+ frames ([89]|[1-9][0-9]+) stop root fp 0$' "$T/out.txt" \
 	"the last walk is not a full python3 stack"
+# The counters agree: "walks" is the sum of the stop reasons (unwind_stops),
+# "stat walks" the walker's own count (unwind_stats);
+# python3 has an entry with a table for every file, so no frame needs rbp.
+[ "$(counter walks "$T/out.txt")" = "$walks" ] || fail "stat walks != the sum of the stop reasons"
+[ "$(counter no-proc "$T/out.txt")" = 0 ] || fail "python3 counted as a process without tables"
+[ "$(counter fp-frames "$T/out.txt")" = 0 ] || fail "frame-pointer frames on python3, whose files all have tables"
+[ "$(counter fp-walks "$T/out.txt")" = 0 ] || fail "frame-pointer walks on python3"
+assert_range "python3 frames per walk" "$(counter frames "$T/out.txt")" $((9 * walks)) $((128 * walks))
+assert_grep '^fp_ns_per_sample [0-9]+$' "$T/out.txt" "the frame-pointer baseline did not run"
+
+# bench_spin (frame pointers, no tables loaded): its worker sits at the
+# bottom of a 16-frame chain (spin_main -> spin_outer -> spin_recurse x12 ->
+# spin_inner -> spin_leaf), all of it found by frame pointer.
+"$FIX/bench_spin" -t 1 -s 4 -r "$T/spin.txt" &
+spin=$!
+trap 'kill $spin 2>/dev/null; rm -rf "$T"' EXIT
+for _ in $(seq 100); do
+	[ "$(ls "/proc/$spin/task" 2>/dev/null | wc -l)" -ge 2 ] && break
+	sleep 0.05
+done
+[ "$(ls "/proc/$spin/task" | wc -l)" -ge 2 ] || fail "bench_spin did not start its thread"
+run_clean "$T/fp.txt" "$BUILD/tests/tools/unwind-check" --no-tables "$spin" 1
+cat "$T/fp.txt"
+walks=$(awk '$1 == "walks" { print $2 }' "$T/fp.txt")
+[ "${walks:-0}" -gt 0 ] || fail "no walks: the program never ran on bench_spin"
+[ "$(counter walks "$T/fp.txt")" = "$walks" ] || fail "stat walks != the sum of the stop reasons"
+[ "$(counter no-proc "$T/fp.txt")" = "$walks" ] || fail "walks of a process without tables not counted as no-proc"
+[ "$(counter fp-walks "$T/fp.txt")" = "$walks" ] || fail "walks without tables that found no frame by frame pointer"
+# Each walk: its first frame from the registers, then by frame pointer
+# alone, up through the 16-frame chain (a sample before a function's
+# "push %rbp" skips its caller: one frame fewer).
+fp=$(counter fp-frames "$T/fp.txt")
+assert_range "frames by frame pointer per walk" "$(awk -v f="$fp" -v w="$walks" 'BEGIN { print f / w }')" 14 127
+[ "$(( $(counter frames "$T/fp.txt") - walks ))" = "$fp" ] ||
+	fail "frames other than the first are not all frame-pointer frames"
+# Without tables nothing ends at a root row: the chain ends where the tables' reason says.
+[ "$(awk '$1 == "no-mapping" { print $2 }' "$T/fp.txt")" = "$walks" ] ||
+	fail "walks without tables did not end with no-mapping"

@@ -501,8 +501,12 @@ Test(cfiwalk, synthetic_chain)
 	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
 	cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s", cfi_walk_stop_name(w.stop));
 
-	/* The gap row: a pc at 0x1210 or later has no CFI, even though 0x1200 has. */
+	/*
+	 * The gap row: a pc at 0x1210 or later has no CFI, even though 0x1200
+	 * has. rbp 0 is no frame pointer, so the walk stops at the table's reason.
+	 */
 	regs.ip = 0x501300;
+	regs.bp = 0;
 	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
 	cr_expect_eq(w.nr, 1);
 	cr_expect_eq(w.stop, UNWIND_STOP_NO_ROW, "stop %s", cfi_walk_stop_name(w.stop));
@@ -570,6 +574,103 @@ Test(cfiwalk, synthetic_chain)
 		cr_expect_eq(w.nr, UNWIND_MAX_FRAMES);
 		cr_expect_eq(w.stop, UNWIND_STOP_DEPTH, "stop %s", cfi_walk_stop_name(w.stop));
 	}
+}
+
+/*
+ * Frames the tables cannot describe are stepped over by frame pointer
+ * (return address at rbp + 8, the caller's rbp at rbp, rsp = rbp + 16), and
+ * the walk goes back to the tables for the caller.
+ */
+Test(cfiwalk, frame_pointer_fallback)
+{
+	/* [0x1000, 0x1100) rsp+16; [0x1100, 0x1200) rbp+16 with rbp saved; a root; a gap at 0x1210. */
+	const struct unwind_row rows[] = {
+		{ 0x1000, UNWIND_RULE(UNWIND_CFA_RSP, 16, UNWIND_RBP_SAME, 0) },
+		{ 0x1100, UNWIND_RULE(UNWIND_CFA_RBP, 16, UNWIND_RBP_AT_CFA, -16) },
+		{ 0x1200, UNWIND_RULE(UNWIND_CFA_ROOT, 0, 0, 0) },
+		{ 0x1210, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0) },
+		{ 0x1300, UNWIND_RULE(UNWIND_CFA_UNSUPPORTED, 0, 0, 0) },
+		{ 0x1400, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0) },
+		{ 0x1500, UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_LOST, 0) },
+		{ 0x1600, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0) },
+	};
+	/* Code at 0x600000 (say JIT) has no mapping; 0x700000 a mapping without a table. */
+	const struct unwind_mapping maps[] = {
+		{ .start = 0x500000, .end = 0x502000, .bias = 0x500000, .nr_rows = 8 },
+		{ .start = 0x700000, .end = 0x701000 },
+	};
+	uint64_t mem[32] = { 0 }, base = 0x7ffd0000;
+	struct cfi_stack st = { .base = base, .data = (const uint8_t *)mem, .size = sizeof(mem) };
+	struct cfi_regs regs;
+	struct cfi_walk w;
+
+	/* A process without tables: a frame-pointer walk to where the chain ends (rbp 0). */
+	regs = (struct cfi_regs){ .ip = 0x900000, .sp = base, .bp = base + 16 };
+	mem[2] = base + 48;	/* frame at rbp = base + 16: the caller's rbp */
+	mem[3] = 0x900100;	/* and its return address */
+	mem[6] = 0;		/* frame at base + 48: the end of the chain */
+	mem[7] = 0x900200;
+	cfi_walk_stack(rows, maps, 0, &regs, &st, &w);
+	cr_assert_eq(w.nr, 3, "%u frames, stop %s", w.nr, cfi_walk_stop_name(w.stop));
+	cr_expect_eq(w.pcs[1], 0x900100);
+	cr_expect_eq(w.pcs[2], 0x900200);
+	cr_expect_eq(w.fp_frames, 2);
+	cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING, "stop %s", cfi_walk_stop_name(w.stop));
+
+	/*
+	 * Tables, then a JIT frame by frame pointer, then tables again with the
+	 * rbp the fp step found: 0x1050 (rsp+16) -> 0x600010 (no mapping, rbp =
+	 * base + 32) -> 0x1150 (CFA = rbp + 16, rbp = base + 64) -> the root.
+	 */
+	memset(mem, 0, sizeof(mem));
+	regs = (struct cfi_regs){ .ip = 0x501050, .sp = base, .bp = base + 32 };
+	mem[1] = 0x600010;	/* ra of frame 0 at CFA - 8 = sp + 8 */
+	mem[4] = base + 64;	/* the JIT frame: saved rbp at rbp, */
+	mem[5] = 0x501150;	/* return address at rbp + 8 */
+	mem[8] = 0x1234;	/* the rbp frame: saved rbp at CFA - 16 = rbp, */
+	mem[9] = 0x501205;	/* return address at CFA - 8, into the root */
+	cfi_walk_stack(rows, maps, 2, &regs, &st, &w);
+	cr_assert_eq(w.nr, 4, "%u frames, stop %s", w.nr, cfi_walk_stop_name(w.stop));
+	cr_expect_eq(w.pcs[1], 0x600010);
+	cr_expect_eq(w.pcs[2], 0x501150);
+	cr_expect_eq(w.pcs[3], 0x501205);
+	cr_expect_eq(w.fp_frames, 1);
+	cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s", cfi_walk_stop_name(w.stop));
+
+	/* The same through a mapping without a table, a gap row and an UNSUPPORTED row. */
+	for (uint64_t pc = 0x700010; pc; pc = pc == 0x700010 ? 0x501250 : pc == 0x501250 ? 0x501350 : 0) {
+		mem[1] = pc;
+		cfi_walk_stack(rows, maps, 2, &regs, &st, &w);
+		cr_expect_eq(w.nr, 4, "%#lx: %u frames, stop %s", (unsigned long)pc, w.nr,
+			     cfi_walk_stop_name(w.stop));
+		cr_expect_eq(w.fp_frames, 1, "%#lx", (unsigned long)pc);
+		cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "%#lx: stop %s", (unsigned long)pc,
+			     cfi_walk_stop_name(w.stop));
+	}
+
+	/* An rbp that is no frame pointer (below sp, misaligned): the table's reason. */
+	mem[1] = 0x600010;
+	for (int i = 0; i < 2; i++) {
+		regs.bp = i ? base + 33 : base - 16;
+		cfi_walk_stack(rows, maps, 2, &regs, &st, &w);
+		cr_expect_eq(w.nr, 2, "rbp %#lx: %u frames", (unsigned long)regs.bp, w.nr);
+		cr_expect_eq(w.fp_frames, 0);
+		cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING, "stop %s", cfi_walk_stop_name(w.stop));
+	}
+
+	/* A frame pointer chain that leaves the stack (a fault in BPF) ends there too. */
+	regs.bp = base + sizeof(mem) - 8;
+	cfi_walk_stack(rows, maps, 2, &regs, &st, &w);
+	cr_expect_eq(w.nr, 2);
+	cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING, "stop %s", cfi_walk_stop_name(w.stop));
+
+	/* A row that loses rbp: the next frame without a table cannot take the fp step. */
+	regs = (struct cfi_regs){ .ip = 0x501550, .sp = base, .bp = base + 32 };
+	mem[0] = 0x600010;
+	cfi_walk_stack(rows, maps, 2, &regs, &st, &w);
+	cr_expect_eq(w.nr, 2, "%u frames, stop %s", w.nr, cfi_walk_stop_name(w.stop));
+	cr_expect_eq(w.fp_frames, 0);
+	cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING, "stop %s", cfi_walk_stop_name(w.stop));
 }
 
 /* ---- walks of a real stopped process -------------------------------- */

@@ -132,8 +132,16 @@ Test(record_args, call_graph_modes)
 	cr_assert_eq(a.opts.stack_user_size, 0);
 	record_args_free(&a);
 
+	/* -g is the in-kernel unwinder; cfi takes no size. */
 	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "-g", NULL), 0, "%s", err);
-	cr_assert_eq(a.opts.callgraph, RECORD_CALLGRAPH_FP);
+	cr_assert_eq(a.opts.callgraph, RECORD_CALLGRAPH_CFI);
+	cr_assert_eq(a.opts.unwind_table_bytes, 0);
+	record_args_free(&a);
+	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "--call-graph=dwarf", "--call-graph", "cfi",
+			   "--unwind-tables", "64M", NULL), 0, "%s", err);
+	cr_assert_eq(a.opts.callgraph, RECORD_CALLGRAPH_CFI);
+	cr_assert_eq(a.opts.stack_user_size, 0);
+	cr_assert_eq(a.opts.unwind_table_bytes, 64ull << 20);
 	record_args_free(&a);
 
 	/* Off-CPU with DWARF stacks is fine without a threshold. */
@@ -197,9 +205,13 @@ Test(record_args, bad_input_names_the_problem)
 		{ { "--call-graph", "dwarf,0" }, "--call-graph 'dwarf,0'" },
 		{ { "--call-graph", "dwarf,65536" }, "--call-graph 'dwarf,65536'" },
 		{ { "--call-graph", "dwarf," }, "--call-graph 'dwarf,'" },
-		{ { "--call-graph", "dwarfx" }, "give fp, or dwarf" },
+		{ { "--call-graph", "dwarfx" }, "give cfi, fp, or dwarf" },
+		{ { "--call-graph", "cfi,8" }, "--call-graph 'cfi,8'" },
+		{ { "--unwind-tables", "1" }, "--unwind-tables '1': give a size from 4K" },
+		{ { "--unwind-tables", "8G" }, "--unwind-tables '8G'" },
+		{ { "--unwind-tables", "10s" }, "--unwind-tables '10s'" },
 		{ { "--call-graph", "fp,8" }, "--call-graph 'fp,8'" },
-		{ { "--call-graph", "lbr" }, "give fp, or dwarf" },
+		{ { "--call-graph", "lbr" }, "give cfi, fp, or dwarf" },
 		{ { "--off-cpu", "--off-cpu-thresh", "10", "--call-graph=dwarf" },
 		  "cannot sum intervals with --call-graph dwarf" },
 		{ { "--duration", "0" }, "--duration '0'" },

@@ -1215,3 +1215,125 @@ Test(tasks, refused_maps_are_counted)
 	cr_assert_eq(take(), 1, "pid 1 gets its COMM only");
 	assert_comm(&recs[0], 1, 1, "init", false, 42, 0);
 }
+
+/* ---- hooks: what the in-kernel unwinder follows -------------------------------- */
+
+struct hook_log {
+	unsigned int changed, forgot;
+	uint32_t pid;
+	size_t nr;		/* mappings in the last call */
+	uint64_t first_start;
+	char first_path[PATH_MAX];
+};
+
+static void log_maps_changed(void *ctx, uint32_t pid, const struct procmaps_entry *maps, size_t nr)
+{
+	struct hook_log *l = ctx;
+
+	l->changed++;
+	l->pid = pid;
+	l->nr = nr;
+	for (size_t i = 0; i < nr; i++)
+		cr_assert(maps[i].prot & PROT_EXEC, "only executable mappings are told");
+	l->first_start = nr ? maps[0].start : 0;
+	snprintf(l->first_path, sizeof(l->first_path), "%s", nr ? maps[0].path : "");
+}
+
+static void log_forget(void *ctx, uint32_t pid)
+{
+	struct hook_log *l = ctx;
+
+	l->forgot++;
+	l->pid = pid;
+}
+
+static const struct task_tracker_hooks log_hooks = {
+	.maps_changed = log_maps_changed,
+	.forget = log_forget,
+};
+
+static void new_hooked_tracker(struct hook_log *l, bool track_all)
+{
+	struct task_tracker_opts o = {
+		.proc_root = root, .track_all = track_all, .hooks = &log_hooks, .hooks_ctx = l,
+	};
+
+	memset(l, 0, sizeof(*l));
+	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+}
+
+/* A process in scope is told from the kernel's reports, before its first sample. */
+Test(tasks, hooks_follow_reported_mappings_before_samples)
+{
+	struct hook_log l;
+
+	new_hooked_tracker(&l, false);
+	task_tracker_fork(tt, 7100, 7100, 1);
+	cr_assert_eq(l.changed, 0, "no mappings known yet");
+	report_exec(7100, 100);
+	cr_assert_geq(l.changed, 1);
+	cr_assert_eq(l.pid, 7100);
+	cr_assert_eq(l.nr, 1, "the data and pseudo mappings are not told");
+	cr_assert_eq(l.first_start, APP_START);
+	cr_assert_str_eq(l.first_path, exe);
+	cr_assert_eq(take(), 0, "telling the hooks writes nothing");
+	/* Gone after the round that follows its exit. */
+	task_tracker_exit(tt, 7100, 7100);
+	cr_assert_eq(l.forgot, 0, "late samples may still come");
+	rounds_pass();
+	cr_assert_eq(l.forgot, 1);
+	cr_assert_eq(l.pid, 7100);
+}
+
+/* -a: the kernel reports every process; only sampled ones are worth tables. */
+Test(tasks, hooks_wait_for_a_sample_with_track_all)
+{
+	uint64_t ips[] = { APP_START + 0x10 };
+	struct hook_log l;
+
+	new_hooked_tracker(&l, true);
+	report_exec(7101, 100);
+	cr_assert_eq(l.changed, 0);
+	cr_assert_eq(see(7101, 7101, "app", 150, 0, ips, 1), 0);
+	cr_assert_eq(l.changed, 1);
+	cr_assert_eq(l.nr, 1);
+}
+
+/* First sample of a process described from /proc; a dlopen re-read tells again. */
+Test(tasks, hooks_follow_proc_maps_and_rereads)
+{
+	uint64_t ips[] = { APP_START + 0x123 };
+	uint64_t lib_ip[] = { 0x7f0000500000ull + 0x10 };
+	struct hook_log l;
+	char lib[PATH_MAX];
+
+	make_blob();
+	fake_proc(1100, app_maps(), "app");
+	new_hooked_tracker(&l, false);
+	cr_assert_eq(see(1100, 1100, "app", 5000, 1, ips, 1), 0);
+	cr_assert_eq(l.changed, 1);
+	cr_assert_eq(l.nr, 5, "exe, libc, blob, anon, vdso: every executable mapping");
+	FMT(lib, "%s", libc_path);
+	fake_proc(1100, app_maps_plus_lib(lib), "app");
+	cr_assert_eq(see(1100, 1100, "app", 5000 + 200000000ull, 1, lib_ip, 1), 0);
+	cr_assert_eq(l.changed, 2);
+	cr_assert_eq(l.nr, 6);
+	/* exec: forgotten, then described afresh. */
+	task_tracker_exec(tt, 1100);
+	cr_assert_eq(l.forgot, 1);
+}
+
+/* A tracker freed for --switch-output leaves the processes (and their tables) alone. */
+Test(tasks, hooks_not_told_when_the_tracker_is_freed)
+{
+	uint64_t ips[] = { APP_START + 0x123 };
+	struct hook_log l;
+
+	make_blob();
+	fake_proc(1101, app_maps(), "app");
+	new_hooked_tracker(&l, false);
+	cr_assert_eq(see(1101, 1101, "app", 5000, 1, ips, 1), 0);
+	task_tracker_free(tt);
+	tt = NULL;
+	cr_assert_eq(l.forgot, 0);
+}

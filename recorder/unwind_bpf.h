@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind_bpf.h - the in-kernel unwinder's side in the recorder
+ * (--call-graph cfi, and the user stacks of --off-cpu): the table manager
+ * (recorder/unwind_tables.h) on the BPF maps of bpf/unwind.bpf.h, and the
+ * walkers' counters.
+ *
+ * The row store is the array map unwind_rows, made BPF_F_MMAPABLE and
+ * sized to the memory bound before the sampler is loaded
+ * (unwind_bpf_size_maps), so tables are copied into it with memcpy, not a
+ * syscall per row. The kernel allocates the whole bound when the map is
+ * created: that is the price of a lookup the verifier can inline.
+ * unwind_procs is allocated per process (BPF_F_NO_PREALLOC): 16 KiB each.
+ *
+ * The off-CPU tracer shares these maps (bpf_map__reuse_fd): one set of
+ * tables and counters serves both programs.
+ */
+#ifndef RECORDER_UNWIND_BPF_H
+#define RECORDER_UNWIND_BPF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bpf_map;
+struct unwind_bpf;
+struct unwind_tables;
+
+/* --unwind-tables: the default bound of the row store. */
+#define UNWIND_BPF_DEFAULT_BYTES	(32ull << 20)
+#define UNWIND_BPF_MIN_BYTES		(4ull << 10)
+#define UNWIND_BPF_MAX_BYTES		(4ull << 30)
+/* Processes with tables at once (unwind_procs entries). */
+#define UNWIND_BPF_MAX_PROCS		4096
+
+/*
+ * Before load: size the maps of one BPF object that includes unwind.bpf.h.
+ * bytes 0 = the walker is not used: every map shrinks to one entry.
+ * 0 or -errno.
+ */
+int unwind_bpf_size_maps(struct bpf_map *rows, struct bpf_map *procs, uint64_t bytes);
+
+struct unwind_bpf_opts {
+	int rows_fd;		/* unwind_rows, loaded */
+	int procs_fd;		/* unwind_procs */
+	int stops_fd;		/* unwind_stops (per CPU) */
+	int stats_fd;		/* unwind_stats (per CPU) */
+	uint64_t bytes;		/* what unwind_bpf_size_maps() was given */
+	const char *proc_root;	/* NULL = "/proc" */
+};
+
+/* Map the row store and start a table manager on it. 0 or -errno. */
+int unwind_bpf_new(const struct unwind_bpf_opts *opts, struct unwind_bpf **out);
+void unwind_bpf_free(struct unwind_bpf *u);
+struct unwind_tables *unwind_bpf_tables(struct unwind_bpf *u);
+/*
+ * The task tracker's hooks (recorder/tasks.h) that keep the tables in step
+ * with the processes, ctx = u. A failure to place a table is counted by the
+ * manager; a failing map write is counted here (write_errors).
+ */
+extern const struct task_tracker_hooks unwind_bpf_hooks;
+
+/* The walks so far, summed over CPUs and programs. */
+struct unwind_bpf_counts {
+	uint64_t walks;		/* user stacks walked */
+	uint64_t root;		/* of those, ended at the thread's root */
+	uint64_t fp_walks;	/* used frame pointers for at least one frame */
+	uint64_t fp_frames;	/* frames found by frame pointers */
+	uint64_t no_proc;	/* walks of processes without tables yet (all frame pointers) */
+	uint64_t frames;	/* frames in all */
+	uint64_t stops[16];	/* by enum unwind_stop */
+	uint64_t peak_rows;	/* the most rows the store held */
+	uint64_t write_errors;	/* map writes that failed (the process kept frame pointers) */
+};
+int unwind_bpf_counts(const struct unwind_bpf *u, struct unwind_bpf_counts *c);
+
+#endif /* RECORDER_UNWIND_BPF_H */

@@ -1,0 +1,610 @@
+// SPDX-License-Identifier: MIT
+/* unwind_tables.c - tables in the row store, refcounted by process (unwind_tables.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder/procmaps.h"
+#include "recorder/unwind_tables.h"
+#include "symbolize/buildid.h"
+#include "symbolize/cache.h"
+#include "symbolize/cfitable.h"
+#include "symbolize/safeopen.h"
+
+/* What a table is filed under: a build-id, or the file's identity when it has none. */
+enum { KEY_BUILD_ID = 'B', KEY_FILE = 'F' };
+
+struct file_identity {
+	uint32_t maj, min;
+	uint64_t ino, size;
+	int64_t mtime_sec, mtime_nsec;
+};
+
+struct table_key {
+	uint8_t len;
+	uint8_t bytes[1 + sizeof(struct file_identity)];
+};
+_Static_assert(BUILDID_MAX <= sizeof(struct file_identity), "a build-id fits the key");
+
+/* The table of one file, in the store or not, used or cached. */
+struct table {
+	struct cache_entry *entry;	/* in unwind_tables.tables; value = this */
+	/*
+	 * Segments (for biases) and, while kept, rows; NULL for a file without
+	 * usable CFI. Rows are dropped (rows NULL, nr 0) when the table did
+	 * not fit the store: nr_rows remembers its size.
+	 */
+	struct cfi_table *cfi;
+	uint32_t nr_rows;
+	uint32_t refs;			/* processes holding it */
+	bool placed;			/* in the store at [first, first + nr_rows) */
+	uint32_t first;
+	uint64_t mark;			/* the set_proc call that last took it */
+	struct table *prev, *next;	/* in the LRU list while refs == 0 */
+	size_t bytes;			/* user memory it takes */
+};
+
+/* The tables one process holds, each once. */
+struct proc {
+	struct table **held;
+	uint32_t nr_held;
+};
+
+/* A free range of the store. */
+struct range {
+	uint32_t first, nr;
+};
+
+struct unwind_tables {
+	char *proc_root;
+	size_t max_procs, cache_bytes;
+	const struct unwind_store_ops *ops;
+	void *ctx;
+
+	struct cache tables;	/* key -> struct table */
+	struct cache procs;	/* pid -> struct proc */
+
+	struct range *free;	/* sorted by first, never adjacent (coalesced) */
+	size_t nr_free, cap_free;
+	size_t nr_placed;
+
+	struct table lru;	/* list head: most recently released first */
+	uint64_t cached_bytes;
+	size_t nr_cached;
+
+	uint64_t gen;			/* set_proc calls so far */
+	struct unwind_proc *entry;	/* the entry being written (16 KiB: not on the stack) */
+	struct unwind_tables_stats st;
+};
+
+/* ---- the store: first fit, coalesced on free ----------------------------- */
+
+/* Room for one more free range than a placement can leave, taken before it. */
+static int reserve_ranges(struct unwind_tables *t)
+{
+	size_t need = t->nr_placed + 2, cap;
+	struct range *r;
+
+	/* Placed tables split the free space into at most nr_placed + 1 ranges. */
+	if (t->cap_free >= need)
+		return 0;
+	cap = need * 2;
+	r = realloc(t->free, cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	t->free = r;
+	t->cap_free = cap;
+	return 0;
+}
+
+/* The first free range that holds nr rows, or -1. */
+static ssize_t find_fit(const struct unwind_tables *t, uint32_t nr)
+{
+	for (size_t i = 0; i < t->nr_free; i++)
+		if (t->free[i].nr >= nr)
+			return (ssize_t)i;
+	return -1;
+}
+
+static void remove_range(struct unwind_tables *t, size_t i)
+{
+	memmove(&t->free[i], &t->free[i + 1], (t->nr_free - i - 1) * sizeof(*t->free));
+	t->nr_free--;
+}
+
+/* Take nr rows from free range i (it holds them): from its start. */
+static uint32_t take_rows(struct unwind_tables *t, size_t i, uint32_t nr)
+{
+	uint32_t first = t->free[i].first;
+
+	t->free[i].first += nr;
+	t->free[i].nr -= nr;
+	if (!t->free[i].nr)
+		remove_range(t, i);
+	t->st.rows_used += nr;
+	return first;
+}
+
+/* Give [first, first + nr) back, merged with the free ranges it touches. */
+static void give_rows(struct unwind_tables *t, uint32_t first, uint32_t nr)
+{
+#define RANGE_FIRST(i) t->free[i].first
+	/* Index of the first free range after it: the one before starts below it. */
+	size_t pos = (size_t)(UNWIND_LAST_LE(RANGE_FIRST, (uint32_t)t->nr_free, first, 33) + 1);
+#undef RANGE_FIRST
+	bool join_prev = pos > 0 && t->free[pos - 1].first + t->free[pos - 1].nr == first;
+	bool join_next = pos < t->nr_free && first + nr == t->free[pos].first;
+
+	t->st.rows_used -= nr;
+	if (join_prev && join_next) {
+		t->free[pos - 1].nr += nr + t->free[pos].nr;
+		remove_range(t, pos);
+	} else if (join_prev) {
+		t->free[pos - 1].nr += nr;
+	} else if (join_next) {
+		t->free[pos].first = first;
+		t->free[pos].nr += nr;
+	} else {
+		/* reserve_ranges() made room before the placement that this undoes. */
+		memmove(&t->free[pos + 1], &t->free[pos], (t->nr_free - pos) * sizeof(*t->free));
+		t->free[pos] = (struct range){ first, nr };
+		t->nr_free++;
+	}
+}
+
+/* ---- tables --------------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The file's table, built from fd: 0, or the cfi_table_build_fd() error (counted). */
+static int build_table(struct unwind_tables *t, int fd, struct cfi_table **out)
+{
+	uint64_t start = now_ns();
+	int err = cfi_table_build_fd(fd, out);
+
+	t->st.build_ns += now_ns() - start;
+	if (!err)
+		t->st.files_built++;
+	return err;
+}
+
+/* What cfi_table_build_fd() says about a file rather than about us: no usable CFI. */
+static bool is_no_cfi(int err)
+{
+	return err == -ENOENT || err == -E2BIG || err == -EINVAL;
+}
+
+static void drop_rows(struct table *tb)
+{
+	free(tb->cfi->rows);
+	tb->cfi->rows = NULL;
+	tb->cfi->nr = 0;
+}
+
+static size_t table_bytes(const struct table *tb)
+{
+	size_t n = sizeof(*tb) + sizeof(*tb->entry) + tb->entry->key_len;
+
+	if (tb->cfi)
+		n += sizeof(*tb->cfi) + tb->cfi->nr * sizeof(*tb->cfi->rows) +
+		     tb->cfi->nr_segs * sizeof(*tb->cfi->segs);
+	return n;
+}
+
+static void lru_unlink(struct table *tb)
+{
+	tb->prev->next = tb->next;
+	tb->next->prev = tb->prev;
+	tb->prev = tb->next = NULL;
+}
+
+static void table_destroy(struct unwind_tables *t, struct table *tb)
+{
+	cache_del(&t->tables, tb->entry);
+	cfi_table_free(tb->cfi);
+	free(tb);
+}
+
+/* Cached tables beyond cache_bytes go, least recently used first. */
+static void evict(struct unwind_tables *t)
+{
+	while (t->cached_bytes > t->cache_bytes && t->lru.prev != &t->lru) {
+		struct table *tb = t->lru.prev;
+
+		lru_unlink(tb);
+		t->cached_bytes -= tb->bytes;
+		t->nr_cached--;
+		table_destroy(t, tb);
+	}
+}
+
+/* One process more holds tb. */
+static void table_get(struct unwind_tables *t, struct table *tb)
+{
+	if (!tb->refs++ && tb->prev) {
+		lru_unlink(tb);
+		t->cached_bytes -= tb->bytes;
+		t->nr_cached--;
+	}
+}
+
+/* One process less: the last one takes it out of the store, into the cache. */
+static void table_put(struct unwind_tables *t, struct table *tb)
+{
+	if (--tb->refs)
+		return;
+	if (tb->placed) {
+		give_rows(t, tb->first, tb->nr_rows);
+		tb->placed = false;
+		t->nr_placed--;
+	}
+	tb->bytes = table_bytes(tb);
+	tb->next = t->lru.next;
+	tb->prev = &t->lru;
+	t->lru.next->prev = tb;
+	t->lru.next = tb;
+	t->cached_bytes += tb->bytes;
+	t->nr_cached++;
+	evict(t);
+}
+
+/*
+ * Put tb (a table with CFI, held) in the store if it is not there and it
+ * fits, rebuilding its rows from fd if they were dropped. fresh: built just
+ * now (else rows kept from before are a cache hit). 0 (placed, or no room:
+ * its rows are dropped) or -errno from the store or the allocator.
+ */
+static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool fresh)
+{
+	bool cached = tb->cfi->rows != NULL;
+	ssize_t i;
+	int err;
+
+	if (tb->placed)
+		return 0;
+	err = reserve_ranges(t);
+	if (err)
+		return err;
+	if (find_fit(t, tb->nr_rows) < 0) {
+		drop_rows(tb);
+		return 0;
+	}
+	if (!cached) {
+		struct cfi_table *fresh;
+
+		/* Room came back for a table that did not fit: build it again. */
+		if (build_table(t, fd, &fresh))
+			return 0;	/* the file no longer builds: it stays without a table */
+		cfi_table_free(tb->cfi);
+		tb->cfi = fresh;
+		tb->nr_rows = (uint32_t)fresh->nr;
+	}
+	i = find_fit(t, tb->nr_rows);
+	if (i < 0) {
+		drop_rows(tb);
+		return 0;
+	}
+	tb->first = take_rows(t, (size_t)i, tb->nr_rows);
+	err = t->ops->write_rows(t->ctx, tb->first, tb->cfi->rows, tb->nr_rows);
+	if (err) {
+		give_rows(t, tb->first, tb->nr_rows);
+		return err;
+	}
+	tb->placed = true;
+	t->nr_placed++;
+	if (cached && !fresh)
+		t->st.cache_hits++;
+	return 0;
+}
+
+/* The key of the open file fd (mapped as e): its build-id, or its identity. */
+static int file_key(int fd, const struct procmaps_entry *e, struct table_key *k)
+{
+	struct file_identity id = { .maj = e->maj, .min = e->min, .ino = e->ino };
+	size_t size;
+	struct stat st;
+
+	if (!buildid_read_fd(fd, k->bytes + 1, &size) && size > 0 && size <= BUILDID_MAX) {
+		k->bytes[0] = KEY_BUILD_ID;
+		k->len = (uint8_t)(1 + size);
+		return 0;
+	}
+	if (fstat(fd, &st))
+		return -errno;
+	/* An inode can be rewritten in place: its size and mtime tell the versions apart. */
+	id.size = (uint64_t)st.st_size;
+	id.mtime_sec = st.st_mtim.tv_sec;
+	id.mtime_nsec = st.st_mtim.tv_nsec;
+	k->bytes[0] = KEY_FILE;
+	memcpy(k->bytes + 1, &id, sizeof(id));
+	k->len = (uint8_t)(1 + sizeof(id));
+	return 0;
+}
+
+/*
+ * The table of the file that pid maps at e, found or built, in the store if
+ * it fits. 0 with *out (NULL: no table, counted) or -errno (store, memory).
+ * *taken: the table was not yet held by this set_proc call and now is
+ * (the caller puts it with the process's tables).
+ */
+static int table_for(struct unwind_tables *t, uint32_t pid, const struct procmaps_entry *e,
+		     struct table **out, bool *taken)
+{
+	struct table_key key;
+	struct cache_entry *ce;
+	struct table *tb;
+	bool fresh = false;
+	int fd, err;
+
+	*out = NULL;
+	*taken = false;
+	if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME))
+		return 0;	/* "//anon" (JIT), "[vdso]": no file to read */
+	err = safeopen_mapped(t->proc_root, pid, e->start, e->end, e->path, e->maj, e->min, e->ino,
+			      &fd, NULL);
+	if (err) {
+		t->st.files_failed++;
+		return 0;
+	}
+	err = file_key(fd, e, &key);
+	if (err) {
+		t->st.files_failed++;
+		goto out;
+	}
+	ce = cache_get(&t->tables, key.bytes, key.len);
+	tb = ce ? ce->value : NULL;
+	if (!tb) {
+		struct cfi_table *cfi = NULL;
+
+		err = build_table(t, fd, &cfi);
+		if (err && !is_no_cfi(err))
+			goto out;	/* ours (-ENOMEM): nothing to remember about the file */
+		if (err)
+			t->st.files_no_cfi++;
+		tb = calloc(1, sizeof(*tb));
+		ce = tb ? cache_add(&t->tables, key.bytes, key.len) : NULL;
+		if (!ce) {
+			free(tb);
+			cfi_table_free(cfi);
+			err = -ENOMEM;
+			goto out;
+		}
+		ce->value = tb;
+		tb->entry = ce;
+		tb->cfi = cfi;
+		tb->nr_rows = cfi ? (uint32_t)cfi->nr : 0;
+		fresh = true;
+	}
+	if (tb->mark != t->gen) {
+		table_get(t, tb);
+		err = tb->cfi ? table_place(t, tb, fd, fresh) : 0;
+		if (err) {
+			table_put(t, tb);
+			goto out;
+		}
+		tb->mark = t->gen;
+		*taken = true;
+	}
+	*out = tb;
+out:
+	close(fd);
+	return err;
+}
+
+/* ---- processes ------------------------------------------------------------ */
+
+static void proc_release(struct unwind_tables *t, struct proc *p)
+{
+	for (uint32_t i = 0; i < p->nr_held; i++)
+		table_put(t, p->held[i]);
+	free(p->held);
+	p->held = NULL;
+	p->nr_held = 0;
+}
+
+/* Mapping e of a held table tb as the walker sees it (nr_rows 0: no table). */
+static void fill_mapping(struct unwind_tables *t, const struct procmaps_entry *e,
+			 const struct table *tb, struct unwind_mapping *m)
+{
+	uint64_t bias;
+
+	*m = (struct unwind_mapping){ .start = e->start, .end = e->end };
+	if (!tb || !tb->cfi ||
+	    cfi_table_bias(tb->cfi, e->start, e->end - e->start, e->pgoff, &bias))
+		return;	/* no CFI, or this mapping holds none of the file's code */
+	if (!tb->placed) {
+		t->st.mappings_over_budget++;
+		return;
+	}
+	m->bias = bias;
+	m->first_row = tb->first;
+	m->nr_rows = tb->nr_rows;
+}
+
+int unwind_tables_set_proc(struct unwind_tables *t, uint32_t pid, const struct procmaps_entry *maps,
+			   size_t nr)
+{
+	struct cache_entry *ce = cache_get(&t->procs, &pid, sizeof(pid));
+	struct unwind_proc *up = t->entry;
+	struct table **mtab = NULL, **held = NULL;
+	uint32_t nr_held = 0, nr_maps = 0;
+	uint64_t last_end = 0;
+	struct proc *p;
+	int err = 0;
+
+	if (!ce && t->procs.nr >= t->max_procs) {
+		t->st.procs_over_budget++;
+		return 0;
+	}
+	if (nr > UNWIND_MAX_MAPPINGS) {
+		t->st.mappings_truncated += nr - UNWIND_MAX_MAPPINGS;
+		nr = UNWIND_MAX_MAPPINGS;
+	}
+	mtab = calloc(nr ? nr : 1, sizeof(*mtab));
+	held = calloc(nr ? nr : 1, sizeof(*held));
+	if (!mtab || !held) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	t->gen++;
+	memset(up, 0, sizeof(*up));
+	for (size_t i = 0; i < nr; i++) {
+		const struct procmaps_entry *e = &maps[i];
+		struct table *tb = NULL;
+
+		if (e->end <= e->start || e->start < last_end)
+			continue;	/* not sorted, or overlapping: a walker's search needs order */
+		last_end = e->end;
+		/* A file mapped twice (two executable segments) is opened once. */
+		for (size_t j = 0; j < i && e->ino; j++)
+			if (mtab[j] && maps[j].ino == e->ino && maps[j].maj == e->maj &&
+			    maps[j].min == e->min && !strcmp(maps[j].path, e->path))
+				tb = mtab[j];
+		if (!tb) {
+			bool taken;
+
+			err = table_for(t, pid, e, &tb, &taken);
+			if (err)
+				goto fail;
+			if (taken)
+				held[nr_held++] = tb;
+		}
+		mtab[i] = tb;
+		fill_mapping(t, e, tb, &up->maps[nr_maps++]);
+	}
+	up->nr = nr_maps;
+	/* Every row it names is in the store already. */
+	err = t->ops->write_proc(t->ctx, pid, up);
+	if (err)
+		goto fail;
+
+	if (!ce) {
+		p = calloc(1, sizeof(*p));
+		ce = p ? cache_add(&t->procs, &pid, sizeof(pid)) : NULL;
+		if (!ce) {
+			free(p);
+			/* Written but not tracked would leak its tables: take it back. */
+			t->ops->delete_proc(t->ctx, pid);
+			err = -ENOMEM;
+			goto fail;
+		}
+		ce->value = p;
+	}
+	p = ce->value;
+	/* The entry no longer names what pid held: those ranges may go now. */
+	proc_release(t, p);
+	p->held = held;
+	p->nr_held = nr_held;
+	free(mtab);
+	return 0;
+
+fail:
+	for (uint32_t k = 0; k < nr_held; k++)
+		table_put(t, held[k]);
+	free(held);
+	free(mtab);
+	return err;
+}
+
+void unwind_tables_drop_proc(struct unwind_tables *t, uint32_t pid)
+{
+	struct cache_entry *ce = cache_get(&t->procs, &pid, sizeof(pid));
+	struct proc *p;
+	int err;
+
+	if (!ce)
+		return;
+	p = ce->value;
+	/* First the entry, then the ranges it named. */
+	err = t->ops->delete_proc(t->ctx, pid);
+	if (err && err != -ENOENT)
+		t->st.store_errors++;
+	proc_release(t, p);
+	cache_del(&t->procs, ce);
+	free(p);
+}
+
+/* ---- the manager ----------------------------------------------------------- */
+
+int unwind_tables_new(const struct unwind_tables_opts *opts, struct unwind_tables **out)
+{
+	struct unwind_tables *t;
+
+	*out = NULL;
+	if (!opts->ops || !opts->ops->write_rows || !opts->ops->write_proc ||
+	    !opts->ops->delete_proc)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
+	t->entry = calloc(1, sizeof(*t->entry));
+	t->cap_free = 2;
+	t->free = calloc(t->cap_free, sizeof(*t->free));
+	if (!t->proc_root || !t->entry || !t->free) {
+		unwind_tables_free(t);
+		return -ENOMEM;
+	}
+	t->max_procs = opts->max_procs ? opts->max_procs : UNWIND_TABLES_MAX_PROCS;
+	t->cache_bytes = opts->cache_bytes ? opts->cache_bytes : UNWIND_TABLES_CACHE_BYTES;
+	t->ops = opts->ops;
+	t->ctx = opts->ctx;
+	t->lru.prev = t->lru.next = &t->lru;
+	if (opts->store_rows)
+		t->free[t->nr_free++] = (struct range){ 0, opts->store_rows };
+	t->st.rows_capacity = opts->store_rows;
+	*out = t;
+	return 0;
+}
+
+static void free_proc(void *value)
+{
+	struct proc *p = value;
+
+	free(p->held);
+	free(p);
+}
+
+static void free_table(void *value)
+{
+	struct table *tb = value;
+
+	cfi_table_free(tb->cfi);
+	free(tb);
+}
+
+void unwind_tables_free(struct unwind_tables *t)
+{
+	if (!t)
+		return;
+	cache_clear(&t->procs, free_proc);
+	cache_clear(&t->tables, free_table);
+	free(t->free);
+	free(t->entry);
+	free(t->proc_root);
+	free(t);
+}
+
+void unwind_tables_stats(const struct unwind_tables *t, struct unwind_tables_stats *st)
+{
+	*st = t->st;
+	st->procs = t->procs.nr;
+	st->tables = t->nr_placed;
+	st->cached = t->nr_cached;
+	st->cached_bytes = t->cached_bytes;
+	st->free_ranges = t->nr_free;
+	st->largest_free = 0;
+	for (size_t i = 0; i < t->nr_free; i++)
+		if (t->free[i].nr > st->largest_free)
+			st->largest_free = t->free[i].nr;
+}

@@ -1,0 +1,789 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_unwind_tables.c - the unwind table manager (recorder/unwind_tables.h)
+ * over a row store in memory.
+ *
+ * The processes are fake pids whose root (a fake proc tree) is "/" and
+ * whose mappings are this test process's own executable mappings
+ * (procmaps_read of ourselves), so the files are real ELF files of this
+ * machine: expected sizes and rows come from cfi_table_build() of the same
+ * files, never from constants. The fake store checks the manager's
+ * ordering promises on every call: rows an entry names were written
+ * before it, and no range an entry names is written over.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "recorder/procmaps.h"
+#include "recorder/unwind_tables.h"
+#include "symbolize/cfitable.h"
+#include "symbolize/cfiwalk.h"
+
+#define MAX_FAKE_PIDS 8
+
+/* The row store and the proc map, in memory. */
+struct fake_store {
+	struct unwind_row *rows;
+	bool *written;			/* rows ever written */
+	uint32_t cap;
+	struct {
+		uint32_t pid;
+		bool used;
+		struct unwind_proc proc;
+	} procs[MAX_FAKE_PIDS];
+	int fail_rows, fail_proc;	/* -errno to return once, 0 = work */
+	size_t rows_writes, proc_writes, proc_deletes;
+};
+
+static struct fake_store *store;
+static char root[64];
+static struct procmaps self_maps;
+
+static int fake_write_rows(void *ctx, uint32_t first, const struct unwind_row *rows, uint32_t nr)
+{
+	struct fake_store *s = ctx;
+	int err = s->fail_rows;
+
+	s->fail_rows = 0;
+	if (err)
+		return err;
+	cr_assert(nr > 0 && first <= s->cap && nr <= s->cap - first,
+		  "rows [%u, +%u) outside the store of %u", first, nr, s->cap);
+	/* Never over rows that a written entry still names. */
+	for (int i = 0; i < MAX_FAKE_PIDS; i++) {
+		const struct unwind_proc *p = &s->procs[i].proc;
+
+		for (uint32_t m = 0; s->procs[i].used && m < p->nr; m++)
+			cr_assert(!p->maps[m].nr_rows || p->maps[m].first_row >= first + nr ||
+					  first >= p->maps[m].first_row + p->maps[m].nr_rows,
+				  "rows [%u, +%u) written over pid %u's table at [%u, +%u)", first, nr,
+				  s->procs[i].pid, p->maps[m].first_row, p->maps[m].nr_rows);
+	}
+	memcpy(&s->rows[first], rows, nr * sizeof(*rows));
+	for (uint32_t i = 0; i < nr; i++)
+		s->written[first + i] = true;
+	s->rows_writes++;
+	return 0;
+}
+
+static int slot_of(struct fake_store *s, uint32_t pid)
+{
+	for (int i = 0; i < MAX_FAKE_PIDS; i++)
+		if (s->procs[i].used && s->procs[i].pid == pid)
+			return i;
+	return -1;
+}
+
+static int fake_write_proc(void *ctx, uint32_t pid, const struct unwind_proc *proc)
+{
+	struct fake_store *s = ctx;
+	int err = s->fail_proc, i = slot_of(s, pid);
+
+	s->fail_proc = 0;
+	if (err)
+		return err;
+	cr_assert(proc->nr <= UNWIND_MAX_MAPPINGS);
+	for (uint32_t m = 0; m < proc->nr; m++) {
+		const struct unwind_mapping *um = &proc->maps[m];
+
+		cr_assert(m == 0 || um->start >= proc->maps[m - 1].end, "mappings not sorted");
+		cr_assert(um->first_row <= s->cap && um->nr_rows <= s->cap - um->first_row);
+		for (uint32_t r = 0; r < um->nr_rows; r++)
+			cr_assert(s->written[um->first_row + r], "entry names row %u before it is written",
+				  um->first_row + r);
+	}
+	for (int k = 0; i < 0 && k < MAX_FAKE_PIDS; k++)
+		if (!s->procs[k].used)
+			i = k;
+	cr_assert(i >= 0, "more pids than the fake store holds");
+	s->procs[i].used = true;
+	s->procs[i].pid = pid;
+	s->procs[i].proc = *proc;
+	s->proc_writes++;
+	return 0;
+}
+
+static int fake_delete_proc(void *ctx, uint32_t pid)
+{
+	struct fake_store *s = ctx;
+	int i = slot_of(s, pid);
+
+	if (i < 0)
+		return -ENOENT;
+	s->procs[i].used = false;
+	s->proc_deletes++;
+	return 0;
+}
+
+static const struct unwind_store_ops fake_ops = {
+	.write_rows = fake_write_rows,
+	.write_proc = fake_write_proc,
+	.delete_proc = fake_delete_proc,
+};
+
+static const struct unwind_proc *entry_of(uint32_t pid)
+{
+	int i = slot_of(store, pid);
+
+	return i < 0 ? NULL : &store->procs[i].proc;
+}
+
+/* root/PID/root -> "/": a process outside any container. */
+static void fake_pid(uint32_t pid)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%u", root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%u/root", root, pid);
+	if (access(path, F_OK))
+		cr_assert_eq(symlink("/", path), 0);
+}
+
+static void setup(void)
+{
+	snprintf(root, sizeof(root), "/tmp/bpfrec-unwind-tables.XXXXXX");
+	cr_assert_not_null(mkdtemp(root));
+	for (uint32_t pid = 1001; pid <= 1008; pid++)
+		fake_pid(pid);
+	cr_assert_eq(procmaps_read(NULL, (uint32_t)getpid(), 0, &self_maps), 0);
+	cr_assert_gt(self_maps.nr, 3);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	procmaps_release(&self_maps);
+	if (store) {
+		free(store->rows);
+		free(store->written);
+		free(store);
+		store = NULL;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(unwind_tables, .init = setup, .fini = teardown);
+
+static struct unwind_tables *manager(uint32_t store_rows, size_t cache_bytes, size_t max_procs)
+{
+	struct unwind_tables_opts o = {
+		.proc_root = root, .store_rows = store_rows, .cache_bytes = cache_bytes,
+		.max_procs = max_procs, .ops = &fake_ops,
+	};
+	struct unwind_tables *t;
+
+	store = calloc(1, sizeof(*store));
+	cr_assert_not_null(store);
+	store->cap = store_rows;
+	store->rows = calloc(store_rows ? store_rows : 1, sizeof(*store->rows));
+	store->written = calloc(store_rows ? store_rows : 1, sizeof(*store->written));
+	cr_assert(store->rows && store->written);
+	o.ctx = store;
+	cr_assert_eq(unwind_tables_new(&o, &t), 0);
+	return t;
+}
+
+static struct unwind_tables_stats stats(const struct unwind_tables *t)
+{
+	struct unwind_tables_stats st;
+
+	unwind_tables_stats(t, &st);
+	return st;
+}
+
+/* The distinct files among our mappings that have a table, with their sizes. */
+struct file_table {
+	const struct procmaps_entry *e;	/* its first mapping */
+	struct cfi_table *cfi;
+};
+
+static size_t self_tables(struct file_table *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < self_maps.nr; i++) {
+		const struct procmaps_entry *e = &self_maps.entries[i];
+		struct cfi_table *cfi;
+		bool seen = false;
+
+		if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME))
+			continue;
+		for (size_t j = 0; j < n; j++)
+			seen |= out[j].e->ino == e->ino && out[j].e->maj == e->maj &&
+				out[j].e->min == e->min;
+		if (seen || cfi_table_build(e->path, &cfi))
+			continue;
+		cr_assert(n < max);
+		out[n++] = (struct file_table){ e, cfi };
+	}
+	return n;
+}
+
+static void free_tables(struct file_table *ft, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cfi_table_free(ft[i].cfi);
+}
+
+static uint64_t total_rows(const struct file_table *ft, size_t n)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += ft[i].cfi->nr;
+	return sum;
+}
+
+/* The rows entry mapping m names are exactly the file's table, at the file's bias. */
+static void check_mapping(const struct procmaps_entry *e, const struct unwind_mapping *m)
+{
+	struct cfi_table *cfi;
+	uint64_t bias;
+	bool in_code = false;
+
+	cr_assert_eq(m->start, e->start);
+	cr_assert_eq(m->end, e->end);
+	cr_assert_eq(cfi_table_build(e->path, &cfi), 0, "%s", e->path);
+	cr_assert_eq(m->nr_rows, cfi->nr, "%s: %u rows stored, the file has %zu", e->path,
+		     m->nr_rows, cfi->nr);
+	cr_assert(!memcmp(&store->rows[m->first_row], cfi->rows, cfi->nr * sizeof(*cfi->rows)),
+		  "%s: stored rows differ from its table", e->path);
+	cr_assert_eq(cfi_table_bias(cfi, e->start, e->end - e->start, e->pgoff, &bias), 0);
+	cr_assert_eq(m->bias, bias, "%s: bias", e->path);
+	/* The mapping minus the bias overlaps one of the file's executable segments. */
+	for (size_t s = 0; s < cfi->nr_segs; s++)
+		in_code |= e->start - bias < cfi->segs[s].vaddr + cfi->segs[s].memsz &&
+			   cfi->segs[s].vaddr < e->end - bias;
+	cr_assert(in_code, "%s: [%#lx, %#lx) - bias %#lx is in none of its segments", e->path,
+		  (unsigned long)e->start, (unsigned long)e->end, (unsigned long)bias);
+	cfi_table_free(cfi);
+}
+
+static void set_self(struct unwind_tables *t, uint32_t pid)
+{
+	cr_assert_eq(unwind_tables_set_proc(t, pid, self_maps.entries, self_maps.nr), 0);
+}
+
+Test(unwind_tables, own_mappings_rows_and_biases)
+{
+	struct unwind_tables *t = manager(1u << 22, 0, 0);
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128), with_rows = 0;
+	const struct unwind_proc *p;
+	struct unwind_tables_stats st;
+
+	cr_assert_geq(n, 2, "this test maps at least itself and libc");
+	set_self(t, 1001);
+	p = entry_of(1001);
+	cr_assert_not_null(p);
+	cr_assert_eq(p->nr, self_maps.nr);
+	for (uint32_t i = 0; i < p->nr; i++) {
+		const struct procmaps_entry *e = &self_maps.entries[i];
+		uint64_t bias;
+		bool has_table = false;
+
+		for (size_t j = 0; j < n; j++)
+			has_table |= ft[j].e->ino == e->ino && ft[j].e->maj == e->maj &&
+				     ft[j].e->min == e->min &&
+				     !cfi_table_bias(ft[j].cfi, e->start, e->end - e->start, e->pgoff,
+						     &bias);
+		if (!has_table) {
+			/* [vdso], anonymous code, files without CFI */
+			cr_assert_eq(p->maps[i].nr_rows, 0, "%s has rows", e->path);
+			continue;
+		}
+		check_mapping(e, &p->maps[i]);
+		with_rows++;
+	}
+	cr_assert_geq(with_rows, n);
+	st = stats(t);
+	cr_assert_eq(st.procs, 1);
+	cr_assert_eq(st.tables, n);
+	cr_assert_eq(st.files_built, n);
+	cr_assert_eq(st.rows_used, total_rows(ft, n));
+	cr_assert_eq(st.rows_capacity, 1u << 22);
+	cr_assert_eq(st.mappings_over_budget, 0);
+	cr_assert_eq(st.files_failed, 0);
+	cr_assert_gt(st.build_ns, 0);
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
+
+/* A copy of live stack memory, redzones included: not through ASan's memcpy. */
+static __attribute__((no_sanitize_address)) void copy_stack(uint8_t *dst, uintptr_t src, size_t n)
+{
+	const volatile uint8_t *from = (const volatile uint8_t *)src;
+
+	for (size_t i = 0; i < n; i++)
+		dst[i] = from[i];
+}
+
+/*
+ * Walk our own stack with the reference walker, over the tables and the
+ * entry the manager wrote: the first return address must be our caller's,
+ * and the walk must end at the thread's root (every frame from here to
+ * _start has its table).
+ */
+static __attribute__((noinline)) void walk_here(const struct unwind_proc *p, struct cfi_walk *w,
+						 uint64_t *ret)
+{
+	uint64_t ip, sp, bp;
+	pthread_attr_t attr;
+	void *lo;
+	size_t size;
+	struct cfi_regs regs;
+	struct cfi_stack stack;
+	uint8_t *copy;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	cr_assert_eq(pthread_getattr_np(pthread_self(), &attr), 0);
+	cr_assert_eq(pthread_attr_getstack(&attr, &lo, &size), 0);
+	pthread_attr_destroy(&attr);
+	cr_assert(sp >= (uintptr_t)lo && sp < (uintptr_t)lo + size);
+	stack.base = sp;
+	stack.size = (uintptr_t)lo + size - sp;
+	copy = malloc(stack.size);
+	cr_assert_not_null(copy);
+	copy_stack(copy, sp, stack.size);
+	stack.data = copy;
+	regs = (struct cfi_regs){ .ip = ip, .sp = sp, .bp = bp };
+	cfi_walk_stack(store->rows, p->maps, p->nr, &regs, &stack, w);
+	free(copy);
+	*ret = (uint64_t)(uintptr_t)__builtin_return_address(0);
+}
+
+Test(unwind_tables, walk_own_stack)
+{
+	struct unwind_tables *t = manager(1u << 22, 0, 0);
+	struct cfi_walk w;
+	uint64_t ret;
+
+	set_self(t, 1001);
+	walk_here(entry_of(1001), &w, &ret);
+	cr_assert_geq(w.nr, 3, "walk of %u frames, stopped: %s", w.nr, cfi_walk_stop_name(w.stop));
+	cr_assert_eq(w.pcs[1], ret, "first return address %#lx, expected %#lx",
+		     (unsigned long)w.pcs[1], (unsigned long)ret);
+	cr_assert_eq(w.stop, UNWIND_STOP_ROOT, "walk of %u frames stopped: %s", w.nr,
+		     cfi_walk_stop_name(w.stop));
+	unwind_tables_free(t);
+}
+
+Test(unwind_tables, processes_share_tables)
+{
+	struct unwind_tables *t = manager(1u << 22, 256u << 20, 0);
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128);
+	uint64_t rows = total_rows(ft, n);
+	const struct unwind_proc *a, *b;
+	struct unwind_tables_stats st;
+
+	set_self(t, 1001);
+	set_self(t, 1002);
+	st = stats(t);
+	cr_assert_eq(st.procs, 2);
+	cr_assert_eq(st.tables, n);
+	cr_assert_eq(st.rows_used, rows, "shared tables are stored once");
+	cr_assert_eq(st.files_built, n, "the second process built nothing");
+	a = entry_of(1001);
+	b = entry_of(1002);
+	cr_assert(a && b);
+	cr_assert_eq(a->nr, b->nr);
+	for (uint32_t i = 0; i < a->nr; i++) {
+		cr_assert_eq(a->maps[i].first_row, b->maps[i].first_row);
+		cr_assert_eq(a->maps[i].nr_rows, b->maps[i].nr_rows);
+		cr_assert_eq(a->maps[i].bias, b->maps[i].bias);
+	}
+
+	/* One leaves: the other's tables stay. */
+	unwind_tables_drop_proc(t, 1001);
+	cr_assert_null(entry_of(1001));
+	st = stats(t);
+	cr_assert_eq(st.procs, 1);
+	cr_assert_eq(st.tables, n);
+	cr_assert_eq(st.rows_used, rows);
+	cr_assert_eq(st.cached, 0);
+
+	/* Both gone: the store is empty and whole again, the tables are cached. */
+	unwind_tables_drop_proc(t, 1002);
+	cr_assert_null(entry_of(1002));
+	st = stats(t);
+	cr_assert_eq(st.procs, 0);
+	cr_assert_eq(st.tables, 0);
+	cr_assert_eq(st.rows_used, 0);
+	cr_assert_eq(st.free_ranges, 1);
+	cr_assert_eq(st.largest_free, 1u << 22);
+	cr_assert_geq(st.cached, n);
+	cr_assert_leq(st.cached_bytes, 256u << 20);
+
+	/* A new process mapping them: from the cache, not rebuilt. */
+	set_self(t, 1003);
+	st = stats(t);
+	cr_assert_eq(st.files_built, n, "cache hit: nothing rebuilt");
+	cr_assert_eq(st.cache_hits, n);
+	cr_assert_eq(st.tables, n);
+	cr_assert_eq(st.rows_used, rows);
+	for (uint32_t i = 0; i < entry_of(1003)->nr; i++)
+		if (entry_of(1003)->maps[i].nr_rows)
+			check_mapping(&self_maps.entries[i], &entry_of(1003)->maps[i]);
+	/* A re-read of the same maps changes nothing. */
+	set_self(t, 1003);
+	cr_assert_eq(stats(t).rows_used, rows);
+	cr_assert_eq(stats(t).files_built, n);
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
+
+Test(unwind_tables, cache_bound_evicts)
+{
+	struct unwind_tables *t = manager(1u << 22, 1, 0);
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128);
+	struct unwind_tables_stats st;
+
+	set_self(t, 1001);
+	unwind_tables_drop_proc(t, 1001);
+	st = stats(t);
+	cr_assert_eq(st.cached, 0, "a 1-byte cache holds nothing");
+	cr_assert_eq(st.cached_bytes, 0);
+	set_self(t, 1001);
+	st = stats(t);
+	cr_assert_eq(st.files_built, 2 * n, "evicted tables are built again");
+	cr_assert_eq(st.cache_hits, 0);
+	cr_assert_eq(st.tables, n);
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
+
+/* The mapping of pid's entry for the file of ft, which must be there. */
+static const struct unwind_mapping *mapping_of(uint32_t pid, const struct file_table *f)
+{
+	const struct unwind_proc *p = entry_of(pid);
+
+	cr_assert_not_null(p);
+	for (uint32_t i = 0; i < p->nr; i++)
+		if (p->maps[i].start == f->e->start)
+			return &p->maps[i];
+	cr_assert_fail("no mapping of %s", f->e->path);
+	return NULL;
+}
+
+Test(unwind_tables, over_budget_tables_are_left_out_whole)
+{
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128), placed = 0, left = 0;
+	uint64_t rows = total_rows(ft, n), placed_rows = 0;
+	struct unwind_tables *t = manager((uint32_t)rows - 1, 0, 0);
+	struct unwind_tables_stats st;
+
+	set_self(t, 1001);
+	st = stats(t);
+	for (size_t i = 0; i < n; i++) {
+		const struct unwind_mapping *m = mapping_of(1001, &ft[i]);
+
+		if (m->nr_rows) {
+			check_mapping(ft[i].e, m);
+			placed++;
+			placed_rows += m->nr_rows;
+		} else {
+			/* Never cut: it did not fit in any free range. */
+			cr_assert_gt(ft[i].cfi->nr, st.largest_free, "%s fits in a free range",
+				     ft[i].e->path);
+			left++;
+		}
+	}
+	cr_assert_geq(left, 1);
+	cr_assert_geq(placed, 1, "the tables that fit are placed");
+	cr_assert_geq(st.mappings_over_budget, left);
+	cr_assert_eq(st.tables, placed);
+	cr_assert_eq(st.rows_used, placed_rows);
+	cr_assert_leq(st.rows_used, rows - 1);
+
+	/* The same process read again: counted again, once per mapping. */
+	set_self(t, 1001);
+	cr_assert_eq(stats(t).mappings_over_budget, 2 * st.mappings_over_budget);
+	cr_assert_eq(stats(t).rows_used, placed_rows);
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
+
+Test(unwind_tables, tiny_and_empty_store)
+{
+	struct unwind_tables *t = manager(4, 0, 0);
+	const struct unwind_proc *p;
+	struct unwind_tables_stats st;
+
+	set_self(t, 1001);
+	st = stats(t);
+	cr_assert_eq(st.tables, 0);
+	cr_assert_eq(st.rows_used, 0);
+	cr_assert_gt(st.mappings_over_budget, 0);
+	p = entry_of(1001);
+	cr_assert_not_null(p, "the entry is written even without tables");
+	for (uint32_t i = 0; i < p->nr; i++)
+		cr_assert_eq(p->maps[i].nr_rows, 0);
+	unwind_tables_drop_proc(t, 1001);
+	unwind_tables_free(t);
+	free(store->rows);
+	free(store->written);
+	free(store);
+
+	t = manager(0, 0, 0);
+	set_self(t, 1001);
+	cr_assert_eq(stats(t).tables, 0);
+	cr_assert_gt(stats(t).mappings_over_budget, 0);
+	unwind_tables_free(t);
+}
+
+/* A process that maps just the file of f. */
+static void set_one(struct unwind_tables *t, uint32_t pid, const struct file_table *f)
+{
+	cr_assert_eq(unwind_tables_set_proc(t, pid, f->e, 1), 0);
+}
+
+static int by_rows(const void *a, const void *b)
+{
+	const struct file_table *x = a, *y = b;
+
+	return (x->cfi->nr > y->cfi->nr) - (x->cfi->nr < y->cfi->nr);
+}
+
+/*
+ * Three tables X, Y, Z fill the store exactly. Y leaves: its hole takes a
+ * table that fits (first fit, not after Z) but not W, bigger than Y; X
+ * leaves too: the holes merge and W fits at the start.
+ */
+Test(unwind_tables, holes_and_coalescing)
+{
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128);
+	const struct file_table *x, *y, *z, *w;
+	struct unwind_tables_stats st;
+	struct unwind_tables *t;
+	uint32_t a, b, c;
+
+	cr_assert_geq(n, 4, "needs four files with tables");
+	qsort(ft, n, sizeof(*ft), by_rows);
+	y = &ft[0];		/* the smallest */
+	w = &ft[1];
+	z = &ft[2];
+	x = &ft[n - 1];		/* the largest */
+	cr_assert_gt(w->cfi->nr, y->cfi->nr, "two files with tables of the same size");
+	a = (uint32_t)x->cfi->nr;
+	b = (uint32_t)y->cfi->nr;
+	c = (uint32_t)z->cfi->nr;
+	t = manager(a + b + c, 256u << 20, 0);
+
+	set_one(t, 1001, x);
+	set_one(t, 1002, y);
+	set_one(t, 1003, z);
+	cr_assert_eq(mapping_of(1001, x)->first_row, 0);
+	cr_assert_eq(mapping_of(1002, y)->first_row, a);
+	cr_assert_eq(mapping_of(1003, z)->first_row, a + b);
+	st = stats(t);
+	cr_assert_eq(st.rows_used, a + b + c);
+	cr_assert_eq(st.free_ranges, 0);
+
+	/* A hole of b rows in the middle. */
+	unwind_tables_drop_proc(t, 1002);
+	st = stats(t);
+	cr_assert_eq(st.free_ranges, 1);
+	cr_assert_eq(st.largest_free, b);
+	/* W is bigger than the hole: left out, counted, not cut. */
+	set_one(t, 1004, w);
+	cr_assert_eq(mapping_of(1004, w)->nr_rows, 0);
+	cr_assert_eq(stats(t).mappings_over_budget, 1);
+	/* Y again fits the hole exactly (from the cache). */
+	set_one(t, 1005, y);
+	cr_assert_eq(mapping_of(1005, y)->first_row, a);
+	cr_assert_eq(stats(t).free_ranges, 0);
+	cr_assert_eq(stats(t).cache_hits, 1);
+	unwind_tables_drop_proc(t, 1005);
+
+	/* X leaves: [0, a) and [a, a + b) merge. */
+	unwind_tables_drop_proc(t, 1001);
+	st = stats(t);
+	cr_assert_eq(st.free_ranges, 1);
+	cr_assert_eq(st.largest_free, a + b);
+	/* W fits now: rebuilt (its rows were dropped when it did not fit), at the start. */
+	set_one(t, 1004, w);
+	cr_assert_eq(mapping_of(1004, w)->first_row, 0);
+	check_mapping(w->e, mapping_of(1004, w));
+	cr_assert_eq(stats(t).mappings_over_budget, 1);
+	st = stats(t);
+	cr_assert_eq(st.free_ranges, 1);
+	cr_assert_eq(st.largest_free, a + b - w->cfi->nr);
+
+	/* Z leaves: its range merges with the hole before it. */
+	unwind_tables_drop_proc(t, 1003);
+	st = stats(t);
+	cr_assert_eq(st.free_ranges, 1);
+	cr_assert_eq(st.largest_free, a + b + c - w->cfi->nr);
+	/* The last one: the store is one free range again. */
+	unwind_tables_drop_proc(t, 1004);
+	st = stats(t);
+	cr_assert_eq(st.free_ranges, 1);
+	cr_assert_eq(st.largest_free, a + b + c);
+	cr_assert_eq(st.rows_used, 0);
+	cr_assert_eq(st.tables, 0);
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
+
+/* An exec: the process's new maps replace the old ones, whose tables leave the store. */
+Test(unwind_tables, new_maps_release_old_tables)
+{
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128);
+	struct unwind_tables *t = manager(1u << 22, 256u << 20, 0);
+	struct unwind_tables_stats st;
+	const struct unwind_proc *p;
+
+	set_self(t, 1001);
+	cr_assert_eq(stats(t).tables, n);
+	set_one(t, 1001, &ft[0]);
+	st = stats(t);
+	cr_assert_eq(st.procs, 1);
+	cr_assert_eq(st.tables, 1);
+	cr_assert_eq(st.rows_used, ft[0].cfi->nr);
+	cr_assert_eq(st.cached, n - 1);
+	cr_assert_eq(st.files_built, n, "the table kept was not rebuilt");
+	p = entry_of(1001);
+	cr_assert_eq(p->nr, 1);
+	check_mapping(ft[0].e, &p->maps[0]);
+	/* And back (a dlopen of everything): from the cache. */
+	set_self(t, 1001);
+	st = stats(t);
+	cr_assert_eq(st.tables, n);
+	cr_assert_eq(st.files_built, n);
+	cr_assert_eq(st.cache_hits, n - 1);
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
+
+Test(unwind_tables, max_procs)
+{
+	struct unwind_tables *t = manager(1u << 22, 0, 1);
+
+	set_self(t, 1001);
+	set_self(t, 1002);
+	cr_assert_eq(stats(t).procs, 1);
+	cr_assert_eq(stats(t).procs_over_budget, 1);
+	cr_assert_null(entry_of(1002));
+	/* The one there may still be updated. */
+	set_self(t, 1001);
+	cr_assert_eq(stats(t).procs_over_budget, 1);
+	unwind_tables_drop_proc(t, 1002);	/* unknown: nothing happens */
+	unwind_tables_drop_proc(t, 1001);
+	set_self(t, 1002);
+	cr_assert_not_null(entry_of(1002));
+	unwind_tables_free(t);
+}
+
+Test(unwind_tables, too_many_mappings)
+{
+	size_t nr = UNWIND_MAX_MAPPINGS + 88;
+	struct procmaps_entry *maps = calloc(nr, sizeof(*maps));
+	struct unwind_tables *t = manager(1024, 0, 0);
+
+	cr_assert_not_null(maps);
+	for (size_t i = 0; i < nr; i++)
+		maps[i] = (struct procmaps_entry){ .start = 0x10000 + i * 0x2000,
+						   .end = 0x11000 + i * 0x2000,
+						   .prot = 5, .path = PROCMAPS_ANON_NAME };
+	cr_assert_eq(unwind_tables_set_proc(t, 1001, maps, nr), 0);
+	cr_assert_eq(entry_of(1001)->nr, UNWIND_MAX_MAPPINGS);
+	cr_assert_eq(stats(t).mappings_truncated, 88);
+	cr_assert_eq(stats(t).files_failed, 0);
+	free(maps);
+	unwind_tables_free(t);
+}
+
+/* A file mapped as it was, and a file without CFI, and one that is not the one mapped. */
+Test(unwind_tables, files_without_tables)
+{
+	struct unwind_tables *t = manager(1u << 22, 0, 0);
+	struct procmaps_entry e[3];
+	char text[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	snprintf(text, sizeof(text), "%s/not-elf", root);
+	fd = open(text, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "#!/bin/sh\nexit 0\n", 17), 17);
+	close(fd);
+	cr_assert_eq(stat(text, &st), 0);
+	e[0] = (struct procmaps_entry){ .start = 0x10000, .end = 0x11000, .maj = major(st.st_dev),
+					.min = minor(st.st_dev), .ino = st.st_ino, .prot = 5,
+					.path = text };
+	/* Wrong inode: safeopen_mapped() refuses it (another file at that path). */
+	e[1] = e[0];
+	e[1].start = 0x20000;
+	e[1].end = 0x21000;
+	e[1].ino = st.st_ino + 1;
+	e[2] = (struct procmaps_entry){ .start = 0x30000, .end = 0x31000, .prot = 5,
+					.path = "[vdso]" };
+	cr_assert_eq(unwind_tables_set_proc(t, 1001, e, 3), 0);
+	cr_assert_eq(stats(t).files_no_cfi, 1);
+	cr_assert_eq(stats(t).files_failed, 1);
+	cr_assert_eq(stats(t).files_built, 0);
+	cr_assert_eq(entry_of(1001)->nr, 3);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(entry_of(1001)->maps[i].nr_rows, 0);
+	/* The file without CFI is remembered: not parsed again. */
+	cr_assert_eq(unwind_tables_set_proc(t, 1002, e, 1), 0);
+	cr_assert_eq(stats(t).files_no_cfi, 1);
+	cr_assert_eq(stats(t).tables, 0);
+	unwind_tables_free(t);
+}
+
+/* A store that fails: the error comes back, the process keeps what it had, nothing leaks. */
+Test(unwind_tables, store_errors)
+{
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128);
+	struct unwind_tables *t = manager(1u << 22, 256u << 20, 0);
+	struct unwind_tables_stats st;
+	struct unwind_proc before;
+
+	set_one(t, 1001, &ft[0]);
+	before = *entry_of(1001);
+	store->fail_rows = -ENOSPC;
+	cr_assert_eq(unwind_tables_set_proc(t, 1001, self_maps.entries, self_maps.nr), -ENOSPC);
+	st = stats(t);
+	cr_assert_eq(st.tables, 1, "only what 1001 held before is in the store");
+	cr_assert_eq(st.rows_used, ft[0].cfi->nr);
+	cr_assert(!memcmp(entry_of(1001), &before, sizeof(before)));
+
+	store->fail_proc = -E2BIG;
+	cr_assert_eq(unwind_tables_set_proc(t, 1001, self_maps.entries, self_maps.nr), -E2BIG);
+	st = stats(t);
+	cr_assert_eq(st.tables, 1);
+	cr_assert_eq(st.rows_used, ft[0].cfi->nr);
+	cr_assert(!memcmp(entry_of(1001), &before, sizeof(before)));
+
+	/* A new process whose entry cannot be written: nothing held. */
+	store->fail_proc = -E2BIG;
+	cr_assert_eq(unwind_tables_set_proc(t, 1002, self_maps.entries, self_maps.nr), -E2BIG);
+	cr_assert_eq(stats(t).procs, 1);
+	cr_assert_eq(stats(t).tables, 1);
+
+	/* And then it works. */
+	set_self(t, 1001);
+	cr_assert_eq(stats(t).tables, n);
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
