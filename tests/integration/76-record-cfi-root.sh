@@ -47,6 +47,10 @@ compare() {
 	for way in cfi dwarf; do
 		read -r pct n depth < <(root_share "$name-$way.txt" "$comm")
 		echo "$name: bpfrec --call-graph $way: root reached in $pct% of $n samples, $depth user frames on average"
+		echo "$pct $n" >"$name-$way.share"
+	done
+	for way in cfi dwarf; do
+		read -r pct n <"$name-$way.share"
 		at_least "$name samples ($way)" "$n" 100
 		at_least "$name root share, --call-graph $way (perf's $ref - 5)" "$pct" \
 			"$(awk -v r="$ref" 'BEGIN { print r - 5 }')"
