@@ -16,7 +16,7 @@ PY=$(debian_python3)
 mkfifo ready
 "$PY" "$PY_NESTED" spin ready &
 pid=$!
-trap 'kill $pid 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill $pid 2>/dev/null || true; rm -rf "$T"' EXIT
 read -r line <ready
 [ "$line" = ready ] || fail "python3 did not start"
 
