@@ -19,7 +19,7 @@ for way in cfi g fp; do
 	g) opt=(-g) ;;
 	fp) opt=(--call-graph fp) ;;
 	esac
-	"$BPFREC" record -F 999 "${opt[@]}" -o $way.data -- "$FIX/nofp_work" cpu 2>$way.err >/dev/null ||
+	"$BPFREC" record -v -F 999 "${opt[@]}" -o $way.data -- "$FIX/nofp_work" cpu 2>$way.err >/dev/null ||
 		{ cat $way.err >&2; fail "bpfrec record ${opt[*]} failed"; }
 	"$BPFREC" dump -i $way.data >$way.dump || fail "bpfrec dump $way.data failed"
 	# An ordinary callchain, as fp writes it: nothing for perf to unwind.
@@ -45,7 +45,7 @@ for way in cfi g fp; do
 	# caller; and it is complete in nearly every sample.
 	[ "$wrong" = 0 ] || fail "$wrong leaf samples with a wrong caller (${opt[*]})"
 	at_least "whole leaf -> mid -> main chains (${opt[*]})" "$chains" 90
-	assert_no_grep 'warning' $way.err
+	assert_no_grep '^bpfrec record: warning' $way.err
 	[ "$over" = 0 ] || fail "$over mappings over the table budget for one small program"
 	at_least "tables built (${opt[*]})" "$tables" 2	# nofp_work and libc at least
 	# The walks are the file's samples: as many, and ending at the root as

@@ -18,7 +18,7 @@ record() {
 	local way=$1 out=$2
 	shift 2
 	case $way in
-	cfi) "$BPFREC" record -F 999 --call-graph cfi -o "$out" -- "$@" 2>"$out.err" >/dev/null ;;
+	cfi) "$BPFREC" record -v -F 999 --call-graph cfi -o "$out" -- "$@" 2>"$out.err" >/dev/null ;;
 	dwarf) "$BPFREC" record -q -F 999 --call-graph dwarf -o "$out" -- "$@" 2>"$out.err" >/dev/null ;;
 	perf) perf record -q -F 999 --call-graph dwarf -o "$out" -- "$@" 2>"$out.err" >/dev/null ;;
 	esac || { cat "$out.err" >&2; fail "$way recording of $* failed"; }

@@ -147,15 +147,25 @@ chain_share() {
 }
 
 # cfi_summary ERRFILE: the figures of the one "cfi unwinding" line that
-# `bpfrec record --call-graph cfi` wrote on stderr (ERRFILE), as
-# "STACKS ROOT FP_STACKS FP_FRAMES TABLES MB OVER BUDGET_MB"; fails when the
-# line is missing, repeated or not of its documented form.
+# `bpfrec record -v --call-graph cfi` wrote on stderr (ERRFILE), as
+# "STACKS ROOT FP_STACKS FP_FRAMES TABLES MB OVER BUDGET NO_TABLES_YET"
+# (BUDGET as printed, "32MB", "64KB"); fails when the line is missing,
+# repeated or not of its documented form.
 cfi_summary() {
-	local re='^bpfrec record: cfi unwinding: ([0-9]+) stacks, ([0-9]+) ended at the root, ([0-9]+) used frame pointers \(([0-9]+) frames\); ([0-9]+) tables, ([0-9]+\.[0-9]) MB; ([0-9]+) mappings over the ([0-9.]+) MB table budget$'
+	local re='^bpfrec record: cfi unwinding: ([0-9]+) stacks, ([0-9]+) ended at the root, ([0-9]+) before their process had tables, ([0-9]+) used frame pointers \(([0-9]+) frames\); ([0-9]+) tables, ([0-9]+\.[0-9]) MB; ([0-9]+) mappings over the ([0-9]+ [KM]B) table budget$'
 	[ "$(grep -c 'cfi unwinding' "$1")" = 1 ] ||
 		{ cat "$1" >&2; fail "expected one 'cfi unwinding' summary line in $1"; }
 	grep -qE "$re" "$1" || { grep 'cfi unwinding' "$1" >&2; fail "the cfi summary line is not of the documented form"; }
-	sed -nE "s/$re/\1 \2 \3 \4 \5 \6 \7 \8/p" "$1"
+	sed -nE "s/$re/\1 \2 \4 \5 \6 \7 \8 \3 \9/p" "$1" |
+		awk '{ print $1, $2, $3, $4, $5, $6, $7, $9 $10, $8 }'
+}
+
+# cfi_stops ERRFILE REASON: how many walks ended for REASON (root,
+# no-table, no-mapping...) by the "cfi stacks ended:" line of -v.
+cfi_stops() {
+	grep -q '^bpfrec record: cfi stacks ended:' "$1" || fail "no 'cfi stacks ended' line in $1"
+	awk -v r="$2" '/^bpfrec record: cfi stacks ended:/ {
+		for (i = 5; i < NF; i++) if ($i == r) n = $(i + 1) } END { print n + 0 }' "$1"
 }
 
 # debian_python3: the path of Debian's own python3 (built without frame
