@@ -23,7 +23,12 @@ offcpu_under() {
 		$1 ~ /offcpu-time/ { split($1, h, " "); all += h[1]; k = 0
 		  for (i = 2; i <= NF; i++) { split($i, f, " "); if (f[1] !~ /^ffff/) s[k++] = f[2] }
 		  for (i = 1; i < k; i++) if (s[i] == fn) break
-		  if (i == k || s[i - 1] !~ lib) next
+		  if (i == k || s[i - 1] !~ lib) {
+			# Shown, to tell a chain cut short from time spent elsewhere.
+			for (j = 0; j < k && s[j] != fn; j++) ;
+			if (j < k && shown++ < 5)
+				printf "not counted under %s: %d ns, %s <- %s <- %s <- %s\n", fn, h[1], s[0], s[1], s[2], s[3] > "/dev/stderr"
+			next }
 		  t += h[1]
 		  if (i + 2 < k && s[i + 1] == o1 && s[i + 2] == o2) whole += h[1] }
 		END { printf "%d %d %d\n", t, all, whole }' "$1"
