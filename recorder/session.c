@@ -46,6 +46,7 @@
 #include "recorder/launch.h"
 #include "recorder/pidset.h"
 #include "recorder/privs.h"
+#include "recorder/procmaps.h"
 #include "recorder/rotate.h"
 #include "recorder/offcpu.h"
 #include "recorder/session.h"
@@ -791,8 +792,9 @@ static void open_buildid_cache(struct record_session *s)
 }
 
 /*
- * Build ahead the unwind tables a launched command needs first: its own
- * executable and the C library (the one we run with: the same file in
+ * Build ahead the unwind tables the targets need first: those of the files
+ * -p processes map, and for a launched command its own executable and the
+ * C library (the one we run with: the same file in
  * nearly every case, and a table is only used by a process mapping that
  * very file, by build-id). Built at the first sample instead, they would
  * cost the command's first 100-200 ms of stacks (python3's table takes
@@ -815,6 +817,24 @@ static void warm_unwind_tables(struct record_session *s)
 			continue;
 		unwind_bpf_warm(s->unwind, fd);
 		close(fd);
+	}
+	/* -p: what the running targets map, read now, before sampling starts. */
+	for (size_t i = 0; i < s->opts.nr_pids; i++) {
+		struct procmaps pm;
+
+		if (procmaps_read(NULL, (uint32_t)s->pids[i], 0, &pm) == 0) {
+			for (size_t j = 0; j < pm.nr; j++) {
+				const struct procmaps_entry *e = &pm.entries[j];
+				int fd;
+
+				if (e->path[0] != '/' || safeopen_mapped(NULL, (uint32_t)s->pids[i],
+						e->start, e->end, e->path, e->maj, e->min, e->ino, &fd, NULL))
+					continue;
+				unwind_bpf_warm(s->unwind, fd);
+				close(fd);
+			}
+		}
+		procmaps_release(&pm);
 	}
 }
 
