@@ -250,15 +250,18 @@ static void unqueue_sets(struct unwind_bpf *u, uint32_t pid)
 	u->tail = prev;
 }
 
+/* Queue j for the worker; NULL (no memory for one) or too many waiting: counted as dropped. */
 static void enqueue(struct unwind_bpf *u, struct unwind_job *j)
 {
 	pthread_mutex_lock(&u->lock);
-	unqueue_sets(u, j->pid);
-	if (!j->drop && u->queued_sets >= UNWIND_BPF_MAX_QUEUED) {
+	if (j)
+		unqueue_sets(u, j->pid);
+	if (!j || (!j->drop && u->queued_sets >= UNWIND_BPF_MAX_QUEUED)) {
 		/* A storm of new processes: this one keeps frame pointers, counted. */
 		u->jobs_dropped++;
 		pthread_mutex_unlock(&u->lock);
-		job_free(j);
+		if (j)
+			job_free(j);
 		return;
 	}
 	if (u->tail)
@@ -329,9 +332,7 @@ static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_ent
 	if (!j || !j->maps || !j->strings) {
 		if (j)
 			job_free(j);
-		pthread_mutex_lock(&u->lock);
-		u->jobs_dropped++;
-		pthread_mutex_unlock(&u->lock);
+		enqueue(u, NULL);
 		return;
 	}
 	j->pid = pid;
@@ -352,15 +353,11 @@ static void hook_forget(void *ctx, uint32_t pid)
 	struct unwind_bpf *u = ctx;
 	struct unwind_job *j = calloc(1, sizeof(*j));
 
-	if (!j) {
-		/* Its entry stays until the pid's next description replaces it. */
-		pthread_mutex_lock(&u->lock);
-		u->jobs_dropped++;
-		pthread_mutex_unlock(&u->lock);
-		return;
+	/* Without memory its entry stays until the pid's next description replaces it. */
+	if (j) {
+		j->pid = pid;
+		j->drop = true;
 	}
-	j->pid = pid;
-	j->drop = true;
 	enqueue(u, j);
 }
 
