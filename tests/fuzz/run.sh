@@ -11,7 +11,7 @@ build=${2:?FUZZ_BUILD}
 secs=${3:-300}
 only=${4:-}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-harnesses="reader decode tracing pprof"
+harnesses="reader decode tracing pprof cfitable"
 # One input may take at most 30 s (generous: the machine may be busy) and 2 GiB;
 # a parser that needs more is a bug.
 limits="-timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1024"
