@@ -15,6 +15,7 @@
 #include "symbolize/cache.h"
 #include "symbolize/cfitable.h"
 #include "symbolize/safeopen.h"
+#include "symbolize/vdso.h"
 
 /* What a table is filed under: a build-id, or the file's identity when it has none. */
 enum { KEY_BUILD_ID = 'B', KEY_FILE = 'F' };
@@ -415,10 +416,25 @@ static int table_for(struct unwind_tables *t, uint32_t pid, const struct procmap
 
 	*out = NULL;
 	*taken = false;
-	if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME))
-		return 0;	/* "//anon" (JIT), "[vdso]": no file to read */
-	err = safeopen_mapped(t->proc_root, pid, e->start, e->end, e->path, e->maj, e->min, e->ino,
-			      &fd, NULL);
+	if (!strcmp(e->path, "[vdso]")) {
+		/*
+		 * No file, but the kernel maps one image into every 64-bit
+		 * process: ours (keyed by its build-id like any file). A
+		 * mapping of another size is not that image (a 32-bit vDSO).
+		 */
+		struct stat st;
+
+		err = vdso_open_self(&fd);
+		if (!err && (fstat(fd, &st) || (uint64_t)st.st_size > e->end - e->start)) {
+			close(fd);
+			err = -ESTALE;
+		}
+	} else if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME)) {
+		return 0;	/* "//anon" (JIT): no file to read */
+	} else {
+		err = safeopen_mapped(t->proc_root, pid, e->start, e->end, e->path, e->maj, e->min,
+				      e->ino, &fd, NULL);
+	}
 	if (err) {
 		t->st.files_failed++;
 		return 0;

@@ -101,11 +101,12 @@ void unwind_tables_free(struct unwind_tables *t);
 /*
  * pid's executable mappings are now maps[0, nr) (as procmaps_read() or the task tracker keeps them:
  * paths "//anon", "[vdso]" or files; sorted by start). Builds or reuses the table of every file
- * (keyed by build-id; (dev, ino) as a fallback key for files without one), places new ones in the
- * store, writes pid's struct unwind_proc (mappings without a table get nr_rows 0: anonymous/JIT,
- * vdso, no .eh_frame, failed, or no room), then releases what pid held before (so a dlopen or a
- * re-read does not rebuild shared tables). 0 or -errno (store errors only; files without tables are counted).
- * On an error pid keeps its previous entry and tables.
+ * (keyed by build-id; (dev, ino) as a fallback key for files without one; "[vdso]" from our own
+ * vDSO image, which the kernel maps into every 64-bit process), places new ones in the store,
+ * writes pid's struct unwind_proc (mappings without a table get nr_rows 0: anonymous/JIT, no
+ * .eh_frame, failed, or no room), then releases what pid held before (so a dlopen or a re-read
+ * does not rebuild shared tables). 0 or -errno (store errors only; files without tables are
+ * counted). On an error pid keeps its previous entry and tables.
  */
 int unwind_tables_set_proc(struct unwind_tables *t, uint32_t pid, const struct procmaps_entry *maps,
 			   size_t nr);
