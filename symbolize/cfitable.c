@@ -178,7 +178,16 @@ static int build_segment(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_
 		int ra_reg;
 
 		if (dwarf_cfi_addrframe(cfi, pc, &frame)) {
-			/* No FDE here. libdw offers no "next FDE": step a byte. */
+			/*
+			 * No FDE here. libdw offers no "next FDE": step a byte,
+			 * within a budget: a crafted file with a huge gap would
+			 * otherwise hold the builder for minutes (150 ns a byte).
+			 * Past it the rest of the segment has no rows.
+			 */
+			if (st->gap_bytes >= CFI_GAP_PROBES_MAX) {
+				st->gap_truncated = true;
+				break;
+			}
 			st->gap_bytes++;
 			err = add_row(b, pc++, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0));
 			if (err)
@@ -227,8 +236,14 @@ static int build(struct cfi_table *t, Elf *elf)
 	cfi = dwarf_getcfi_elf(elf);
 	if (!cfi)
 		return -ENOENT;
+	/*
+	 * Only the bytes the file holds are code: memory past filesz is
+	 * zeroes (a crafted segment claimed 176 MiB of it after 3 KiB).
+	 */
 	for (size_t i = 0; i < t->nr_segs && !err; i++)
-		err = build_segment(&b, cfi, t->segs[i].vaddr, t->segs[i].vaddr + t->segs[i].memsz);
+		err = build_segment(&b, cfi, t->segs[i].vaddr, t->segs[i].vaddr +
+				    (t->segs[i].filesz < t->segs[i].memsz ? t->segs[i].filesz :
+									    t->segs[i].memsz));
 	dwarf_cfi_end(cfi);
 	return err;
 }

@@ -31,10 +31,17 @@
 #include "bpf/unwind.h"
 #include "symbolize/util.h"
 
+/*
+ * Bytes without CFI the builder probes one by one per file, at most (the
+ * biggest real gaps: python3 36 KB, gcc's cc1 298 KB).
+ */
+#define CFI_GAP_PROBES_MAX	(4u << 20)
+
 /* How a table was made: what its rows hold and what was left out. */
 struct cfi_table_stats {
 	uint64_t cfi_rows;	/* rows libdw gave for the code (before merging equal ones) */
 	uint64_t gap_bytes;	/* bytes of code without CFI */
+	bool gap_truncated;	/* CFI_GAP_PROBES_MAX reached: code after that has no rows */
 	uint64_t plt_rows;	/* UNWIND_CFA_PLT rows */
 	uint64_t unsupported_rows;	/* UNWIND_CFA_UNSUPPORTED rows */
 	uint64_t rbp_lost_rows;	/* rows with UNWIND_RBP_LOST */

@@ -68,7 +68,10 @@ walks=$(awk '$1 == "walks" { print $2 }' "$T/fp.txt")
 [ "${walks:-0}" -gt 0 ] || fail "no walks: the program never ran on bench_spin"
 [ "$(counter walks "$T/fp.txt")" = "$walks" ] || fail "stat walks != the sum of the stop reasons"
 [ "$(counter no-proc "$T/fp.txt")" = "$walks" ] || fail "walks of a process without tables not counted as no-proc"
-[ "$(counter fp-walks "$T/fp.txt")" = "$walks" ] || fail "walks without tables that found no frame by frame pointer"
+# Nearly every walk finds frames by frame pointer; a sample in the few
+# instructions where rbp is not a frame pointer yet (thread start) finds none.
+assert_range "walks without tables that found frames by frame pointer (%)" \
+	"$(awk -v f="$(counter fp-walks "$T/fp.txt")" -v w="$walks" 'BEGIN { print 100 * f / w }')" 90 100
 # Each walk: its first frame from the registers, then by frame pointer
 # alone, up through the 16-frame chain (a sample before a function's
 # "push %rbp" skips its caller: one frame fewer).
