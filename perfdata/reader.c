@@ -30,6 +30,7 @@
 
 #include "compress.h"
 #include "reader.h"
+#include "sorted.h"
 
 #define READAHEAD_SIZE		(256 * 1024)
 #define RECORD_MAX		65535		/* header.size is a u16 */
@@ -317,19 +318,9 @@ static int add_event(struct perfdata_reader *r, const struct perf_event_attr *at
 
 static struct perfdata_event *event_by_id(const struct perfdata_reader *r, uint64_t id)
 {
-	size_t lo = 0, hi = r->nr_id_map;
+	size_t i = SORTED_PARTITION(r->nr_id_map, m, r->id_map[m].id < id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->id_map[mid].id == id)
-			return &r->events[r->id_map[mid].event];
-		if (r->id_map[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i < r->nr_id_map && r->id_map[i].id == id ? &r->events[r->id_map[i].event] : NULL;
 }
 
 /* ---- features ------------------------------------------------------------- */

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "perfdata/hash.h"
+#include "perfdata/sorted.h"
 #include "perfdata/writer.h"
 #include "recorder/buildid_cache.h"
 #include "recorder/privs.h"
@@ -666,20 +667,12 @@ static int thread_add(struct task_tracker *t, struct task_proc *p, uint32_t tid,
 /* The mapping holding ip, in O(log n). */
 static struct task_map *map_find(const struct task_proc *p, uint64_t ip)
 {
-	size_t lo = 0, hi = p->nr_maps;
-
 	/* The last mapping starting at or below ip. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t n = SORTED_COUNT_LE(p->maps, p->nr_maps, start, ip);
 
-		if (p->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || ip >= p->maps[lo - 1].end)
+	if (n == 0 || ip >= p->maps[n - 1].end)
 		return NULL;
-	return &p->maps[lo - 1];
+	return &p->maps[n - 1];
 }
 
 /*

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perfdata/sorted.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/util.h"
 
@@ -251,21 +252,12 @@ void kallsyms_free(struct kallsyms *ks)
 int kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, const char **name,
 		    uint64_t *offset, const char **module)
 {
-	size_t lo = 0, hi = ks->nr, last, first;
+	size_t n = SORTED_COUNT_LE(ks->syms, ks->nr, addr, addr), last, first;
 	const struct ksym *s;
 
-	/* Find the last symbol at or below addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
+	if (n == 0)
 		return -ENOENT;
-	last = lo - 1;
+	last = n - 1;	/* the last symbol at or below addr */
 	first = last;
 	while (first > 0 && ks->syms[first - 1].addr == ks->syms[last].addr)
 		first--;
