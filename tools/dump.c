@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfdata/events.h"
 #include "perfdata/reader.h"
 #include "recorder/commands.h"
 #include "escape.h"
@@ -148,26 +149,6 @@ static const char *event_type_name(uint32_t type)
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "pmu";
 }
 
-static const char *event_config_name(const struct perf_event_attr *a)
-{
-	static const char *const hw[] = {
-		"cycles", "instructions", "cache-references", "cache-misses", "branches",
-		"branch-misses", "bus-cycles", "stalled-cycles-frontend",
-		"stalled-cycles-backend", "ref-cycles",
-	};
-	static const char *const sw[] = {
-		"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
-		"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
-		"bpf-output", "cgroup-switches",
-	};
-
-	if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof(hw) / sizeof(hw[0]))
-		return hw[a->config];
-	if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof(sw) / sizeof(sw[0]))
-		return sw[a->config];
-	return NULL;
-}
-
 static const char *event_name(const struct perfdata_event *ev)
 {
 	const char *n;
@@ -176,7 +157,7 @@ static const char *event_name(const struct perfdata_event *ev)
 		return "(unknown)";
 	if (ev->name)
 		return ev->name;
-	n = event_config_name(&ev->attr);
+	n = perfdata_event_generic_name(ev->attr.type, ev->attr.config);
 	return n ? n : "(unnamed)";
 }
 
@@ -293,7 +274,7 @@ static void print_file_header(FILE *out, int fd, const char *name)
 static void print_event(FILE *out, size_t i, const struct perfdata_event *ev)
 {
 	const struct perf_event_attr *a = &ev->attr;
-	const char *cfg = event_config_name(a);
+	const char *cfg = perfdata_event_generic_name(a->type, a->config);
 
 	fprintf(out, "# event %zu: ", i);
 	print_str(out, ev->name ? ev->name : "(no name in file)");
