@@ -441,6 +441,21 @@ int perfdata_decode_comm(const struct perf_event_header *h, struct perfdata_comm
 	return cursor_string(&c, &cm->comm);
 }
 
+int perfdata_decode_lost(const struct perf_event_header *h, uint64_t *id, uint64_t *lost)
+{
+	struct cursor c;
+
+	*id = *lost = 0;
+	if (h->size < sizeof(*h))
+		return -EINVAL;
+	cursor_init(&c, h);
+	if (h->type == PERF_RECORD_LOST)
+		return cursor_u64(&c, id) || cursor_u64(&c, lost) ? -EINVAL : 0;
+	if (h->type == PERF_RECORD_LOST_SAMPLES)
+		return cursor_u64(&c, lost) ? -EINVAL : 0;
+	return -EINVAL;
+}
+
 int perfdata_decode_task(const struct perf_event_header *h, struct perfdata_task *t)
 {
 	struct cursor c;

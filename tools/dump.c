@@ -723,7 +723,7 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 	const char *tname = record_type_name(h->type);
 	const uint8_t *body = (const uint8_t *)(h + 1);
 	size_t body_size = h->size - sizeof(*h);
-	uint64_t a = 0, b = 0;
+	uint64_t a = 0, b = 0, lost_id = 0, lost = 0;
 	union {
 		struct perfdata_mmap m;
 		struct perfdata_comm c;
@@ -736,10 +736,9 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 		memcpy(&a, body, 8);
 	if (body_size >= 16)
 		memcpy(&b, body + 8, 8);
-	if (h->type == PERF_RECORD_LOST)
-		st->lost += b;
-	if (h->type == PERF_RECORD_LOST_SAMPLES)
-		st->lost_samples += a;
+	if ((h->type == PERF_RECORD_LOST || h->type == PERF_RECORD_LOST_SAMPLES) &&
+	    !perfdata_decode_lost(h, &lost_id, &lost))
+		*(h->type == PERF_RECORD_LOST ? &st->lost : &st->lost_samples) += lost;
 
 	if (!quiet) {
 		/* Records decompressed from a COMPRESSED one carry its offset, marked. */
@@ -792,11 +791,11 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 		break;
 	case PERF_RECORD_LOST:
 		if (!quiet)
-			fprintf(out, " id %" PRIu64 " lost %" PRIu64, a, b);
+			fprintf(out, " id %" PRIu64 " lost %" PRIu64, lost_id, lost);
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (!quiet)
-			fprintf(out, " lost %" PRIu64, a);
+			fprintf(out, " lost %" PRIu64, lost);
 		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:

@@ -892,13 +892,13 @@ static int dispatch(struct pp_convert *c, const struct perf_event_header *h)
 	case PERF_RECORD_FORK:
 		return read_other(c, h);
 	case PERF_RECORD_LOST:
-		if (h->size >= sizeof(*h) + 16)
-			c->stats.lost += ((const uint64_t *)(h + 1))[1];
+	case PERF_RECORD_LOST_SAMPLES: {
+		uint64_t id, lost;
+
+		if (!perfdata_decode_lost(h, &id, &lost))
+			c->stats.lost += lost;
 		return 0;
-	case PERF_RECORD_LOST_SAMPLES:
-		if (h->size >= sizeof(*h) + 8)
-			c->stats.lost += ((const uint64_t *)(h + 1))[0];
-		return 0;
+	}
 	case PERFDATA_RECORD_FINISHED_ROUND:
 		return pp_reorder_round(c->q);
 	default:
