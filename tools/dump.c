@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfdata/cursor.h"
 #include "perfdata/events.h"
 #include "perfdata/reader.h"
 #include "recorder/commands.h"
@@ -313,76 +314,41 @@ static void print_event(FILE *out, size_t i, const struct perfdata_event *ev)
 	fprintf(out, "\n");
 }
 
-/* A bounded cursor over a feature payload, for the decoders below. */
-struct payload {
-	const uint8_t *p, *end;
-};
-
-static bool pl_take(struct payload *c, uint64_t n, const void **out)
-{
-	if (n > (uint64_t)(c->end - c->p))
-		return false;
-	if (out)
-		*out = c->p;
-	c->p += n;
-	return true;
-}
-
-static bool pl_u32(struct payload *c, uint32_t *v)
-{
-	const void *at;
-
-	if (!pl_take(c, 4, &at))
-		return false;
-	memcpy(v, at, 4);
-	return true;
-}
-
-static bool pl_u64(struct payload *c, uint64_t *v)
-{
-	const void *at;
-
-	if (!pl_take(c, 8, &at))
-		return false;
-	memcpy(v, at, 8);
-	return true;
-}
-
 /* perf string: u32 len, len bytes, NUL-padded. Printed up to the NUL. */
-static bool pl_print_string(FILE *out, struct payload *c)
+static bool print_payload_string(FILE *out, struct perfdata_cursor *c)
 {
-	uint32_t len;
 	const char *s;
+	size_t max;
 
-	if (!pl_u32(c, &len) || !pl_take(c, len, (const void **)&s))
+	if (perfdata_cursor_string(c, &s, &max))
 		return false;
-	escape_fputs(out, s, len);
+	escape_fputs(out, s, max);
 	return true;
 }
 
-static void print_cmdline(FILE *out, struct payload *c)
+static void print_cmdline(FILE *out, struct perfdata_cursor *c)
 {
 	uint32_t nr;
 
-	if (!pl_u32(c, &nr)) {
+	if (perfdata_cursor_u32(c, &nr)) {
 		fprintf(out, "(malformed)");
 		return;
 	}
 	for (uint32_t i = 0; i < nr; i++) {
 		if (i)
 			fputc(' ', out);
-		if (!pl_print_string(out, c)) {
+		if (!print_payload_string(out, c)) {
 			fprintf(out, " (malformed)");
 			return;
 		}
 	}
 }
 
-static void print_event_desc(FILE *out, struct payload *c)
+static void print_event_desc(FILE *out, struct perfdata_cursor *c)
 {
 	uint32_t nr, attr_size;
 
-	if (!pl_u32(c, &nr) || !pl_u32(c, &attr_size)) {
+	if (perfdata_cursor_u32(c, &nr) || perfdata_cursor_u32(c, &attr_size)) {
 		fprintf(out, "(malformed)");
 		return;
 	}
@@ -392,13 +358,14 @@ static void print_event_desc(FILE *out, struct payload *c)
 		uint64_t id;
 
 		fprintf(out, "%s", i ? ", " : ": ");
-		if (!pl_take(c, attr_size, NULL) || !pl_u32(c, &nr_ids) || !pl_print_string(out, c)) {
+		if (perfdata_cursor_take(c, attr_size, NULL) || perfdata_cursor_u32(c, &nr_ids) ||
+		    !print_payload_string(out, c)) {
 			fprintf(out, " (malformed)");
 			return;
 		}
 		fprintf(out, " (ids");
 		for (uint32_t j = 0; j < nr_ids; j++) {
-			if (!pl_u64(c, &id)) {
+			if (perfdata_cursor_u64(c, &id)) {
 				fprintf(out, " (malformed))");
 				return;
 			}
@@ -438,10 +405,11 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 	const char *name = feature_name(feat);
 	size_t size;
 	const uint8_t *data = perfdata_reader_feature(r, feat, &size);
-	struct payload c = { data, data + size };
+	struct perfdata_cursor c;
 	uint32_t a, b;
 	uint64_t x, y;
 
+	perfdata_cursor_init(&c, data, size);
 	if (name)
 		fprintf(out, "# feature %s: ", name);
 	else
@@ -465,13 +433,13 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 		return;
 	}
 	case PERFDATA_FEAT_NRCPUS:
-		if (pl_u32(&c, &a) && pl_u32(&c, &b))
+		if (!perfdata_cursor_u32(&c, &a) && !perfdata_cursor_u32(&c, &b))
 			fprintf(out, "available %u online %u\n", a, b);
 		else
 			fprintf(out, "(malformed, %zu bytes)\n", size);
 		return;
 	case PERFDATA_FEAT_TOTAL_MEM:
-		if (pl_u64(&c, &x))
+		if (!perfdata_cursor_u64(&c, &x))
 			fprintf(out, "%" PRIu64 " kB\n", x);
 		else
 			fprintf(out, "(malformed, %zu bytes)\n", size);
@@ -485,7 +453,7 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 		fprintf(out, "\n");
 		return;
 	case PERFDATA_FEAT_SAMPLE_TIME:
-		if (pl_u64(&c, &x) && pl_u64(&c, &y)) {
+		if (!perfdata_cursor_u64(&c, &x) && !perfdata_cursor_u64(&c, &y)) {
 			fprintf(out, "first ");
 			print_time(out, x);
 			fprintf(out, " last ");
@@ -496,14 +464,15 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 		}
 		return;
 	case PERFDATA_FEAT_CLOCKID:
-		if (pl_u64(&c, &x))
+		if (!perfdata_cursor_u64(&c, &x))
 			fprintf(out, "%" PRIu64 " (%s)\n", x, clockid_name(x));
 		else
 			fprintf(out, "(malformed, %zu bytes)\n", size);
 		return;
 	case PERFDATA_FEAT_CLOCK_DATA:
 		/* u32 version, u32 clockid, u64 wall-clock ns, u64 clockid ns */
-		if (pl_u32(&c, &a) && pl_u32(&c, &b) && pl_u64(&c, &x) && pl_u64(&c, &y)) {
+		if (!perfdata_cursor_u32(&c, &a) && !perfdata_cursor_u32(&c, &b) &&
+		    !perfdata_cursor_u64(&c, &x) && !perfdata_cursor_u64(&c, &y)) {
 			fprintf(out, "version %u clockid %u (%s) wall ", a, b, clockid_name(b));
 			print_time(out, x);
 			fprintf(out, " at clock ");
@@ -521,8 +490,9 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 		/* u32 version, type (1 = zstd), level, ratio, mmap_len */
 		uint32_t type, level, ratio, mmap_len;
 
-		if (pl_u32(&c, &a) && pl_u32(&c, &type) && pl_u32(&c, &level) &&
-		    pl_u32(&c, &ratio) && pl_u32(&c, &mmap_len))
+		if (!perfdata_cursor_u32(&c, &a) && !perfdata_cursor_u32(&c, &type) &&
+		    !perfdata_cursor_u32(&c, &level) && !perfdata_cursor_u32(&c, &ratio) &&
+		    !perfdata_cursor_u32(&c, &mmap_len))
 			fprintf(out, "%s level %u ratio %u mmap_len %u (version %u)\n",
 				type == 1 ? "zstd" : "unknown type", level, ratio, mmap_len, a);
 		else
