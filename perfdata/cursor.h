@@ -42,27 +42,27 @@ static inline int perfdata_cursor_take(struct perfdata_cursor *c, uint64_t n, co
 	return 0;
 }
 
-/* v may be NULL: skip the value. */
-static inline int perfdata_cursor_u32(struct perfdata_cursor *c, uint32_t *v)
+/* Copy the next n bytes to v, or skip them when v is NULL. */
+static inline int perfdata_cursor_copy(struct perfdata_cursor *c, void *v, size_t n)
 {
 	const void *at;
 
-	if (perfdata_cursor_take(c, sizeof(*v), &at))
+	if (perfdata_cursor_take(c, n, &at))
 		return -EINVAL;
 	if (v)
-		memcpy(v, at, sizeof(*v));
+		memcpy(v, at, n);
 	return 0;
+}
+
+/* v may be NULL: skip the value. */
+static inline int perfdata_cursor_u32(struct perfdata_cursor *c, uint32_t *v)
+{
+	return perfdata_cursor_copy(c, v, sizeof(*v));
 }
 
 static inline int perfdata_cursor_u64(struct perfdata_cursor *c, uint64_t *v)
 {
-	const void *at;
-
-	if (perfdata_cursor_take(c, sizeof(*v), &at))
-		return -EINVAL;
-	if (v)
-		memcpy(v, at, sizeof(*v));
-	return 0;
+	return perfdata_cursor_copy(c, v, sizeof(*v));
 }
 
 /* Two u32 packed in one u64 slot ({pid, tid}, {cpu, res}); either may be NULL. */
