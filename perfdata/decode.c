@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cursor.h"
 #include "records.h"
 
 /* Added to branch_sample_type in Linux 6.8; older uapi headers lack it. */
@@ -28,62 +29,15 @@
 /* The sample_type bits whose layout we know; anything else cannot be skipped. */
 #define PERFDATA_SAMPLE_KNOWN_MASK	((uint64_t)PERF_SAMPLE_MAX - 1)
 
-/* A read position inside one record: [p, end). */
-struct cursor {
-	const uint8_t *p;
-	const uint8_t *end;
-};
-
-static size_t cursor_left(const struct cursor *c)
-{
-	return (size_t)(c->end - c->p);
-}
-
-/* Consume n bytes; *out (if non-NULL) points at them. */
-static int cursor_take(struct cursor *c, uint64_t n, const void **out)
-{
-	if (n > cursor_left(c))
-		return -EINVAL;
-	if (out)
-		*out = c->p;
-	c->p += n;
-	return 0;
-}
-
-static int cursor_u64(struct cursor *c, uint64_t *v)
-{
-	const void *at;
-
-	if (cursor_take(c, sizeof(*v), &at))
-		return -EINVAL;
-	if (v)
-		memcpy(v, at, sizeof(*v));
-	return 0;
-}
-
-/* Two u32 packed in one u64 slot ({pid, tid}, {cpu, res}). */
-static int cursor_u32_pair(struct cursor *c, uint32_t *a, uint32_t *b)
-{
-	const uint8_t *at;
-
-	if (cursor_take(c, 8, (const void **)&at))
-		return -EINVAL;
-	if (a)
-		memcpy(a, at, 4);
-	if (b)
-		memcpy(b, at + 4, 4);
-	return 0;
-}
-
 /* Skip `count` items of `item` bytes each, without overflowing. */
-static int cursor_skip_array(struct cursor *c, uint64_t count, uint64_t item, const void **out)
+static int cursor_skip_array(struct perfdata_cursor *c, uint64_t count, uint64_t item, const void **out)
 {
-	if (item && count > cursor_left(c) / item)
+	if (item && count > perfdata_cursor_left(c) / item)
 		return -EINVAL;
-	return cursor_take(c, count * item, out);
+	return perfdata_cursor_take(c, count * item, out);
 }
 
-static void cursor_init(struct cursor *c, const struct perf_event_header *h)
+static void cursor_init(struct perfdata_cursor *c, const struct perf_event_header *h)
 {
 	c->p = (const uint8_t *)(h + 1);
 	c->end = (const uint8_t *)h + h->size;
@@ -144,7 +98,7 @@ int perfdata_decode_sample_id(const struct perf_event_header *h, uint64_t id_typ
 			      struct perfdata_sample_id *sid)
 {
 	size_t tsize = trailer_size(id_type);
-	struct cursor c;
+	struct perfdata_cursor c;
 	uint64_t id = 0;
 
 	memset(sid, 0, sizeof(*sid));
@@ -159,24 +113,24 @@ int perfdata_decode_sample_id(const struct perf_event_header *h, uint64_t id_typ
 	c.end = (const uint8_t *)(h + 1) + body;
 
 	if (id_type & PERF_SAMPLE_TID)
-		cursor_u32_pair(&c, &sid->pid, &sid->tid);
+		perfdata_cursor_u32_pair(&c, &sid->pid, &sid->tid);
 	if (id_type & PERF_SAMPLE_TIME)
-		cursor_u64(&c, &sid->time);
+		perfdata_cursor_u64(&c, &sid->time);
 	if (id_type & PERF_SAMPLE_ID)
-		cursor_u64(&c, &sid->id);
+		perfdata_cursor_u64(&c, &sid->id);
 	if (id_type & PERF_SAMPLE_STREAM_ID)
-		cursor_u64(&c, &sid->stream_id);
+		perfdata_cursor_u64(&c, &sid->stream_id);
 	if (id_type & PERF_SAMPLE_CPU)
-		cursor_u32_pair(&c, &sid->cpu, NULL);
+		perfdata_cursor_u32_pair(&c, &sid->cpu, NULL);
 	if (id_type & PERF_SAMPLE_IDENTIFIER) {
-		cursor_u64(&c, &id);
+		perfdata_cursor_u64(&c, &id);
 		sid->id = id;
 	}
 	return 0;
 }
 
 /* read_format values: {nr | value} [enabled] [running] then ids/lost. */
-static int skip_read_values(struct cursor *c, uint64_t read_format)
+static int skip_read_values(struct perfdata_cursor *c, uint64_t read_format)
 {
 	uint64_t per_value = 8, nr;
 
@@ -187,32 +141,32 @@ static int skip_read_values(struct cursor *c, uint64_t read_format)
 
 	if (!(read_format & PERF_FORMAT_GROUP)) {
 		/* value [enabled] [running] [id] [lost] */
-		if (cursor_u64(c, NULL))
+		if (perfdata_cursor_u64(c, NULL))
 			return -EINVAL;
-		if ((read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) && cursor_u64(c, NULL))
+		if ((read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) && perfdata_cursor_u64(c, NULL))
 			return -EINVAL;
-		if ((read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) && cursor_u64(c, NULL))
+		if ((read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) && perfdata_cursor_u64(c, NULL))
 			return -EINVAL;
-		return cursor_take(c, per_value - 8, NULL);
+		return perfdata_cursor_take(c, per_value - 8, NULL);
 	}
 	/* nr [enabled] [running] {value [id] [lost]}[nr] */
-	if (cursor_u64(c, &nr))
+	if (perfdata_cursor_u64(c, &nr))
 		return -EINVAL;
-	if ((read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) && cursor_u64(c, NULL))
+	if ((read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) && perfdata_cursor_u64(c, NULL))
 		return -EINVAL;
-	if ((read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) && cursor_u64(c, NULL))
+	if ((read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) && perfdata_cursor_u64(c, NULL))
 		return -EINVAL;
 	return cursor_skip_array(c, nr, per_value, NULL);
 }
 
 /* { u64 abi; u64 regs[popcount(mask)] } -- no regs when abi is NONE. */
-static int read_regs(struct cursor *c, uint64_t mask, uint64_t *abi, uint64_t *nr,
+static int read_regs(struct perfdata_cursor *c, uint64_t mask, uint64_t *abi, uint64_t *nr,
 		     const uint64_t **regs)
 {
 	const void *at = NULL;
 	uint64_t n;
 
-	if (cursor_u64(c, abi))
+	if (perfdata_cursor_u64(c, abi))
 		return -EINVAL;
 	if (*abi == PERF_SAMPLE_REGS_ABI_NONE) {
 		*nr = 0;
@@ -231,7 +185,7 @@ int perfdata_decode_sample(const struct perf_event_header *h, const struct perf_
 			   struct perfdata_sample *s)
 {
 	uint64_t type = attr->sample_type;
-	struct cursor c;
+	struct perfdata_cursor c;
 	const void *at;
 	uint64_t v;
 
@@ -246,29 +200,29 @@ int perfdata_decode_sample(const struct perf_event_header *h, const struct perf_
 	if (!(type & PERF_SAMPLE_PERIOD) && !attr->freq)
 		s->period = attr->sample_period;
 
-	if ((type & PERF_SAMPLE_IDENTIFIER) && cursor_u64(&c, &s->id))
+	if ((type & PERF_SAMPLE_IDENTIFIER) && perfdata_cursor_u64(&c, &s->id))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_IP) && cursor_u64(&c, &s->ip))
+	if ((type & PERF_SAMPLE_IP) && perfdata_cursor_u64(&c, &s->ip))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_TID) && cursor_u32_pair(&c, &s->pid, &s->tid))
+	if ((type & PERF_SAMPLE_TID) && perfdata_cursor_u32_pair(&c, &s->pid, &s->tid))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_TIME) && cursor_u64(&c, &s->time))
+	if ((type & PERF_SAMPLE_TIME) && perfdata_cursor_u64(&c, &s->time))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_ADDR) && cursor_u64(&c, &s->addr))
+	if ((type & PERF_SAMPLE_ADDR) && perfdata_cursor_u64(&c, &s->addr))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_ID) && cursor_u64(&c, &s->id))
+	if ((type & PERF_SAMPLE_ID) && perfdata_cursor_u64(&c, &s->id))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_STREAM_ID) && cursor_u64(&c, &s->stream_id))
+	if ((type & PERF_SAMPLE_STREAM_ID) && perfdata_cursor_u64(&c, &s->stream_id))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_CPU) && cursor_u32_pair(&c, &s->cpu, NULL))
+	if ((type & PERF_SAMPLE_CPU) && perfdata_cursor_u32_pair(&c, &s->cpu, NULL))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_PERIOD) && cursor_u64(&c, &s->period))
+	if ((type & PERF_SAMPLE_PERIOD) && perfdata_cursor_u64(&c, &s->period))
 		return -EINVAL;
 	if ((type & PERF_SAMPLE_READ) && skip_read_values(&c, attr->read_format))
 		return -EINVAL;
 
 	if (type & PERF_SAMPLE_CALLCHAIN) {
-		if (cursor_u64(&c, &v) || cursor_skip_array(&c, v, 8, &at))
+		if (perfdata_cursor_u64(&c, &v) || cursor_skip_array(&c, v, 8, &at))
 			return -EINVAL;
 		s->nr_callchain = v;
 		s->callchain = v ? at : NULL;
@@ -277,12 +231,12 @@ int perfdata_decode_sample(const struct perf_event_header *h, const struct perf_
 	if (type & PERF_SAMPLE_RAW) {
 		uint32_t size;
 
-		if (cursor_take(&c, 4, &at))
+		if (perfdata_cursor_take(&c, 4, &at))
 			return -EINVAL;
 		memcpy(&size, at, 4);
 		/* The kernel pads the data so that u32 size + data is u64-aligned;
 		 * anything else would misalign every field that follows. */
-		if ((size + 4ULL) % 8 || cursor_take(&c, size, &at))
+		if ((size + 4ULL) % 8 || perfdata_cursor_take(&c, size, &at))
 			return -EINVAL;
 		s->raw_size = size;
 		s->raw = size ? at : NULL;
@@ -293,10 +247,10 @@ int perfdata_decode_sample(const struct perf_event_header *h, const struct perf_
 
 		if (attr->branch_sample_type & PERFDATA_SAMPLE_BRANCH_COUNTERS)
 			entry += 8;	/* one counters word per entry, after the entries */
-		if (cursor_u64(&c, &v))
+		if (perfdata_cursor_u64(&c, &v))
 			return -EINVAL;
 		if ((attr->branch_sample_type & PERFDATA_SAMPLE_BRANCH_HW_INDEX) &&
-		    cursor_u64(&c, NULL))
+		    perfdata_cursor_u64(&c, NULL))
 			return -EINVAL;
 		if (cursor_skip_array(&c, v, entry, NULL))
 			return -EINVAL;
@@ -307,10 +261,10 @@ int perfdata_decode_sample(const struct perf_event_header *h, const struct perf_
 		return -EINVAL;
 
 	if (type & PERF_SAMPLE_STACK_USER) {
-		if (cursor_u64(&c, &v))
+		if (perfdata_cursor_u64(&c, &v))
 			return -EINVAL;
 		if (v) {
-			if (cursor_take(&c, v, &at) || cursor_u64(&c, &s->stack_dyn_size))
+			if (perfdata_cursor_take(&c, v, &at) || perfdata_cursor_u64(&c, &s->stack_dyn_size))
 				return -EINVAL;
 			if (s->stack_dyn_size > v)
 				return -EINVAL;
@@ -319,11 +273,11 @@ int perfdata_decode_sample(const struct perf_event_header *h, const struct perf_
 		}
 	}
 
-	if ((type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) && cursor_u64(&c, NULL))
+	if ((type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) && perfdata_cursor_u64(&c, NULL))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_DATA_SRC) && cursor_u64(&c, NULL))
+	if ((type & PERF_SAMPLE_DATA_SRC) && perfdata_cursor_u64(&c, NULL))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_TRANSACTION) && cursor_u64(&c, NULL))
+	if ((type & PERF_SAMPLE_TRANSACTION) && perfdata_cursor_u64(&c, NULL))
 		return -EINVAL;
 	if (type & PERF_SAMPLE_REGS_INTR) {
 		uint64_t abi, nr;
@@ -332,16 +286,16 @@ int perfdata_decode_sample(const struct perf_event_header *h, const struct perf_
 		if (read_regs(&c, attr->sample_regs_intr, &abi, &nr, &regs))
 			return -EINVAL;
 	}
-	if ((type & PERF_SAMPLE_PHYS_ADDR) && cursor_u64(&c, NULL))
+	if ((type & PERF_SAMPLE_PHYS_ADDR) && perfdata_cursor_u64(&c, NULL))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_CGROUP) && cursor_u64(&c, NULL))
+	if ((type & PERF_SAMPLE_CGROUP) && perfdata_cursor_u64(&c, NULL))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_DATA_PAGE_SIZE) && cursor_u64(&c, NULL))
+	if ((type & PERF_SAMPLE_DATA_PAGE_SIZE) && perfdata_cursor_u64(&c, NULL))
 		return -EINVAL;
-	if ((type & PERF_SAMPLE_CODE_PAGE_SIZE) && cursor_u64(&c, NULL))
+	if ((type & PERF_SAMPLE_CODE_PAGE_SIZE) && perfdata_cursor_u64(&c, NULL))
 		return -EINVAL;
 	if (type & PERF_SAMPLE_AUX) {
-		if (cursor_u64(&c, &v) || cursor_take(&c, v, NULL))
+		if (perfdata_cursor_u64(&c, &v) || perfdata_cursor_take(&c, v, NULL))
 			return -EINVAL;
 	}
 	return 0;
@@ -350,7 +304,7 @@ int perfdata_decode_sample(const struct perf_event_header *h, const struct perf_
 int perfdata_decode_sample_event_id(const struct perf_event_header *h, uint64_t sample_type,
 				    uint64_t *id)
 {
-	struct cursor c;
+	struct perfdata_cursor c;
 	uint64_t skip;
 
 	*id = 0;
@@ -358,22 +312,22 @@ int perfdata_decode_sample_event_id(const struct perf_event_header *h, uint64_t 
 		return -EINVAL;
 	cursor_init(&c, h);
 	if (sample_type & PERF_SAMPLE_IDENTIFIER)
-		return cursor_u64(&c, id);
+		return perfdata_cursor_u64(&c, id);
 	if (!(sample_type & PERF_SAMPLE_ID))
 		return 0;
 	skip = (uint64_t)popcount64(sample_type & (PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 						   PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR));
 	if (cursor_skip_array(&c, skip, 8, NULL))
 		return -EINVAL;
-	return cursor_u64(&c, id);
+	return perfdata_cursor_u64(&c, id);
 }
 
 /* A NUL-terminated string starting at the cursor and ending inside the record. */
-static int cursor_string(struct cursor *c, const char **out)
+static int cursor_string(struct perfdata_cursor *c, const char **out)
 {
 	const char *s = (const char *)c->p;
 
-	if (!memchr(s, '\0', cursor_left(c)))
+	if (!memchr(s, '\0', perfdata_cursor_left(c)))
 		return -EINVAL;
 	*out = s;
 	return 0;
@@ -381,22 +335,22 @@ static int cursor_string(struct cursor *c, const char **out)
 
 int perfdata_decode_mmap(const struct perf_event_header *h, struct perfdata_mmap *m)
 {
-	struct cursor c;
+	struct perfdata_cursor c;
 
 	memset(m, 0, sizeof(*m));
 	if (h->size < sizeof(*h) || h->type != PERF_RECORD_MMAP)
 		return -EINVAL;
 	cursor_init(&c, h);
 	m->misc = h->misc;
-	if (cursor_u32_pair(&c, &m->pid, &m->tid) || cursor_u64(&c, &m->start) ||
-	    cursor_u64(&c, &m->len) || cursor_u64(&c, &m->pgoff))
+	if (perfdata_cursor_u32_pair(&c, &m->pid, &m->tid) || perfdata_cursor_u64(&c, &m->start) ||
+	    perfdata_cursor_u64(&c, &m->len) || perfdata_cursor_u64(&c, &m->pgoff))
 		return -EINVAL;
 	return cursor_string(&c, &m->filename);
 }
 
 int perfdata_decode_mmap2(const struct perf_event_header *h, struct perfdata_mmap *m)
 {
-	struct cursor c;
+	struct perfdata_cursor c;
 	const uint8_t *ids;
 
 	memset(m, 0, sizeof(*m));
@@ -405,11 +359,11 @@ int perfdata_decode_mmap2(const struct perf_event_header *h, struct perfdata_mma
 	cursor_init(&c, h);
 	/* The build-id flag is implied by build_id_size (records.h). */
 	m->misc = h->misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID;
-	if (cursor_u32_pair(&c, &m->pid, &m->tid) || cursor_u64(&c, &m->start) ||
-	    cursor_u64(&c, &m->len) || cursor_u64(&c, &m->pgoff))
+	if (perfdata_cursor_u32_pair(&c, &m->pid, &m->tid) || perfdata_cursor_u64(&c, &m->start) ||
+	    perfdata_cursor_u64(&c, &m->len) || perfdata_cursor_u64(&c, &m->pgoff))
 		return -EINVAL;
 	/* union { maj, min, ino, ino_generation } or { size, res[3], build_id[20] }: 24 bytes */
-	if (cursor_take(&c, 24, (const void **)&ids))
+	if (perfdata_cursor_take(&c, 24, (const void **)&ids))
 		return -EINVAL;
 	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 		if (ids[0] > PERFDATA_BUILD_ID_MAX)
@@ -422,35 +376,50 @@ int perfdata_decode_mmap2(const struct perf_event_header *h, struct perfdata_mma
 		memcpy(&m->ino, ids + 8, 8);
 		memcpy(&m->ino_generation, ids + 16, 8);
 	}
-	if (cursor_u32_pair(&c, &m->prot, &m->flags))
+	if (perfdata_cursor_u32_pair(&c, &m->prot, &m->flags))
 		return -EINVAL;
 	return cursor_string(&c, &m->filename);
 }
 
 int perfdata_decode_comm(const struct perf_event_header *h, struct perfdata_comm *cm)
 {
-	struct cursor c;
+	struct perfdata_cursor c;
 
 	memset(cm, 0, sizeof(*cm));
 	if (h->size < sizeof(*h) || h->type != PERF_RECORD_COMM)
 		return -EINVAL;
 	cursor_init(&c, h);
 	cm->exec = !!(h->misc & PERF_RECORD_MISC_COMM_EXEC);
-	if (cursor_u32_pair(&c, &cm->pid, &cm->tid))
+	if (perfdata_cursor_u32_pair(&c, &cm->pid, &cm->tid))
 		return -EINVAL;
 	return cursor_string(&c, &cm->comm);
 }
 
+int perfdata_decode_lost(const struct perf_event_header *h, uint64_t *id, uint64_t *lost)
+{
+	struct perfdata_cursor c;
+
+	*id = *lost = 0;
+	if (h->size < sizeof(*h))
+		return -EINVAL;
+	cursor_init(&c, h);
+	if (h->type == PERF_RECORD_LOST)
+		return perfdata_cursor_u64(&c, id) || perfdata_cursor_u64(&c, lost) ? -EINVAL : 0;
+	if (h->type == PERF_RECORD_LOST_SAMPLES)
+		return perfdata_cursor_u64(&c, lost) ? -EINVAL : 0;
+	return -EINVAL;
+}
+
 int perfdata_decode_task(const struct perf_event_header *h, struct perfdata_task *t)
 {
-	struct cursor c;
+	struct perfdata_cursor c;
 
 	memset(t, 0, sizeof(*t));
 	if (h->size < sizeof(*h) || (h->type != PERF_RECORD_FORK && h->type != PERF_RECORD_EXIT))
 		return -EINVAL;
 	cursor_init(&c, h);
-	if (cursor_u32_pair(&c, &t->pid, &t->ppid) || cursor_u32_pair(&c, &t->tid, &t->ptid) ||
-	    cursor_u64(&c, &t->time))
+	if (perfdata_cursor_u32_pair(&c, &t->pid, &t->ppid) || perfdata_cursor_u32_pair(&c, &t->tid, &t->ptid) ||
+	    perfdata_cursor_u64(&c, &t->time))
 		return -EINVAL;
 	return 0;
 }

@@ -29,7 +29,9 @@
 #include <unistd.h>
 
 #include "compress.h"
+#include "cursor.h"
 #include "reader.h"
+#include "sorted.h"
 
 #define READAHEAD_SIZE		(256 * 1024)
 #define RECORD_MAX		65535		/* header.size is a u16 */
@@ -317,60 +319,12 @@ static int add_event(struct perfdata_reader *r, const struct perf_event_attr *at
 
 static struct perfdata_event *event_by_id(const struct perfdata_reader *r, uint64_t id)
 {
-	size_t lo = 0, hi = r->nr_id_map;
+	size_t i = SORTED_PARTITION(r->nr_id_map, m, r->id_map[m].id < id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->id_map[mid].id == id)
-			return &r->events[r->id_map[mid].event];
-		if (r->id_map[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i < r->nr_id_map && r->id_map[i].id == id ? &r->events[r->id_map[i].event] : NULL;
 }
 
 /* ---- features ------------------------------------------------------------- */
-
-/* A bounded reader over a feature payload. */
-struct feat_cursor {
-	const uint8_t *p, *end;
-};
-
-static bool fc_take(struct feat_cursor *c, uint64_t n, const void **out)
-{
-	if (n > (uint64_t)(c->end - c->p))
-		return false;
-	if (out)
-		*out = c->p;
-	c->p += n;
-	return true;
-}
-
-static bool fc_u32(struct feat_cursor *c, uint32_t *v)
-{
-	const void *at;
-
-	if (!fc_take(c, 4, &at))
-		return false;
-	memcpy(v, at, 4);
-	return true;
-}
-
-/* perf's string: u32 len, then len bytes holding a NUL-terminated string. */
-static bool fc_string(struct feat_cursor *c, const char **s, size_t *max)
-{
-	uint32_t len;
-	const void *at;
-
-	if (!fc_u32(c, &len) || !fc_take(c, len, &at))
-		return false;
-	*s = at;
-	*max = len;
-	return true;
-}
 
 static int store_feature(struct perfdata_reader *r, unsigned int feat, const void *data,
 			 size_t size);
@@ -447,14 +401,13 @@ static int store_feature(struct perfdata_reader *r, unsigned int feat, const voi
 static int apply_event_desc(struct perfdata_reader *r)
 {
 	const struct feature *f = &r->feat[PERFDATA_FEAT_EVENT_DESC];
-	struct feat_cursor c;
+	struct perfdata_cursor c;
 	uint32_t nr, attr_size;
 
 	if (!f->present)
 		return 0;
-	c.p = f->data;
-	c.end = f->data + f->size;
-	if (!fc_u32(&c, &nr) || !fc_u32(&c, &attr_size))
+	perfdata_cursor_init(&c, f->data, f->size);
+	if (perfdata_cursor_u32(&c, &nr) || perfdata_cursor_u32(&c, &attr_size))
 		return fail(r, "EVENT_DESC feature is too short (%zu bytes)", f->size);
 	for (uint32_t i = 0; i < nr; i++) {
 		const char *name;
@@ -463,9 +416,9 @@ static int apply_event_desc(struct perfdata_reader *r)
 		const void *ids;
 		struct perfdata_event *ev = NULL;
 
-		if (!fc_take(&c, attr_size, NULL) || !fc_u32(&c, &nr_ids) ||
-		    !fc_string(&c, &name, &max) || nr_ids > (uint64_t)(c.end - c.p) / 8 ||
-		    !fc_take(&c, (uint64_t)nr_ids * 8, &ids))
+		if (perfdata_cursor_take(&c, attr_size, NULL) || perfdata_cursor_u32(&c, &nr_ids) ||
+		    perfdata_cursor_string(&c, &name, &max) || nr_ids > (uint64_t)(c.end - c.p) / 8 ||
+		    perfdata_cursor_take(&c, (uint64_t)nr_ids * 8, &ids))
 			return fail(r, "EVENT_DESC feature: description %u of %u runs past its end "
 				    "(%zu bytes)", i, nr, f->size);
 		if (nr_ids) {
@@ -1246,16 +1199,15 @@ const void *perfdata_reader_feature(const struct perfdata_reader *r, unsigned in
 const char *perfdata_reader_feature_string(const struct perfdata_reader *r, unsigned int feat)
 {
 	const struct feature *f;
-	struct feat_cursor c;
+	struct perfdata_cursor c;
 	const char *s;
 	size_t max;
 
 	if (feat >= PERFDATA_FEAT_BITS || !r->feat[feat].present)
 		return NULL;
 	f = &r->feat[feat];
-	c.p = f->data;
-	c.end = f->data + f->size;
-	if (!fc_string(&c, &s, &max))
+	perfdata_cursor_init(&c, f->data, f->size);
+	if (perfdata_cursor_string(&c, &s, &max))
 		return NULL;
 	/* Stored payloads end in an extra NUL, so a string filling its len is fine. */
 	if (!memchr(s, '\0', max) && c.p != c.end)

@@ -103,6 +103,10 @@ int perfdata_decode_mmap(const struct perf_event_header *h, struct perfdata_mmap
 int perfdata_decode_mmap2(const struct perf_event_header *h, struct perfdata_mmap *m);
 int perfdata_decode_comm(const struct perf_event_header *h, struct perfdata_comm *c);
 int perfdata_decode_task(const struct perf_event_header *h, struct perfdata_task *t);
+/* What a LOST (u64 id, u64 lost: a ring buffer overflowed) or LOST_SAMPLES
+ * (u64 lost: samples the kernel or the BPF side dropped) record counts;
+ * *id is 0 for LOST_SAMPLES. -EINVAL for another type or a short record. */
+int perfdata_decode_lost(const struct perf_event_header *h, uint64_t *id, uint64_t *lost);
 /* The u64 id of a SAMPLE, from IDENTIFIER (first word) or ID, or 0. Needed to
  * pick the event before the rest can be decoded. */
 int perfdata_decode_sample_event_id(const struct perf_event_header *h, uint64_t sample_type,

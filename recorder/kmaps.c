@@ -25,38 +25,35 @@
 #include "recorder/procmaps.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
+#include "symbolize/kallsyms.h"
 
 #define KERNEL_MMAP_NAME	"[kernel.kallsyms]_text"
 #define KERNEL_BUILD_ID_NAME	"[kernel.kallsyms]"
 
 int kernel_text_read(const char *kallsyms_path, struct kernel_text *kt)
 {
-	const char *path = kallsyms_path ? kallsyms_path : "/proc/kallsyms";
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0;
+	struct kallsyms_reader r;
+	struct kallsyms_sym s;
 	bool have_text = false, have_etext = false;
+	int ret;
 
 	memset(kt, 0, sizeof(*kt));
-	if (!f)
-		return -errno;
-	while ((!have_text || !have_etext) && getline(&line, &cap, f) > 0) {
-		char type, name[64];
-		uint64_t addr;
-
-		/* "ffffffff81000000 T _text", module symbols add " [mod]". */
-		if (sscanf(line, "%" SCNx64 " %c %63s", &addr, &type, name) != 3)
+	ret = kallsyms_reader_open(&r, kallsyms_path);
+	if (ret)
+		return ret;
+	/* A line that is not a symbol is passed over: only two names matter here. */
+	while ((!have_text || !have_etext) && (ret = kallsyms_reader_next(&r, &s)) != 0) {
+		if (ret < 0 || s.module)
 			continue;
-		if (!strcmp(name, "_text") && !have_text) {
-			kt->start = addr;
+		if (!strcmp(s.name, "_text") && !have_text) {
+			kt->start = s.addr;
 			have_text = true;
-		} else if (!strcmp(name, "_etext") && !have_etext) {
-			kt->end = addr;
+		} else if (!strcmp(s.name, "_etext") && !have_etext) {
+			kt->end = s.addr;
 			have_etext = true;
 		}
 	}
-	free(line);
-	fclose(f);
+	kallsyms_reader_close(&r);
 
 	if (!have_text || !have_etext)
 		return -ENOENT;

@@ -14,6 +14,7 @@
 #include "recorder/offcpu.h"
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
+#include "symbolize/kallsyms.h"
 
 #include "bpf/offcpu.h"
 #include "offcpu.skel.h"
@@ -43,31 +44,33 @@ struct offcpu_tracer {
 
 int offcpu_schedule_range(const char *kallsyms_path, uint64_t *start, uint64_t *end)
 {
-	FILE *f = fopen(kallsyms_path ? kallsyms_path : "/proc/kallsyms", "re");
-	char line[512], name[256], type;
-	unsigned long long addr;
+	struct kallsyms_reader r;
+	struct kallsyms_sym s;
 	bool found = false;
-	int err = -ENOENT;
+	int err = -ENOENT, ret;
 
-	if (!f)
-		return -errno;
+	ret = kallsyms_reader_open(&r, kallsyms_path);
+	if (ret)
+		return ret;
 	/* The core kernel's symbols are sorted: __schedule ends where the next one starts. */
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
+	while ((ret = kallsyms_reader_next(&r, &s)) != 0) {
+		if (ret < 0)
+			continue;	/* not a symbol line */
 		if (found) {
-			if (addr > *start) {
-				*end = addr;
+			if (s.addr > *start) {
+				*end = s.addr;
 				err = 0;
 			}
 			break;
 		}
-		if ((type == 't' || type == 'T') && !strcmp(name, "__schedule") && addr) {
-			*start = addr;
+		/* Hidden (zero) addresses bound nothing. */
+		if ((s.type == 't' || s.type == 'T') && !s.module && !strcmp(s.name, "__schedule") &&
+		    s.addr) {
+			*start = s.addr;
 			found = true;
 		}
 	}
-	fclose(f);
+	kallsyms_reader_close(&r);
 	return err;
 }
 

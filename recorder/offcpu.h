@@ -32,12 +32,14 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
+#include "perfdata/events.h"
+
 struct batch;
 struct offcpu_tracer;
 struct perfdata_writer;
 struct task_tracker;
 
-#define OFFCPU_EVENT_NAME	"offcpu-time"
+#define OFFCPU_EVENT_NAME	PERFDATA_OFFCPU_EVENT_NAME
 
 struct offcpu_opts {
 	int events_fd;		/* the sampler's ring buffer */

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "perfdata/sorted.h"
 #include "recorder/procmaps.h"
 
 /* ---- one line ---------------------------------------------------------- */
@@ -413,21 +414,13 @@ int kmod_paths_load(const char *modules_dir, struct kmod_paths **out)
 const char *kmod_paths_find(const struct kmod_paths *p, const char *name)
 {
 	char key[256];
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!p || snprintf(key, sizeof(key), "%s", name) >= (int)sizeof(key))
 		return NULL;
 	normalize_name(key);
 	/* Lower bound: the first entry with this name is the one modules.dep lists first. */
-	hi = p->nr;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (strcmp(p->v[mid].name, key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SORTED_PARTITION(p->nr, i, strcmp(p->v[i].name, key) < 0);
 	if (lo < p->nr && !strcmp(p->v[lo].name, key))
 		return p->v[lo].path;
 	return NULL;

@@ -39,6 +39,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "perfdata/events.h"
 #include "perfdata/writer.h"
 #include "recorder/batch.h"
 #include "recorder/cpulist.h"
@@ -186,26 +187,12 @@ static void warn(const struct record_session *s, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Events by name: cpu-clock everywhere, the hardware ones where there is a PMU. */
-static const struct {
-	const char *name;
-	uint32_t type;
-	uint64_t config;
-} known_events[] = {
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
-	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
-	{ "stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
-	{ "stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
-};
+/* What -e may sample: cpu-clock everywhere, the hardware events where there is a PMU. */
+static bool samplable_event(uint32_t type, uint64_t config)
+{
+	return type == PERF_TYPE_HARDWARE ||
+	       (type == PERF_TYPE_SOFTWARE && config == PERF_COUNT_SW_CPU_CLOCK);
+}
 
 static void *dup_array(const void *a, size_t n, size_t size)
 {
@@ -222,7 +209,8 @@ static void *dup_array(const void *a, size_t n, size_t size)
 int record_session_new(const struct record_opts *opts, struct record_session **out)
 {
 	struct record_session *s = calloc(1, sizeof(*s));
-	size_t i;
+	uint64_t config;
+	uint32_t type;
 
 	if (!s)
 		return -ENOMEM;
@@ -245,16 +233,14 @@ int record_session_new(const struct record_opts *opts, struct record_session **o
 		s->opts.flush_interval_ms = DEFAULT_FLUSH_MS;
 
 	s->event_name = opts->event ? opts->event : DEFAULT_EVENT;
-	for (i = 0; i < sizeof(known_events) / sizeof(known_events[0]); i++)
-		if (!strcmp(known_events[i].name, s->event_name))
-			break;
-	if (i == sizeof(known_events) / sizeof(known_events[0]))
+	if (perfdata_event_by_name(s->event_name, &type, &config) ||
+	    !samplable_event(type, config))
 		return fail(s, -EINVAL,
 			    "unknown event '%s': use -e cpu-clock (or cycles, instructions, "
 			    "cache-misses, branch-misses... on a machine with a hardware PMU)",
 			    s->event_name);
-	s->attr.type = known_events[i].type;
-	s->attr.config = known_events[i].config;
+	s->attr.type = type;
+	s->attr.config = config;
 
 	if (!opts->system_wide && !opts->nr_pids && !opts->nr_tids && !opts->command)
 		return fail(s, -EINVAL, "nothing to record: give a command, -p PID, -t TID or -a");

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "perfdata/hash.h"
+#include "perfdata/sorted.h"
 #include "perfdata/writer.h"
 #include "recorder/buildid_cache.h"
 #include "recorder/privs.h"
@@ -59,20 +60,17 @@
 #define UNMAPPED_TTL_NS		(1000ull * 1000000)
 #define UNMAPPED_PAGE_SHIFT	12
 #define FILES_SWEEP_MIN		4096
-#define TT_MIN_BITS		8
 /* Mappings the kernel may report for a process before its first sample. */
 #define PENDING_MAX_MAPS	4096
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
-
-/* ---- hash table of u32 keys with an LRU list ---------------------------- */
+/* ---- a hash table of u32 keys with an LRU list -------------------------- */
 
 struct lru_link {
 	struct lru_link *prev, *next;
 };
 
 struct tt_entry {
-	struct tt_entry *hnext;
+	struct hash_node node;
 	struct lru_link lru;	/* most recently seen first */
 	struct lru_link dead;	/* on the table's dead list once it exited */
 	uint64_t dead_round;	/* the round in which it exited */
@@ -80,11 +78,8 @@ struct tt_entry {
 };
 
 struct tt_table {
-	struct tt_entry **buckets;
-	unsigned int bits;
-	size_t count;
+	struct hash_table map;	/* perfdata/hash.h */
 	struct lru_link lru;	/* sentinel */
-	uint64_t seed;		/* of the hash (perfdata/hash.h) */
 	struct lru_link dead;	/* sentinel: exited entries, oldest last */
 	size_t nr_dead;
 };
@@ -109,30 +104,26 @@ static void link_add_front(struct lru_link *head, struct lru_link *l)
 	head->next = l;
 }
 
-static size_t tt_bucket(const struct tt_table *t, uint32_t key)
+static void tt_init(struct tt_table *t)
 {
-	return perfdata_hash(t->seed, &key, sizeof(key)) >> (64 - t->bits);
-}
-
-static int tt_init(struct tt_table *t)
-{
-	t->bits = TT_MIN_BITS;
-	t->count = 0;
-	t->seed = perfdata_hash_seed();
+	memset(&t->map, 0, sizeof(t->map));
 	t->nr_dead = 0;
-	t->buckets = calloc((size_t)1 << t->bits, sizeof(*t->buckets));
 	link_init(&t->lru);
 	link_init(&t->dead);
-	return t->buckets ? 0 : -ENOMEM;
 }
 
 static struct tt_entry *tt_find(const struct tt_table *t, uint32_t key)
 {
-	struct tt_entry *e;
+	struct hash_node *n;
 
-	for (e = t->buckets[tt_bucket(t, key)]; e; e = e->hnext)
+	if (!t->map.nr)
+		return NULL;	/* nothing to find, and no seed drawn yet */
+	hash_table_for_each_possible(&t->map, n, perfdata_hash(t->map.seed, &key, sizeof(key))) {
+		struct tt_entry *e = container_of(n, struct tt_entry, node);
+
 		if (e->key == key)
 			return e;
+	}
 	return NULL;
 }
 
@@ -142,68 +133,25 @@ static void tt_touch(struct tt_table *t, struct tt_entry *e)
 	link_add_front(&t->lru, &e->lru);
 }
 
-/*
- * Keep chains short and the table no larger than its entries need: double
- * the buckets when there are more entries than buckets, halve them when
- * there are 4 times fewer (after a burst of processes has gone).
- */
-static void tt_resize(struct tt_table *t)
+static int tt_insert(struct tt_table *t, struct tt_entry *e)
 {
-	unsigned int old_bits = t->bits, bits = old_bits;
-	struct tt_entry **old = t->buckets, **nb;
-	size_t i;
+	int err = hash_table_add(&t->map, &e->node, hash_table_key(&t->map, &e->key, sizeof(e->key)));
 
-	if (t->count > ((size_t)1 << bits) && bits < 24)
-		bits++;
-	else if (t->count < ((size_t)1 << bits) / 4 && bits > TT_MIN_BITS)
-		bits--;
-	else
-		return;
-	nb = calloc((size_t)1 << bits, sizeof(*nb));
-	if (!nb)
-		return;	/* longer chains or a larger table, still correct */
-	t->buckets = nb;
-	t->bits = bits;
-	for (i = 0; i < ((size_t)1 << old_bits); i++) {
-		struct tt_entry *e = old[i], *next;
-
-		for (; e; e = next) {
-			size_t b = tt_bucket(t, e->key);
-
-			next = e->hnext;
-			e->hnext = nb[b];
-			nb[b] = e;
-		}
-	}
-	free(old);
-}
-
-static void tt_insert(struct tt_table *t, struct tt_entry *e)
-{
-	size_t b = tt_bucket(t, e->key);
-
-	e->hnext = t->buckets[b];
-	t->buckets[b] = e;
+	if (err)
+		return err;
 	link_add_front(&t->lru, &e->lru);
 	link_init(&e->dead);
-	t->count++;
-	tt_resize(t);
+	return 0;
 }
 
 static void tt_remove(struct tt_table *t, struct tt_entry *e)
 {
-	struct tt_entry **pp = &t->buckets[tt_bucket(t, e->key)];
-
-	while (*pp && *pp != e)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = e->hnext;
+	hash_table_del(&t->map, &e->node);
 	link_del(&e->lru);
 	if (e->dead.next != &e->dead) {
 		link_del(&e->dead);
 		t->nr_dead--;
 	}
-	t->count--;
 }
 
 /* e exited in round: kept until the round after it ends (see task_tracker_round_end()). */
@@ -236,8 +184,7 @@ static struct tt_entry *tt_oldest(const struct tt_table *t)
 
 /* A mapped file (or "//anon", "[vdso]"), shared by every process mapping it. */
 struct task_file {
-	struct task_file *hnext;
-	uint64_t hash;
+	struct hash_node node;
 	uint32_t maj, min;
 	uint64_t ino;
 	bool vdso32;		/* a [vdso] of a 32-bit process: not our image */
@@ -297,9 +244,8 @@ struct task_tracker {
 	size_t max_pids;
 	unsigned int maps_flags;	/* PROCMAPS_DATA with data_maps */
 	struct tt_table procs, threads;
-	struct task_file **files;
-	size_t files_nbuckets, nr_files, files_sweep_at;
-	uint64_t files_seed;	/* of the files' hash (perfdata/hash.h) */
+	struct hash_table files;	/* struct task_file by (maj, min, ino, path, vdso32) */
+	size_t files_sweep_at;
 	/* This process's vDSO build-id: the kernel maps the same image into every 64-bit process. */
 	uint8_t vdso_id[BUILDID_MAX];
 	size_t vdso_id_size;
@@ -396,48 +342,18 @@ static void read_build_id(struct task_tracker *t, uint32_t pid,
 
 static void files_sweep(struct task_tracker *t)
 {
+	struct hash_node *n, *tmp;
 	size_t i;
 
-	for (i = 0; i < t->files_nbuckets; i++) {
-		struct task_file **pp = &t->files[i];
+	hash_table_for_each_safe(&t->files, n, tmp, i) {
+		struct task_file *f = container_of(n, struct task_file, node);
 
-		while (*pp) {
-			struct task_file *f = *pp;
-
-			if (f->refs) {
-				pp = &f->hnext;
-				continue;
-			}
-			*pp = f->hnext;
-			free(f);
-			t->nr_files--;
-		}
+		if (f->refs)
+			continue;
+		hash_table_del(&t->files, n);
+		free(f);
 	}
-	t->files_sweep_at = t->nr_files * 2 > FILES_SWEEP_MIN ? t->nr_files * 2 : FILES_SWEEP_MIN;
-}
-
-static void files_grow(struct task_tracker *t)
-{
-	size_t n = t->files_nbuckets * 2, i;
-	struct task_file **nb;
-
-	if (t->nr_files <= t->files_nbuckets)
-		return;
-	nb = calloc(n, sizeof(*nb));
-	if (!nb)
-		return;
-	for (i = 0; i < t->files_nbuckets; i++) {
-		struct task_file *f = t->files[i], *next;
-
-		for (; f; f = next) {
-			next = f->hnext;
-			f->hnext = nb[f->hash & (n - 1)];
-			nb[f->hash & (n - 1)] = f;
-		}
-	}
-	free(t->files);
-	t->files = nb;
-	t->files_nbuckets = n;
+	t->files_sweep_at = t->files.nr * 2 > FILES_SWEEP_MIN ? t->files.nr * 2 : FILES_SWEEP_MIN;
 }
 
 /* The file of mapping e in pid, with a reference taken; NULL on ENOMEM. */
@@ -445,24 +361,25 @@ static struct task_file *file_get(struct task_tracker *t, uint32_t pid,
 				  const struct procmaps_entry *e)
 {
 	bool vdso32 = is_vdso32(e);
-	uint64_t h = file_hash(t->files_seed, e->maj, e->min, e->ino, e->path) + vdso32;
+	uint64_t h = file_hash(hash_table_seed(&t->files), e->maj, e->min, e->ino, e->path) + vdso32;
+	struct hash_node *n;
 	struct task_file *f;
 	size_t len;
 
-	for (f = t->files[h & (t->files_nbuckets - 1)]; f; f = f->hnext) {
-		if (f->hash == h && f->maj == e->maj && f->min == e->min && f->ino == e->ino &&
+	hash_table_for_each_possible(&t->files, n, h) {
+		f = container_of(n, struct task_file, node);
+		if (f->maj == e->maj && f->min == e->min && f->ino == e->ino &&
 		    f->vdso32 == vdso32 && !strcmp(f->path, e->path)) {
 			f->refs++;
 			return f;
 		}
 	}
-	if (t->nr_files >= t->files_sweep_at)
+	if (t->files.nr >= t->files_sweep_at)
 		files_sweep(t);
 	len = strlen(e->path) + 1;
 	f = calloc(1, sizeof(*f) + len);
 	if (!f)
 		return NULL;
-	f->hash = h;
 	f->maj = e->maj;
 	f->min = e->min;
 	f->ino = e->ino;
@@ -470,10 +387,10 @@ static struct task_file *file_get(struct task_tracker *t, uint32_t pid,
 	f->refs = 1;
 	memcpy(f->path, e->path, len);
 	read_build_id(t, pid, e, f);
-	f->hnext = t->files[h & (t->files_nbuckets - 1)];
-	t->files[h & (t->files_nbuckets - 1)] = f;
-	t->nr_files++;
-	files_grow(t);
+	if (hash_table_add(&t->files, &f->node, h)) {
+		free(f);
+		return NULL;
+	}
 	return f;
 }
 
@@ -616,7 +533,7 @@ static struct task_proc *proc_new(struct task_tracker *t, uint32_t pid)
 {
 	struct task_proc *p;
 
-	if (t->procs.count >= t->max_pids)
+	if (t->procs.map.nr >= t->max_pids)
 		proc_remove(t, proc_of(tt_oldest(&t->procs)));
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -624,7 +541,10 @@ static struct task_proc *proc_new(struct task_tracker *t, uint32_t pid)
 	p->e.key = pid;
 	link_init(&p->threads);
 	p->reread_interval = REREAD_MIN_NS;
-	tt_insert(&t->procs, &p->e);
+	if (tt_insert(&t->procs, &p->e)) {
+		free(p);
+		return NULL;
+	}
 	return p;
 }
 
@@ -636,7 +556,7 @@ static struct task_thread *thread_new(struct task_tracker *t, struct task_proc *
 
 	if (old)	/* the tid was reused by another process */
 		thread_remove(t, thread_of(old));
-	if (t->threads.count >= t->max_pids)
+	if (t->threads.map.nr >= t->max_pids)
 		thread_remove(t, thread_of(tt_oldest(&t->threads)));
 	th = calloc(1, sizeof(*th));
 	if (!th)
@@ -644,8 +564,11 @@ static struct task_thread *thread_new(struct task_tracker *t, struct task_proc *
 	th->e.key = tid;
 	th->proc = p;
 	snprintf(th->comm, sizeof(th->comm), "%s", comm);
+	if (tt_insert(&t->threads, &th->e)) {
+		free(th);
+		return NULL;
+	}
 	link_add_front(&p->threads, &th->sibling);
-	tt_insert(&t->threads, &th->e);
 	return th;
 }
 
@@ -666,20 +589,12 @@ static int thread_add(struct task_tracker *t, struct task_proc *p, uint32_t tid,
 /* The mapping holding ip, in O(log n). */
 static struct task_map *map_find(const struct task_proc *p, uint64_t ip)
 {
-	size_t lo = 0, hi = p->nr_maps;
-
 	/* The last mapping starting at or below ip. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t n = SORTED_COUNT_LE(p->maps, p->nr_maps, start, ip);
 
-		if (p->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || ip >= p->maps[lo - 1].end)
+	if (n == 0 || ip >= p->maps[n - 1].end)
 		return NULL;
-	return &p->maps[lo - 1];
+	return &p->maps[n - 1];
 }
 
 /*
@@ -1088,12 +1003,11 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 	t->maps_flags = opts && opts->data_maps ? PROCMAPS_DATA : 0;
 	t->hooks = opts ? opts->hooks : NULL;
 	t->hooks_ctx = opts ? opts->hooks_ctx : NULL;
-	t->files_nbuckets = 256;
-	t->files_seed = perfdata_hash_seed();
-	t->files = calloc(t->files_nbuckets, sizeof(*t->files));
 	t->files_sweep_at = FILES_SWEEP_MIN;
+	tt_init(&t->procs);
+	tt_init(&t->threads);
 	read_self_vdso_build_id(t);
-	if (!t->proc_root || !t->files || tt_init(&t->procs) || tt_init(&t->threads)) {
+	if (!t->proc_root) {
 		task_tracker_free(t);
 		return -ENOMEM;
 	}
@@ -1103,27 +1017,20 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 
 void task_tracker_free(struct task_tracker *t)
 {
+	struct hash_node *n, *tmp;
 	struct tt_entry *e;
+	size_t i;
 
 	if (!t)
 		return;
 	t->freeing = true;
-	if (t->procs.buckets)
-		while ((e = tt_oldest(&t->procs)))
-			proc_remove(t, proc_of(e));
-	if (t->files) {
-		for (size_t i = 0; i < t->files_nbuckets; i++) {
-			struct task_file *f = t->files[i], *next;
-
-			for (; f; f = next) {
-				next = f->hnext;
-				free(f);
-			}
-		}
-	}
-	free(t->files);
-	free(t->procs.buckets);
-	free(t->threads.buckets);
+	while ((e = tt_oldest(&t->procs)))
+		proc_remove(t, proc_of(e));
+	hash_table_for_each_safe(&t->files, n, tmp, i)
+		free(container_of(n, struct task_file, node));
+	hash_table_free(&t->files);
+	hash_table_free(&t->procs.map);
+	hash_table_free(&t->threads.map);
 	free(t->proc_root);
 	free(t);
 }
@@ -1331,8 +1238,8 @@ void task_tracker_round_end(struct task_tracker *t)
 		thread_remove(t, thread_of(e));
 	while ((e = tt_dead_before(&t->procs, t->round)))
 		proc_remove(t, proc_of(e));
-	tt_resize(&t->procs);
-	tt_resize(&t->threads);
+	hash_table_fit(&t->procs.map);
+	hash_table_fit(&t->threads.map);
 	t->round++;
 }
 
@@ -1341,18 +1248,19 @@ void task_tracker_stats(const struct task_tracker *t, struct task_tracker_stats 
 	const struct lru_link *l;
 
 	memset(st, 0, sizeof(*st));
-	st->procs = t->procs.count;
-	st->threads = t->threads.count;
+	st->procs = t->procs.map.nr;
+	st->threads = t->threads.map.nr;
 	st->dead = t->procs.nr_dead + t->threads.nr_dead;
-	st->files = t->nr_files;
+	st->files = t->files.nr;
 	for (l = t->procs.lru.next; l != &t->procs.lru; l = l->next)
 		st->maps += proc_of(container_of(l, struct tt_entry, lru))->nr_maps;
 	st->bytes = sizeof(*t) + strlen(t->proc_root) + 1 +
-		    (((size_t)1 << t->procs.bits) + ((size_t)1 << t->threads.bits) +
-		     t->files_nbuckets) * sizeof(void *) +
+		    (t->procs.map.nr_buckets + t->threads.map.nr_buckets + t->files.nr_buckets) *
+			    sizeof(void *) +
 		    st->procs * sizeof(struct task_proc) + st->threads * sizeof(struct task_thread) +
 		    st->maps * sizeof(struct task_map);
-	for (size_t i = 0; i < t->files_nbuckets; i++)
-		for (const struct task_file *f = t->files[i]; f; f = f->hnext)
-			st->bytes += sizeof(*f) + strlen(f->path) + 1;
+	for (size_t i = 0; i < t->files.nr_buckets; i++)
+		for (const struct hash_node *n = t->files.buckets[i]; n; n = n->next)
+			st->bytes += sizeof(struct task_file) +
+				     strlen(container_of(n, struct task_file, node)->path) + 1;
 }

@@ -1,95 +1,65 @@
 // SPDX-License-Identifier: MIT
-/* cache.c - chained hash table, seeded hash (cache.h). */
+/* cache.c - keyed entries with a value and an error, on the hash table (cache.h). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdata/hash.h"
 #include "symbolize/cache.h"
 
 struct cache_entry *cache_get(const struct cache *c, const void *key, size_t key_len)
 {
-	struct cache_entry *e;
+	struct hash_node *n;
 	uint64_t h;
 
-	if (!c->nr_buckets)
-		return NULL;
-	h = perfdata_hash(c->seed, key, key_len);
-	for (e = c->buckets[h & (c->nr_buckets - 1)]; e; e = e->next)
-		if (e->hash == h && e->key_len == key_len && !memcmp(e->key, key, key_len))
+	if (!c->table.nr)
+		return NULL;	/* nothing to find, and no seed drawn yet */
+	h = perfdata_hash(c->table.seed, key, key_len);
+	hash_table_for_each_possible(&c->table, n, h) {
+		struct cache_entry *e = container_of(n, struct cache_entry, node);
+
+		if (e->key_len == key_len && !memcmp(e->key, key, key_len))
 			return e;
-	return NULL;
-}
-
-static int grow(struct cache *c)
-{
-	size_t n = c->nr_buckets ? c->nr_buckets * 2 : 64;
-	struct cache_entry **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return -1;
-	if (!c->nr_buckets)
-		c->seed = perfdata_hash_seed();	/* before the first key is hashed */
-	for (size_t i = 0; i < c->nr_buckets; i++) {
-		struct cache_entry *e = c->buckets[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			e->next = b[e->hash & (n - 1)];
-			b[e->hash & (n - 1)] = e;
-		}
 	}
-	free(c->buckets);
-	c->buckets = b;
-	c->nr_buckets = n;
-	return 0;
+	return NULL;
 }
 
 struct cache_entry *cache_add(struct cache *c, const void *key, size_t key_len)
 {
-	struct cache_entry *e;
-	size_t slot;
+	struct cache_entry *e = calloc(1, sizeof(*e) + key_len);
 
-	if (c->nr >= c->nr_buckets && grow(c))
-		return NULL;
-	e = calloc(1, sizeof(*e) + key_len);
 	if (!e)
 		return NULL;
-	e->hash = perfdata_hash(c->seed, key, key_len);
 	e->key_len = key_len;
 	memcpy(e->key, key, key_len);
-	slot = e->hash & (c->nr_buckets - 1);
-	e->next = c->buckets[slot];
-	c->buckets[slot] = e;
-	c->nr++;
+	if (hash_table_add(&c->table, &e->node, hash_table_key(&c->table, key, key_len))) {
+		free(e);
+		return NULL;
+	}
+	c->nr = c->table.nr;
 	return e;
 }
 
 void cache_del(struct cache *c, struct cache_entry *e)
 {
-	struct cache_entry **pp = &c->buckets[e->hash & (c->nr_buckets - 1)];
+	size_t nr = c->table.nr;
 
-	while (*pp && *pp != e)
-		pp = &(*pp)->next;
-	if (!*pp)
-		return;	/* not in c */
-	*pp = e->next;
-	c->nr--;
-	free(e);
+	hash_table_del(&c->table, &e->node);
+	if (c->table.nr != nr)
+		free(e);	/* it was in c */
+	c->nr = c->table.nr;
 }
 
 void cache_clear(struct cache *c, void (*free_value)(void *value))
 {
-	for (size_t i = 0; i < c->nr_buckets; i++) {
-		struct cache_entry *e = c->buckets[i], *next;
+	struct hash_node *n, *tmp;
+	size_t i;
 
-		for (; e; e = next) {
-			next = e->next;
-			if (e->value && free_value)
-				free_value(e->value);
-			free(e);
-		}
+	hash_table_for_each_safe(&c->table, n, tmp, i) {
+		struct cache_entry *e = container_of(n, struct cache_entry, node);
+
+		if (e->value && free_value)
+			free_value(e->value);
+		free(e);
 	}
-	free(c->buckets);
-	c->buckets = NULL;
-	c->nr_buckets = c->nr = 0;
+	hash_table_free(&c->table);
+	c->nr = 0;
 }

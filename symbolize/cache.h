@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cache.h - a small hash table from byte-string keys to a value and an
- * error code, for the symbolizer's per-file and per-pid caches and the
- * recorder's (build-ids seen, unwind tables): bpfrec's one hash table.
- * Failures are cached too (value NULL, err < 0), so a missing file is
- * looked for once. Keys (paths from perf.data files) are hashed with a
- * per-cache random seed (perfdata/hash.h). A zeroed struct is an empty cache.
+ * cache.h - byte-string keys to a value and an error code, for the
+ * symbolizer's per-file and per-pid caches and the recorder's (build-ids
+ * seen, unwind tables), on bpfrec's one hash table (perfdata/hash.h): the
+ * entries own a copy of their key. Failures are cached too (value NULL,
+ * err < 0), so a missing file is looked for once. Keys (paths from
+ * perf.data files) are hashed with a per-cache random seed. A zeroed
+ * struct is an empty cache.
  */
 #ifndef SYMBOLIZE_CACHE_H
 #define SYMBOLIZE_CACHE_H
@@ -13,9 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfdata/hash.h"
+
 struct cache_entry {
-	struct cache_entry *next;
-	uint64_t hash;
+	struct hash_node node;
 	void *value;
 	int err;
 	size_t key_len;
@@ -23,9 +25,8 @@ struct cache_entry {
 };
 
 struct cache {
-	struct cache_entry **buckets;
-	size_t nr_buckets, nr;
-	uint64_t seed;		/* of the hash, drawn when the first key comes */
+	struct hash_table table;
+	size_t nr;		/* entries, for callers to read */
 };
 
 /* The entry for key, or NULL. */

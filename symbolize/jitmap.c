@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perfdata/sorted.h"
 #include "symbolize/jitmap.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/util.h"
@@ -152,18 +153,10 @@ void jitmap_free(struct jitmap *jm)
 int jitmap_lookup(const struct jitmap *jm, uint64_t addr, const char **name, uint64_t *offset)
 {
 	const struct jit_sym *best = NULL;
-	size_t lo = 0, hi = jm->nr;
+	size_t n = SORTED_COUNT_LE(jm->syms, jm->nr, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (jm->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Entries may overlap: look back as far as the largest entry reaches. */
-	for (size_t i = lo; i-- > 0;) {
+	for (size_t i = n; i-- > 0;) {
 		const struct jit_sym *s = &jm->syms[i];
 
 		if (addr - s->start >= jm->max_size)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * kallsyms.c - load, sort and search the kernel symbol table (kallsyms.h).
+ * kallsyms.c - read, sort and search the kernel symbol table (kallsyms.h).
  *
  * The whole file is read into one buffer and parsed in place: names and
  * module names point into it, so a 120k-symbol table costs one read, one
- * pass and one sort.
+ * pass and one sort; the table keeps the reader's buffer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perfdata/sorted.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/util.h"
 
@@ -111,7 +112,7 @@ static void pick_alias(struct ksym *syms, size_t n)
 }
 
 /* One line "ADDR TYPE NAME[\t[MODULE]]", NUL-terminated in place. */
-static int parse_line(char *line, struct ksym *s)
+static int parse_line(char *line, struct kallsyms_sym *s)
 {
 	uint64_t addr = 0;
 	char *p = line, *end;
@@ -144,48 +145,73 @@ static int parse_line(char *line, struct ksym *s)
 	return 0;
 }
 
-static int parse(struct kallsyms *ks, const char *path, size_t len)
+int kallsyms_reader_open(struct kallsyms_reader *r, const char *path)
 {
-	size_t cap = 0, lineno = 0, nonzero = 0;
-	char *line = ks->buf, *eol, *end = ks->buf + len;
-	uint64_t etext = 0;
-	bool have_etext = false;
+	memset(r, 0, sizeof(*r));
+	return read_whole_file(path ? path : "/proc/kallsyms", &r->buf, &r->len);
+}
 
-	while (line < end) {
-		eol = memchr(line, '\n', (size_t)(end - line));
+int kallsyms_reader_next(struct kallsyms_reader *r, struct kallsyms_sym *sym)
+{
+	char *end = r->buf + r->len;
+
+	while (r->pos < r->len) {
+		char *line = r->buf + r->pos, *eol = memchr(line, '\n', (size_t)(end - line));
+
 		if (!eol)
 			eol = end;	/* buf has a spare byte past len for the NUL */
 		*eol = '\0';
-		lineno++;
-		if (*line) {
-			struct ksym *s;
+		r->pos = (size_t)(eol - r->buf) + 1;
+		r->lineno++;
+		if (!*line)
+			continue;
+		return parse_line(line, sym) ? -EINVAL : 1;
+	}
+	return 0;
+}
 
-			if (ks->nr == cap) {
-				size_t ncap = cap ? cap * 2 : 16384;
-				struct ksym *n = realloc(ks->syms, ncap * sizeof(*n));
+void kallsyms_reader_close(struct kallsyms_reader *r)
+{
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}
 
-				if (!n)
-					return -ENOMEM;
-				ks->syms = n;
-				cap = ncap;
-			}
-			s = &ks->syms[ks->nr];
-			if (parse_line(line, s)) {
-				fprintf(stderr,
-					"bpfrec: %s:%zu: not a kallsyms line (want 'ADDRESS TYPE NAME [MODULE]'); pass a copy of /proc/kallsyms\n",
-					path, lineno);
-				return -EINVAL;
-			}
-			s->index = (uint32_t)ks->nr;
-			ks->nr++;
-			if (s->addr)
-				nonzero++;
-			if (!s->module && !strcmp(s->name, "_etext")) {
-				etext = s->addr;
-				have_etext = true;
-			}
+static int parse(struct kallsyms *ks, struct kallsyms_reader *r, const char *path)
+{
+	size_t cap = 0, nonzero = 0;
+	uint64_t etext = 0;
+	bool have_etext = false;
+	struct kallsyms_sym line;
+	int ret;
+
+	while ((ret = kallsyms_reader_next(r, &line)) != 0) {
+		struct ksym *s;
+
+		if (ret < 0) {
+			fprintf(stderr,
+				"bpfrec: %s:%zu: not a kallsyms line (want 'ADDRESS TYPE NAME [MODULE]'); pass a copy of /proc/kallsyms\n",
+				path, r->lineno);
+			return -EINVAL;
 		}
-		line = eol + 1;
+		if (ks->nr == cap) {
+			size_t ncap = cap ? cap * 2 : 16384;
+			struct ksym *n = realloc(ks->syms, ncap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			ks->syms = n;
+			cap = ncap;
+		}
+		s = &ks->syms[ks->nr];
+		*s = (struct ksym){ .addr = line.addr, .name = line.name, .module = line.module,
+				    .type = line.type, .index = (uint32_t)ks->nr };
+		ks->nr++;
+		if (s->addr)
+			nonzero++;
+		if (!s->module && !strcmp(s->name, "_etext")) {
+			etext = s->addr;
+			have_etext = true;
+		}
 	}
 	if (!ks->nr) {
 		fprintf(stderr, "bpfrec: %s: no symbols in it; pass a copy of /proc/kallsyms\n", path);
@@ -214,8 +240,8 @@ static int parse(struct kallsyms *ks, const char *path, size_t len)
 
 int kallsyms_load(const char *path, struct kallsyms **out)
 {
+	struct kallsyms_reader r;
 	struct kallsyms *ks;
-	size_t len;
 	int err;
 
 	if (!path)
@@ -223,13 +249,14 @@ int kallsyms_load(const char *path, struct kallsyms **out)
 	ks = calloc(1, sizeof(*ks));
 	if (!ks)
 		return -ENOMEM;
-	err = read_whole_file(path, &ks->buf, &len);
+	err = kallsyms_reader_open(&r, path);
 	if (err) {
 		fprintf(stderr, "bpfrec: cannot read %s: %s; pass --kallsyms with a copy of /proc/kallsyms\n",
 			path, strerror(-err));
 		goto fail;
 	}
-	err = parse(ks, path, len);
+	ks->buf = r.buf;	/* the names point into it: the table keeps it */
+	err = parse(ks, &r, path);
 	if (err)
 		goto fail;
 	*out = ks;
@@ -251,21 +278,12 @@ void kallsyms_free(struct kallsyms *ks)
 int kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, const char **name,
 		    uint64_t *offset, const char **module)
 {
-	size_t lo = 0, hi = ks->nr, last, first;
+	size_t n = SORTED_COUNT_LE(ks->syms, ks->nr, addr, addr), last, first;
 	const struct ksym *s;
 
-	/* Find the last symbol at or below addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
+	if (n == 0)
 		return -ENOENT;
-	last = lo - 1;
+	last = n - 1;	/* the last symbol at or below addr */
 	first = last;
 	while (first > 0 && ks->syms[first - 1].addr == ks->syms[last].addr)
 		first--;

@@ -1,7 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * kallsyms.h - the kernel's symbol table from /proc/kallsyms (or a copy of
- * it taken on another machine), internal to the symbolize library.
+ * it taken on another machine): the one parser of its lines, as a reader
+ * for whoever needs a few symbols in file order (the kernel map's _text and
+ * _etext, where __schedule ends, the reference symbol of a recording), and
+ * the sorted table the symbolizer looks addresses up in.
+ *
+ * The reader: kallsyms_reader_open() reads the whole file (procfs reports
+ * no size; one read is the fastest way through /proc/kallsyms), then each
+ * kallsyms_reader_next() parses one line in place. Addresses are given as
+ * the file has them: all zero when kptr_restrict hides them from this user
+ * (the caller decides whether that is an error). A module's symbols carry
+ * its name without brackets ("xfs", "bpf"); the core kernel's have NULL.
  *
  * Only text symbols can be found by address: t/T/w/W, both of the core
  * kernel and of modules ("name [module]", BPF programs are "[bpf]").
@@ -22,7 +32,32 @@
 #ifndef SYMBOLIZE_KALLSYMS_H
 #define SYMBOLIZE_KALLSYMS_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* One line "ADDRESS TYPE NAME [MODULE]". Strings live as long as the reader. */
+struct kallsyms_sym {
+	uint64_t addr;
+	const char *name;
+	const char *module;	/* NULL for the core kernel */
+	char type;		/* 't', 'T', 'd', ... as the file says */
+};
+
+struct kallsyms_reader {
+	char *buf;		/* the file, NUL-terminated, parsed in place */
+	size_t len, pos;
+	size_t lineno;		/* of the line the last _next() read, from 1 */
+};
+
+/* Read path (NULL = /proc/kallsyms): 0 or -errno, silently (callers word the error). */
+int kallsyms_reader_open(struct kallsyms_reader *r, const char *path);
+/*
+ * The next symbol in file order: 1 with *sym, 0 at the end, -EINVAL when
+ * line r->lineno is not a kallsyms line (the next call goes on after it).
+ * Empty lines are passed over.
+ */
+int kallsyms_reader_next(struct kallsyms_reader *r, struct kallsyms_sym *sym);
+void kallsyms_reader_close(struct kallsyms_reader *r);
 
 struct kallsyms;
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfdata/sorted.h"
 #include "symbolize/scopes.h"
 
 /* Deeper DIE nesting than this is not followed (recursion bound). */
@@ -113,17 +114,9 @@ static struct cu_index *cu_index_of(struct scope_cache *sc, Dwarf_Die *cudie)
 static const struct fn_range *find_function(const struct cu_index *ix, Dwarf_Addr pc)
 {
 	const struct fn_range *best = NULL;
-	size_t lo = 0, hi = ix->nr;
+	size_t n = SORTED_COUNT_LE(ix->ranges, ix->nr, lo, pc);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ix->ranges[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0;) {
+	for (size_t i = n; i-- > 0;) {
 		const struct fn_range *r = &ix->ranges[i];
 
 		if (pc - r->lo >= ix->max_len)

@@ -7,6 +7,7 @@
 
 #include <gelf.h>
 
+#include "perfdata/sorted.h"
 #include "symbolize/symtab.h"
 #include "symbolize/util.h"
 
@@ -127,20 +128,12 @@ void symtab_free(struct symtab *st)
 
 const char *symtab_lookup(const struct symtab *st, uint64_t addr)
 {
-	size_t lo = 0, hi = st->nr, first, last;
+	size_t n = SORTED_COUNT_LE(st->syms, st->nr, addr, addr), first, last;
 	uint64_t size = 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (st->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
+	if (n == 0)
 		return NULL;
-	last = lo - 1;
+	last = n - 1;
 	first = last;
 	while (first > 0 && st->syms[first - 1].addr == st->syms[last].addr)
 		first--;

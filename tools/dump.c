@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfdata/cursor.h"
+#include "perfdata/events.h"
 #include "perfdata/reader.h"
 #include "recorder/commands.h"
 #include "escape.h"
@@ -148,26 +150,6 @@ static const char *event_type_name(uint32_t type)
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "pmu";
 }
 
-static const char *event_config_name(const struct perf_event_attr *a)
-{
-	static const char *const hw[] = {
-		"cycles", "instructions", "cache-references", "cache-misses", "branches",
-		"branch-misses", "bus-cycles", "stalled-cycles-frontend",
-		"stalled-cycles-backend", "ref-cycles",
-	};
-	static const char *const sw[] = {
-		"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
-		"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
-		"bpf-output", "cgroup-switches",
-	};
-
-	if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof(hw) / sizeof(hw[0]))
-		return hw[a->config];
-	if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof(sw) / sizeof(sw[0]))
-		return sw[a->config];
-	return NULL;
-}
-
 static const char *event_name(const struct perfdata_event *ev)
 {
 	const char *n;
@@ -176,7 +158,7 @@ static const char *event_name(const struct perfdata_event *ev)
 		return "(unknown)";
 	if (ev->name)
 		return ev->name;
-	n = event_config_name(&ev->attr);
+	n = perfdata_event_generic_name(ev->attr.type, ev->attr.config);
 	return n ? n : "(unnamed)";
 }
 
@@ -293,7 +275,7 @@ static void print_file_header(FILE *out, int fd, const char *name)
 static void print_event(FILE *out, size_t i, const struct perfdata_event *ev)
 {
 	const struct perf_event_attr *a = &ev->attr;
-	const char *cfg = event_config_name(a);
+	const char *cfg = perfdata_event_generic_name(a->type, a->config);
 
 	fprintf(out, "# event %zu: ", i);
 	print_str(out, ev->name ? ev->name : "(no name in file)");
@@ -332,76 +314,41 @@ static void print_event(FILE *out, size_t i, const struct perfdata_event *ev)
 	fprintf(out, "\n");
 }
 
-/* A bounded cursor over a feature payload, for the decoders below. */
-struct payload {
-	const uint8_t *p, *end;
-};
-
-static bool pl_take(struct payload *c, uint64_t n, const void **out)
-{
-	if (n > (uint64_t)(c->end - c->p))
-		return false;
-	if (out)
-		*out = c->p;
-	c->p += n;
-	return true;
-}
-
-static bool pl_u32(struct payload *c, uint32_t *v)
-{
-	const void *at;
-
-	if (!pl_take(c, 4, &at))
-		return false;
-	memcpy(v, at, 4);
-	return true;
-}
-
-static bool pl_u64(struct payload *c, uint64_t *v)
-{
-	const void *at;
-
-	if (!pl_take(c, 8, &at))
-		return false;
-	memcpy(v, at, 8);
-	return true;
-}
-
 /* perf string: u32 len, len bytes, NUL-padded. Printed up to the NUL. */
-static bool pl_print_string(FILE *out, struct payload *c)
+static bool print_payload_string(FILE *out, struct perfdata_cursor *c)
 {
-	uint32_t len;
 	const char *s;
+	size_t max;
 
-	if (!pl_u32(c, &len) || !pl_take(c, len, (const void **)&s))
+	if (perfdata_cursor_string(c, &s, &max))
 		return false;
-	escape_fputs(out, s, len);
+	escape_fputs(out, s, max);
 	return true;
 }
 
-static void print_cmdline(FILE *out, struct payload *c)
+static void print_cmdline(FILE *out, struct perfdata_cursor *c)
 {
 	uint32_t nr;
 
-	if (!pl_u32(c, &nr)) {
+	if (perfdata_cursor_u32(c, &nr)) {
 		fprintf(out, "(malformed)");
 		return;
 	}
 	for (uint32_t i = 0; i < nr; i++) {
 		if (i)
 			fputc(' ', out);
-		if (!pl_print_string(out, c)) {
+		if (!print_payload_string(out, c)) {
 			fprintf(out, " (malformed)");
 			return;
 		}
 	}
 }
 
-static void print_event_desc(FILE *out, struct payload *c)
+static void print_event_desc(FILE *out, struct perfdata_cursor *c)
 {
 	uint32_t nr, attr_size;
 
-	if (!pl_u32(c, &nr) || !pl_u32(c, &attr_size)) {
+	if (perfdata_cursor_u32(c, &nr) || perfdata_cursor_u32(c, &attr_size)) {
 		fprintf(out, "(malformed)");
 		return;
 	}
@@ -411,13 +358,14 @@ static void print_event_desc(FILE *out, struct payload *c)
 		uint64_t id;
 
 		fprintf(out, "%s", i ? ", " : ": ");
-		if (!pl_take(c, attr_size, NULL) || !pl_u32(c, &nr_ids) || !pl_print_string(out, c)) {
+		if (perfdata_cursor_take(c, attr_size, NULL) || perfdata_cursor_u32(c, &nr_ids) ||
+		    !print_payload_string(out, c)) {
 			fprintf(out, " (malformed)");
 			return;
 		}
 		fprintf(out, " (ids");
 		for (uint32_t j = 0; j < nr_ids; j++) {
-			if (!pl_u64(c, &id)) {
+			if (perfdata_cursor_u64(c, &id)) {
 				fprintf(out, " (malformed))");
 				return;
 			}
@@ -457,10 +405,11 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 	const char *name = feature_name(feat);
 	size_t size;
 	const uint8_t *data = perfdata_reader_feature(r, feat, &size);
-	struct payload c = { data, data + size };
+	struct perfdata_cursor c;
 	uint32_t a, b;
 	uint64_t x, y;
 
+	perfdata_cursor_init(&c, data, size);
 	if (name)
 		fprintf(out, "# feature %s: ", name);
 	else
@@ -484,13 +433,13 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 		return;
 	}
 	case PERFDATA_FEAT_NRCPUS:
-		if (pl_u32(&c, &a) && pl_u32(&c, &b))
+		if (!perfdata_cursor_u32(&c, &a) && !perfdata_cursor_u32(&c, &b))
 			fprintf(out, "available %u online %u\n", a, b);
 		else
 			fprintf(out, "(malformed, %zu bytes)\n", size);
 		return;
 	case PERFDATA_FEAT_TOTAL_MEM:
-		if (pl_u64(&c, &x))
+		if (!perfdata_cursor_u64(&c, &x))
 			fprintf(out, "%" PRIu64 " kB\n", x);
 		else
 			fprintf(out, "(malformed, %zu bytes)\n", size);
@@ -504,7 +453,7 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 		fprintf(out, "\n");
 		return;
 	case PERFDATA_FEAT_SAMPLE_TIME:
-		if (pl_u64(&c, &x) && pl_u64(&c, &y)) {
+		if (!perfdata_cursor_u64(&c, &x) && !perfdata_cursor_u64(&c, &y)) {
 			fprintf(out, "first ");
 			print_time(out, x);
 			fprintf(out, " last ");
@@ -515,14 +464,15 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 		}
 		return;
 	case PERFDATA_FEAT_CLOCKID:
-		if (pl_u64(&c, &x))
+		if (!perfdata_cursor_u64(&c, &x))
 			fprintf(out, "%" PRIu64 " (%s)\n", x, clockid_name(x));
 		else
 			fprintf(out, "(malformed, %zu bytes)\n", size);
 		return;
 	case PERFDATA_FEAT_CLOCK_DATA:
 		/* u32 version, u32 clockid, u64 wall-clock ns, u64 clockid ns */
-		if (pl_u32(&c, &a) && pl_u32(&c, &b) && pl_u64(&c, &x) && pl_u64(&c, &y)) {
+		if (!perfdata_cursor_u32(&c, &a) && !perfdata_cursor_u32(&c, &b) &&
+		    !perfdata_cursor_u64(&c, &x) && !perfdata_cursor_u64(&c, &y)) {
 			fprintf(out, "version %u clockid %u (%s) wall ", a, b, clockid_name(b));
 			print_time(out, x);
 			fprintf(out, " at clock ");
@@ -540,8 +490,9 @@ static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int fea
 		/* u32 version, type (1 = zstd), level, ratio, mmap_len */
 		uint32_t type, level, ratio, mmap_len;
 
-		if (pl_u32(&c, &a) && pl_u32(&c, &type) && pl_u32(&c, &level) &&
-		    pl_u32(&c, &ratio) && pl_u32(&c, &mmap_len))
+		if (!perfdata_cursor_u32(&c, &a) && !perfdata_cursor_u32(&c, &type) &&
+		    !perfdata_cursor_u32(&c, &level) && !perfdata_cursor_u32(&c, &ratio) &&
+		    !perfdata_cursor_u32(&c, &mmap_len))
 			fprintf(out, "%s level %u ratio %u mmap_len %u (version %u)\n",
 				type == 1 ? "zstd" : "unknown type", level, ratio, mmap_len, a);
 		else
@@ -742,7 +693,7 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 	const char *tname = record_type_name(h->type);
 	const uint8_t *body = (const uint8_t *)(h + 1);
 	size_t body_size = h->size - sizeof(*h);
-	uint64_t a = 0, b = 0;
+	uint64_t a = 0, b = 0, lost_id = 0, lost = 0;
 	union {
 		struct perfdata_mmap m;
 		struct perfdata_comm c;
@@ -755,10 +706,9 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 		memcpy(&a, body, 8);
 	if (body_size >= 16)
 		memcpy(&b, body + 8, 8);
-	if (h->type == PERF_RECORD_LOST)
-		st->lost += b;
-	if (h->type == PERF_RECORD_LOST_SAMPLES)
-		st->lost_samples += a;
+	if ((h->type == PERF_RECORD_LOST || h->type == PERF_RECORD_LOST_SAMPLES) &&
+	    !perfdata_decode_lost(h, &lost_id, &lost))
+		*(h->type == PERF_RECORD_LOST ? &st->lost : &st->lost_samples) += lost;
 
 	if (!quiet) {
 		/* Records decompressed from a COMPRESSED one carry its offset, marked. */
@@ -811,11 +761,11 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 		break;
 	case PERF_RECORD_LOST:
 		if (!quiet)
-			fprintf(out, " id %" PRIu64 " lost %" PRIu64, a, b);
+			fprintf(out, " id %" PRIu64 " lost %" PRIu64, lost_id, lost);
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (!quiet)
-			fprintf(out, " lost %" PRIu64, a);
+			fprintf(out, " lost %" PRIu64, lost);
 		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:

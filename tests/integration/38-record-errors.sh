@@ -30,6 +30,8 @@ expect_error() {
 # Usage errors: exit 2.
 expect_error 2 "unknown option '--bogus'" "$BPFREC" record --bogus -a
 expect_error 2 "unknown event 'nosuchevent'.*cpu-clock" "$BPFREC" record -e nosuchevent -a
+# A generic event that is not a sampling clock or a hardware counter.
+expect_error 2 "unknown event 'page-faults'" "$BPFREC" record -e page-faults -a
 expect_error 2 "--call-graph 'dwarf,100'.*multiple of 8" "$BPFREC" record --call-graph dwarf,100 -a
 expect_error 2 "--call-graph 'lbr'.*give cfi, fp, or dwarf" "$BPFREC" record --call-graph lbr -a
 expect_error 2 "cannot sum intervals with --call-graph dwarf" \

@@ -835,3 +835,33 @@ Test(decode_task, fork_and_exit)
 	rec(&m)->size = 24;
 	cr_assert_eq(perfdata_decode_task(rec(&m), &t), -EINVAL);
 }
+
+Test(decode_lost, lost_and_lost_samples)
+{
+	static struct img m;
+	uint64_t id = 1, lost = 1;
+
+	m.len = 0;
+	begin(&m, PERF_RECORD_LOST, 0);
+	u64(&m, 77);	/* id */
+	u64(&m, 12345);	/* lost */
+	end(&m);
+	cr_assert_eq(perfdata_decode_lost(rec(&m), &id, &lost), 0);
+	cr_assert_eq(id, 77);
+	cr_assert_eq(lost, 12345);
+	/* LOST_SAMPLES: the count is the first word, there is no id. */
+	rec(&m)->type = PERF_RECORD_LOST_SAMPLES;
+	cr_assert_eq(perfdata_decode_lost(rec(&m), &id, &lost), 0);
+	cr_assert_eq(id, 0);
+	cr_assert_eq(lost, 77);
+	rec(&m)->type = PERF_RECORD_COMM;
+	cr_assert_eq(perfdata_decode_lost(rec(&m), &id, &lost), -EINVAL);
+	rec(&m)->type = PERF_RECORD_LOST;
+	rec(&m)->size = 16;	/* the id, not the count */
+	cr_assert_eq(perfdata_decode_lost(rec(&m), &id, &lost), -EINVAL);
+	cr_assert_eq(lost, 0, "nothing counted from a short record");
+	rec(&m)->type = PERF_RECORD_LOST_SAMPLES;
+	cr_assert_eq(perfdata_decode_lost(rec(&m), &id, &lost), 0);
+	rec(&m)->size = 8;
+	cr_assert_eq(perfdata_decode_lost(rec(&m), &id, &lost), -EINVAL);
+}

@@ -375,3 +375,69 @@ Test(kallsyms, symbolize_kernel_reports_hidden_table, .init = make_tmpdir, .fini
 	cr_assert_eq(symbolize_kernel(s, 0xffffffff81000010ULL, &r), -EPERM);
 	symbolizer_free(s);
 }
+
+/* ---- the line reader shared by the recorder and the converter ---- */
+
+Test(kallsyms, reader_gives_every_line_in_file_order, .init = make_tmpdir, .fini = cleanup)
+{
+	struct kallsyms_reader r;
+	struct kallsyms_sym s;
+	size_t n = 0, lines = 0;
+
+	/* The fake table, line by line: what the reader gives must match it. */
+	for (const char *p = fake_kallsyms; *p; p++)
+		lines += *p == '\n';
+	lines++;	/* the last line has no newline */
+	cr_assert_eq(kallsyms_reader_open(&r, write_file("kallsyms", fake_kallsyms)), 0);
+	while (kallsyms_reader_next(&r, &s) == 1) {
+		if (n == 0) {
+			cr_assert_eq(s.addr, 0xffffffff81000500ULL);
+			cr_assert_eq(s.type, 'T');
+			cr_assert_str_eq(s.name, "delta");
+			cr_assert_null(s.module);
+		}
+		if (!strcmp(s.name, "mod_data")) {
+			cr_assert_eq(s.addr, 0xffffffffc0002000ULL);
+			cr_assert_eq(s.type, 'd');
+			cr_assert_str_eq(s.module, "mymod");
+		}
+		n++;
+		cr_assert_eq(r.lineno, n);
+	}
+	/* The last one, without a final newline: a BPF program. */
+	cr_assert_str_eq(s.name, "bpf_prog_0123456789abcdef_main");
+	cr_assert_str_eq(s.module, "bpf");
+	cr_assert_eq(n, lines);
+	cr_assert_eq(kallsyms_reader_next(&r, &s), 0, "the end stays the end");
+	kallsyms_reader_close(&r);
+}
+
+Test(kallsyms, reader_reports_bad_lines_and_goes_on, .init = make_tmpdir, .fini = cleanup)
+{
+	struct kallsyms_reader r;
+	struct kallsyms_sym s;
+
+	cr_assert_eq(kallsyms_reader_open(&r, write_file("bad", "ffffffff81000000 T _text\n"
+								"\n"
+								"garbage\n"
+								"ffffffffc0000000 t f\t[\n"
+								"0000000000000000 T hidden\n")),
+		     0);
+	cr_assert_eq(kallsyms_reader_next(&r, &s), 1);
+	cr_assert_str_eq(s.name, "_text");
+	cr_assert_eq(kallsyms_reader_next(&r, &s), -EINVAL, "garbage");
+	cr_assert_eq(r.lineno, 3, "the empty line is passed over but counted");
+	cr_assert_eq(kallsyms_reader_next(&r, &s), -EINVAL, "a module name never closed");
+	cr_assert_eq(r.lineno, 4);
+	/* kptr_restrict: the address is 0, still a symbol; the caller decides. */
+	cr_assert_eq(kallsyms_reader_next(&r, &s), 1);
+	cr_assert_str_eq(s.name, "hidden");
+	cr_assert_eq(s.addr, 0);
+	cr_assert_eq(kallsyms_reader_next(&r, &s), 0);
+	kallsyms_reader_close(&r);
+	cr_assert_eq(kallsyms_reader_open(&r, write_file("empty", "")), 0);
+	cr_assert_eq(kallsyms_reader_next(&r, &s), 0);
+	kallsyms_reader_close(&r);
+	cr_assert_eq(kallsyms_reader_open(&r, "/nonexistent/kallsyms"), -ENOENT);
+	kallsyms_reader_close(&r);	/* harmless after a failed open */
+}

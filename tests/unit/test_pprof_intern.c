@@ -127,11 +127,11 @@ Test(intern, colliding_keys_of_one_table_do_not_collide_in_another)
 	pp_intern_init(&b);
 	cr_assert_eq(pp_intern_put(&a, "x", 1, NULL), 0);
 	cr_assert_eq(pp_intern_put(&b, "x", 1, NULL), 0);
-	cr_assert_neq(a.seed, b.seed, "two tables, one seed");
-	/* Eight keys whose 32-bit hashes agree in the low 12 bits under a's seed. */
-	want = (uint32_t)perfdata_hash(a.seed, &nr, sizeof(nr)) & 4095;
+	cr_assert_neq(a.table.seed, b.table.seed, "two tables, one seed");
+	/* Eight keys whose hashes agree in the low 12 bits under a's seed. */
+	want = (uint32_t)perfdata_hash(a.table.seed, &nr, sizeof(nr)) & 4095;
 	for (uint64_t k = 0; nr < 8; k++)
-		if (((uint32_t)perfdata_hash(a.seed, &k, sizeof(k)) & 4095) == want)
+		if (((uint32_t)perfdata_hash(a.table.seed, &k, sizeof(k)) & 4095) == want)
 			keys[nr++] = k;
 	for (uint64_t i = 0; i < nr; i++) {
 		cr_assert_geq(pp_intern_put(&a, &keys[i], 8, NULL), 0);
@@ -141,7 +141,7 @@ Test(intern, colliding_keys_of_one_table_do_not_collide_in_another)
 	int same = 0;
 
 	for (uint64_t i = 1; i < nr; i++)
-		same += (b.entries[i + 1].hash & 4095) == (b.entries[1].hash & 4095);
+		same += (b.entries[i + 1]->node.hash & 4095) == (b.entries[1]->node.hash & 4095);
 	cr_assert_lt(same, 3, "%d of %llu keys still collide", same, (unsigned long long)nr);
 	for (uint64_t i = 0; i < nr; i++)
 		cr_assert_eq(pp_intern_find(&b, &keys[i], 8), (int64_t)i + 1);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfdata/sorted.h"
 #include "aspace.h"
 #include "intern.h"
 
@@ -88,17 +89,7 @@ static struct space *get_space(struct pp_aspace *a, uint32_t pid)
 /* Index of the first interval whose end is above addr. */
 static size_t first_ending_after(const struct space *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->iv[mid].end > addr)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
+	return SORTED_PARTITION(s->nr, i, s->iv[i].end <= addr);
 }
 
 int pp_aspace_map(struct pp_aspace *a, uint32_t pid, uint64_t start, uint64_t len,

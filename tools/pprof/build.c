@@ -14,6 +14,7 @@
 
 #include "perfdata/reader.h"
 #include "symbolize/buildid.h"
+#include "symbolize/kallsyms.h"
 #include "convert_int.h"
 #include "events.h"
 #include "profile.h"
@@ -95,20 +96,20 @@ static const struct bid_val *build_id_of(struct pp_convert *c, const struct cmap
 /* Address of symbol `name` in a kallsyms file, 0 when absent or hidden. */
 static uint64_t kallsyms_address(const char *path, const char *name)
 {
-	FILE *f = fopen(path, "r");
-	char line[512], sym[256], type;
-	unsigned long long addr;
+	struct kallsyms_reader r;
+	struct kallsyms_sym s;
 	uint64_t found = 0;
+	int ret;
 
-	if (!f)
+	if (kallsyms_reader_open(&r, path))
 		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name)) {
-			found = addr;
+	while ((ret = kallsyms_reader_next(&r, &s)) != 0) {
+		if (ret > 0 && !strcmp(s.name, name)) {
+			found = s.addr;
 			break;
 		}
 	}
-	fclose(f);
+	kallsyms_reader_close(&r);
 	return found;
 }
 

@@ -25,10 +25,10 @@
 #include <sys/mman.h>
 
 #include "perfdata/reader.h"
+#include "perfdata/trace.h"
 #include "convert_int.h"
 #include "events.h"
 #include "profile.h"
-#include "trace.h"
 #include "ustack.h"
 
 int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
@@ -79,7 +79,7 @@ int pp_convert_new(const struct pp_convert_opts *opts, struct perfdata_reader *r
 	if (!c->opts.input_name)
 		c->opts.input_name = "perf.data";
 	c->r = r;
-	err = pp_reorder_new(opts->reorder_mem_limit, deliver, c, &c->q);
+	err = perfdata_reorder_new(opts->reorder_mem_limit, deliver, c, &c->q);
 	if (!err)
 		err = pp_aspace_new(&c->as);
 	if (!err && pp_cv_sid(c, "") != 0)
@@ -96,7 +96,7 @@ void pp_convert_free(struct pp_convert *c)
 {
 	if (!c)
 		return;
-	pp_reorder_free(c->q);
+	perfdata_reorder_free(c->q);
 	pp_aspace_free(c->as);
 	pp_intern_free(&c->strs);
 	pp_intern_free(&c->cmaps);
@@ -123,7 +123,7 @@ void pp_convert_free(struct pp_convert *c)
 	free(c->profiles);
 	if (c->sym)
 		symbolizer_free(c->sym);
-	pp_trace_free(c->trace);
+	perfdata_trace_free(c->trace);
 	pp_cv_unwind_free(c);
 	free(c->resolved);
 	free(c->lines);
@@ -864,7 +864,7 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 
 	if (time > c->max_time)
 		c->max_time = time;
-	return pp_reorder_push(c->q, time, &cs->h);
+	return perfdata_reorder_push(c->q, time, &cs->h);
 }
 
 static int read_other(struct pp_convert *c, const struct perf_event_header *h)
@@ -877,7 +877,7 @@ static int read_other(struct pp_convert *c, const struct perf_event_header *h)
 		time = sid.time;
 	if (time > c->max_time)
 		c->max_time = time;
-	return pp_reorder_push(c->q, time, h);
+	return perfdata_reorder_push(c->q, time, h);
 }
 
 /* One record, from the file or decompressed by the reader from a COMPRESSED one. */
@@ -892,15 +892,15 @@ static int dispatch(struct pp_convert *c, const struct perf_event_header *h)
 	case PERF_RECORD_FORK:
 		return read_other(c, h);
 	case PERF_RECORD_LOST:
-		if (h->size >= sizeof(*h) + 16)
-			c->stats.lost += ((const uint64_t *)(h + 1))[1];
+	case PERF_RECORD_LOST_SAMPLES: {
+		uint64_t id, lost;
+
+		if (!perfdata_decode_lost(h, &id, &lost))
+			c->stats.lost += lost;
 		return 0;
-	case PERF_RECORD_LOST_SAMPLES:
-		if (h->size >= sizeof(*h) + 8)
-			c->stats.lost += ((const uint64_t *)(h + 1))[0];
-		return 0;
+	}
 	case PERFDATA_RECORD_FINISHED_ROUND:
-		return pp_reorder_round(c->q);
+		return perfdata_reorder_round(c->q);
 	default:
 		return 0;
 	}
@@ -917,7 +917,7 @@ int pp_convert_read(struct pp_convert *c)
 		return c->err[0] ? err : pp_cv_fail(c, err, "%s: %s", c->opts.input_name, strerror(-err));
 	if (ret < 0)
 		return pp_cv_fail(c, ret, "%s", perfdata_reader_error(c->r));
-	err = pp_reorder_flush(c->q);
+	err = perfdata_reorder_flush(c->q);
 	if (err)
 		return pp_cv_fail(c, err, "%s: %s", c->opts.input_name, strerror(-err));
 	c->stats.frames = pp_intern_count(&c->frames);
@@ -1020,7 +1020,7 @@ static int trace_value(struct pp_convert *c, const struct csample *s, const char
 		       struct label_val *lv)
 {
 	const struct perfdata_event *ev = perfdata_reader_event(c->r, s->event);
-	struct pp_trace_value v;
+	struct perfdata_trace_value v;
 	int err;
 
 	if (!ev || ev->attr.type != PERF_TYPE_TRACEPOINT || !s->raw_size)
@@ -1035,7 +1035,7 @@ static int trace_value(struct pp_convert *c, const struct csample *s, const char
 			snprintf(c->warning, sizeof(c->warning),
 				 "%s has no tracing data (HEADER_TRACING_DATA): trace: labels are left out",
 				 c->opts.input_name);
-		} else if (pp_trace_new(td, size, &c->trace, msg, sizeof(msg))) {
+		} else if (perfdata_trace_new(td, size, &c->trace, msg, sizeof(msg))) {
 			snprintf(c->warning, sizeof(c->warning),
 				 "%s: tracing data unusable (%s): trace: labels are left out",
 				 c->opts.input_name, msg);
@@ -1043,7 +1043,7 @@ static int trace_value(struct pp_convert *c, const struct csample *s, const char
 	}
 	if (!c->trace)
 		return -ENOENT;
-	err = pp_trace_field(c->trace, ev->attr.config, field,
+	err = perfdata_trace_field(c->trace, ev->attr.config, field,
 			     (const uint8_t *)(s + 1) + (size_t)s->nr_ips * 8, s->raw_size, &v);
 	if (err)
 		return err == -ENOENT || err == -EINVAL ? -ENOENT : err;

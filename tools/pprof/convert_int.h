@@ -11,10 +11,10 @@
 #include <stdint.h>
 
 #include "perfdata/perfdata.h"
+#include "perfdata/reorder.h"
 #include "aspace.h"
 #include "convert.h"
 #include "intern.h"
-#include "reorder.h"
 
 /* Our own record type for shrunk samples inside the reorder queue. */
 #define CSAMPLE_TYPE 0x7fff
@@ -103,7 +103,7 @@ struct profile_info {
 struct pp_convert {
 	struct pp_convert_opts opts;
 	struct perfdata_reader *r;
-	struct pp_reorder *q;
+	struct perfdata_reorder *q;
 	struct pp_aspace *as;
 	struct pp_intern strs, cmaps, frames, stacks, labelsets, samples, tids;
 	/* raw callchain (+ pid, map generations) -> stack id, a shortcut past
@@ -146,7 +146,7 @@ struct pp_convert {
 	int64_t kernel_delta;		/* add to recorded kernel addresses for kallsyms */
 	bool kernel_ok;			/* kallsyms usable for this recording */
 	bool kernel_checked;
-	struct pp_trace *trace;
+	struct perfdata_trace *trace;
 	bool trace_tried;
 	/* DWARF-mode samples (ustack.c) */
 	struct pp_ustack_cache *ustack;

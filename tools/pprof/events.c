@@ -7,48 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfdata/events.h"
 #include "events.h"
-
-static const char *sw_names[] = {
-	[PERF_COUNT_SW_CPU_CLOCK] = "cpu-clock",
-	[PERF_COUNT_SW_TASK_CLOCK] = "task-clock",
-	[PERF_COUNT_SW_PAGE_FAULTS] = "page-faults",
-	[PERF_COUNT_SW_CONTEXT_SWITCHES] = "context-switches",
-	[PERF_COUNT_SW_CPU_MIGRATIONS] = "cpu-migrations",
-	[PERF_COUNT_SW_PAGE_FAULTS_MIN] = "minor-faults",
-	[PERF_COUNT_SW_PAGE_FAULTS_MAJ] = "major-faults",
-	[PERF_COUNT_SW_ALIGNMENT_FAULTS] = "alignment-faults",
-	[PERF_COUNT_SW_EMULATION_FAULTS] = "emulation-faults",
-	[PERF_COUNT_SW_DUMMY] = "dummy",
-	[PERF_COUNT_SW_BPF_OUTPUT] = "bpf-output",
-};
-
-static const char *hw_names[] = {
-	[PERF_COUNT_HW_CPU_CYCLES] = "cycles",
-	[PERF_COUNT_HW_INSTRUCTIONS] = "instructions",
-	[PERF_COUNT_HW_CACHE_REFERENCES] = "cache-references",
-	[PERF_COUNT_HW_CACHE_MISSES] = "cache-misses",
-	[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = "branches",
-	[PERF_COUNT_HW_BRANCH_MISSES] = "branch-misses",
-	[PERF_COUNT_HW_BUS_CYCLES] = "bus-cycles",
-	[PERF_COUNT_HW_STALLED_CYCLES_FRONTEND] = "stalled-cycles-frontend",
-	[PERF_COUNT_HW_STALLED_CYCLES_BACKEND] = "stalled-cycles-backend",
-	[PERF_COUNT_HW_REF_CPU_CYCLES] = "ref-cycles",
-};
 
 /* The event's name as perf shows it: EVENT_DESC's, else made from the attr. */
 char *pp_event_name(const struct perfdata_event *ev)
 {
 	const struct perf_event_attr *a = &ev->attr;
 	char buf[64];
-	const char *n = NULL;
+	const char *n;
 
 	if (ev->name && ev->name[0])
 		return strdup(ev->name);
-	if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof(sw_names) / sizeof(sw_names[0]))
-		n = sw_names[a->config];
-	else if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof(hw_names) / sizeof(hw_names[0]))
-		n = hw_names[a->config];
+	n = perfdata_event_generic_name(a->type, a->config);
 	if (n)
 		return strdup(n);
 	snprintf(buf, sizeof(buf), "raw-%u-0x%llx", a->type, (unsigned long long)a->config);
@@ -69,7 +40,7 @@ bool pp_event_is_timer(const struct perfdata_event *ev)
 
 bool pp_event_is_offcpu(const char *name)
 {
-	return !strcmp(name, "offcpu-time");
+	return !strcmp(name, PERFDATA_OFFCPU_EVENT_NAME);
 }
 
 /*

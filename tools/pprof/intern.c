@@ -2,25 +2,25 @@
 /*
  * intern.c - dedup byte strings into dense ids (see intern.h).
  *
- * Open addressing with linear probing over a power-of-two slot array kept at
- * most half full; each slot holds an entry index + 1, and the entry keeps the
- * key's 32-bit hash so probes rarely touch the key bytes. Keys are copied
- * into append-only chunks so they never move. The hash is seeded per table
- * (perfdata/hash.h): keys come from input files.
+ * Each entry (its hash node, id, length and key bytes) is appended to an
+ * arena chunk, so it never moves and the hash table (perfdata/hash.h) can
+ * link it in place; an array of pointers gives the entry of an id. A probe
+ * compares the stored hash first, so it rarely touches other keys' bytes,
+ * and the key sits next to its node when it does.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdata/hash.h"
 #include "intern.h"
 
 #define CHUNK_MIN	(64 * 1024)
+#define ENTRY_ALIGN	8
 
 struct pp_intern_chunk {
 	struct pp_intern_chunk *next;
 	size_t used, cap;
-	uint8_t data[];
+	uint8_t data[] __attribute__((aligned(ENTRY_ALIGN)));
 };
 
 void pp_intern_init(struct pp_intern *t)
@@ -39,64 +39,32 @@ void pp_intern_free(struct pp_intern *t)
 		c = next;
 	}
 	free(t->entries);
-	free(t->slots);
+	hash_table_free(&t->table);
 	memset(t, 0, sizeof(*t));
 }
 
-static int64_t lookup(const struct pp_intern *t, const void *key, uint32_t len, uint32_t hash,
-		      size_t *slot_out)
+static int64_t lookup(const struct pp_intern *t, const void *key, uint32_t len, uint64_t hash)
 {
-	size_t mask = t->nr_slots - 1;
-	size_t i = hash & mask;
+	struct hash_node *n;
 
-	for (;;) {
-		uint32_t s = t->slots[i];
+	hash_table_for_each_possible(&t->table, n, hash) {
+		const struct pp_intern_entry *e = container_of(n, struct pp_intern_entry, node);
 
-		if (!s) {
-			*slot_out = i;
-			return -ENOENT;
-		}
-		const struct pp_intern_entry *e = &t->entries[s - 1];
-
-		if (e->hash == hash && e->len == len && !memcmp(e->key, key, len))
-			return s - 1;
-		i = (i + 1) & mask;
+		if (e->len == len && !memcmp(e->key, key, len))
+			return e->id;
 	}
+	return -ENOENT;
 }
 
-static uint32_t key_hash(const struct pp_intern *t, const void *key, size_t len)
-{
-	return (uint32_t)perfdata_hash(t->seed, key, len);
-}
-
-static int grow_slots(struct pp_intern *t)
-{
-	size_t n = t->nr_slots ? t->nr_slots * 2 : 64;
-	uint32_t *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	if (!t->nr_slots)
-		t->seed = perfdata_hash_seed();	/* before the first key is hashed */
-	for (size_t id = 0; id < t->nr; id++) {
-		size_t i = t->entries[id].hash & (n - 1);
-
-		while (slots[i])
-			i = (i + 1) & (n - 1);
-		slots[i] = id + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nr_slots = n;
-	return 0;
-}
-
-static uint8_t *store_key(struct pp_intern *t, const void *key, size_t len)
+/* Room for an entry with a key of len bytes, aligned for its node. */
+static struct pp_intern_entry *new_entry(struct pp_intern *t, size_t len)
 {
 	struct pp_intern_chunk *c = t->chunks;
+	size_t size = (sizeof(struct pp_intern_entry) + len + ENTRY_ALIGN - 1) & ~(size_t)(ENTRY_ALIGN - 1);
+	void *p;
 
-	if (!c || c->cap - c->used < len) {
-		size_t cap = len > CHUNK_MIN ? len : CHUNK_MIN;
+	if (!c || c->cap - c->used < size) {
+		size_t cap = size > CHUNK_MIN ? size : CHUNK_MIN;
 
 		c = malloc(sizeof(*c) + cap);
 		if (!c)
@@ -106,51 +74,46 @@ static uint8_t *store_key(struct pp_intern *t, const void *key, size_t len)
 		c->next = t->chunks;
 		t->chunks = c;
 	}
-	uint8_t *p = c->data + c->used;
-
-	if (len)
-		memcpy(p, key, len);
-	c->used += len;
+	p = c->data + c->used;
+	c->used += size;
 	return p;
 }
 
 int64_t pp_intern_put(struct pp_intern *t, const void *key, size_t len, bool *added)
 {
-	uint32_t hash;
-	size_t slot;
+	struct pp_intern_entry *e;
+	uint64_t hash;
 	int64_t id;
 
 	if (added)
 		*added = false;
 	if (len >= UINT32_MAX)
 		return -E2BIG;
-	if ((t->nr + 1) * 2 > t->nr_slots) {
-		int err = grow_slots(t);
-
-		if (err)
-			return err;
-	}
-	hash = key_hash(t, key, len);
-	id = lookup(t, key, len, hash, &slot);
+	hash = hash_table_key(&t->table, key, len);
+	id = lookup(t, key, (uint32_t)len, hash);
 	if (id >= 0)
 		return id;
 	if (t->nr >= UINT32_MAX - 1)
 		return -E2BIG;
 	if (t->nr == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct pp_intern_entry *e = realloc(t->entries, cap * sizeof(*e));
+		struct pp_intern_entry **v = realloc(t->entries, cap * sizeof(*v));
 
-		if (!e)
+		if (!v)
 			return -ENOMEM;
-		t->entries = e;
+		t->entries = v;
 		t->cap = cap;
 	}
-	const uint8_t *stored = store_key(t, key, len);
-
-	if (!stored)
+	e = new_entry(t, len);
+	if (!e)
 		return -ENOMEM;
-	t->entries[t->nr] = (struct pp_intern_entry){ .key = stored, .len = len, .hash = hash };
-	t->slots[slot] = t->nr + 1;
+	e->id = (uint32_t)t->nr;
+	e->len = (uint32_t)len;
+	if (len)
+		memcpy(e->key, key, len);
+	if (hash_table_add(&t->table, &e->node, hash))
+		return -ENOMEM;	/* the arena keeps the bytes until pp_intern_free() */
+	t->entries[t->nr] = e;
 	if (added)
 		*added = true;
 	return t->nr++;
@@ -158,16 +121,14 @@ int64_t pp_intern_put(struct pp_intern *t, const void *key, size_t len, bool *ad
 
 int64_t pp_intern_find(const struct pp_intern *t, const void *key, size_t len)
 {
-	size_t slot;
-
-	if (!t->nr_slots || len >= UINT32_MAX)
-		return -ENOENT;
-	return lookup(t, key, len, key_hash(t, key, len), &slot);
+	if (!t->nr || len >= UINT32_MAX)
+		return -ENOENT;	/* nothing to find, and no seed drawn yet */
+	return lookup(t, key, (uint32_t)len, perfdata_hash(t->table.seed, key, len));
 }
 
 const void *pp_intern_get(const struct pp_intern *t, uint32_t id, size_t *len)
 {
 	if (len)
-		*len = t->entries[id].len;
-	return t->entries[id].key;
+		*len = t->entries[id]->len;
+	return t->entries[id]->key;
 }

@@ -9,10 +9,10 @@
  * and are never reused; a stored key never moves, so the pointer returned by
  * pp_intern_get() stays valid until pp_intern_free().
  *
- * Memory: the keys (in 64 KiB+ arena chunks), 16 bytes per entry and an
- * open-addressing index of at most 2 slots per entry. Keys are hashed with
- * a per-table random seed (perfdata/hash.h), so keys chosen in a file
- * cannot be made to collide.
+ * Memory: the entries, each its key and 24 bytes, in 64 KiB+ arena
+ * chunks; a pointer per id; bpfrec's hash table (perfdata/hash.h) over
+ * them, at most one entry per bucket. Keys are hashed with a per-table
+ * random seed, so keys chosen in a file cannot be made to collide.
  */
 #ifndef TOOLS_PPROF_INTERN_H
 #define TOOLS_PPROF_INTERN_H
@@ -21,20 +21,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfdata/hash.h"
+
+/* One key, in an arena chunk: it never moves. */
 struct pp_intern_entry {
-	const uint8_t *key;
+	struct hash_node node;
+	uint32_t id;
 	uint32_t len;
-	uint32_t hash;
+	uint8_t key[];
 };
 
 struct pp_intern_chunk;
 
 struct pp_intern {
-	struct pp_intern_entry *entries;
+	struct pp_intern_entry **entries;	/* by id */
 	size_t nr, cap;
-	uint32_t *slots;	/* entry index + 1; 0 = empty */
-	size_t nr_slots;	/* power of two */
-	uint64_t seed;		/* of the hash, drawn when the first key comes */
+	struct hash_table table;
 	struct pp_intern_chunk *chunks;
 };
 

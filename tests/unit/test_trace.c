@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for tools/pprof/trace.c: a tracing-data container built by
+ * Unit tests for perfdata/trace.c: a tracing-data container built by
  * hand, as perf writes it, with tracefs-style format files; fields are
  * read back from hand-made RAW records.
  */
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tools/pprof/trace.h"
+#include "perfdata/trace.h"
 
 static const char header_page[] =
 	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
@@ -108,19 +108,19 @@ static void make_blob(struct blob *b)
 Test(trace, fields_of_a_fixed_layout_event)
 {
 	struct blob b;
-	struct pp_trace *t;
-	struct pp_trace_value v;
+	struct perfdata_trace *t;
+	struct perfdata_trace_value v;
 	char err[128] = "", name[64];
 	uint8_t raw[64] = { 0 };
 	int32_t pid = -5;
 	int64_t state = 2;
 
 	make_blob(&b);
-	cr_assert_eq(pp_trace_new(b.data, b.len, &t, err, sizeof(err)), 0, "%s", err);
-	cr_assert_str_eq(pp_trace_event_name(t, 316, name, sizeof(name)), "sched:sched_switch");
-	cr_assert(pp_trace_has_field(t, 316, "prev_comm"));
-	cr_assert(!pp_trace_has_field(t, 316, "nope"));
-	cr_assert(!pp_trace_has_field(t, 999, "prev_comm"));
+	cr_assert_eq(perfdata_trace_new(b.data, b.len, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(perfdata_trace_event_name(t, 316, name, sizeof(name)), "sched:sched_switch");
+	cr_assert(perfdata_trace_has_field(t, 316, "prev_comm"));
+	cr_assert(!perfdata_trace_has_field(t, 316, "nope"));
+	cr_assert(!perfdata_trace_has_field(t, 999, "prev_comm"));
 
 	raw[0] = 316 & 0xff;
 	raw[1] = 316 >> 8;
@@ -130,65 +130,65 @@ Test(trace, fields_of_a_fixed_layout_event)
 	memcpy(raw + 40, "0123456789abcdefXX", 16);	/* a full 16-byte comm, no NUL */
 	raw[56] = 42;
 
-	cr_assert_eq(pp_trace_field(t, 316, "prev_comm", raw, sizeof(raw), &v), 0);
+	cr_assert_eq(perfdata_trace_field(t, 316, "prev_comm", raw, sizeof(raw), &v), 0);
 	cr_assert(v.is_str);
 	cr_assert_str_eq(v.str, "worker");
-	cr_assert_eq(pp_trace_field(t, 316, "next_comm", raw, sizeof(raw), &v), 0);
+	cr_assert_eq(perfdata_trace_field(t, 316, "next_comm", raw, sizeof(raw), &v), 0);
 	cr_assert_str_eq(v.str, "0123456789abcdef", "stops at the array's end");
-	cr_assert_eq(pp_trace_field(t, 316, "prev_pid", raw, sizeof(raw), &v), 0);
+	cr_assert_eq(perfdata_trace_field(t, 316, "prev_pid", raw, sizeof(raw), &v), 0);
 	cr_assert(!v.is_str);
 	cr_assert_eq(v.num, -5, "signed fields are sign-extended");
-	cr_assert_eq(pp_trace_field(t, 316, "prev_state", raw, sizeof(raw), &v), 0);
+	cr_assert_eq(perfdata_trace_field(t, 316, "prev_state", raw, sizeof(raw), &v), 0);
 	cr_assert_eq(v.num, 2);
-	cr_assert_eq(pp_trace_field(t, 316, "next_pid", raw, sizeof(raw), &v), 0);
+	cr_assert_eq(perfdata_trace_field(t, 316, "next_pid", raw, sizeof(raw), &v), 0);
 	cr_assert_eq(v.num, 42);
-	cr_assert_eq(pp_trace_field(t, 316, "common_type", raw, sizeof(raw), &v), 0);
+	cr_assert_eq(perfdata_trace_field(t, 316, "common_type", raw, sizeof(raw), &v), 0);
 	cr_assert_eq(v.num, 316, "common fields are found too");
-	cr_assert_eq(pp_trace_field(t, 316, "nope", raw, sizeof(raw), &v), -ENOENT);
-	cr_assert_eq(pp_trace_field(t, 999, "prev_pid", raw, sizeof(raw), &v), -ENOENT);
-	cr_assert_eq(pp_trace_field(t, 316, "next_prio", raw, 60, &v), -EINVAL,
+	cr_assert_eq(perfdata_trace_field(t, 316, "nope", raw, sizeof(raw), &v), -ENOENT);
+	cr_assert_eq(perfdata_trace_field(t, 999, "prev_pid", raw, sizeof(raw), &v), -ENOENT);
+	cr_assert_eq(perfdata_trace_field(t, 316, "next_prio", raw, 60, &v), -EINVAL,
 		     "a field past the end of RAW");
-	pp_trace_free(t);
+	perfdata_trace_free(t);
 }
 
 Test(trace, data_loc_strings)
 {
 	struct blob b;
-	struct pp_trace *t;
-	struct pp_trace_value v;
+	struct perfdata_trace *t;
+	struct perfdata_trace_value v;
 	char err[128] = "";
 	uint8_t raw[48] = { 0 };
 	uint32_t loc = (12u << 16) | 20;	/* 12 bytes at offset 20 */
 	int32_t pid = 1234;
 
 	make_blob(&b);
-	cr_assert_eq(pp_trace_new(b.data, b.len, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(perfdata_trace_new(b.data, b.len, &t, err, sizeof(err)), 0, "%s", err);
 	memcpy(raw + 8, &loc, 4);
 	memcpy(raw + 12, &pid, 4);
 	memcpy(raw + 20, "/usr/bin/ls", 12);
-	cr_assert_eq(pp_trace_field(t, 320, "filename", raw, sizeof(raw), &v), 0);
+	cr_assert_eq(perfdata_trace_field(t, 320, "filename", raw, sizeof(raw), &v), 0);
 	cr_assert(v.is_str);
 	cr_assert_str_eq(v.str, "/usr/bin/ls");
-	cr_assert_eq(pp_trace_field(t, 320, "pid", raw, sizeof(raw), &v), 0);
+	cr_assert_eq(perfdata_trace_field(t, 320, "pid", raw, sizeof(raw), &v), 0);
 	cr_assert_eq(v.num, 1234);
-	cr_assert_eq(pp_trace_field(t, 320, "filename", raw, 30, &v), -EINVAL,
+	cr_assert_eq(perfdata_trace_field(t, 320, "filename", raw, 30, &v), -EINVAL,
 		     "string data past the end of RAW");
-	pp_trace_free(t);
+	perfdata_trace_free(t);
 }
 
 Test(trace, bad_containers_are_rejected)
 {
 	struct blob b;
-	struct pp_trace *t = NULL;
+	struct perfdata_trace *t = NULL;
 	char err[128];
 
 	make_blob(&b);
 	for (size_t cut = 0; cut < 200; cut += 7) {
 		err[0] = 0;
-		cr_assert_neq(pp_trace_new(b.data, cut, &t, err, sizeof(err)), 0, "cut at %zu", cut);
+		cr_assert_neq(perfdata_trace_new(b.data, cut, &t, err, sizeof(err)), 0, "cut at %zu", cut);
 		cr_assert_neq(err[0], 0, "an error says why");
 	}
 	b.data[3] = 'X';
-	cr_assert_eq(pp_trace_new(b.data, b.len, &t, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(perfdata_trace_new(b.data, b.len, &t, err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "no tracing data magic");
 }

@@ -19,8 +19,8 @@ struct entry {
 	size_t off;
 };
 
-struct pp_reorder {
-	pp_reorder_fn fn;
+struct perfdata_reorder {
+	perfdata_reorder_fn fn;
 	void *ctx;
 	size_t mem_limit;
 	uint8_t *arena;
@@ -33,9 +33,9 @@ struct pp_reorder {
 	bool sorted;
 };
 
-int pp_reorder_new(size_t mem_limit, pp_reorder_fn fn, void *ctx, struct pp_reorder **out)
+int perfdata_reorder_new(size_t mem_limit, perfdata_reorder_fn fn, void *ctx, struct perfdata_reorder **out)
 {
-	struct pp_reorder *q = calloc(1, sizeof(*q));
+	struct perfdata_reorder *q = calloc(1, sizeof(*q));
 
 	if (!q)
 		return -ENOMEM;
@@ -47,7 +47,7 @@ int pp_reorder_new(size_t mem_limit, pp_reorder_fn fn, void *ctx, struct pp_reor
 	return 0;
 }
 
-void pp_reorder_free(struct pp_reorder *q)
+void perfdata_reorder_free(struct perfdata_reorder *q)
 {
 	if (!q)
 		return;
@@ -56,7 +56,7 @@ void pp_reorder_free(struct pp_reorder *q)
 	free(q);
 }
 
-size_t pp_reorder_queued(const struct pp_reorder *q)
+size_t perfdata_reorder_queued(const struct perfdata_reorder *q)
 {
 	return q->nr;
 }
@@ -71,7 +71,7 @@ static int cmp_entry(const void *a, const void *b)
 }
 
 /* Deliver the first `count` entries (sorted) and keep the rest. */
-static int deliver(struct pp_reorder *q, size_t count)
+static int deliver(struct perfdata_reorder *q, size_t count)
 {
 	int err = 0;
 	size_t i;
@@ -124,7 +124,7 @@ static int deliver(struct pp_reorder *q, size_t count)
  * pairwise - takes O(n log runs) instead of qsort's O(n log n). Stable:
  * (time, seq) keys are unique anyway.
  */
-static int sort_entries(struct pp_reorder *q)
+static int sort_entries(struct perfdata_reorder *q)
 {
 	struct entry *tmp, *src = q->e, *dst;
 	size_t n = q->nr;
@@ -176,7 +176,7 @@ static int sort_entries(struct pp_reorder *q)
 	return 0;
 }
 
-static int flush_upto(struct pp_reorder *q, uint64_t upto)
+static int flush_upto(struct perfdata_reorder *q, uint64_t upto)
 {
 	size_t n = 0;
 
@@ -186,7 +186,7 @@ static int flush_upto(struct pp_reorder *q, uint64_t upto)
 	return n ? deliver(q, n) : 0;
 }
 
-int pp_reorder_push(struct pp_reorder *q, uint64_t time, const struct perf_event_header *h)
+int perfdata_reorder_push(struct perfdata_reorder *q, uint64_t time, const struct perf_event_header *h)
 {
 	size_t size = (h->size + 7) & ~(size_t)7;
 
@@ -234,7 +234,7 @@ int pp_reorder_push(struct pp_reorder *q, uint64_t time, const struct perf_event
 	return 0;
 }
 
-int pp_reorder_round(struct pp_reorder *q)
+int perfdata_reorder_round(struct perfdata_reorder *q)
 {
 	int err = flush_upto(q, q->next_flush);
 
@@ -242,7 +242,7 @@ int pp_reorder_round(struct pp_reorder *q)
 	return err;
 }
 
-int pp_reorder_flush(struct pp_reorder *q)
+int perfdata_reorder_flush(struct perfdata_reorder *q)
 {
 	return flush_upto(q, UINT64_MAX);
 }

@@ -24,7 +24,7 @@
 
 #include "trace.h"
 
-struct pp_trace {
+struct perfdata_trace {
 	struct tep_handle *tep;
 };
 
@@ -178,9 +178,9 @@ static int parse(struct cursor *c)
 	return err;
 }
 
-int pp_trace_new(const void *data, size_t size, struct pp_trace **out, char *err, size_t errlen)
+int perfdata_trace_new(const void *data, size_t size, struct perfdata_trace **out, char *err, size_t errlen)
 {
-	struct pp_trace *t = calloc(1, sizeof(*t));
+	struct perfdata_trace *t = calloc(1, sizeof(*t));
 	struct cursor c = { .p = data, .end = (const uint8_t *)data + size, .err = err,
 			    .errlen = errlen };
 	int ret;
@@ -193,14 +193,14 @@ int pp_trace_new(const void *data, size_t size, struct pp_trace **out, char *err
 	c.tep = t->tep;
 	ret = parse(&c);
 	if (ret) {
-		pp_trace_free(t);
+		perfdata_trace_free(t);
 		return ret;
 	}
 	*out = t;
 	return 0;
 }
 
-void pp_trace_free(struct pp_trace *t)
+void perfdata_trace_free(struct perfdata_trace *t)
 {
 	if (!t)
 		return;
@@ -209,19 +209,19 @@ void pp_trace_free(struct pp_trace *t)
 	free(t);
 }
 
-static struct tep_format_field *find(struct pp_trace *t, uint64_t id, const char *name)
+static struct tep_format_field *find(struct perfdata_trace *t, uint64_t id, const char *name)
 {
 	struct tep_event *ev = tep_find_event(t->tep, (int)id);
 
 	return ev ? tep_find_any_field(ev, name) : NULL;
 }
 
-bool pp_trace_has_field(struct pp_trace *t, uint64_t id, const char *name)
+bool perfdata_trace_has_field(struct perfdata_trace *t, uint64_t id, const char *name)
 {
 	return find(t, id, name) != NULL;
 }
 
-const char *pp_trace_event_name(struct pp_trace *t, uint64_t id, char *buf, size_t len)
+const char *perfdata_trace_event_name(struct perfdata_trace *t, uint64_t id, char *buf, size_t len)
 {
 	struct tep_event *ev = tep_find_event(t->tep, (int)id);
 
@@ -231,7 +231,7 @@ const char *pp_trace_event_name(struct pp_trace *t, uint64_t id, char *buf, size
 	return buf;
 }
 
-static void copy_string(struct pp_trace_value *v, const uint8_t *p, size_t n)
+static void copy_string(struct perfdata_trace_value *v, const uint8_t *p, size_t n)
 {
 	size_t len = strnlen((const char *)p, n);
 
@@ -242,7 +242,7 @@ static void copy_string(struct pp_trace_value *v, const uint8_t *p, size_t n)
 	v->is_str = true;
 }
 
-static void copy_hex(struct pp_trace_value *v, const uint8_t *p, size_t n)
+static void copy_hex(struct perfdata_trace_value *v, const uint8_t *p, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";
 	size_t o = 0;
@@ -255,8 +255,8 @@ static void copy_hex(struct pp_trace_value *v, const uint8_t *p, size_t n)
 	v->is_str = true;
 }
 
-int pp_trace_field(struct pp_trace *t, uint64_t id, const char *name, const void *raw,
-		   size_t raw_size, struct pp_trace_value *v)
+int perfdata_trace_field(struct perfdata_trace *t, uint64_t id, const char *name, const void *raw,
+		   size_t raw_size, struct perfdata_trace_value *v)
 {
 	struct tep_format_field *f = find(t, id, name);
 	const uint8_t *data = raw;

@@ -6,35 +6,35 @@
  * HEADER_TRACING_DATA feature (file mode) or the HEADER_TRACING_DATA
  * record (pipe mode): a small container of tracefs files (header_page,
  * header_event, the format file of each event, kallsyms, printk formats).
- * pp_trace_new() parses that container and hands every event format to
+ * perfdata_trace_new() parses that container and hands every event format to
  * libtraceevent (tep_parse_event), which then decodes RAW sample data.
  */
-#ifndef TOOLS_PPROF_TRACE_H
-#define TOOLS_PPROF_TRACE_H
+#ifndef PERFDATA_TRACE_H
+#define PERFDATA_TRACE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct pp_trace;
+struct perfdata_trace;
 
-struct pp_trace_value {
+struct perfdata_trace_value {
 	bool is_str;
 	char str[256];		/* strings (char arrays, __data_loc strings), NUL-terminated */
 	int64_t num;		/* integers, sign-extended as the field is signed */
 };
 
 /* Parse a tracing-data payload. err (errlen bytes) says what is wrong. */
-int pp_trace_new(const void *data, size_t size, struct pp_trace **out, char *err, size_t errlen);
-void pp_trace_free(struct pp_trace *t);
+int perfdata_trace_new(const void *data, size_t size, struct perfdata_trace **out, char *err, size_t errlen);
+void perfdata_trace_free(struct perfdata_trace *t);
 
 /* Whether tracepoint `id` (attr.config) has a field `name`. */
-bool pp_trace_has_field(struct pp_trace *t, uint64_t id, const char *name);
+bool perfdata_trace_has_field(struct perfdata_trace *t, uint64_t id, const char *name);
 /* The value of field `name` of tracepoint `id` in raw. 0, -ENOENT (no such
  * event or field), -EINVAL (raw too short). */
-int pp_trace_field(struct pp_trace *t, uint64_t id, const char *name, const void *raw,
-		   size_t raw_size, struct pp_trace_value *v);
+int perfdata_trace_field(struct perfdata_trace *t, uint64_t id, const char *name, const void *raw,
+		   size_t raw_size, struct perfdata_trace_value *v);
 /* "system:name" of tracepoint id, or NULL. */
-const char *pp_trace_event_name(struct pp_trace *t, uint64_t id, char *buf, size_t len);
+const char *perfdata_trace_event_name(struct perfdata_trace *t, uint64_t id, char *buf, size_t len);
 
-#endif /* TOOLS_PPROF_TRACE_H */
+#endif /* PERFDATA_TRACE_H */

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests for tools/pprof/reorder.c: perf's FINISHED_ROUND ordering rule. */
+/* Unit tests for perfdata/reorder.c: perf's FINISHED_ROUND ordering rule. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <string.h>
 
-#include "tools/pprof/reorder.h"
+#include "perfdata/reorder.h"
 
 struct rec {
 	struct perf_event_header h;
@@ -34,57 +34,57 @@ static int collect(const struct perf_event_header *h, uint64_t time, void *ctx)
 	return 0;
 }
 
-static void push(struct pp_reorder *q, uint64_t time, uint64_t tag, uint16_t size)
+static void push(struct perfdata_reorder *q, uint64_t time, uint64_t tag, uint16_t size)
 {
 	struct rec r = { .h = { .type = PERF_RECORD_SAMPLE, .size = size }, .tag = tag };
 
 	memset(r.pad, 0xaa, sizeof(r.pad));
-	cr_assert_eq(pp_reorder_push(q, time, &r.h), 0);
+	cr_assert_eq(perfdata_reorder_push(q, time, &r.h), 0);
 }
 
 Test(reorder, round_rule)
 {
 	struct seen s = { 0 };
-	struct pp_reorder *q;
+	struct perfdata_reorder *q;
 
-	cr_assert_eq(pp_reorder_new(0, collect, &s, &q), 0);
+	cr_assert_eq(perfdata_reorder_new(0, collect, &s, &q), 0);
 	/* Round 1: two CPUs' buffers, each sorted, together not. */
 	push(q, 10, 1, 24);
 	push(q, 30, 2, 24);
 	push(q, 20, 3, 24);
-	cr_assert_eq(pp_reorder_round(q), 0);
+	cr_assert_eq(perfdata_reorder_round(q), 0);
 	cr_assert_eq(s.n, 0, "nothing is due at the first round end");
 	/* Round 2 may still hold records older than 30, but not older than round 1's start. */
 	push(q, 25, 4, 24);
 	push(q, 40, 5, 24);
-	cr_assert_eq(pp_reorder_round(q), 0);
+	cr_assert_eq(perfdata_reorder_round(q), 0);
 	/* Due: everything up to 30 (the newest before round 1 ended). */
 	cr_assert_eq(s.n, 4);
 	cr_assert_eq(s.tags[0], 1);
 	cr_assert_eq(s.tags[1], 3);
 	cr_assert_eq(s.tags[2], 4);
 	cr_assert_eq(s.tags[3], 2);
-	cr_assert_eq(pp_reorder_queued(q), 1);
+	cr_assert_eq(perfdata_reorder_queued(q), 1);
 	push(q, 35, 6, 24);
-	cr_assert_eq(pp_reorder_flush(q), 0);
+	cr_assert_eq(perfdata_reorder_flush(q), 0);
 	cr_assert_eq(s.n, 6);
 	cr_assert_eq(s.tags[4], 6);
 	cr_assert_eq(s.tags[5], 5);
 	cr_assert_eq(s.times[5], 40);
-	cr_assert_eq(pp_reorder_queued(q), 0);
-	pp_reorder_free(q);
+	cr_assert_eq(perfdata_reorder_queued(q), 0);
+	perfdata_reorder_free(q);
 }
 
 Test(reorder, equal_times_keep_file_order)
 {
 	struct seen s = { 0 };
-	struct pp_reorder *q;
+	struct perfdata_reorder *q;
 
-	cr_assert_eq(pp_reorder_new(0, collect, &s, &q), 0);
+	cr_assert_eq(perfdata_reorder_new(0, collect, &s, &q), 0);
 	/* Synthesized records (time 0) then samples at the same time. */
 	for (uint64_t i = 0; i < 100; i++)
 		push(q, i % 3 ? 0 : 5, i, 24 + 8 * (i % 5));
-	cr_assert_eq(pp_reorder_flush(q), 0);
+	cr_assert_eq(perfdata_reorder_flush(q), 0);
 	cr_assert_eq(s.n, 100);
 	uint64_t last_zero = 0, last_five = 0;
 
@@ -100,65 +100,65 @@ Test(reorder, equal_times_keep_file_order)
 	}
 	cr_assert_eq(s.times[65], 0, "all 66 time-0 records come first");
 	cr_assert_eq(s.times[66], 5);
-	pp_reorder_free(q);
+	perfdata_reorder_free(q);
 }
 
 /* Records whose size is not a multiple of 8 (malformed but possible) stay aligned. */
 Test(reorder, odd_sizes)
 {
 	struct seen s = { 0 };
-	struct pp_reorder *q;
+	struct perfdata_reorder *q;
 
-	cr_assert_eq(pp_reorder_new(0, collect, &s, &q), 0);
+	cr_assert_eq(perfdata_reorder_new(0, collect, &s, &q), 0);
 	push(q, 3, 1, 17);
 	push(q, 1, 2, 21);
 	push(q, 2, 3, 48);
-	cr_assert_eq(pp_reorder_flush(q), 0);
+	cr_assert_eq(perfdata_reorder_flush(q), 0);
 	cr_assert_eq(s.n, 3);
 	cr_assert_eq(s.tags[0], 2);
 	cr_assert_eq(s.tags[1], 3);
 	cr_assert_eq(s.tags[2], 1);
-	pp_reorder_free(q);
+	perfdata_reorder_free(q);
 }
 
 Test(reorder, memory_limit_without_rounds)
 {
 	struct seen s = { 0 };
-	struct pp_reorder *q;
+	struct perfdata_reorder *q;
 
 	/* 1 KiB limit, 32-byte records: the queue must start delivering by itself. */
-	cr_assert_eq(pp_reorder_new(1024, collect, &s, &q), 0);
+	cr_assert_eq(perfdata_reorder_new(1024, collect, &s, &q), 0);
 	for (uint64_t i = 0; i < 1000; i++)
 		push(q, 1000 - i, i, 32);
 	cr_assert_gt(s.n, 0, "delivered before the end");
-	cr_assert_lt(pp_reorder_queued(q), 100, "%zu queued", pp_reorder_queued(q));
-	cr_assert_eq(pp_reorder_flush(q), 0);
+	cr_assert_lt(perfdata_reorder_queued(q), 100, "%zu queued", perfdata_reorder_queued(q));
+	cr_assert_eq(perfdata_reorder_flush(q), 0);
 	cr_assert_eq(s.n, 1000, "nothing lost");
-	pp_reorder_free(q);
+	perfdata_reorder_free(q);
 }
 
 Test(reorder, callback_error_stops)
 {
 	struct seen s = { .stop_after = 2 };
-	struct pp_reorder *q;
+	struct perfdata_reorder *q;
 
-	cr_assert_eq(pp_reorder_new(0, collect, &s, &q), 0);
+	cr_assert_eq(perfdata_reorder_new(0, collect, &s, &q), 0);
 	for (uint64_t i = 0; i < 5; i++)
 		push(q, i, i, 24);
-	cr_assert_eq(pp_reorder_flush(q), -EIO);
+	cr_assert_eq(perfdata_reorder_flush(q), -EIO);
 	cr_assert_eq(s.n, 2);
-	pp_reorder_free(q);
+	perfdata_reorder_free(q);
 }
 
 Test(reorder, rejects_short_record)
 {
 	struct seen s = { 0 };
-	struct pp_reorder *q;
+	struct perfdata_reorder *q;
 	struct perf_event_header h = { .type = 9, .size = 4 };
 
-	cr_assert_eq(pp_reorder_new(0, collect, &s, &q), 0);
-	cr_assert_eq(pp_reorder_push(q, 1, &h), -EINVAL);
-	pp_reorder_free(q);
+	cr_assert_eq(perfdata_reorder_new(0, collect, &s, &q), 0);
+	cr_assert_eq(perfdata_reorder_push(q, 1, &h), -EINVAL);
+	perfdata_reorder_free(q);
 }
 
 /* Many interleaved sorted runs (one per "CPU"), equal times across runs:
@@ -180,10 +180,10 @@ static int check_order(const struct perf_event_header *h, uint64_t time, void *c
 Test(reorder, merges_many_runs)
 {
 	uint64_t last[3] = { 0, 0, 0 };
-	struct pp_reorder *q;
+	struct perfdata_reorder *q;
 	uint64_t x = 88172645463325252ULL, tag = 1;
 
-	cr_assert_eq(pp_reorder_new(0, check_order, last, &q), 0);
+	cr_assert_eq(perfdata_reorder_new(0, check_order, last, &q), 0);
 	for (int round = 0; round < 20; round++) {
 		/* 7 "CPUs", each a sorted run of random length with repeated times */
 		for (int cpu = 0; cpu < 7; cpu++) {
@@ -196,12 +196,12 @@ Test(reorder, merges_many_runs)
 				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 				t += x % 3;	/* 0: the same time again */
 				r.pad[7] = 0xaa;
-				cr_assert_eq(pp_reorder_push(q, t, &r.h), 0);
+				cr_assert_eq(perfdata_reorder_push(q, t, &r.h), 0);
 			}
 		}
-		cr_assert_eq(pp_reorder_round(q), 0);
+		cr_assert_eq(perfdata_reorder_round(q), 0);
 	}
-	cr_assert_eq(pp_reorder_flush(q), 0);
+	cr_assert_eq(perfdata_reorder_flush(q), 0);
 	cr_assert_eq(last[2], tag - 1, "every record delivered once");
-	pp_reorder_free(q);
+	perfdata_reorder_free(q);
 }

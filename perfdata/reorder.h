@@ -15,28 +15,28 @@
  * Callbacks get the record (8-byte aligned copy, valid during the call)
  * and its time; a non-zero return stops delivery and is returned.
  */
-#ifndef TOOLS_PPROF_REORDER_H
-#define TOOLS_PPROF_REORDER_H
+#ifndef PERFDATA_REORDER_H
+#define PERFDATA_REORDER_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
 
-struct pp_reorder;
+struct perfdata_reorder;
 
-typedef int (*pp_reorder_fn)(const struct perf_event_header *h, uint64_t time, void *ctx);
+typedef int (*perfdata_reorder_fn)(const struct perf_event_header *h, uint64_t time, void *ctx);
 
 /* mem_limit 0 = 256 MiB. */
-int pp_reorder_new(size_t mem_limit, pp_reorder_fn fn, void *ctx, struct pp_reorder **out);
-void pp_reorder_free(struct pp_reorder *q);
+int perfdata_reorder_new(size_t mem_limit, perfdata_reorder_fn fn, void *ctx, struct perfdata_reorder **out);
+void perfdata_reorder_free(struct perfdata_reorder *q);
 
 /* Queue a copy of h (h->size bytes) stamped with time. */
-int pp_reorder_push(struct pp_reorder *q, uint64_t time, const struct perf_event_header *h);
+int perfdata_reorder_push(struct perfdata_reorder *q, uint64_t time, const struct perf_event_header *h);
 /* A FINISHED_ROUND record was read. */
-int pp_reorder_round(struct pp_reorder *q);
+int perfdata_reorder_round(struct perfdata_reorder *q);
 /* End of input: deliver everything. */
-int pp_reorder_flush(struct pp_reorder *q);
+int perfdata_reorder_flush(struct perfdata_reorder *q);
 /* Records queued right now. */
-size_t pp_reorder_queued(const struct pp_reorder *q);
+size_t perfdata_reorder_queued(const struct perfdata_reorder *q);
 
-#endif /* TOOLS_PPROF_REORDER_H */
+#endif /* PERFDATA_REORDER_H */
