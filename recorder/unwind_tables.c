@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfdata/sorted.h"
 #include "recorder/procmaps.h"
 #include "recorder/unwind_tables.h"
 #include "symbolize/buildid.h"
@@ -134,10 +135,8 @@ static uint32_t take_rows(struct unwind_tables *t, size_t i, uint32_t nr)
 /* Give [first, first + nr) back, merged with the free ranges it touches. */
 static void give_rows(struct unwind_tables *t, uint32_t first, uint32_t nr)
 {
-#define RANGE_FIRST(i) t->free[i].first
 	/* Index of the first free range after it: the one before starts below it. */
-	size_t pos = (size_t)(UNWIND_LAST_LE(RANGE_FIRST, (uint32_t)t->nr_free, first, 33) + 1);
-#undef RANGE_FIRST
+	size_t pos = SORTED_COUNT_LE(t->free, t->nr_free, first, first);
 	bool join_prev = pos > 0 && t->free[pos - 1].first + t->free[pos - 1].nr == first;
 	bool join_next = pos < t->nr_free && first + nr == t->free[pos].first;
 
