@@ -81,12 +81,44 @@ enum record_callgraph {
 };
 
 /* perf's default and limits for --call-graph dwarf,SIZE. */
-#define RECORD_STACK_USER_DEFAULT	8192u
-#define RECORD_STACK_USER_MAX		65528u
+#define RECORD_STACK_USER_DEFAULT	8192u	/* BPFREC_STACK_USER_DEFAULT */
+#define RECORD_STACK_USER_MAX		65528u	/* BPFREC_STACK_USER_MAX */
+
+/*
+ * Where the session's messages go: warnings (a target whose maps cannot be
+ * read, ...) and, with verbose, notes. The message has no prefix and no
+ * newline. NULL = nowhere: the session never prints by itself.
+ */
+enum record_log_level {
+	RECORD_LOG_WARN = 0,
+	RECORD_LOG_INFO,	/* notes: what a missing privilege left out */
+	RECORD_LOG_DEBUG,	/* per-file details (the build-id cache) */
+};
+typedef void (*record_log_fn)(void *ctx, enum record_log_level level, const char *msg);
+
+/*
+ * A sink for the pipe-format stream instead of an fd: called with each
+ * buffer in order; returns 0 when all of it was taken, else -errno (the
+ * recording then stops as on a failed write).
+ */
+typedef int (*record_write_fn)(void *ctx, const void *buf, size_t len);
 
 /* Arrays are copied; strings and argv vectors must outlive the session. */
 struct record_opts {
 	const char *output;	/* file; "-" = pipe mode on stdout; NULL = "perf.data" */
+	/*
+	 * Instead of output: an fd the caller opened (not closed by the
+	 * session). A regular file without O_APPEND is written in file
+	 * format from offset 0 (truncated first); anything else (a pipe, a
+	 * socket, an O_APPEND file) gets the pipe format.
+	 */
+	bool use_output_fd;
+	int output_fd;
+	/* Instead of output: the pipe format through this callback. */
+	record_write_fn output_write;
+	void *output_write_ctx;
+	record_log_fn log;	/* NULL = silent */
+	void *log_ctx;
 	const char *event;	/* "cpu-clock" (NULL), or a hardware event name */
 	uint64_t freq;		/* samples/s per CPU; ignored when period is set */
 	uint64_t period;	/* -c: event units (ns for cpu-clock) per sample */
@@ -199,6 +231,8 @@ void record_session_close(struct record_session *s);
 void record_session_status(const struct record_session *s, struct record_status *st);
 /* The last error, "" when none. */
 const char *record_session_error(const struct record_session *s);
+/* The fd poll waits on (ring buffers, sideband, wake_fd) after open; -1 before. */
+int record_session_poll_fd(const struct record_session *s);
 /* The output's name as given ("-" for the pipe). */
 const char *record_session_output(const struct record_session *s);
 /* Suggested exit code after a failed step: 127/126 for the command, else 1. */
