@@ -67,8 +67,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 	bench-long clean
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/bpfrec $(BUILD)/libbpfrec.a $(BUILD)/$(LIB_SO) $(BUILD)/bpfrec.pc \
-     $(BUILD)/libperfdata.a
+all: $(BUILD)/bpfrec $(BUILD)/libbpfrec.a $(BUILD)/$(LIB_SO) $(BUILD)/libperfdata.a
 
 deps:
 	@sh tools/deps.sh build
@@ -111,20 +110,11 @@ APP_LIBS := $(BUILD)/libbpfrec-cli.a $(BUILD)/libbpfrec.a
 $(BUILD)/bpfrec: $(call obj,recorder/bpfrec.c) $(APP_LIBS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# pkg-config: libbpfrec's dependencies are private (a static link needs them).
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
 DOCDIR  ?= $(PREFIX)/share/doc/bpfrec
-$(BUILD)/bpfrec.pc: Makefile
-	@mkdir -p $(dir $@)
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
-	  'Name: bpfrec' 'Description: BPF CPU profiler: record perf.data, convert to pprof' \
-	  'Version: $(LIB_MAJOR).$(LIB_MINOR).0' 'Cflags: -I$${includedir}' \
-	  'Libs: -L$${libdir} -lbpfrec' \
-	  'Requires.private: libbpf libelf libdw zlib libzstd libtraceevent' \
-	  'Libs.private: -lpthread' > $@
 
 # The reference pages (Documentation/*.md) go in as they are: Markdown reads
 # fine in a terminal, and no man-page converter is a build dependency.
@@ -137,7 +127,14 @@ install: all
 	ln -sf $(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libbpfrec.so
 	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/bpfrec/
-	install -m 644 $(BUILD)/bpfrec.pc $(DESTDIR)$(LIBDIR)/pkgconfig/bpfrec.pc
+	@# pkg-config, written for this PREFIX: the dependencies are private
+	@# (only a static link needs them).
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
+	  'Name: bpfrec' 'Description: BPF CPU profiler: record perf.data, convert to pprof' \
+	  'Version: $(LIB_MAJOR).$(LIB_MINOR).0' 'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -lbpfrec' \
+	  'Requires.private: libbpf libelf libdw zlib libzstd libtraceevent' \
+	  'Libs.private: -lpthread' > $(DESTDIR)$(LIBDIR)/pkgconfig/bpfrec.pc
 	install -m 644 Documentation/*.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 $(wildcard Documentation/examples/*.c) $(DESTDIR)$(DOCDIR)/
 
