@@ -9,6 +9,7 @@
 
 #include <bpfrec/perfdata.h>
 
+#include "perfdata/opts.h"
 #include "perfdata/reader.h"
 
 struct bpfrec_perfdata {
@@ -114,10 +115,9 @@ int bpfrec_perfdata_parse_sample(const struct bpfrec_perfdata *p,
 	struct bpfrec_perfdata_sample o = { .sz = sizeof(o), .event = -1 };
 	const struct perfdata_event *ev = NULL;
 	struct perfdata_sample s;
-	size_t sz = out->sz;
 	int err;
 
-	if (!p->r || rec->type != PERF_RECORD_SAMPLE || sz < sizeof(size_t))
+	if (!p->r || rec->type != PERF_RECORD_SAMPLE || out->sz < sizeof(size_t))
 		return -EINVAL;
 	err = perfdata_reader_parse_sample(p->r, rec, &s, &ev);
 	if (err)
@@ -145,11 +145,7 @@ int bpfrec_perfdata_parse_sample(const struct bpfrec_perfdata *p,
 	o.stack_size = s.stack_size;
 	o.stack_dyn_size = s.stack_dyn_size;
 	o.stack = s.stack;
-	memcpy(out, &o, sz < sizeof(o) ? sz : sizeof(o));
-	if (sz > sizeof(o))
-		memset((char *)out + sizeof(o), 0, sz - sizeof(o));
-	out->sz = sz;
-	return 0;
+	return opts_copy_out(out, &o, sizeof(o));
 }
 
 const char *bpfrec_perfdata_feature_string(const struct bpfrec_perfdata *p, unsigned int feature)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * opts.h - copy a caller's sz-versioned options struct (bpfrec/common.h)
- * into the library's own, internal.
+ * into the library's own, and the library's statistics into the caller's;
+ * internal.
  *
  * The caller's struct may be older (smaller sz: the fields it lacks keep
  * their zero defaults) or newer (larger sz: accepted only when every byte
@@ -36,6 +37,26 @@ static inline int opts_copy(void *dst, size_t dst_sz, const void *opts)
 		if (src[i])
 			return -EINVAL;
 	memcpy(dst, src, sz < dst_sz ? sz : dst_sz);
+	return 0;
+}
+
+/*
+ * The other way: fill the caller's struct (its sz says how much it has)
+ * from the library's full one, src of src_sz bytes whose sz field is
+ * ignored. A caller's struct larger than ours gets zeros beyond; sz keeps
+ * the caller's value. -EINVAL when the caller's sz cannot hold sz itself.
+ */
+static inline int opts_copy_out(void *dst, const void *src, size_t src_sz)
+{
+	size_t sz;
+
+	memcpy(&sz, dst, sizeof(sz));
+	if (sz < sizeof(size_t))
+		return -EINVAL;
+	memcpy((uint8_t *)dst + sizeof(size_t), (const uint8_t *)src + sizeof(size_t),
+	       (sz < src_sz ? sz : src_sz) - sizeof(size_t));
+	if (sz > src_sz)
+		memset((uint8_t *)dst + src_sz, 0, sz - src_sz);
 	return 0;
 }
 

@@ -280,51 +280,11 @@ enum bpfrec_record_state bpfrec_record_state(const struct bpfrec_record *r)
 int bpfrec_record_get_stats(const struct bpfrec_record *r, struct bpfrec_record_stats *stats)
 {
 	struct bpfrec_record_stats out = { .sz = sizeof(out), .exit_code = -1 };
-	struct record_status st;
-	size_t sz = stats->sz;
 
-	if (sz < sizeof(size_t))
-		return -EINVAL;
-	if (r->s) {
-		record_session_status(r->s, &st);
-		out.seen = st.seen;
-		out.cpu_samples = st.cpu_samples;
-		out.cpu_lost = st.cpu_lost;
-		out.samples = st.samples;
-		out.lost = st.lost;
-		out.lost_task = st.lost_task;
-		out.bytes = st.bytes;
-		out.file_bytes = st.file_bytes;
-		out.file = st.file;
-		out.nr_files = st.nr_files;
-		out.nr_processes = st.nr_pids;
-		out.write_failed = st.write_failed;
-		out.workload_done = st.workload_done;
-		out.exit_code = st.exit_code;
-		out.buildid_cache_dir = st.buildid_cache_dir;
-		out.buildid_copied = st.buildid_cache.copied;
-		out.buildid_present = st.buildid_cache.present;
-		out.buildid_too_big = st.buildid_cache.too_big;
-		out.buildid_failed = st.buildid_cache.failed;
-		out.unwind.enabled = st.unwind.enabled;
-		out.unwind.walks = st.unwind.walks;
-		out.unwind.root = st.unwind.root;
-		out.unwind.fp_walks = st.unwind.fp_walks;
-		out.unwind.fp_frames = st.unwind.fp_frames;
-		out.unwind.no_proc = st.unwind.no_proc;
-		out.unwind.frames = st.unwind.frames;
-		out.unwind.tables_built = st.unwind.tables_built;
-		out.unwind.peak_bytes = st.unwind.peak_bytes;
-		out.unwind.budget_bytes = st.unwind.budget_bytes;
-		out.unwind.over_budget = st.unwind.over_budget;
-		out.unwind.no_cfi = st.unwind.no_cfi;
-	}
+	if (r->s)
+		record_session_status(r->s, &out);
 	/* An older caller gets the part it knows; a newer one zeros beyond ours. */
-	memcpy(stats, &out, sz < sizeof(out) ? sz : sizeof(out));
-	if (sz > sizeof(out))
-		memset((char *)stats + sizeof(out), 0, sz - sizeof(out));
-	stats->sz = sz;
-	return 0;
+	return opts_copy_out(stats, &out, sizeof(out));
 }
 
 const char *bpfrec_record_error(const struct bpfrec_record *r)

@@ -1604,7 +1604,7 @@ void record_session_close(struct record_session *s)
 	free(s);
 }
 
-static void unwind_status(const struct record_session *s, struct record_unwind_status *u)
+static void unwind_status(const struct record_session *s, struct bpfrec_unwind_stats *u)
 {
 	struct unwind_tables_stats ts;
 	struct unwind_bpf_counts c;
@@ -1626,9 +1626,9 @@ static void unwind_status(const struct record_session *s, struct record_unwind_s
 	u->peak_bytes = c.peak_rows * sizeof(struct unwind_row);
 }
 
-void record_session_status(const struct record_session *s, struct record_status *st)
+void record_session_status(const struct record_session *s, struct bpfrec_record_stats *st)
 {
-	*st = (struct record_status){ .exit_code = -1 };
+	*st = (struct bpfrec_record_stats){ .sz = sizeof(*st), .exit_code = -1 };
 	st->samples = s->samples_done;
 	st->bytes = s->bytes_done;
 	if (s->w) {
@@ -1639,11 +1639,16 @@ void record_session_status(const struct record_session *s, struct record_status 
 	}
 	st->file = s->final_name ? s->final_name : s->output;
 	st->nr_files = s->opts.switch_output.mode != ROTATE_NONE ? s->rot.nr_files : 0;
-	st->nr_pids = s->pids_seen.count;
+	st->nr_processes = s->pids_seen.count;
 	st->write_failed = s->write_failed;
 	if (s->bcache) {
+		const struct buildid_cache_stats *b = buildid_cache_stats(s->bcache);
+
+		st->buildid_copied = b->copied;
+		st->buildid_present = b->present;
+		st->buildid_too_big = b->too_big;
+		st->buildid_failed = b->failed;
 		st->buildid_cache_dir = buildid_cache_dir(s->bcache);
-		st->buildid_cache = *buildid_cache_stats(s->bcache);
 	}
 	st->seen = s->seen;
 	st->cpu_samples = s->write_failed ? s->ckpt_cpu_written : s->cpu_written;

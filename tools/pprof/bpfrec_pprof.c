@@ -196,14 +196,8 @@ static void fill_info(struct bpfrec_pprof_profile_info *info, const struct pprof
 		.functions = pprof_nr_functions(b), .mappings = pprof_nr_mappings(b),
 		.bytes = bytes,
 	};
-	size_t sz = info->sz;
 
-	if (sz < sizeof(size_t))
-		return;
-	memcpy(info, &out, sz < sizeof(out) ? sz : sizeof(out));
-	if (sz > sizeof(out))
-		memset((char *)info + sizeof(out), 0, sz - sizeof(out));
-	info->sz = sz;
+	opts_copy_out(info, &out, sizeof(out));
 }
 
 /* Profile i, gzip-compressed, to fd (written from its current offset). */
@@ -309,10 +303,7 @@ int bpfrec_pprof_get_stats(const struct bpfrec_pprof *p, struct bpfrec_pprof_sta
 {
 	struct bpfrec_pprof_stats out = { .sz = sizeof(out),
 					  .unwind_max_frames = PP_USTACK_MAX_FRAMES };
-	size_t sz = stats->sz;
 
-	if (sz < sizeof(size_t))
-		return -EINVAL;
 	if (p->c) {
 		const struct pp_convert_stats *st = pp_convert_stats(p->c);
 
@@ -337,11 +328,7 @@ int bpfrec_pprof_get_stats(const struct bpfrec_pprof *p, struct bpfrec_pprof_sta
 		out.unwind_cut = st->unwind_cut;
 		out.unwind_files_missing = st->unwind_files_missing;
 	}
-	memcpy(stats, &out, sz < sizeof(out) ? sz : sizeof(out));
-	if (sz > sizeof(out))
-		memset((char *)stats + sizeof(out), 0, sz - sizeof(out));
-	stats->sz = sz;
-	return 0;
+	return opts_copy_out(stats, &out, sizeof(out));
 }
 
 const char *bpfrec_pprof_error(const struct bpfrec_pprof *p)
