@@ -334,8 +334,12 @@ static int unwind_loop_cb(__u32 frame, void *ctx)
 	st->nr++;
 	st->fp_frames += c->by_fp;
 	stop = unwind_table_step(c, frame);
-	c->by_fp = stop >= 0 && unwind_stop_takes_fp(stop) && !unwind_fp_step(c);
-	if (stop < 0 || c->by_fp)
+	if (stop < 0)
+		return 0;
+	if (unwind_stop_takes_fp(stop) && unwind_fp_chain_ends(c->by_fp, st->bp_known, st->bp))
+		stop = UNWIND_STOP_ROOT;
+	c->by_fp = unwind_stop_takes_fp(stop) && !unwind_fp_step(c);
+	if (c->by_fp)
 		return 0;
 	st->stop = (__u32)stop;
 	return 1;

@@ -216,6 +216,18 @@ static __always_inline int unwind_fp_usable(__u64 bp, __u64 sp)
 }
 
 /*
+ * Whether a frame reached by frame pointer, that has no table, is the
+ * outermost one: its rbp is 0, where _start leaves the frame-pointer chain
+ * (the ABI's end marker; bpf_get_stack ends there too). Only for frames
+ * reached by frame pointer: in code without frame pointers rbp is just a
+ * register, 0 or not.
+ */
+static __always_inline int unwind_fp_chain_ends(int reached_by_fp, int bp_known, __u64 bp)
+{
+	return reached_by_fp && bp_known && !bp;
+}
+
+/*
  * The CFA of a frame from its row's rule and the frame's registers (pc is
  * the frame's own pc, for the PLT rule). Returns -1 to go on with *cfa set,
  * else the enum unwind_stop that ends the walk here.

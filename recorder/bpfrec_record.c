@@ -14,6 +14,7 @@
 
 #include "perfdata/opts.h"
 #include "recorder/session.h"
+#include "symbolize/cfiwalk.h"
 
 _Static_assert((int)BPFREC_LOG_WARN == (int)RECORD_LOG_WARN &&
 	       (int)BPFREC_LOG_INFO == (int)RECORD_LOG_INFO &&
@@ -286,6 +287,13 @@ int bpfrec_record_get_stats(const struct bpfrec_record *r, struct bpfrec_record_
 	/* An older caller gets the part it knows; a newer one zeros beyond ours. */
 	return opts_copy_out(stats, &out, sizeof(out));
 }
+
+const char *bpfrec_unwind_stop_name(unsigned int stop)
+{
+	return stop < UNWIND_STOP_MAX ? cfi_walk_stop_name((enum unwind_stop)stop) : NULL;
+}
+
+_Static_assert(UNWIND_STOP_MAX <= BPFREC_UNWIND_STOPS, "room for every stop reason");
 
 const char *bpfrec_record_error(const struct bpfrec_record *r)
 {

@@ -151,6 +151,9 @@ enum bpfrec_record_state {
 	BPFREC_RECORD_FAILED,
 };
 
+/* Room for the in-kernel unwinder's reasons to end a walk (root, no-row, ...). */
+#define BPFREC_UNWIND_STOPS	16
+
 /* The in-kernel unwinder (CALLGRAPH_CFI, or off-CPU), when used. */
 struct bpfrec_unwind_stats {
 	bool enabled;
@@ -160,6 +163,8 @@ struct bpfrec_unwind_stats {
 	uint64_t fp_frames;	/* frames found that way */
 	uint64_t no_proc;	/* walks before the process had tables */
 	uint64_t frames;
+	/* Walks by how they ended; bpfrec_unwind_stop_name() names each index. */
+	uint64_t stops[BPFREC_UNWIND_STOPS];
 	size_t tables_built;	/* files whose table was built */
 	uint64_t peak_bytes;	/* most bytes of tables loaded at once */
 	uint64_t budget_bytes;	/* unwind_table_bytes in effect */
@@ -212,6 +217,8 @@ BPFREC_API enum bpfrec_record_state bpfrec_record_state(const struct bpfrec_reco
 /* A snapshot, at any time. stats->sz says how much of it the caller has. */
 BPFREC_API int bpfrec_record_get_stats(const struct bpfrec_record *rec,
 				       struct bpfrec_record_stats *stats);
+/* "root", "no-row", ... for an index of bpfrec_unwind_stats.stops; NULL past the last. */
+BPFREC_API const char *bpfrec_unwind_stop_name(unsigned int stop);
 /* The last error's message, "" when none. */
 BPFREC_API const char *bpfrec_record_error(const struct bpfrec_record *rec);
 /* After a failed open/start: 127 (command not found), 126 (not executable), else 1. */

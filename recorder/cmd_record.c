@@ -117,24 +117,45 @@ static void on_log(void *ctx, enum bpfrec_log_level level, const char *msg)
 		fprintf(stderr, "%s\n", msg);
 }
 
-/*
- * How the in-kernel unwinder did: every walk that did not reach the root,
- * every frame that needed frame pointers and every mapping left without a
- * table for want of room is a number here, not a silently shorter stack.
- */
-static void unwind_summary(const struct bpfrec_unwind_stats *u)
+/* A size for people: "512 KB", "32 MB". */
+static void format_size(char *buf, size_t len, uint64_t bytes)
 {
-	fprintf(stderr, "bpfrec record: cfi unwinding: %llu stacks, %llu ended at the root, "
-		"%llu used frame pointers (%llu frames); %zu tables, %.1f MB; %zu mappings over "
-		"the %llu MB table budget\n", (unsigned long long)u->walks,
-		(unsigned long long)u->root, (unsigned long long)u->fp_walks,
-		(unsigned long long)u->fp_frames, u->tables_built,
-		(double)u->peak_bytes / (1024.0 * 1024.0), u->over_budget,
-		(unsigned long long)(u->budget_bytes >> 20));
+	if (bytes < (1ull << 20))
+		snprintf(buf, len, "%llu KB", (unsigned long long)(bytes >> 10));
+	else
+		snprintf(buf, len, "%llu MB", (unsigned long long)(bytes >> 20));
+}
+
+/*
+ * How the in-kernel unwinder did (-v): every walk that did not reach the
+ * root, by reason, every frame that needed frame pointers and every
+ * mapping left without a table for want of room is a number here, not a
+ * silently shorter stack. Mappings over the budget are a warning always.
+ */
+static void unwind_summary(const struct bpfrec_unwind_stats *u, bool verbose)
+{
+	char budget[32];
+
+	format_size(budget, sizeof(budget), u->budget_bytes);
+	if (verbose) {
+		fprintf(stderr, "bpfrec record: cfi unwinding: %llu stacks, %llu ended at the root, "
+			"%llu before their process had tables, %llu used frame pointers (%llu "
+			"frames); %zu tables, %.1f MB; %zu mappings over the %s table budget\n",
+			(unsigned long long)u->walks, (unsigned long long)u->root,
+			(unsigned long long)u->no_proc, (unsigned long long)u->fp_walks,
+			(unsigned long long)u->fp_frames, u->tables_built,
+			(double)u->peak_bytes / (1024.0 * 1024.0), u->over_budget, budget);
+		fprintf(stderr, "bpfrec record: cfi stacks ended:");
+		for (unsigned int r = 0; bpfrec_unwind_stop_name(r); r++)
+			if (u->stops[r])
+				fprintf(stderr, " %s %llu", bpfrec_unwind_stop_name(r),
+					(unsigned long long)u->stops[r]);
+		fputc('\n', stderr);
+	}
 	if (u->over_budget)
-		fprintf(stderr, "bpfrec record: warning: %zu mappings did not fit in the unwind "
+		fprintf(stderr, "bpfrec record: warning: %zu mappings did not fit in the %s of unwind "
 			"tables and were walked by frame pointers: raise --unwind-tables\n",
-			u->over_budget);
+			u->over_budget, budget);
 }
 
 static void summary(const struct bpfrec_record_stats *s, bool to_stdout, bool verbose)
@@ -154,7 +175,7 @@ static void summary(const struct bpfrec_record_stats *s, bool to_stdout, bool ve
 			"already, %zu too big, %zu failed\n", st.buildid_cache_dir, st.buildid_copied,
 			st.buildid_present, st.buildid_too_big, st.buildid_failed);
 	if (st.unwind.enabled)
-		unwind_summary(&st.unwind);
+		unwind_summary(&st.unwind, verbose);
 	if (st.lost)
 		fprintf(stderr, "bpfrec record: warning: %llu samples were lost (ring buffer full): "
 			"raise -m or lower -F\n", (unsigned long long)st.lost);

@@ -877,7 +877,7 @@ static void warm_unwind_tables(struct record_session *s)
 
 		if (!paths[i] || safeopen(-1, paths[i], NULL, &fd, NULL))
 			continue;
-		unwind_tables_warm(unwind_bpf_tables(s->unwind), fd);
+		unwind_bpf_warm(s->unwind, fd);
 		close(fd);
 	}
 }
@@ -1611,7 +1611,7 @@ static void unwind_status(const struct record_session *s, struct bpfrec_unwind_s
 
 	u->enabled = true;
 	u->budget_bytes = s->unwind_bytes;
-	unwind_tables_stats(unwind_bpf_tables(s->unwind), &ts);
+	unwind_bpf_table_stats(s->unwind, &ts);
 	u->tables_built = ts.files_built;
 	u->over_budget = ts.mappings_over_budget;
 	u->no_cfi = ts.files_no_cfi;
@@ -1623,6 +1623,7 @@ static void unwind_status(const struct record_session *s, struct bpfrec_unwind_s
 	u->fp_frames = c.fp_frames;
 	u->no_proc = c.no_proc;
 	u->frames = c.frames;
+	memcpy(u->stops, c.stops, sizeof(u->stops));
 	u->peak_bytes = c.peak_rows * sizeof(struct unwind_row);
 }
 

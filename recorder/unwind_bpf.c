@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* unwind_bpf.c - the table manager on the sampler's maps (contract in unwind_bpf.h). */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,20 +14,48 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/unwind.h"
+#include "recorder/procmaps.h"
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
 #include "recorder/unwind_tables.h"
 
+/*
+ * A process's mappings to give the manager, or (drop) a process to forget.
+ * maps[].path point into strings, the job's own copy.
+ */
+struct unwind_job {
+	struct unwind_job *next;
+	uint32_t pid;
+	bool drop;
+	size_t nr;
+	struct procmaps_entry *maps;
+	char *strings;
+};
+
 struct unwind_bpf {
+	/* The worker's: only the worker thread (or warm, under mgr_lock) uses it. */
 	struct unwind_tables *tables;
+	pthread_mutex_t mgr_lock;
 	int procs_fd, stops_fd, stats_fd;
 	struct unwind_row *rows;	/* the mmap()ed row store */
 	size_t rows_len;		/* its length in bytes */
 	uint32_t store_rows;
 	int nr_cpus;
-	uint64_t peak_rows, write_errors;
-	uint64_t changes;		/* maps_changed calls */
+
+	/* Shared with the recorder's thread, under lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t worker;
+	bool worker_started, stopping;
+	struct unwind_job *head, *tail;
+	size_t queued_sets;		/* set jobs waiting */
+	uint64_t changes;		/* set jobs done */
+	uint64_t peak_rows, write_errors, jobs_dropped;
+	struct unwind_tables_stats snap;	/* the manager's stats after the last job */
 };
+
+static void *worker_main(void *arg);
+static void job_free(struct unwind_job *j);
 
 int unwind_bpf_size_maps(struct bpf_map *rows, struct bpf_map *procs, uint64_t bytes)
 {
@@ -97,6 +127,9 @@ int unwind_bpf_new(const struct unwind_bpf_opts *opts, struct unwind_bpf **out)
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
+	pthread_mutex_init(&u->mgr_lock, NULL);
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->wake, NULL);
 	u->procs_fd = opts->procs_fd;
 	u->stops_fd = opts->stops_fd;
 	u->stats_fd = opts->stats_fd;
@@ -121,10 +154,13 @@ int unwind_bpf_new(const struct unwind_bpf_opts *opts, struct unwind_bpf **out)
 	to.ops = &store_ops;
 	to.ctx = u;
 	err = unwind_tables_new(&to, &u->tables);
+	if (!err)
+		err = -pthread_create(&u->worker, NULL, worker_main, u);
 	if (err) {
 		unwind_bpf_free(u);
 		return err;
 	}
+	u->worker_started = true;
 	*out = u;
 	return 0;
 }
@@ -133,41 +169,199 @@ void unwind_bpf_free(struct unwind_bpf *u)
 {
 	if (!u)
 		return;
+	if (u->worker_started) {
+		pthread_mutex_lock(&u->lock);
+		u->stopping = true;
+		pthread_cond_signal(&u->wake);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->worker, NULL);
+	}
+	while (u->head) {
+		struct unwind_job *j = u->head;
+
+		u->head = j->next;
+		job_free(j);
+	}
+	pthread_cond_destroy(&u->wake);
+	pthread_mutex_destroy(&u->lock);
+	pthread_mutex_destroy(&u->mgr_lock);
 	unwind_tables_free(u->tables);
 	if (u->rows)
 		munmap(u->rows, u->rows_len);
 	free(u);
 }
 
-struct unwind_tables *unwind_bpf_tables(struct unwind_bpf *u)
+int unwind_bpf_warm(struct unwind_bpf *u, int fd)
 {
-	return u->tables;
+	int err;
+
+	pthread_mutex_lock(&u->mgr_lock);
+	err = unwind_tables_warm(u->tables, fd);
+	pthread_mutex_lock(&u->lock);
+	unwind_tables_stats(u->tables, &u->snap);
+	pthread_mutex_unlock(&u->lock);
+	pthread_mutex_unlock(&u->mgr_lock);
+	return err;
+}
+
+void unwind_bpf_table_stats(struct unwind_bpf *u, struct unwind_tables_stats *st)
+{
+	pthread_mutex_lock(&u->lock);
+	*st = u->snap;
+	pthread_mutex_unlock(&u->lock);
+}
+
+uint64_t unwind_bpf_changes(struct unwind_bpf *u)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&u->lock);
+	n = u->changes;
+	pthread_mutex_unlock(&u->lock);
+	return n;
+}
+
+/* ---- the worker: builds tables off the recorder's thread ------------------- */
+
+static void job_free(struct unwind_job *j)
+{
+	free(j->maps);
+	free(j->strings);
+	free(j);
+}
+
+/* Take pid's waiting set jobs out of the queue (lock held): a newer job supersedes them. */
+static void unqueue_sets(struct unwind_bpf *u, uint32_t pid)
+{
+	struct unwind_job **pp = &u->head, *prev = NULL;
+
+	while (*pp) {
+		struct unwind_job *j = *pp;
+
+		if (j->pid == pid && !j->drop) {
+			*pp = j->next;
+			u->queued_sets--;
+			job_free(j);
+			continue;
+		}
+		prev = j;
+		pp = &j->next;
+	}
+	u->tail = prev;
+}
+
+static void enqueue(struct unwind_bpf *u, struct unwind_job *j)
+{
+	pthread_mutex_lock(&u->lock);
+	unqueue_sets(u, j->pid);
+	if (!j->drop && u->queued_sets >= UNWIND_BPF_MAX_QUEUED) {
+		/* A storm of new processes: this one keeps frame pointers, counted. */
+		u->jobs_dropped++;
+		pthread_mutex_unlock(&u->lock);
+		job_free(j);
+		return;
+	}
+	if (u->tail)
+		u->tail->next = j;
+	else
+		u->head = j;
+	u->tail = j;
+	u->queued_sets += !j->drop;
+	pthread_cond_signal(&u->wake);
+	pthread_mutex_unlock(&u->lock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct unwind_bpf *u = arg;
+
+	for (;;) {
+		struct unwind_tables_stats st;
+		struct unwind_job *j;
+		int err = 0;
+
+		pthread_mutex_lock(&u->lock);
+		while (!u->head && !u->stopping)
+			pthread_cond_wait(&u->wake, &u->lock);
+		if (u->stopping) {
+			pthread_mutex_unlock(&u->lock);
+			return NULL;
+		}
+		j = u->head;
+		u->head = j->next;
+		if (!u->head)
+			u->tail = NULL;
+		u->queued_sets -= !j->drop;
+		pthread_mutex_unlock(&u->lock);
+
+		pthread_mutex_lock(&u->mgr_lock);
+		if (j->drop)
+			unwind_tables_drop_proc(u->tables, j->pid);
+		else
+			err = unwind_tables_set_proc(u->tables, j->pid, j->maps, j->nr);
+		unwind_tables_stats(u->tables, &st);
+		pthread_mutex_unlock(&u->mgr_lock);
+
+		pthread_mutex_lock(&u->lock);
+		u->snap = st;
+		if (st.rows_used > u->peak_rows)
+			u->peak_rows = st.rows_used;
+		u->write_errors += err != 0;
+		u->changes += !j->drop;
+		pthread_mutex_unlock(&u->lock);
+		job_free(j);
+	}
 }
 
 static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_entry *maps,
 			      size_t nr)
 {
 	struct unwind_bpf *u = ctx;
-	struct unwind_tables_stats st;
+	struct unwind_job *j = calloc(1, sizeof(*j));
+	size_t len = 0, off = 0;
 
-	u->changes++;
-	if (unwind_tables_set_proc(u->tables, pid, maps, nr))
-		u->write_errors++;
-	unwind_tables_stats(u->tables, &st);
-	if (st.rows_used > u->peak_rows)
-		u->peak_rows = st.rows_used;
-}
+	for (size_t i = 0; i < nr; i++)
+		len += strlen(maps[i].path) + 1;
+	if (j) {
+		j->maps = calloc(nr ? nr : 1, sizeof(*j->maps));
+		j->strings = malloc(len ? len : 1);
+	}
+	if (!j || !j->maps || !j->strings) {
+		if (j)
+			job_free(j);
+		pthread_mutex_lock(&u->lock);
+		u->jobs_dropped++;
+		pthread_mutex_unlock(&u->lock);
+		return;
+	}
+	j->pid = pid;
+	j->nr = nr;
+	for (size_t i = 0; i < nr; i++) {
+		size_t n = strlen(maps[i].path) + 1;
 
-uint64_t unwind_bpf_changes(const struct unwind_bpf *u)
-{
-	return u->changes;
+		j->maps[i] = maps[i];
+		memcpy(j->strings + off, maps[i].path, n);
+		j->maps[i].path = j->strings + off;
+		off += n;
+	}
+	enqueue(u, j);
 }
 
 static void hook_forget(void *ctx, uint32_t pid)
 {
 	struct unwind_bpf *u = ctx;
+	struct unwind_job *j = calloc(1, sizeof(*j));
 
-	unwind_tables_drop_proc(u->tables, pid);
+	if (!j) {
+		/* Its entry stays until the pid's next description replaces it. */
+		pthread_mutex_lock(&u->lock);
+		u->jobs_dropped++;
+		pthread_mutex_unlock(&u->lock);
+		return;
+	}
+	j->pid = pid;
+	j->drop = true;
+	enqueue(u, j);
 }
 
 const struct task_tracker_hooks unwind_bpf_hooks = {
@@ -197,7 +391,7 @@ static int sum_percpu(int fd, int nr_cpus, uint64_t *out, uint32_t n)
 	return 0;
 }
 
-int unwind_bpf_counts(const struct unwind_bpf *u, struct unwind_bpf_counts *c)
+int unwind_bpf_counts(struct unwind_bpf *u, struct unwind_bpf_counts *c)
 {
 	uint64_t stats[UNWIND_STAT_MAX];
 	int err;
@@ -215,7 +409,10 @@ int unwind_bpf_counts(const struct unwind_bpf *u, struct unwind_bpf_counts *c)
 	c->fp_frames = stats[UNWIND_STAT_FP_FRAMES];
 	c->frames = stats[UNWIND_STAT_FRAMES];
 	c->root = c->stops[UNWIND_STOP_ROOT];
+	pthread_mutex_lock(&u->lock);
 	c->peak_rows = u->peak_rows;
 	c->write_errors = u->write_errors;
+	c->jobs_dropped = u->jobs_dropped;
+	pthread_mutex_unlock(&u->lock);
 	return 0;
 }

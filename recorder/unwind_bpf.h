@@ -49,24 +49,36 @@ struct unwind_bpf_opts {
 	const char *proc_root;	/* NULL = "/proc" */
 };
 
-/* Map the row store and start a table manager on it. 0 or -errno. */
+/*
+ * Map the row store and start a table manager on it, with a worker thread
+ * that builds and loads tables (50-450 ms for a big file) off the
+ * recorder's thread, which must keep draining the ring buffer meanwhile.
+ * 0 or -errno.
+ */
 int unwind_bpf_new(const struct unwind_bpf_opts *opts, struct unwind_bpf **out);
+/* Stop the worker (what it had not done yet is dropped) and free. */
 void unwind_bpf_free(struct unwind_bpf *u);
-struct unwind_tables *unwind_bpf_tables(struct unwind_bpf *u);
+/* unwind_tables_warm() on the manager, now, on the caller's thread. */
+int unwind_bpf_warm(struct unwind_bpf *u, int fd);
+/* The manager's statistics as of the worker's last job. */
+struct unwind_tables_stats;
+void unwind_bpf_table_stats(struct unwind_bpf *u, struct unwind_tables_stats *st);
 /*
  * The task tracker's hooks (recorder/tasks.h) that keep the tables in step
- * with the processes, ctx = u. A failure to place a table is counted by the
- * manager; a failing map write is counted here (write_errors).
+ * with the processes, ctx = u. They queue the work for the worker: a newer
+ * description of a pid replaces a waiting one, forgetting a pid cancels
+ * its waiting descriptions, and at most UNWIND_BPF_MAX_QUEUED descriptions
+ * wait (more are dropped, counted: those processes keep frame pointers).
  */
 extern const struct task_tracker_hooks unwind_bpf_hooks;
-
+#define UNWIND_BPF_MAX_QUEUED	1024
 /*
- * How many times the hooks changed a process's tables so far: while it
- * grows (a process starting up maps its libraries one after the other)
- * the recorder writes rounds early, so the tables follow within
- * milliseconds instead of one flush interval late.
+ * How many descriptions the worker has loaded so far: while it grows (a
+ * process starting up maps its libraries one after the other) the
+ * recorder writes rounds early, so the tables follow within milliseconds
+ * instead of one flush interval late.
  */
-uint64_t unwind_bpf_changes(const struct unwind_bpf *u);
+uint64_t unwind_bpf_changes(struct unwind_bpf *u);
 
 /* The walks so far, summed over CPUs and programs. */
 struct unwind_bpf_counts {
@@ -79,7 +91,8 @@ struct unwind_bpf_counts {
 	uint64_t stops[16];	/* by enum unwind_stop */
 	uint64_t peak_rows;	/* the most rows the store held */
 	uint64_t write_errors;	/* map writes that failed (the process kept frame pointers) */
+	uint64_t jobs_dropped;	/* descriptions not queued (storm, memory): frame pointers */
 };
-int unwind_bpf_counts(const struct unwind_bpf *u, struct unwind_bpf_counts *c);
+int unwind_bpf_counts(struct unwind_bpf *u, struct unwind_bpf_counts *c);
 
 #endif /* RECORDER_UNWIND_BPF_H */

@@ -102,6 +102,9 @@ void cfi_walk_stack(const struct unwind_row *rows, const struct unwind_mapping *
 		out->pcs[out->nr++] = pc;
 		out->fp_frames += (uint32_t)by_fp;
 		stop = step(rows, maps, nr_maps, stack, n == 0, &pc, &sp, &bp, &bp_known);
+		if (stop >= 0 && unwind_stop_takes_fp(stop) &&
+		    unwind_fp_chain_ends(by_fp, bp_known, bp))
+			stop = UNWIND_STOP_ROOT;
 		by_fp = stop >= 0 && unwind_stop_takes_fp(stop) &&
 			!fp_step(stack, &pc, &sp, &bp, bp_known);
 		if (stop >= 0 && !by_fp)

@@ -73,7 +73,10 @@ awk '
 		if (state ~ /R \(pre/) preempted += has_sleep || has_pipe
 		else if (state !~ /S \(slee/) bad_state = 1
 		if (has_sleep) { sleeps++
-			if (fr[0] !~ /^__?schedule/ || fr[n-1] != "start_thread" || bad_state) {
+			# The root of the thread: start_thread, or clone3 below it where the
+			# walk follows CFI (-g: the child side of clone3 is the outermost frame).
+			if (fr[0] !~ /^__?schedule/ || !(fr[n-1] == "start_thread" ||
+			    (fr[n-1] ~ /^clone3?$/ && fr[n-2] == "start_thread")) || bad_state) {
 				badsleep++; if (badsleep < 3) print "bad sleep_wait sample: " head " " fr[0] " ... " fr[n-1] " state " state } }
 		if (has_pipe) { pipes++
 			if (fr[0] !~ /^__?schedule/ || bad_state) {

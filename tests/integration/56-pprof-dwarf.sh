@@ -3,16 +3,15 @@
 # the user stacks are unwound from the recorded registers and stack bytes.
 #  - unw_chain (-O2, no frame pointers): the leaves' shares are perf report's
 #    and the fixture's (2:1), every leaf sample has leaf <- mid <- main.
-#  - python3 (a distribution build without frame pointers): the root's
+#  - Debian's python3 (built without frame pointers): the root's
 #    cumulative share matches `perf report --children` within 3 points
 #    (a pipe: the share of perf script's chains that reach it).
 . "$TOP/tests/integration/lib.sh"
 command -v perf >/dev/null || fail "needs perf (linux-perf)"
 command -v go >/dev/null || fail "needs go tool pprof (golang-go)"
-command -v python3 >/dev/null || fail "needs python3"
+PY=$(debian_python3)
 export HOME=$T PPROF_TMPDIR=$T
 
-abs_diff() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; print d < 0 ? -d : d }'; }
 # cum% of a function in `go tool pprof -top` output (name = 6th field).
 cum_of() { awk -v s="$2" '$6 == s { sub(/%/, "", $5); print $5; exit }' "$1"; }
 
@@ -61,26 +60,9 @@ echo "unw_chain main: perf report --children ${a:-?}%, go tool pprof cum ${b:-?}
 assert_range "main cumulative share difference (points)" "$(abs_diff "$a" "$b")" 0 3
 
 # ---- python3: perf's own DWARF file, file and pipe mode ----
-# The interpreter itself, not a wrapper script (pyenv shims are bash).
-PY=$(python3 -c 'import sys; print(sys.executable)')
-cat >"$T/loop.py" <<'PYEOF'
-def leaf(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-def mid(n):
-    return leaf(n) + leaf(n // 2)
-def top():
-    t = 0
-    for _ in range(40):
-        t += mid(100000)
-    return t
-top()
-PYEOF
-perf record -q --call-graph dwarf -F 999 -o "$T/py.data" -- "$PY" "$T/loop.py" 2>"$T/py.rec" ||
+perf record -q --call-graph dwarf -F 999 -o "$T/py.data" -- "$PY" "$PY_NESTED" cpu 0.5 2>"$T/py.rec" ||
 	{ cat "$T/py.rec" >&2; fail "perf record python3 failed"; }
-perf record -q --call-graph dwarf -F 999 -o - -- "$PY" "$T/loop.py" >"$T/py.pipe" 2>"$T/pyp.rec" ||
+perf record -q --call-graph dwarf -F 999 -o - -- "$PY" "$PY_NESTED" cpu 0.5 >"$T/py.pipe" 2>"$T/pyp.rec" ||
 	{ cat "$T/pyp.rec" >&2; fail "perf record -o - python3 failed"; }
 # perf report --children needs a file: perf 6.1 shows no Children column for
 # a pipe. There, perf script's chains (the same unwinder) give the share.

@@ -615,6 +615,12 @@ Test(cfiwalk, frame_pointer_fallback)
 	cr_expect_eq(w.pcs[1], 0x900100);
 	cr_expect_eq(w.pcs[2], 0x900200);
 	cr_expect_eq(w.fp_frames, 2);
+	/* rbp 0 in a frame reached by frame pointer: the chain's end marker, the root. */
+	cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s", cfi_walk_stop_name(w.stop));
+	/* The same 0 in the first frame proves nothing: rbp may be any register there. */
+	regs.bp = 0;
+	cfi_walk_stack(rows, maps, 0, &regs, &st, &w);
+	cr_assert_eq(w.nr, 1);
 	cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING, "stop %s", cfi_walk_stop_name(w.stop));
 
 	/*

@@ -151,7 +151,7 @@ show_failure() {
 # started, cumulative over the scenarios); a repetition after the first
 # starts only if one more like the previous fits before it. On a machine
 # busier than planned, a scenario runs fewer repetitions and says so instead
-# of blowing the bench's 10 minutes.
+# of blowing the bench's time budget.
 #   budget_start DEADLINE; for rep ...; do rep_begin "$rep" || break; ...; done
 #   budget_note SEC PLANNED
 budget_start() { SCEN_END=$1 REP_T0=$SECONDS REPS_DONE=0 REPS_CUT=0; }

@@ -58,6 +58,7 @@ print_targets() {
 		target "no lost samples at 4999 Hz -a -g (median)" \
 			"$(cell_median 1 "4999 Hz: samples lost" bpfrec)" "" eq0
 	fi
+	[[ " $ONLY " == *" 7 "* ]] && callgraph_targets
 	[[ " $ONLY " == *" 4 "* ]] || { echo; return 0; }
 	local size
 	for size in $CONV_SIZES; do
@@ -79,4 +80,26 @@ print_targets() {
 		fi
 	fi
 	echo
+}
+
+# callgraph_targets: issue 11's targets for --call-graph cfi (scenario 7).
+# Size and BPF cost against fp's on the spinner, where both walk the same
+# 18 frames (on python3 fp's stacks stop after a frame or two, so its size
+# is no yardstick); root reach against perf record --call-graph dwarf's on
+# both workloads.
+callgraph_targets() {
+	local w fp ours ref spin="bench_spin, 1 thread"
+	fp=$(cell_median 7 "$spin: bytes per sample" fp)
+	target "$spin: cfi bytes per sample within 1.2x fp's" \
+		"$(cell_median 7 "$spin: bytes per sample" cfi)" "${fp:+$(calc "$fp * 1.2")}" le
+	fp=$(cell_median 7 "$spin: BPF program per sample (ns)" fp)
+	target "$spin: cfi BPF program per sample within 2x fp's (ns)" \
+		"$(cell_median 7 "$spin: BPF program per sample (ns)" cfi)" "${fp:+$(calc "$fp * 2")}" le
+	for w in python3 "$spin"; do
+		# Within 5 points of perf's: cfi's shortfall against perf's at most 5.
+		ours=$(cell_median 7 "$w: root reached (% of samples)" cfi)
+		ref=$(cell_median 7 "$w: root reached (% of samples)" perf_dwarf)
+		target "$w: cfi's root reach no more than 5 points under perf dwarf's (points under)" \
+			"${ours:+${ref:+$(calc "$ref - $ours")}}" "${ours:+5}" le
+	done
 }
