@@ -241,6 +241,13 @@ int bpfrec_record_poll_fd(const struct bpfrec_record *r)
 	return fd >= 0 ? fd : -EINVAL;
 }
 
+int bpfrec_record_timeout_ms(const struct bpfrec_record *r)
+{
+	if (r->state != BPFREC_RECORD_STARTED)
+		return -EINVAL;
+	return record_session_next_poll_ms(r->s);
+}
+
 int bpfrec_record_stop(struct bpfrec_record *r)
 {
 	int err;

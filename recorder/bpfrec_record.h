@@ -34,9 +34,11 @@
  * move to FAILED: then only _error(), _get_stats() and _free() work.
  *
  * Event-loop integration: bpfrec_record_poll_fd() (after open) is an fd
- * that becomes readable when samples wait; poll it with your other fds and
- * call bpfrec_record_poll(rec, 0) when it is readable, and at least every
- * flush interval (default 100 ms) so rounds are written on time.
+ * that becomes readable when samples wait; poll it with your other fds,
+ * with a timeout no longer than bpfrec_record_timeout_ms(), and call
+ * bpfrec_record_poll(rec, 0) when it is readable or the timeout passed, so
+ * rounds are written on time (the flush interval, sooner while new
+ * processes are described: their unwind tables depend on it).
  *
  * The library installs no signal handlers and does not touch libbpf's
  * global print callback. It raises RLIMIT_NOFILE's soft limit to the hard
@@ -208,6 +210,8 @@ BPFREC_API int bpfrec_record_start(struct bpfrec_record *rec);
 BPFREC_API int bpfrec_record_poll(struct bpfrec_record *rec, int timeout_ms);
 /* Readable when samples wait (after open); -EINVAL before. Not to be closed. */
 BPFREC_API int bpfrec_record_poll_fd(const struct bpfrec_record *rec);
+/* Milliseconds until bpfrec_record_poll() is due (0: now); -EINVAL unless STARTED. */
+BPFREC_API int bpfrec_record_timeout_ms(const struct bpfrec_record *rec);
 BPFREC_API int bpfrec_record_stop(struct bpfrec_record *rec);
 /* Finish the file now, go on in a new one (switch_output set; STARTED). */
 BPFREC_API int bpfrec_record_switch_output(struct bpfrec_record *rec);

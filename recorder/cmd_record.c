@@ -192,12 +192,11 @@ static int run(struct bpfrec_record *rec, const struct record_args *a, int sfd,
 	       struct status_line *line)
 {
 	double deadline = a->duration > 0 ? mono_s() + a->duration : 0;
-	int flush_ms = a->opts.flush_interval_ms ? (int)a->opts.flush_interval_ms : 100;
 	BPFREC_OPTS(bpfrec_record_stats, st);
 	int err;
 
 	for (;;) {
-		int timeout = line->f ? STATUS_INTERVAL_MS : 1000;
+		int timeout = line->f ? STATUS_INTERVAL_MS : 1000, due;
 		struct pollfd pfds[2] = {
 			{ .fd = bpfrec_record_poll_fd(rec), .events = POLLIN },
 			{ .fd = sfd, .events = POLLIN },
@@ -212,8 +211,10 @@ static int run(struct bpfrec_record *rec, const struct record_args *a, int sfd,
 			if (left * 1000 < timeout)
 				timeout = (int)(left * 1000) + 1;
 		}
-		if (timeout > flush_ms)
-			timeout = flush_ms;
+		/* Rounds on time: new processes' unwind tables depend on it. */
+		due = bpfrec_record_timeout_ms(rec);
+		if (due >= 0 && timeout > due)
+			timeout = due;
 		if (poll(pfds, 2, timeout) < 0 && errno != EINTR)
 			return -errno;
 		err = bpfrec_record_poll(rec, 0);

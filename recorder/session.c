@@ -1344,6 +1344,15 @@ static uint64_t flush_due_ns(const struct record_session *s)
 	return s->describe_soon && early < s->next_flush_ns ? early : s->next_flush_ns;
 }
 
+int record_session_next_poll_ms(const struct record_session *s)
+{
+	uint64_t now = mono_ns(), due = flush_due_ns(s);
+
+	if (!s->started || s->stopped)
+		return -1;
+	return now >= due ? 0 : (int)((due - now) / 1000000 + 1);
+}
+
 static uint64_t realtime_ns(void)
 {
 	struct timespec ts;

@@ -194,6 +194,11 @@ void record_session_close(struct record_session *s);
 void record_session_status(const struct record_session *s, struct bpfrec_record_stats *st);
 /* The last error, "" when none. */
 const char *record_session_error(const struct record_session *s);
+/*
+ * Milliseconds until poll should run again to write the next round on time
+ * (sooner while new processes are being described); -1 when not started.
+ */
+int record_session_next_poll_ms(const struct record_session *s);
 /* The fd poll waits on (ring buffers, sideband, wake_fd) after open; -1 before. */
 int record_session_poll_fd(const struct record_session *s);
 /* The output's name as given ("-" for the pipe). */

@@ -62,8 +62,8 @@ int main(int argc, char **argv)
 	while (!done) {
 		struct pollfd pfd = { .fd = bpfrec_record_poll_fd(rec), .events = POLLIN };
 
-		/* Samples wake us; the timeout keeps rounds flowing (every 100 ms). */
-		poll(&pfd, 1, 100);
+		/* Samples wake us; the timeout writes each round on time. */
+		poll(&pfd, 1, bpfrec_record_timeout_ms(rec));
 		done = bpfrec_record_poll(rec, 0);
 		if (done < 0) {
 			fprintf(stderr, "record_child: %s\n", bpfrec_record_error(rec));

@@ -107,6 +107,7 @@ int main(void)
 	EXPECT(bpfrec_record_poll(rec, 0), -EINVAL, rec);
 	EXPECT(bpfrec_record_start(rec), 0, rec);
 	EXPECT(bpfrec_record_start(rec), -EALREADY, rec);
+	CHECK(bpfrec_record_timeout_ms(rec) >= 0, "no poll timeout while started");
 	EXPECT(bpfrec_record_state(rec), BPFREC_RECORD_STARTED, rec);
 	spin_and_poll(rec, 0.5);
 	EXPECT(bpfrec_record_get_stats(rec, &st), 0, rec);
