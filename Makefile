@@ -1,6 +1,9 @@
-# bpfrec - see README.md. `make` builds build/bpfrec and build/libperfdata.a.
+# bpfrec - see README.md. `make` builds build/bpfrec, libbpfrec (.a, .so) and
+# build/libperfdata.a.
 #
 #   make            build everything
+#   make install    PREFIX=/usr/local DESTDIR= : bpfrec, libbpfrec, headers, bpfrec.pc
+#   make uninstall  the same PREFIX/DESTDIR
 #   make test       install deps, build, unit tests (plain and ASan+UBSan), integration tests
 #   make demo       install deps, build, record the bundled workload, perf report it
 #   make bench      benchmarks against perf record / perf report (see Documentation/)
@@ -16,7 +19,10 @@ BPFTOOL  ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -I$(BUILD)/gen -MMD -MP
+# -fPIC: the same objects make libbpfrec.a and libbpfrec.so. Hidden by
+# default: the shared library exports only what BPFREC_API marks.
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(BUILD)/include \
+	    -fPIC -fvisibility=hidden -MMD -MP
 LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lpthread
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -32,9 +38,21 @@ endif
 
 PERFDATA_SRCS  := $(wildcard perfdata/*.c)
 SYMBOLIZE_SRCS := $(wildcard symbolize/*.c)
-# Everything the command is made of except main(): tests link it too.
-APP_SRCS       := $(filter-out recorder/bpfrec.c,$(wildcard recorder/*.c)) \
-		  $(wildcard tools/*.c) $(wildcard tools/*/*.c)
+# The command line: users of the public API, not part of the library.
+CLI_SRCS       := recorder/cmd_record.c recorder/record_args.c recorder/status.c \
+		  tools/pprof/cmd_pprof.c tools/dump.c tools/escape.c
+# libbpfrec: everything else (main() is recorder/bpfrec.c).
+LIB_SRCS       := $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) \
+		  $(filter-out recorder/bpfrec.c $(CLI_SRCS),$(wildcard recorder/*.c) \
+		  $(wildcard tools/*.c) $(wildcard tools/*/*.c))
+APP_SRCS       := $(LIB_SRCS) $(CLI_SRCS)
+# The public headers: each in its module as bpfrec_*.h, installed (and, for
+# in-tree users, copied to $(BUILD)/include) under include/bpfrec/.
+PUB_HDRS       := $(addprefix $(BUILD)/include/bpfrec/,common.h perfdata.h record.h pprof.h bpfrec.h)
+LIB_MAJOR      := 0
+LIB_MINOR      := 1
+LIB_SONAME     := libbpfrec.so.$(LIB_MAJOR)
+LIB_SO         := $(LIB_SONAME).$(LIB_MINOR)
 BPF_SRCS       := $(wildcard bpf/*.bpf.c)
 SKELS          := $(patsubst bpf/%.bpf.c,$(BUILD)/gen/%.skel.h,$(BPF_SRCS))
 UNIT_SRCS      := $(wildcard tests/unit/test_*.c)
@@ -45,11 +63,11 @@ FIXTURES       := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SR
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-.PHONY: all deps deps-test unit-bins fixtures fuzz-bins fuzz test unit integration demo bench \
+.PHONY: all install uninstall deps deps-test unit-bins fixtures fuzz-bins fuzz test unit integration demo bench \
 	bench-long clean
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/bpfrec $(BUILD)/libperfdata.a
+all: $(BUILD)/bpfrec $(BUILD)/libbpfrec.a $(BUILD)/$(LIB_SO) $(BUILD)/libperfdata.a
 
 deps:
 	@sh tools/deps.sh build
@@ -63,19 +81,70 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/libperfdata.a: $(call obj,$(PERFDATA_SRCS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-$(BUILD)/libsymbolize.a: $(call obj,$(SYMBOLIZE_SRCS))
+$(BUILD)/libbpfrec.a: $(call obj,$(LIB_SRCS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-$(BUILD)/libbpfrec.a: $(call obj,$(APP_SRCS))
+$(BUILD)/$(LIB_SO): $(call obj,$(LIB_SRCS))
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--no-undefined -o $@ $^ $(LDLIBS)
+	ln -sf $(LIB_SO) $(BUILD)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(BUILD)/libbpfrec.so
+# The command line's own objects, for the command and for tests of them.
+$(BUILD)/libbpfrec-cli.a: $(call obj,$(CLI_SRCS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/include/bpfrec/common.h: perfdata/bpfrec_common.h
+$(BUILD)/include/bpfrec/perfdata.h: perfdata/bpfrec_perfdata.h
+$(BUILD)/include/bpfrec/record.h: recorder/bpfrec_record.h
+$(BUILD)/include/bpfrec/pprof.h: tools/pprof/bpfrec_pprof.h
+$(BUILD)/include/bpfrec/bpfrec.h: recorder/bpfrec_lib.h
+$(PUB_HDRS):
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 # The command and its BPF programs. Objects that include a skeleton need it first.
-$(call obj,$(APP_SRCS) recorder/bpfrec.c): | $(SKELS)
+$(call obj,$(APP_SRCS) recorder/bpfrec.c): | $(SKELS) $(PUB_HDRS)
 
-APP_LIBS := $(BUILD)/libbpfrec.a $(BUILD)/libsymbolize.a $(BUILD)/libperfdata.a
+# The command is linked with the static library: it runs wherever it is copied.
+APP_LIBS := $(BUILD)/libbpfrec-cli.a $(BUILD)/libbpfrec.a
 $(BUILD)/bpfrec: $(call obj,recorder/bpfrec.c) $(APP_LIBS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+BINDIR  ?= $(PREFIX)/bin
+DOCDIR  ?= $(PREFIX)/share/doc/bpfrec
+
+# The reference pages (Documentation/*.md) go in as they are: Markdown reads
+# fine in a terminal, and no man-page converter is a build dependency.
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/bpfrec \
+		$(DESTDIR)$(DOCDIR)
+	install -m 755 $(BUILD)/bpfrec $(DESTDIR)$(BINDIR)/bpfrec
+	install -m 644 $(BUILD)/libbpfrec.a $(DESTDIR)$(LIBDIR)/libbpfrec.a
+	install -m 755 $(BUILD)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_SO)
+	ln -sf $(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libbpfrec.so
+	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/bpfrec/
+	@# pkg-config, written for this PREFIX: the dependencies are private
+	@# (only a static link needs them).
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
+	  'Name: bpfrec' 'Description: BPF CPU profiler: record perf.data, convert to pprof' \
+	  'Version: $(LIB_MAJOR).$(LIB_MINOR).0' 'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -lbpfrec' \
+	  'Requires.private: libbpf libelf libdw zlib libzstd libtraceevent' \
+	  'Libs.private: -lpthread' > $(DESTDIR)$(LIBDIR)/pkgconfig/bpfrec.pc
+	install -m 644 Documentation/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 $(wildcard Documentation/examples/*.c) $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/bpfrec $(DESTDIR)$(LIBDIR)/libbpfrec.a \
+	      $(DESTDIR)$(LIBDIR)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME) \
+	      $(DESTDIR)$(LIBDIR)/libbpfrec.so $(DESTDIR)$(LIBDIR)/pkgconfig/bpfrec.pc \
+	      $(addprefix $(DESTDIR)$(INCDIR)/bpfrec/,$(notdir $(PUB_HDRS)))
+	rm -rf $(DESTDIR)$(DOCDIR)
+	-rmdir $(DESTDIR)$(INCDIR)/bpfrec
 
 $(BUILD)/gen/vmlinux.h:
 	@mkdir -p $(dir $@)
@@ -90,7 +159,7 @@ $(BUILD)/gen/%.skel.h: $(BUILD)/gen/%.bpf.o
 $(BUILD)/tests/%: tests/unit/%.c $(APP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(APP_LIBS) -lcriterion $(LDLIBS)
-$(UNIT_BINS): | $(SKELS)
+$(UNIT_BINS): | $(SKELS) $(PUB_HDRS)
 unit-bins: $(UNIT_BINS)
 
 # Fixtures: exact stacks need frame pointers, no inlining and no leaf-frame omission.
@@ -126,7 +195,7 @@ TEST_TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard t
 $(BUILD)/tests/tools/%: tests/tools/%.c $(APP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(APP_LIBS) $(LDLIBS)
-$(TEST_TOOLS): | $(SKELS)
+$(TEST_TOOLS): | $(SKELS) $(PUB_HDRS)
 fixtures: $(FIXTURES) $(TEST_TOOLS)
 
 # libFuzzer harnesses, one per parser (tests/fuzz/README.md). Built only in a
@@ -139,7 +208,7 @@ ifeq ($(FUZZ),1)
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(APP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(APP_LIBS) $(LDLIBS)
-$(FUZZ_BINS): | $(SKELS)
+$(FUZZ_BINS): | $(SKELS) $(PUB_HDRS)
 fuzz-bins: $(FUZZ_BINS)
 else
 fuzz-bins:

@@ -44,6 +44,8 @@ struct build_id_entry {
 
 struct perfdata_writer {
 	int fd;
+	int (*write)(void *ctx, const void *buf, size_t len);	/* pipe mode: instead of fd */
+	void *write_ctx;
 	bool pipe, started, finished;
 	int error;			/* sticky -errno after a failed write */
 
@@ -92,6 +94,8 @@ static int write_all(struct perfdata_writer *w, const void *buf, size_t len, uin
 {
 	const uint8_t *p = buf;
 
+	if (w->write)
+		return w->write(w->write_ctx, buf, len);
 	while (len) {
 		ssize_t n = w->pipe ? write(w->fd, p, len) : pwrite(w->fd, p, len, (off_t)off);
 
@@ -251,6 +255,12 @@ int perfdata_writer_new(int fd, const struct perfdata_writer_opts *opts,
 		return -ENOMEM;
 	w->fd = fd;
 	w->pipe = opts->pipe;
+	if (opts->write && !opts->pipe) {
+		free(w);
+		return -EINVAL;
+	}
+	w->write = opts->write;
+	w->write_ctx = opts->write_ctx;
 	w->buf_cap = opts->buffer_size ? opts->buffer_size : DEFAULT_BUFFER_SIZE;
 	if (w->buf_cap < MIN_BUFFER_SIZE)
 		w->buf_cap = MIN_BUFFER_SIZE;

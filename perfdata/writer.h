@@ -50,6 +50,13 @@ struct perfdata_writer_opts {
 	 * one. The COMPRESSED feature says level, ratio and chunk size.
 	 */
 	int compression_level;
+	/*
+	 * Pipe mode only: hand each buffer to this function instead of
+	 * write(2) on the fd (which is then unused: pass -1). It returns 0
+	 * when it took all of buf, else -errno (a write error, as above).
+	 */
+	int (*write)(void *ctx, const void *buf, size_t len);
+	void *write_ctx;
 };
 
 int perfdata_writer_new(int fd, const struct perfdata_writer_opts *opts,

@@ -2,11 +2,10 @@
 /* bpfrec.c - main(): dispatch to a subcommand, as git and perf do. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
+
+#include <bpfrec/common.h>
 
 #include "recorder/commands.h"
-
-#define BPFREC_VERSION "0.1.0"
 
 static const struct {
 	const char *name;
@@ -17,21 +16,6 @@ static const struct {
 	{ "pprof", cmd_pprof, "convert perf.data to a symbolized pprof profile" },
 	{ "dump", cmd_dump, "print a perf.data file's header, features and records" },
 };
-
-/*
- * The symbolizer keeps every file it opened (up to three fds each) and the
- * recorder holds events per CPU: a system-wide profile can exceed the usual
- * soft limit of 1024 fds. Raise it to the hard limit, as far as we may.
- */
-static void raise_nofile_limit(void)
-{
-	struct rlimit rl;
-
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
 
 static void usage(FILE *f)
 {
@@ -52,10 +36,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("bpfrec %s\n", BPFREC_VERSION);
+		printf("bpfrec %s\n", bpfrec_version());
 		return 0;
 	}
-	raise_nofile_limit();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_record.c - `bpfrec record`: the command line over recorder/session.h.
+ * cmd_record.c - `bpfrec record`: the command line over the public API
+ * (bpfrec/record.h), as any program would use it.
  *
  * Signals: SIGINT, SIGTERM, SIGHUP and SIGCHLD are blocked and read from a
- * signalfd that also wakes the session's poll, so a stop request is seen at
- * once and handled outside signal context; SIGPIPE is ignored so a closed
+ * signalfd polled next to the recording's own fd, so a stop request is seen
+ * at once and handled outside signal context; SIGPIPE is ignored so a closed
  * output pipe is an EPIPE error, not a silent death. SIGUSR2 switches to a
  * new output file under --switch-output, as in perf.
  *
@@ -21,6 +22,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -29,11 +31,11 @@
 
 #include <bpf/libbpf.h>
 
+#include <bpfrec/record.h>
+
 #include "recorder/commands.h"
 #include "recorder/record_args.h"
-#include "recorder/session.h"
 #include "recorder/status.h"
-#include "symbolize/cfiwalk.h"
 
 #define EXIT_USAGE 2
 
@@ -84,13 +86,35 @@ static struct signals read_signals(int sfd)
 	return sig;
 }
 
-/* --switch-output finished a file: say so as perf does, under the status line. */
+/* What the command prints besides the summary, under the status line. */
+struct ui {
+	struct status_line line;
+	bool quiet, verbose;
+};
+
+/* --switch-output finished a file: say so as perf does. */
 static void on_switch(void *ctx, const char *path)
 {
-	struct status_line *line = ctx;
+	struct ui *ui = ctx;
 
-	status_line_clear(line);
+	status_line_clear(&ui->line);
 	fprintf(stderr, "[ bpfrec record: Dump %s ]\n", path);
+}
+
+/* The library's messages: warnings unless -q, notes and details with -v. */
+static void on_log(void *ctx, enum bpfrec_log_level level, const char *msg)
+{
+	struct ui *ui = ctx;
+
+	if (ui->quiet || (level != BPFREC_LOG_WARN && !ui->verbose))
+		return;
+	status_line_clear(&ui->line);
+	if (level == BPFREC_LOG_WARN)
+		fprintf(stderr, "bpfrec record: warning: %s\n", msg);
+	else if (level == BPFREC_LOG_INFO)
+		fprintf(stderr, "bpfrec record: note: %s\n", msg);
+	else
+		fprintf(stderr, "%s\n", msg);
 }
 
 /* A size for people: "512 KB", "32 MB". */
@@ -108,7 +132,7 @@ static void format_size(char *buf, size_t len, uint64_t bytes)
  * mapping left without a table for want of room is a number here, not a
  * silently shorter stack. Mappings over the budget are a warning always.
  */
-static void unwind_summary(const struct record_unwind_status *u, bool verbose)
+static void unwind_summary(const struct bpfrec_unwind_stats *u, bool verbose)
 {
 	char budget[32];
 
@@ -122,9 +146,9 @@ static void unwind_summary(const struct record_unwind_status *u, bool verbose)
 			(unsigned long long)u->fp_frames, u->tables_built,
 			(double)u->peak_bytes / (1024.0 * 1024.0), u->over_budget, budget);
 		fprintf(stderr, "bpfrec record: cfi stacks ended:");
-		for (int r = 0; r < UNWIND_STOP_MAX; r++)
+		for (unsigned int r = 0; bpfrec_unwind_stop_name(r); r++)
 			if (u->stops[r])
-				fprintf(stderr, " %s %llu", cfi_walk_stop_name((enum unwind_stop)r),
+				fprintf(stderr, " %s %llu", bpfrec_unwind_stop_name(r),
 					(unsigned long long)u->stops[r]);
 		fputc('\n', stderr);
 	}
@@ -134,27 +158,22 @@ static void unwind_summary(const struct record_unwind_status *u, bool verbose)
 			u->over_budget, budget);
 }
 
-static void summary(struct record_session *s, bool verbose)
+static void summary(const struct bpfrec_record_stats *s, bool to_stdout, bool verbose)
 {
-	struct record_status st;
-	const char *out = record_session_output(s);
+	struct bpfrec_record_stats st = *s;
 
-	record_session_status(s, &st);
 	fprintf(stderr, "[ bpfrec record: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
-		(double)st.bytes / (1024.0 * 1024.0), strcmp(out, "-") ? st.file : "to stdout",
+		(double)st.bytes / (1024.0 * 1024.0), to_stdout ? "to stdout" : st.file,
 		(unsigned long long)st.samples, (unsigned long long)st.lost);
 	if (verbose)
 		fprintf(stderr, "bpfrec record: BPF saw %llu samples: %llu written, %llu lost%s\n",
 			(unsigned long long)st.seen, (unsigned long long)st.cpu_samples,
 			(unsigned long long)st.cpu_lost,
 			st.write_failed ? ", the rest not written (write error)" : "");
-	if (verbose && st.buildid_cache_dir) {
-		const struct buildid_cache_stats *b = &st.buildid_cache;
-
+	if (verbose && st.buildid_cache_dir)
 		fprintf(stderr, "bpfrec record: build-id cache %s: %zu files copied, %zu there "
-			"already, %zu too big, %zu failed\n", st.buildid_cache_dir, b->copied,
-			b->present, b->too_big, b->failed);
-	}
+			"already, %zu too big, %zu failed\n", st.buildid_cache_dir, st.buildid_copied,
+			st.buildid_present, st.buildid_too_big, st.buildid_failed);
 	if (st.unwind.enabled)
 		unwind_summary(&st.unwind, verbose);
 	if (st.lost)
@@ -165,15 +184,23 @@ static void summary(struct record_session *s, bool verbose)
 			(unsigned long long)st.lost_task);
 }
 
-static int run(struct record_session *s, const struct record_args *a, int sfd,
+/*
+ * The event loop: the recording's fd and the signalfd polled together, the
+ * recording served when it has samples and at least every flush interval.
+ */
+static int run(struct bpfrec_record *rec, const struct record_args *a, int sfd,
 	       struct status_line *line)
 {
 	double deadline = a->duration > 0 ? mono_s() + a->duration : 0;
-	struct record_status st;
+	BPFREC_OPTS(bpfrec_record_stats, st);
 	int err;
 
 	for (;;) {
-		int timeout = line->f ? STATUS_INTERVAL_MS : 1000;
+		int timeout = line->f ? STATUS_INTERVAL_MS : 1000, due;
+		struct pollfd pfds[2] = {
+			{ .fd = bpfrec_record_poll_fd(rec), .events = POLLIN },
+			{ .fd = sfd, .events = POLLIN },
+		};
 		struct signals sig;
 
 		if (deadline) {
@@ -184,14 +211,20 @@ static int run(struct record_session *s, const struct record_args *a, int sfd,
 			if (left * 1000 < timeout)
 				timeout = (int)(left * 1000) + 1;
 		}
-		err = record_session_poll(s, timeout);
+		/* Rounds on time: new processes' unwind tables depend on it. */
+		due = bpfrec_record_timeout_ms(rec);
+		if (due >= 0 && timeout > due)
+			timeout = due;
+		if (poll(pfds, 2, timeout) < 0 && errno != EINTR)
+			return -errno;
+		err = bpfrec_record_poll(rec, 0);
 		if (err < 0)
 			return err;
-		record_session_status(s, &st);
+		bpfrec_record_get_stats(rec, &st);
 		status_line_update(line, &st, mono_ns());
 		sig = read_signals(sfd);
-		if (sig.do_switch && a->opts.switch_output.mode != ROTATE_NONE) {
-			err = record_session_switch_output(s);
+		if (sig.do_switch && a->opts.switch_output != BPFREC_SWITCH_NONE) {
+			err = bpfrec_record_switch_output(rec);
 			if (err < 0)
 				return err;
 		}
@@ -203,10 +236,10 @@ static int run(struct record_session *s, const struct record_args *a, int sfd,
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_session *s = NULL;
+	struct bpfrec_record *rec = NULL;
 	struct record_args a;
-	struct record_status st;
-	struct status_line line;
+	BPFREC_OPTS(bpfrec_record_stats, st);
+	struct ui ui = { 0 };
 	char msg[256];
 	const char **cmdline = NULL;
 	sigset_t mask, old;
@@ -238,13 +271,14 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "bpfrec record: signalfd: %s\n", strerror(errno));
 		goto out;
 	}
-	a.opts.wake_fd = sfd;
-	if (a.verbose)
-		a.opts.buildid_cache_log = stderr;
-	status_line_init(&line, !a.opts.quiet && isatty(STDERR_FILENO) ? stderr : NULL, mono_ns());
-	if (!a.opts.quiet) {
+	ui.quiet = a.quiet;
+	ui.verbose = a.verbose;
+	status_line_init(&ui.line, !a.quiet && isatty(STDERR_FILENO) ? stderr : NULL, mono_ns());
+	a.opts.log = on_log;
+	a.opts.log_ctx = &ui;
+	if (!a.quiet) {
 		a.opts.on_switch = on_switch;
-		a.opts.on_switch_ctx = &line;
+		a.opts.on_switch_ctx = &ui;
 	}
 	/* The CMDLINE feature reads like perf's: "bpfrec record ...". */
 	cmdline = calloc((size_t)argc + 2, sizeof(*cmdline));
@@ -256,37 +290,37 @@ int cmd_record(int argc, char **argv)
 		a.opts.argv = cmdline;
 	}
 
-	err = record_session_new(&a.opts, &s);
+	err = bpfrec_record_new(&a.opts, &rec);
 	if (err) {
-		if (s)
-			fprintf(stderr, "bpfrec record: %s\n", record_session_error(s));
+		if (rec)
+			fprintf(stderr, "bpfrec record: %s\n", bpfrec_record_error(rec));
 		code = EXIT_USAGE;
 		goto out;
 	}
-	err = record_session_open(s);
+	err = bpfrec_record_open(rec);
 	if (!err)
-		err = record_session_start(s);
+		err = bpfrec_record_start(rec);
 	if (err) {
-		fprintf(stderr, "bpfrec record: %s\n", record_session_error(s));
-		code = record_session_failure_code(s);
+		fprintf(stderr, "bpfrec record: %s\n", bpfrec_record_error(rec));
+		code = bpfrec_record_failure_code(rec);
 		goto out;
 	}
 
-	err = run(s, &a, sfd, &line);
-	status_line_clear(&line);
+	err = run(rec, &a, sfd, &ui.line);
+	status_line_clear(&ui.line);
 	if (err)
-		fprintf(stderr, "bpfrec record: %s\n", record_session_error(s));
-	if (record_session_stop(s) && !err) {
-		fprintf(stderr, "bpfrec record: %s\n", record_session_error(s));
+		fprintf(stderr, "bpfrec record: %s\n", bpfrec_record_error(rec));
+	if (bpfrec_record_stop(rec) && !err) {
+		fprintf(stderr, "bpfrec record: %s\n", bpfrec_record_error(rec));
 		err = -1;
 	}
-	if (!a.opts.quiet)
-		summary(s, a.verbose);
-	record_session_status(s, &st);
+	bpfrec_record_get_stats(rec, &st);
+	if (!a.quiet)
+		summary(&st, a.opts.output_path && !strcmp(a.opts.output_path, "-"), a.verbose);
 	/* A recording that could not be written is a failure, whatever the command did. */
 	code = st.write_failed ? 1 : st.exit_code >= 0 ? st.exit_code : err ? 1 : 0;
 out:
-	record_session_close(s);
+	bpfrec_record_free(rec);
 	if (sfd >= 0) {
 		/* Swallow a second Ctrl-C that arrived while stopping: it must not kill us now. */
 		read_signals(sfd);

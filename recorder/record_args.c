@@ -231,30 +231,30 @@ static int parse_ring_size(const char *s, size_t *bytes)
  * 65528, as perf record takes it). Modes are looked up by name so that a new
  * one is one more row.
  */
-static int parse_call_graph(const char *arg, struct record_opts *o)
+static int parse_call_graph(const char *arg, struct bpfrec_record_opts *o)
 {
 	static const struct {
 		const char *name;
-		enum record_callgraph mode;
+		enum bpfrec_callgraph mode;
 		bool takes_size;
 	} modes[] = {
-		{ "cfi", RECORD_CALLGRAPH_CFI, false },
-		{ "fp", RECORD_CALLGRAPH_FP, false },
-		{ "dwarf", RECORD_CALLGRAPH_DWARF, true },
+		{ "cfi", BPFREC_CALLGRAPH_CFI, false },
+		{ "fp", BPFREC_CALLGRAPH_FP, false },
+		{ "dwarf", BPFREC_CALLGRAPH_DWARF, true },
 	};
 	const char *comma = strchr(arg, ',');
 	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		uint64_t size = RECORD_STACK_USER_DEFAULT;
+		uint64_t size = BPFREC_STACK_USER_DEFAULT;
 
 		if (strlen(modes[i].name) != len || strncmp(arg, modes[i].name, len))
 			continue;
 		if (comma && (!modes[i].takes_size || parse_u64(comma + 1, &size) || !size ||
-			      size % 8 || size > RECORD_STACK_USER_MAX))
+			      size % 8 || size > BPFREC_STACK_USER_MAX))
 			return -EINVAL;
 		o->callgraph = modes[i].mode;
-		o->stack_user_size = modes[i].takes_size ? (uint32_t)size : 0;
+		o->stack_user_bytes = modes[i].takes_size ? (uint32_t)size : 0;
 		return 0;
 	}
 	return -EINVAL;
@@ -267,8 +267,8 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 	int c;
 
 	memset(a, 0, sizeof(*a));
+	a->opts.sz = sizeof(a->opts);
 	a->opts.freq = RECORD_DEFAULT_FREQ;
-	a->opts.wake_fd = -1;
 	a->opts.argc = argc;
 	a->opts.argv = (const char *const *)argv;
 	err[0] = '\0';
@@ -316,15 +316,15 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			a->opts.nr_cpus = nr;
 			break;
 		case 'g':
-			a->opts.callgraph = RECORD_CALLGRAPH_CFI;
-			a->opts.stack_user_size = 0;
+			a->opts.callgraph = BPFREC_CALLGRAPH_CFI;
+			a->opts.stack_user_bytes = 0;
 			break;
 		case OPT_CALL_GRAPH:
 			if (parse_call_graph(optarg, &a->opts))
 				return bad(err, errlen,
 					   "--call-graph '%s': give cfi, fp, or dwarf[,SIZE] with SIZE a "
 					   "multiple of 8 from 8 to %u bytes (default %u)",
-					   optarg, RECORD_STACK_USER_MAX, RECORD_STACK_USER_DEFAULT);
+					   optarg, BPFREC_STACK_USER_MAX, BPFREC_STACK_USER_DEFAULT);
 			break;
 		case OPT_UNWIND_TABLES: {
 			struct rotate_spec size;
@@ -338,7 +338,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			break;
 		}
 		case 'o':
-			a->opts.output = optarg;
+			a->opts.output_path = optarg;
 			break;
 		case 'e':
 			a->opts.event = optarg;
@@ -353,11 +353,10 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			a->opts.no_buildid_cache = true;
 			break;
 		case 'q':
-			a->opts.quiet = true;
+			a->quiet = true;
 			break;
 		case 'v':
 			a->verbose = true;
-			a->opts.verbose = true;
 			break;
 		case OPT_DURATION: {
 			char *end;
@@ -371,11 +370,24 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			break;
 		}
 		case OPT_SWITCH_OUTPUT:
-			if (rotate_parse(optarg, &a->opts.switch_output))
+		{
+			static const enum bpfrec_switch modes[] = {
+				[ROTATE_NONE] = BPFREC_SWITCH_NONE,
+				[ROTATE_SIGNAL] = BPFREC_SWITCH_MANUAL,
+				[ROTATE_SIZE] = BPFREC_SWITCH_SIZE,
+				[ROTATE_TIME] = BPFREC_SWITCH_TIME,
+			};
+			struct rotate_spec spec;
+
+			if (rotate_parse(optarg, &spec))
 				return bad(err, errlen,
 					   "--switch-output='%s': give a size (100M), an age (30s, 5m) or 'signal'",
 					   optarg);
+			a->opts.switch_output = modes[spec.mode];
+			a->opts.switch_bytes = spec.bytes;
+			a->opts.switch_ns = spec.ns;
 			break;
+		}
 		case OPT_SWITCH_MAX_FILES: {
 			uint64_t n;
 
@@ -429,7 +441,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 		return bad(err, errlen, "--off-cpu-thresh needs --off-cpu: add --off-cpu");
 	/* A sum keeps one stack for many intervals: a user stack copy cannot be summed. */
 	if (thresh_given && a->opts.off_cpu_thresh_ns &&
-	    a->opts.callgraph == RECORD_CALLGRAPH_DWARF)
+	    a->opts.callgraph == BPFREC_CALLGRAPH_DWARF)
 		return bad(err, errlen, "--off-cpu-thresh cannot sum intervals with --call-graph "
 			   "dwarf: drop --off-cpu-thresh or use --call-graph fp");
 	if (optind < argc)
@@ -443,4 +455,5 @@ void record_args_free(struct record_args *a)
 	free(a->tids);
 	free(a->cpus);
 	memset(a, 0, sizeof(*a));
+	a->opts.sz = sizeof(a->opts);
 }

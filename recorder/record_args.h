@@ -14,15 +14,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "recorder/session.h"
+#include <bpfrec/record.h>
 
 struct record_args {
-	struct record_opts opts;	/* points into the arrays below and into argv */
+	struct bpfrec_record_opts opts;	/* points into the arrays below and into argv */
 	pid_t *pids, *tids;
 	int *cpus;
 	double duration;		/* --duration seconds; 0 = until the workload ends */
 	bool help;			/* -h: print usage, exit 0 */
-	bool verbose;			/* -v: libbpf's messages on stderr */
+	bool quiet;			/* -q: no warnings, no summary */
+	bool verbose;			/* -v: notes, per-file details and libbpf's messages */
 };
 
 #define RECORD_DEFAULT_FREQ 4000

@@ -53,6 +53,7 @@
 #include "recorder/session.h"
 #include "recorder/sideband.h"
 #include "recorder/sysctl.h"
+#include "symbolize/fdlimit.h"
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
 #include "recorder/unwind_tables.h"
@@ -93,6 +94,8 @@ struct record_session {
 	size_t nr_cpus;
 	char *output;
 	bool pipe;
+	bool external;		/* the caller's fd or write callback: never created, closed or unlinked */
+	bool to_stdout;		/* the pipe on fd 1: a launched command's stdout goes to stderr */
 
 	char err[512];
 	int failure_code;
@@ -176,15 +179,63 @@ static void warn(const struct record_session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void warn(const struct record_session *s, const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	if (s->opts.quiet)
+	if (s->opts.quiet || !s->opts.log)
 		return;
 	va_start(ap, fmt);
-	fputs("bpfrec record: warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	s->opts.log(s->opts.log_ctx, RECORD_LOG_WARN, msg);
+}
+
+/* A note (-v): what a missing privilege left out, and the like. */
+static void note(const struct record_session *s, const char *msg)
+{
+	if (s->opts.verbose && !s->opts.quiet && s->opts.log)
+		s->opts.log(s->opts.log_ctx, RECORD_LOG_INFO, msg);
+}
+
+/*
+ * Where the recording goes: a path (or "-", stdout), the caller's fd, or
+ * the caller's write callback. The caller's fd is a file only when it can
+ * be written at offsets: a regular file without O_APPEND.
+ */
+static int choose_output(struct record_session *s, const struct record_opts *opts)
+{
+	struct stat st;
+	int flags;
+
+	if (opts->output_write || opts->use_output_fd) {
+		if (opts->output && (opts->output_write || opts->use_output_fd))
+			return fail(s, -EINVAL, "give one output: a path, an fd or a write callback");
+		if (opts->output_write && opts->use_output_fd)
+			return fail(s, -EINVAL, "give one output: an fd or a write callback, not both");
+		s->external = true;
+		s->pipe = true;
+		if (opts->output_write)
+			s->output = strdup("the write callback");
+		else if (asprintf(&s->output, "fd %d", opts->output_fd) < 0)
+			s->output = NULL;
+		if (!s->output)
+			return fail(s, -ENOMEM, "out of memory");
+		if (opts->output_write)
+			return 0;
+		flags = fcntl(opts->output_fd, F_GETFL);
+		if (flags < 0 || fstat(opts->output_fd, &st) < 0)
+			return fail(s, -EBADF, "output fd %d is not open", opts->output_fd);
+		if ((flags & O_ACCMODE) == O_RDONLY)
+			return fail(s, -EBADF, "output fd %d is not open for writing", opts->output_fd);
+		s->pipe = !S_ISREG(st.st_mode) || (flags & O_APPEND);
+		s->to_stdout = opts->output_fd == STDOUT_FILENO;
+		return 0;
+	}
+	s->output = strdup(opts->output ? opts->output : DEFAULT_OUTPUT);
+	if (!s->output)
+		return fail(s, -ENOMEM, "out of memory");
+	s->pipe = s->to_stdout = !strcmp(s->output, "-");
+	return 0;
 }
 
 /* What -e may sample: cpu-clock everywhere, the hardware events where there is a PMU. */
@@ -211,6 +262,7 @@ int record_session_new(const struct record_opts *opts, struct record_session **o
 	struct record_session *s = calloc(1, sizeof(*s));
 	uint64_t config;
 	uint32_t type;
+	int err;
 
 	if (!s)
 		return -ENOMEM;
@@ -219,16 +271,17 @@ int record_session_new(const struct record_opts *opts, struct record_session **o
 	s->epfd = -1;
 	s->failure_code = 1;
 	s->child.go_fd = s->child.err_fd = -1;
-	s->output = strdup(opts->output ? opts->output : DEFAULT_OUTPUT);
 	s->pids = dup_array(opts->pids, opts->nr_pids, sizeof(pid_t));
 	s->tids = dup_array(opts->tids, opts->nr_tids, sizeof(pid_t));
 	s->cpus = dup_array(opts->cpus, opts->nr_cpus, sizeof(int));
 	s->nr_cpus = opts->nr_cpus;
 	*out = s;
-	if (!s->output || (opts->nr_pids && !s->pids) || (opts->nr_tids && !s->tids) ||
+	if ((opts->nr_pids && !s->pids) || (opts->nr_tids && !s->tids) ||
 	    (opts->nr_cpus && !s->cpus))
 		return fail(s, -ENOMEM, "out of memory");
-	s->pipe = !strcmp(s->output, "-");
+	err = choose_output(s, opts);
+	if (err)
+		return err;
 	if (!s->opts.flush_interval_ms)
 		s->opts.flush_interval_ms = DEFAULT_FLUSH_MS;
 
@@ -252,8 +305,9 @@ int record_session_new(const struct record_opts *opts, struct record_session **o
 		return fail(s, -EINVAL, "-p and -t exclude each other: use one of them");
 	if (!opts->period && !opts->freq)
 		return fail(s, -EINVAL, "the sampling frequency must be at least 1 Hz");
-	if (opts->switch_output.mode != ROTATE_NONE && s->pipe)
-		return fail(s, -EINVAL, "--switch-output needs an output file: it does not work with -o -");
+	if (opts->switch_output.mode != ROTATE_NONE && (s->pipe || s->external))
+		return fail(s, -EINVAL, "--switch-output needs an output file: it does not work with "
+			    "-o -, an fd or a write callback");
 	if (opts->switch_max_files && opts->switch_output.mode == ROTATE_NONE)
 		return fail(s, -EINVAL, "--switch-max-files needs --switch-output");
 	if (opts->switch_output.mode != ROTATE_NONE &&
@@ -421,7 +475,7 @@ static int check_output_dir(struct record_session *s)
 	char dir[PATH_MAX];
 	struct stat st;
 
-	if (s->pipe)
+	if (s->pipe || s->external)
 		return 0;
 	if (!*s->output)
 		return fail(s, -EINVAL, "empty output path: give -o FILE");
@@ -552,6 +606,14 @@ static int create_output(struct record_session *s)
 	struct stat st;
 	int fd;
 
+	if (s->external) {
+		s->out_fd = s->opts.output_write ? -1 : s->opts.output_fd;
+		/* A file is written from offset 0: what was there before goes. */
+		if (!s->pipe && ftruncate(s->out_fd, 0) < 0)
+			return fail(s, -errno, "cannot truncate the output %s: %s", s->output,
+				    strerror(errno));
+		return 0;
+	}
 	if (s->pipe) {
 		s->out_fd = STDOUT_FILENO;
 		return 0;
@@ -766,15 +828,17 @@ static int load_bpf(struct record_session *s)
 static void open_buildid_cache(struct record_session *s)
 {
 	struct buildid_cache_opts o = { .log = s->opts.buildid_cache_log };
-	FILE *log = s->opts.buildid_cache_log;
+	char msg[128];
 	int err;
 
 	if (s->opts.no_buildid_cache)
 		return;
 	err = buildid_cache_new(&o, &s->bcache);
-	if (err && log)
-		fprintf(log, "bpfrec record: note: no build-id cache: %s; -N says so\n",
-			err == -ENOENT ? "HOME is not set" : strerror(-err));
+	if (err) {
+		snprintf(msg, sizeof(msg), "no build-id cache: %s; -N says so",
+			 err == -ENOENT ? "HOME is not set" : strerror(-err));
+		note(s, msg);
+	}
 }
 
 /*
@@ -828,6 +892,8 @@ int record_session_open(struct record_session *s)
 {
 	int err;
 
+	/* Events per CPU and the files of every process: more than 1024 fds. */
+	fd_limit_raise();
 	/* Without these nothing works: say so before anything else. */
 	privs_facts_read(&s->privs, s->exe, sizeof(s->exe));
 	if (privs_missing(&s->privs, PRIV_STEP_BPF))
@@ -857,7 +923,7 @@ int record_session_open(struct record_session *s)
 	warm_unwind_tables(s);
 
 	if (s->opts.command) {
-		err = launch_fork(&s->child, s->cmd_path, s->opts.command, s->pipe);
+		err = launch_fork(&s->child, s->cmd_path, s->opts.command, s->to_stdout);
 		if (err)
 			return fail(s, err, "cannot fork: %s", strerror(-err));
 		if (!s->opts.system_wide) {
@@ -925,7 +991,8 @@ static int write_error(struct record_session *s, int err)
 	if (err == -EPIPE)
 		return fail(s, err, "the reader of the output pipe went away");
 	if (s->pipe)
-		return fail(s, err, "cannot write to stdout: %s", strerror(-err));
+		return fail(s, err, "cannot write to %s: %s", s->to_stdout ? "stdout" : s->output,
+			    strerror(-err));
 	if (err == -ENOMEM)
 		return fail(s, err, "out of memory while writing '%s'", s->output);
 	return fail(s, err, "cannot write '%s': %s: recording stopped, the file keeps what was "
@@ -971,6 +1038,7 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 {
 	struct perfdata_writer_opts wo = {
 		.pipe = s->pipe, .argc = s->opts.argc, .argv = s->opts.argv,
+		.write = s->opts.output_write, .write_ctx = s->opts.output_write_ctx,
 		.compression_level = s->opts.compression_level,
 	};
 	int err;
@@ -1200,7 +1268,7 @@ static void warn_denied(struct record_session *s)
 	if (d.map_files && !s->noted_map_files && s->opts.verbose && !s->opts.quiet) {
 		s->noted_map_files = true;
 		privs_message(&s->privs, PRIV_STEP_MAP_FILES, d.map_files_err, msg, sizeof(msg));
-		fprintf(stderr, "bpfrec record: note: %s\n", msg);
+		note(s, msg);
 	}
 }
 
@@ -1280,6 +1348,15 @@ static uint64_t flush_due_ns(const struct record_session *s)
 	uint64_t early = s->last_flush_ns + EARLY_FLUSH_MIN_NS;
 
 	return s->describe_soon && early < s->next_flush_ns ? early : s->next_flush_ns;
+}
+
+int record_session_next_poll_ms(const struct record_session *s)
+{
+	uint64_t now = mono_ns(), due = flush_due_ns(s);
+
+	if (!s->started || s->stopped)
+		return -1;
+	return now >= due ? 0 : (int)((due - now) / 1000000 + 1);
 }
 
 static uint64_t realtime_ns(void)
@@ -1519,7 +1596,7 @@ void record_session_close(struct record_session *s)
 	profile__destroy(s->skel);
 	if (s->epfd >= 0)
 		close(s->epfd);
-	if (s->out_fd >= 0 && !s->pipe)
+	if (s->out_fd >= 0 && !s->pipe && !s->external)
 		close(s->out_fd);
 	if (s->opts.switch_output.mode != ROTATE_NONE)
 		rotator_free(&s->rot);
@@ -1542,7 +1619,7 @@ void record_session_close(struct record_session *s)
 	free(s);
 }
 
-static void unwind_status(const struct record_session *s, struct record_unwind_status *u)
+static void unwind_status(const struct record_session *s, struct bpfrec_unwind_stats *u)
 {
 	struct unwind_tables_stats ts;
 	struct unwind_bpf_counts c;
@@ -1565,9 +1642,9 @@ static void unwind_status(const struct record_session *s, struct record_unwind_s
 	u->peak_bytes = c.peak_rows * sizeof(struct unwind_row);
 }
 
-void record_session_status(const struct record_session *s, struct record_status *st)
+void record_session_status(const struct record_session *s, struct bpfrec_record_stats *st)
 {
-	*st = (struct record_status){ .exit_code = -1 };
+	*st = (struct bpfrec_record_stats){ .sz = sizeof(*st), .exit_code = -1 };
 	st->samples = s->samples_done;
 	st->bytes = s->bytes_done;
 	if (s->w) {
@@ -1578,11 +1655,16 @@ void record_session_status(const struct record_session *s, struct record_status 
 	}
 	st->file = s->final_name ? s->final_name : s->output;
 	st->nr_files = s->opts.switch_output.mode != ROTATE_NONE ? s->rot.nr_files : 0;
-	st->nr_pids = s->pids_seen.count;
+	st->nr_processes = s->pids_seen.count;
 	st->write_failed = s->write_failed;
 	if (s->bcache) {
+		const struct buildid_cache_stats *b = buildid_cache_stats(s->bcache);
+
+		st->buildid_copied = b->copied;
+		st->buildid_present = b->present;
+		st->buildid_too_big = b->too_big;
+		st->buildid_failed = b->failed;
 		st->buildid_cache_dir = buildid_cache_dir(s->bcache);
-		st->buildid_cache = *buildid_cache_stats(s->bcache);
 	}
 	st->seen = s->seen;
 	st->cpu_samples = s->write_failed ? s->ckpt_cpu_written : s->cpu_written;
@@ -1599,6 +1681,11 @@ void record_session_status(const struct record_session *s, struct record_status 
 const char *record_session_error(const struct record_session *s)
 {
 	return s->err;
+}
+
+int record_session_poll_fd(const struct record_session *s)
+{
+	return s->epfd;
 }
 
 const char *record_session_output(const struct record_session *s)

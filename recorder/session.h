@@ -31,11 +31,11 @@
  *                           unlinked, so a failed run leaves nothing behind
  *
  * Reliability: every sample the BPF program takes is written or counted in
- * a LOST_SAMPLES record (record_status: samples + lost == seen after a clean
+ * a LOST_SAMPLES record (bpfrec_record_stats: samples + lost == seen after a clean
  * stop). The file is checkpointed after every round, so a killed recorder
  * leaves it readable. A write error (ENOSPC, EIO, EPIPE) makes poll return
  * it: stop then detaches, cuts the file back to its last checkpoint and
- * finishes it, and record_status.write_failed is set.
+ * finishes it, and bpfrec_record_stats.write_failed is set.
  *
  * Nothing is written to the output before the sampler is loaded and
  * attached. A step the kernel refuses for want of a privilege fails with a
@@ -53,6 +53,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+
+#include <bpfrec/record.h>
 
 #include "recorder/buildid_cache.h"
 #include "recorder/rotate.h"
@@ -81,12 +83,44 @@ enum record_callgraph {
 };
 
 /* perf's default and limits for --call-graph dwarf,SIZE. */
-#define RECORD_STACK_USER_DEFAULT	8192u
-#define RECORD_STACK_USER_MAX		65528u
+#define RECORD_STACK_USER_DEFAULT	8192u	/* BPFREC_STACK_USER_DEFAULT */
+#define RECORD_STACK_USER_MAX		65528u	/* BPFREC_STACK_USER_MAX */
+
+/*
+ * Where the session's messages go: warnings (a target whose maps cannot be
+ * read, ...) and, with verbose, notes. The message has no prefix and no
+ * newline. NULL = nowhere: the session never prints by itself.
+ */
+enum record_log_level {
+	RECORD_LOG_WARN = 0,
+	RECORD_LOG_INFO,	/* notes: what a missing privilege left out */
+	RECORD_LOG_DEBUG,	/* per-file details (the build-id cache) */
+};
+typedef void (*record_log_fn)(void *ctx, enum record_log_level level, const char *msg);
+
+/*
+ * A sink for the pipe-format stream instead of an fd: called with each
+ * buffer in order; returns 0 when all of it was taken, else -errno (the
+ * recording then stops as on a failed write).
+ */
+typedef int (*record_write_fn)(void *ctx, const void *buf, size_t len);
 
 /* Arrays are copied; strings and argv vectors must outlive the session. */
 struct record_opts {
 	const char *output;	/* file; "-" = pipe mode on stdout; NULL = "perf.data" */
+	/*
+	 * Instead of output: an fd the caller opened (not closed by the
+	 * session). A regular file without O_APPEND is written in file
+	 * format from offset 0 (truncated first); anything else (a pipe, a
+	 * socket, an O_APPEND file) gets the pipe format.
+	 */
+	bool use_output_fd;
+	int output_fd;
+	/* Instead of output: the pipe format through this callback. */
+	record_write_fn output_write;
+	void *output_write_ctx;
+	record_log_fn log;	/* NULL = silent */
+	void *log_ctx;
 	const char *event;	/* "cpu-clock" (NULL), or a hardware event name */
 	uint64_t freq;		/* samples/s per CPU; ignored when period is set */
 	uint64_t period;	/* -c: event units (ns for cpu-clock) per sample */
@@ -134,51 +168,6 @@ struct record_opts {
 	FILE *buildid_cache_log;	/* files skipped or failed (-v); NULL = none */
 };
 
-struct record_status {
-	/*
-	 * Over all files of the recording. For the CPU event, after a clean
-	 * stop cpu_samples + cpu_lost == seen; after a write error the samples
-	 * that were not written are the difference.
-	 */
-	uint64_t seen;		/* CPU-event samples the BPF program took (in scope) */
-	uint64_t cpu_samples;	/* of those, written */
-	uint64_t cpu_lost;	/* of those, dropped by a full ring buffer */
-	uint64_t samples;	/* SAMPLE records written, every event */
-	uint64_t lost;		/* samples lost, every event */
-	uint64_t lost_task;	/* fork/exit/exec notices dropped */
-	uint64_t bytes;		/* bytes written, all files */
-	uint64_t file_bytes;	/* size of the current (last) file */
-	const char *file;	/* the current file; after stop its final name */
-	unsigned int nr_files;	/* files finished by --switch-output */
-	size_t nr_pids;		/* distinct pids sampled */
-	bool write_failed;	/* stopped by a write error (ENOSPC, EIO, EPIPE) */
-	/* The build-id cache: where, and what went into it (after stop). */
-	const char *buildid_cache_dir;	/* NULL: not used */
-	struct buildid_cache_stats buildid_cache;
-	/* The in-kernel unwinder (cfi), when used: its walks and tables. */
-	struct record_unwind_status {
-		bool enabled;
-		uint64_t walks;		/* user stacks walked, CPU and off-CPU samples */
-		uint64_t root;		/* of those, ended at the thread's root */
-		uint64_t fp_walks;	/* used frame pointers for some frames (no table there) */
-		uint64_t fp_frames;	/* frames found that way */
-		uint64_t no_proc;	/* walks before the process had tables: frame pointers only */
-		uint64_t frames;
-		uint64_t stops[16];	/* walks by how they ended (enum unwind_stop) */
-		size_t tables_built;	/* files whose table was built */
-		uint64_t peak_bytes;	/* most bytes of tables loaded at once */
-		uint64_t budget_bytes;	/* --unwind-tables */
-		size_t over_budget;	/* mappings that got no table: no room (frame pointers) */
-		size_t no_cfi;		/* files without usable .eh_frame */
-	} unwind;
-	bool workload_done;	/* the command exited, or every -p/-t target did */
-	/*
-	 * The launched command's exit code (128 + signal when killed), or 127
-	 * (not found) / 126 (not executable) when it could not be started;
-	 * -1 while running or when there is no command.
-	 */
-	int exit_code;
-};
 
 int record_session_new(const struct record_opts *opts, struct record_session **out);
 int record_session_open(struct record_session *s);
@@ -197,9 +186,21 @@ int record_session_stop(struct record_session *s);
 int record_session_switch_output(struct record_session *s);
 void record_session_close(struct record_session *s);
 
-void record_session_status(const struct record_session *s, struct record_status *st);
+/*
+ * The statistics snapshot the public API hands out (bpfrec/record.h): all
+ * of it, whatever st->sz says; file and buildid_cache_dir point into the
+ * session.
+ */
+void record_session_status(const struct record_session *s, struct bpfrec_record_stats *st);
 /* The last error, "" when none. */
 const char *record_session_error(const struct record_session *s);
+/*
+ * Milliseconds until poll should run again to write the next round on time
+ * (sooner while new processes are being described); -1 when not started.
+ */
+int record_session_next_poll_ms(const struct record_session *s);
+/* The fd poll waits on (ring buffers, sideband, wake_fd) after open; -1 before. */
+int record_session_poll_fd(const struct record_session *s);
 /* The output's name as given ("-" for the pipe). */
 const char *record_session_output(const struct record_session *s);
 /* Suggested exit code after a failed step: 127/126 for the command, else 1. */

@@ -9,15 +9,15 @@ void status_line_init(struct status_line *l, FILE *f, uint64_t now_ns)
 	*l = (struct status_line){ .f = f, .start_ns = now_ns, .last_ns = now_ns };
 }
 
-int status_line_format(char *buf, size_t len, const struct record_status *st,
+int status_line_format(char *buf, size_t len, const struct bpfrec_record_stats *st,
 		       double elapsed_s, double samples_per_s)
 {
 	return snprintf(buf, len, "bpfrec record: %.1fs  %.0f samples/s  %llu lost  %.1f MB  %zu pids",
 			elapsed_s, samples_per_s, (unsigned long long)st->lost,
-			(double)st->bytes / (1024.0 * 1024.0), st->nr_pids);
+			(double)st->bytes / (1024.0 * 1024.0), st->nr_processes);
 }
 
-void status_line_update(struct status_line *l, const struct record_status *st, uint64_t now_ns)
+void status_line_update(struct status_line *l, const struct bpfrec_record_stats *st, uint64_t now_ns)
 {
 	uint64_t seen = st->samples + st->lost;
 	double dt;

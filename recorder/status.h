@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "recorder/session.h"
+#include <bpfrec/record.h>
 
 #define STATUS_INTERVAL_MS	500
 
@@ -33,12 +33,12 @@ struct status_line {
 /* f NULL disables every call below. */
 void status_line_init(struct status_line *l, FILE *f, uint64_t now_ns);
 /* Redraw when STATUS_INTERVAL_MS have passed since the last redraw. */
-void status_line_update(struct status_line *l, const struct record_status *st, uint64_t now_ns);
+void status_line_update(struct status_line *l, const struct bpfrec_record_stats *st, uint64_t now_ns);
 /* Erase the line (before printing anything else on f). */
 void status_line_clear(struct status_line *l);
 
 /* The text of the line, without control characters; returns its length. */
-int status_line_format(char *buf, size_t len, const struct record_status *st,
+int status_line_format(char *buf, size_t len, const struct bpfrec_record_stats *st,
 		       double elapsed_s, double samples_per_s);
 
 #endif /* RECORDER_STATUS_H */

@@ -16,6 +16,7 @@
 
 #include <libelf.h>
 
+#include "symbolize/fdlimit.h"
 #include "symbolize/cache.h"
 #include "symbolize/debugfind.h"
 #include "symbolize/elfsym.h"
@@ -52,6 +53,8 @@ int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out)
 	static const struct symbolizer_opts defaults;
 	struct symbolizer *s;
 	int err = 0;
+
+	fd_limit_raise();	/* it keeps every file it opened: see fdlimit.h */
 
 	if (!opts)
 		opts = &defaults;

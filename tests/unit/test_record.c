@@ -47,7 +47,7 @@ Test(record_args, defaults_follow_perf_record)
 	cr_assert_eq(a.opts.period, 0);
 	cr_assert(a.opts.system_wide);
 	cr_assert_not(a.opts.callgraph);
-	cr_assert_null(a.opts.output);
+	cr_assert_null(a.opts.output_path);
 	cr_assert_null(a.opts.event);
 	cr_assert_null(a.opts.command);
 	cr_assert_eq(a.duration, 0);
@@ -65,13 +65,13 @@ Test(record_args, every_option)
 			   "-a", NULL), 0, "%s", err);
 	cr_assert_eq(a.opts.freq, 999);
 	cr_assert(a.opts.callgraph);
-	cr_assert_str_eq(a.opts.output, "out.data");
+	cr_assert_str_eq(a.opts.output_path, "out.data");
 	cr_assert_str_eq(a.opts.event, "cpu-clock");
 	cr_assert_eq(a.opts.nr_cpus, 3);
 	cr_assert_eq(a.opts.cpus[0], 0);
 	cr_assert_eq(a.opts.cpus[1], 2);
 	cr_assert_eq(a.opts.cpus[2], 3);
-	cr_assert(a.opts.quiet);
+	cr_assert(a.quiet);
 	cr_assert_float_eq(a.duration, 2.5, 1e-9);
 	cr_assert_eq(a.opts.ring_buffer_bytes, 16u << 20);
 	record_args_free(&a);
@@ -83,7 +83,7 @@ Test(record_args, every_option)
 	cr_assert_eq(a.opts.nr_pids, 2);
 	cr_assert_eq(a.opts.pids[0], 12);
 	cr_assert_eq(a.opts.pids[1], 34);
-	cr_assert_str_eq(a.opts.output, "-");
+	cr_assert_str_eq(a.opts.output_path, "-");
 	cr_assert_eq(a.opts.ring_buffer_bytes, 1024u * 4096);
 	record_args_free(&a);
 
@@ -111,36 +111,36 @@ Test(record_args, call_graph_modes)
 	char err[256];
 
 	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "--call-graph", "dwarf", NULL), 0, "%s", err);
-	cr_assert_eq(a.opts.callgraph, RECORD_CALLGRAPH_DWARF);
-	cr_assert_eq(a.opts.stack_user_size, RECORD_STACK_USER_DEFAULT);
+	cr_assert_eq(a.opts.callgraph, BPFREC_CALLGRAPH_DWARF);
+	cr_assert_eq(a.opts.stack_user_bytes, BPFREC_STACK_USER_DEFAULT);
 	record_args_free(&a);
 
 	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "--call-graph=dwarf,65528", NULL), 0, "%s",
 		     err);
-	cr_assert_eq(a.opts.stack_user_size, 65528);
+	cr_assert_eq(a.opts.stack_user_bytes, 65528);
 	record_args_free(&a);
 
 	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "--call-graph", "dwarf,16", NULL), 0, "%s",
 		     err);
-	cr_assert_eq(a.opts.stack_user_size, 16);
+	cr_assert_eq(a.opts.stack_user_bytes, 16);
 	record_args_free(&a);
 
 	/* The last one wins, as in perf; fp carries no stack size. */
 	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "--call-graph", "dwarf", "--call-graph",
 			   "fp", NULL), 0, "%s", err);
-	cr_assert_eq(a.opts.callgraph, RECORD_CALLGRAPH_FP);
-	cr_assert_eq(a.opts.stack_user_size, 0);
+	cr_assert_eq(a.opts.callgraph, BPFREC_CALLGRAPH_FP);
+	cr_assert_eq(a.opts.stack_user_bytes, 0);
 	record_args_free(&a);
 
 	/* -g is the in-kernel unwinder; cfi takes no size. */
 	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "-g", NULL), 0, "%s", err);
-	cr_assert_eq(a.opts.callgraph, RECORD_CALLGRAPH_CFI);
+	cr_assert_eq(a.opts.callgraph, BPFREC_CALLGRAPH_CFI);
 	cr_assert_eq(a.opts.unwind_table_bytes, 0);
 	record_args_free(&a);
 	cr_assert_eq(parse(&a, err, sizeof(err), "-a", "--call-graph=dwarf", "--call-graph", "cfi",
 			   "--unwind-tables", "64M", NULL), 0, "%s", err);
-	cr_assert_eq(a.opts.callgraph, RECORD_CALLGRAPH_CFI);
-	cr_assert_eq(a.opts.stack_user_size, 0);
+	cr_assert_eq(a.opts.callgraph, BPFREC_CALLGRAPH_CFI);
+	cr_assert_eq(a.opts.stack_user_bytes, 0);
 	cr_assert_eq(a.opts.unwind_table_bytes, 64ull << 20);
 	record_args_free(&a);
 

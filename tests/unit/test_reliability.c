@@ -210,7 +210,7 @@ Test(pidset, counts_distinct_pids_in_fixed_memory)
 
 Test(status, formats_every_field)
 {
-	struct record_status st = { .samples = 1000, .lost = 7, .bytes = 3 << 20, .nr_pids = 42 };
+	struct bpfrec_record_stats st = { .samples = 1000, .lost = 7, .bytes = 3 << 20, .nr_processes = 42 };
 	char buf[256];
 
 	status_line_format(buf, sizeof(buf), &st, 12.04, 7998.4);
@@ -219,7 +219,7 @@ Test(status, formats_every_field)
 
 Test(status, redraws_in_place_at_most_every_interval_and_erases)
 {
-	struct record_status st = { .samples = 100, .nr_pids = 1 };
+	struct bpfrec_record_stats st = { .samples = 100, .nr_processes = 1 };
 	struct status_line l;
 	char *text = NULL;
 	size_t len = 0;
@@ -247,7 +247,7 @@ Test(status, redraws_in_place_at_most_every_interval_and_erases)
 
 Test(status, disabled_prints_nothing)
 {
-	struct record_status st = { .samples = 100 };
+	struct bpfrec_record_stats st = { .samples = 100 };
 	struct status_line l;
 
 	status_line_init(&l, NULL, 0);
@@ -273,12 +273,12 @@ Test(record_args, switch_output_options)
 	char err[256];
 
 	cr_assert_eq(parse(&a, err, sizeof(err), ok, 5), 0, "%s", err);
-	cr_assert_eq(a.opts.switch_output.mode, ROTATE_SIZE);
-	cr_assert_eq(a.opts.switch_output.bytes, 100ull << 20);
+	cr_assert_eq(a.opts.switch_output, BPFREC_SWITCH_SIZE);
+	cr_assert_eq(a.opts.switch_bytes, 100ull << 20);
 	cr_assert_eq(a.opts.switch_max_files, 3);
 	record_args_free(&a);
 	cr_assert_eq(parse(&a, err, sizeof(err), sig, 3), 0, "%s", err);
-	cr_assert_eq(a.opts.switch_output.mode, ROTATE_SIGNAL);
+	cr_assert_eq(a.opts.switch_output, BPFREC_SWITCH_MANUAL);
 	record_args_free(&a);
 	cr_assert_eq(parse(&a, err, sizeof(err), bad, 3), -EINVAL);
 	cr_assert(strstr(err, "--switch-output='100'"), "%s", err);

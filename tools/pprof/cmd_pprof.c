@@ -4,7 +4,8 @@
  * gzip-compressed pprof profiles, one per event.
  *
  * This file is the command line: options, input, output files and the
- * summary. The conversion itself is convert.c. Outputs are written to a
+ * summary, over the public API (bpfrec/pprof.h) as any program would use
+ * it; the conversion itself is convert.c. Outputs are written to a
  * temporary name in the destination directory and renamed only when every
  * profile was written, so a failure never leaves a half-written profile.
  */
@@ -20,21 +21,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perfdata/reader.h"
+#include <bpfrec/pprof.h>
+
 #include "recorder/commands.h"
-#include "convert.h"
-#include "profile.h"
-#include "ustack.h"
 
 #define MAX_FILTER 256
-#define MAX_LABELS 16
 
 struct pprof_args {
 	const char *input, *output;
-	struct pp_convert_opts conv;
+	struct bpfrec_pprof_opts conv;
 	uint32_t pids[MAX_FILTER], tids[MAX_FILTER];
 	const char *comms[MAX_FILTER];
-	struct pp_label_spec labels[MAX_LABELS];
+	char labels[1024];		/* every --labels, joined by commas */
 	bool quiet;
 };
 
@@ -155,32 +153,25 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 			break;
 		}
 		case OPT_LABELS: {
-			size_t nr = 0;
-			int err;
+			size_t len = strlen(a->labels);
 
-			snprintf(orig, sizeof(orig), "%s", optarg);
-			err = pp_parse_labels(optarg, a->labels + a->conv.nr_labels,
-					      MAX_LABELS - a->conv.nr_labels, &nr);
-
-			if (err == -E2BIG)
-				return bad_usage("too many --labels (at most 16)%s", "");
-			if (err)
-				return bad_usage("--labels takes pid,tid,comm,cpu,trace:FIELD; "
-						 "'%s' has something else", orig);
-			a->conv.nr_labels += nr;
+			/* Checked when the conversion is made (bpfrec_pprof_new). */
+			if ((size_t)snprintf(a->labels + len, sizeof(a->labels) - len, "%s%s",
+					     len ? "," : "", optarg) >= sizeof(a->labels) - len)
+				return bad_usage("too many --labels%s", "");
 			break;
 		}
 		case OPT_NO_SYM:
 			a->conv.no_symbolize = true;
 			break;
 		case OPT_KALLSYMS:
-			a->conv.sym.kallsyms = optarg;
+			a->conv.kallsyms = optarg;
 			break;
 		case OPT_SYMFS:
-			a->conv.sym.symfs = optarg;
+			a->conv.symfs = optarg;
 			break;
 		case OPT_DEBUG_DIR:
-			a->conv.sym.debug_dir = optarg;
+			a->conv.debug_dir = optarg;
 			break;
 		case 'q':
 			a->quiet = true;
@@ -199,17 +190,17 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 	if (!a->output[0] || !strcmp(a->output, "-"))
 		return bad_usage("-o needs a file name (profiles are binary: no stdout), not '%s'",
 				 a->output);
-	if (a->conv.sym.kallsyms && access(a->conv.sym.kallsyms, R_OK))
+	if (a->conv.kallsyms && access(a->conv.kallsyms, R_OK))
 		return bad_usage("--kallsyms %s: cannot read it; copy /proc/kallsyms of the "
-				 "recording machine (as root) and pass that file", a->conv.sym.kallsyms);
-	if (a->conv.sym.symfs && (stat(a->conv.sym.symfs, &st) || !S_ISDIR(st.st_mode)))
-		return bad_usage("--symfs %s: not a directory", a->conv.sym.symfs);
-	if (a->conv.sym.debug_dir && (stat(a->conv.sym.debug_dir, &st) || !S_ISDIR(st.st_mode)))
-		return bad_usage("--debug-dir %s: not a directory", a->conv.sym.debug_dir);
+				 "recording machine (as root) and pass that file", a->conv.kallsyms);
+	if (a->conv.symfs && (stat(a->conv.symfs, &st) || !S_ISDIR(st.st_mode)))
+		return bad_usage("--symfs %s: not a directory", a->conv.symfs);
+	if (a->conv.debug_dir && (stat(a->conv.debug_dir, &st) || !S_ISDIR(st.st_mode)))
+		return bad_usage("--debug-dir %s: not a directory", a->conv.debug_dir);
 	a->conv.pids = a->pids;
 	a->conv.tids = a->tids;
 	a->conv.comms = a->comms;
-	a->conv.labels = a->labels;
+	a->conv.labels = a->labels[0] ? a->labels : NULL;
 	return 0;
 }
 
@@ -296,15 +287,21 @@ static void discard(struct output *outs, size_t n)
 
 /* ---- summary ---- */
 
-static void summary(const struct pprof_args *a, struct pp_convert *c)
+static void on_log(void *ctx, enum bpfrec_log_level level, const char *msg)
 {
-	const struct pp_convert_stats *st = pp_convert_stats(c);
-	const char *w = pp_convert_warning(c);
+	(void)ctx;
+	if (level == BPFREC_LOG_WARN)
+		fprintf(stderr, "bpfrec pprof: warning: %s\n", msg);
+}
 
-	if (w)
-		fprintf(stderr, "bpfrec pprof: warning: %s\n", w);
+static void summary(const struct pprof_args *a, const struct bpfrec_pprof *c)
+{
+	BPFREC_OPTS(bpfrec_pprof_stats, s);
+	const struct bpfrec_pprof_stats *st = &s;
+
 	if (a->quiet)
 		return;
+	bpfrec_pprof_get_stats(c, &s);
 	if (st->unknown_event)
 		fprintf(stderr, "bpfrec pprof: %" PRIu64 " samples with an unknown event id were "
 			"skipped\n", st->unknown_event);
@@ -322,16 +319,14 @@ static void summary(const struct pprof_args *a, struct pp_convert *c)
 		fprintf(stderr, "bpfrec pprof: DWARF unwinding: %" PRIu64 " samples to %" PRIu64
 			" user frames (%.1f each), %" PRIu64 " reached the outermost frame; stopped "
 			"early: %" PRIu64 " no CFI, %" PRIu64 " read outside the copied stack, %" PRIu64
-			" pc in no file found, %" PRIu64 " at %d frames\n",
+			" pc in no file found, %" PRIu64 " at %u frames\n",
 			st->unwind_samples, st->unwind_frames,
 			(double)st->unwind_frames / (double)st->unwind_samples,
-			st->unwind_stop[UNW_STOP_END], st->unwind_stop[UNW_STOP_NO_CFI],
-			st->unwind_stop[UNW_STOP_OUTSIDE_STACK], st->unwind_stop[UNW_STOP_NO_FILE],
-			st->unwind_stop[UNW_STOP_DEPTH], PP_USTACK_MAX_FRAMES);
-	if (st->unwind_no_stack || st->unwind_stop[UNW_STOP_NO_REGS])
+			st->unwind_reached_end, st->unwind_no_cfi, st->unwind_outside_stack,
+			st->unwind_no_file, st->unwind_depth, st->unwind_max_frames);
+	if (st->unwind_no_stack)
 		fprintf(stderr, "bpfrec pprof: %" PRIu64 " DWARF-mode samples had no user registers "
-			"or stack to unwind (kernel threads, failed copies)\n",
-			st->unwind_no_stack + st->unwind_stop[UNW_STOP_NO_REGS]);
+			"or stack to unwind (kernel threads, failed copies)\n", st->unwind_no_stack);
 	if (st->unwind_cut)
 		fprintf(stderr, "bpfrec pprof: %" PRIu64 " user stacks were cut to fit 64 KiB records\n",
 			st->unwind_cut);
@@ -342,110 +337,67 @@ static void summary(const struct pprof_args *a, struct pp_convert *c)
 
 int cmd_pprof(int argc, char **argv)
 {
-	struct pprof_args a = { 0 };
-	struct perfdata_reader *r = NULL;
-	struct pp_convert *c = NULL;
+	struct pprof_args a = { .conv = { .sz = sizeof(a.conv) } };
+	struct bpfrec_pprof *c = NULL;
 	struct output *outs = NULL;
 	size_t nr = 0;
-	struct stat st;
 	bool pipe_in;
-	int fd = -1, err, ret = 1;
+	int err, ret = 1;
 
 	err = parse_args(argc, argv, &a);
 	if (err)
 		return err == 1 ? 0 : err;
 	pipe_in = !strcmp(a.input, "-");
 	a.conv.input_name = pipe_in ? "stdin" : a.input;
+	a.conv.log = on_log;
 
-	fd = pipe_in ? STDIN_FILENO : open(a.input, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "bpfrec pprof: cannot open %s: %s%s\n", a.input, strerror(errno),
-			errno == ENOENT ? " (record one with 'perf record -g' or 'bpfrec record', "
-					  "or name it with -i)" : "");
-		return 1;
-	}
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "bpfrec pprof: %s is a directory (perf record --threaded "
-			"directories are not supported; record without --threads)\n", a.input);
-		goto out;
-	}
-	err = perfdata_reader_open(fd, a.conv.input_name, &r);
+	err = bpfrec_pprof_new(&a.conv, &c);
 	if (err) {
-		fprintf(stderr, "bpfrec pprof: %s\n",
-			r ? perfdata_reader_error(r) : strerror(-err));
-		goto out;
+		fprintf(stderr, "bpfrec pprof: %s; see 'bpfrec pprof --help'\n",
+			c ? bpfrec_pprof_error(c) : strerror(-err));
+		bpfrec_pprof_free(c);
+		return 2;
 	}
-	err = pp_convert_new(&a.conv, r, &c);
+	err = pipe_in ? bpfrec_pprof_read_fd(c, STDIN_FILENO) : bpfrec_pprof_read_path(c, a.input);
 	if (err) {
-		fprintf(stderr, "bpfrec pprof: %s\n", strerror(-err));
+		fprintf(stderr, "bpfrec pprof: %s\n", bpfrec_pprof_error(c));
 		goto out;
 	}
-	err = pp_convert_read(c);
-	if (err) {
-		fprintf(stderr, "bpfrec pprof: %s\n", pp_convert_error(c));
-		goto out;
-	}
-	/* Without CLOCK_DATA, date the profile by when the recording ended. */
-	if (!pipe_in && S_ISREG(st.st_mode)) {
-		a.conv.wall_clock_at_end = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec;
-	} else {
-		struct timespec now;
-
-		clock_gettime(CLOCK_REALTIME, &now);
-		a.conv.wall_clock_at_end = (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec;
-	}
-	pp_convert_set_wall_clock(c, a.conv.wall_clock_at_end);
-
-	nr = pp_convert_nr_profiles(c);
-	if (!nr) {
-		if (a.conv.event)
-			fprintf(stderr, "bpfrec pprof: %s has no event '%s'; 'perf evlist -i %s' "
-				"lists its events\n", a.conv.input_name, a.conv.event, a.input);
-		else
-			fprintf(stderr, "bpfrec pprof: %s has no sampling events\n",
-				a.conv.input_name);
-		goto out;
-	}
+	nr = bpfrec_pprof_nr_profiles(c);
 	outs = calloc(nr, sizeof(*outs));
 	if (!outs)
 		goto oom;
 	for (size_t i = 0; i < nr; i++) {
-		struct pprof_builder *b = NULL;
+		BPFREC_OPTS(bpfrec_pprof_profile_info, info);
 		int ofd;
 
 		outs[i].path = nr == 1 ? strdup(a.output)
-				       : event_path(a.output, pp_convert_profile_name(c, i));
+				       : event_path(a.output, bpfrec_pprof_profile_name(c, i));
 		if (!outs[i].path)
 			goto oom;
-		err = pp_convert_build(c, i, &b);
-		if (err) {
-			fprintf(stderr, "bpfrec pprof: %s\n", pp_convert_error(c));
-			goto out;
-		}
 		/* 0600 like perf.data from record: a profile shows what the programs do. */
 		ofd = open_tmp(&outs[i], 0600);
 		if (ofd < 0) {
 			fprintf(stderr, "bpfrec pprof: cannot create %s: %s\n", outs[i].path,
 				strerror(-ofd));
-			pprof_builder_free(b);
 			goto out;
 		}
-		err = pprof_write_gzip(b, ofd);
-		if (!err && close(ofd))
-			err = -errno;
-		else if (err)
-			close(ofd);
+		err = bpfrec_pprof_write_fd(c, i, ofd, &info);
 		if (err) {
-			fprintf(stderr, "bpfrec pprof: writing %s: %s\n", outs[i].path, strerror(-err));
-			pprof_builder_free(b);
+			fprintf(stderr, "bpfrec pprof: %s: %s\n", outs[i].path, bpfrec_pprof_error(c));
+			close(ofd);
+			goto out;
+		}
+		if (close(ofd)) {
+			fprintf(stderr, "bpfrec pprof: writing %s: %s\n", outs[i].path,
+				strerror(errno));
 			goto out;
 		}
 		if (!a.quiet)
 			fprintf(stderr, "bpfrec pprof: %s: %" PRIu64 " %s samples, %zu locations, "
-				"%zu functions, %zu mappings\n", outs[i].path,
-				pp_convert_profile_samples(c, i), pp_convert_profile_name(c, i),
-				pprof_nr_locations(b), pprof_nr_functions(b), pprof_nr_mappings(b));
-		pprof_builder_free(b);
+				"%zu functions, %zu mappings\n", outs[i].path, info.samples,
+				bpfrec_pprof_profile_name(c, i), info.locations, info.functions,
+				info.mappings);
 	}
 	for (size_t i = 0; i < nr; i++) {
 		if (rename(outs[i].tmp, outs[i].path)) {
@@ -464,9 +416,6 @@ oom:
 out:
 	if (outs)
 		discard(outs, nr);
-	pp_convert_free(c);
-	perfdata_reader_free(r);
-	if (fd > STDIN_FILENO)
-		close(fd);
+	bpfrec_pprof_free(c);
 	return ret;
 }

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bpfrec_record.c - the public recording API (bpfrec/record.h) over
+ * recorder/session.h: options translated, the state machine enforced, the
+ * session's messages routed to the caller's log callback.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpfrec/record.h>
+
+#include "perfdata/opts.h"
+#include "recorder/session.h"
+#include "symbolize/cfiwalk.h"
+
+_Static_assert((int)BPFREC_LOG_WARN == (int)RECORD_LOG_WARN &&
+	       (int)BPFREC_LOG_INFO == (int)RECORD_LOG_INFO &&
+	       (int)BPFREC_LOG_DEBUG == (int)RECORD_LOG_DEBUG, "log levels map 1:1");
+
+struct bpfrec_record {
+	struct bpfrec_record_opts opts;
+	struct record_session *s;
+	enum bpfrec_record_state state;
+	FILE *debug_log;	/* the build-id cache's lines, to the log callback */
+	char line[512];		/* a debug line being assembled */
+	size_t line_len;
+	char err[256];		/* errors of the state machine itself */
+};
+
+static int state_error(struct bpfrec_record *r, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int state_error(struct bpfrec_record *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static void session_log(void *ctx, enum record_log_level level, const char *msg)
+{
+	struct bpfrec_record *r = ctx;
+
+	r->opts.log(r->opts.log_ctx, (enum bpfrec_log_level)level, msg);
+}
+
+/*
+ * The build-id cache writes lines to a FILE (buildid_cache.h): a cookie
+ * stream hands each complete line to the log callback at DEBUG level.
+ */
+static ssize_t debug_log_write(void *cookie, const char *buf, size_t len)
+{
+	struct bpfrec_record *r = cookie;
+
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] == '\n' || r->line_len == sizeof(r->line) - 1) {
+			r->line[r->line_len] = '\0';
+			r->opts.log(r->opts.log_ctx, BPFREC_LOG_DEBUG, r->line);
+			r->line_len = 0;
+			if (buf[i] == '\n')
+				continue;
+		}
+		r->line[r->line_len++] = buf[i];
+	}
+	return (ssize_t)len;
+}
+
+static const enum rotate_mode switch_modes[] = {
+	[BPFREC_SWITCH_NONE] = ROTATE_NONE,
+	[BPFREC_SWITCH_MANUAL] = ROTATE_SIGNAL,
+	[BPFREC_SWITCH_SIZE] = ROTATE_SIZE,
+	[BPFREC_SWITCH_TIME] = ROTATE_TIME,
+};
+
+static const enum record_callgraph callgraphs[] = {
+	[BPFREC_CALLGRAPH_NONE] = RECORD_CALLGRAPH_NONE,
+	[BPFREC_CALLGRAPH_FP] = RECORD_CALLGRAPH_FP,
+	[BPFREC_CALLGRAPH_DWARF] = RECORD_CALLGRAPH_DWARF,
+	[BPFREC_CALLGRAPH_CFI] = RECORD_CALLGRAPH_CFI,
+};
+
+/* The public options as the session takes them; -EINVAL with a message. */
+static int session_opts(struct bpfrec_record *r, struct record_opts *o)
+{
+	const struct bpfrec_record_opts *p = &r->opts;
+
+	memset(o, 0, sizeof(*o));
+	switch (p->output) {
+	case BPFREC_OUTPUT_PATH:
+		o->output = p->output_path;
+		break;
+	case BPFREC_OUTPUT_FD:
+		o->use_output_fd = true;
+		o->output_fd = p->output_fd;
+		break;
+	case BPFREC_OUTPUT_CALLBACK:
+		if (!p->output_write)
+			return state_error(r, -EINVAL, "output is BPFREC_OUTPUT_CALLBACK but "
+					   "output_write is NULL: set the callback");
+		o->output_write = p->output_write;
+		o->output_write_ctx = p->output_ctx;
+		break;
+	default:
+		return state_error(r, -EINVAL, "unknown output kind %d: use a BPFREC_OUTPUT_* value",
+				   (int)p->output);
+	}
+	if ((unsigned int)p->callgraph >= sizeof(callgraphs) / sizeof(callgraphs[0]))
+		return state_error(r, -EINVAL, "unknown call-graph mode %d: use a "
+				   "BPFREC_CALLGRAPH_* value", (int)p->callgraph);
+	if ((unsigned int)p->switch_output >= sizeof(switch_modes) / sizeof(switch_modes[0]))
+		return state_error(r, -EINVAL, "unknown switch_output %d: use a BPFREC_SWITCH_* "
+				   "value", (int)p->switch_output);
+	o->event = p->event;
+	o->freq = p->freq || p->period ? p->freq : 4000;
+	o->period = p->period;
+	o->callgraph = callgraphs[p->callgraph];
+	o->stack_user_size = p->stack_user_bytes;
+	if (o->callgraph == RECORD_CALLGRAPH_DWARF && !o->stack_user_size)
+		o->stack_user_size = RECORD_STACK_USER_DEFAULT;
+	o->unwind_table_bytes = p->unwind_table_bytes;
+	o->system_wide = p->system_wide;
+	o->pids = p->pids;
+	o->nr_pids = p->nr_pids;
+	o->tids = p->tids;
+	o->nr_tids = p->nr_tids;
+	o->cpus = p->cpus;
+	o->nr_cpus = p->nr_cpus;
+	o->command = p->command;
+	o->argc = p->argc;
+	o->argv = p->argv;
+	o->ring_buffer_bytes = p->ring_buffer_bytes;
+	o->flush_interval_ms = p->flush_interval_ms;
+	o->wake_fd = -1;
+	/* Every message goes to the callback, which chooses what to show. */
+	o->verbose = true;
+	o->log = p->log ? session_log : NULL;
+	o->log_ctx = r;
+	o->switch_output.mode = switch_modes[p->switch_output];
+	o->switch_output.bytes = p->switch_bytes;
+	o->switch_output.ns = p->switch_ns;
+	o->switch_max_files = p->switch_max_files;
+	o->on_switch = p->on_switch;
+	o->on_switch_ctx = p->on_switch_ctx;
+	o->off_cpu = p->off_cpu;
+	o->off_cpu_thresh_ns = p->off_cpu_thresh_ns;
+	o->compression_level = p->compression_level;
+	o->no_buildid_cache = p->no_buildid_cache;
+	o->buildid_cache_log = r->debug_log;
+	return 0;
+}
+
+int bpfrec_record_new(const struct bpfrec_record_opts *opts, struct bpfrec_record **out)
+{
+	static const cookie_io_functions_t debug_io = { .write = debug_log_write };
+	struct bpfrec_record *r;
+	struct record_opts o;
+	int err;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	*out = r;
+	r->state = BPFREC_RECORD_FAILED;
+	if (opts_copy(&r->opts, sizeof(r->opts), opts))
+		return state_error(r, -EINVAL, "bpfrec_record_opts: sz %zu is too small, or the "
+				   "program sets fields this libbpfrec (%s) does not know: "
+				   "declare it with BPFREC_OPTS()", opts->sz, bpfrec_version());
+	if (r->opts.log) {
+		r->debug_log = fopencookie(r, "w", debug_io);
+		if (!r->debug_log)
+			return state_error(r, -ENOMEM, "out of memory");
+		setvbuf(r->debug_log, NULL, _IONBF, 0);
+	}
+	err = session_opts(r, &o);
+	if (err)
+		return err;
+	err = record_session_new(&o, &r->s);
+	if (err)
+		return err;
+	r->state = BPFREC_RECORD_NEW;
+	return 0;
+}
+
+int bpfrec_record_open(struct bpfrec_record *r)
+{
+	int err;
+
+	if (r->state != BPFREC_RECORD_NEW)
+		return state_error(r, -EALREADY, "the recording is already open: open it once");
+	r->err[0] = '\0';
+	err = record_session_open(r->s);
+	r->state = err ? BPFREC_RECORD_FAILED : BPFREC_RECORD_OPEN;
+	return err;
+}
+
+int bpfrec_record_start(struct bpfrec_record *r)
+{
+	int err;
+
+	switch (r->state) {
+	case BPFREC_RECORD_NEW:
+		err = bpfrec_record_open(r);
+		if (err)
+			return err;
+		break;
+	case BPFREC_RECORD_OPEN:
+		break;
+	case BPFREC_RECORD_STARTED:
+		return state_error(r, -EALREADY, "the recording is already started");
+	case BPFREC_RECORD_STOPPED:
+		return state_error(r, -EINVAL, "the recording was stopped: a recording starts "
+				   "once; make a new one with bpfrec_record_new()");
+	default:
+		return state_error(r, -EINVAL, "the recording failed to open or start: free it");
+	}
+	r->err[0] = '\0';
+	err = record_session_start(r->s);
+	r->state = err ? BPFREC_RECORD_FAILED : BPFREC_RECORD_STARTED;
+	return err;
+}
+
+int bpfrec_record_poll(struct bpfrec_record *r, int timeout_ms)
+{
+	if (r->state != BPFREC_RECORD_STARTED)
+		return state_error(r, -EINVAL, "poll needs a started recording (it is %s)",
+				   r->state == BPFREC_RECORD_STOPPED ? "stopped" : "not started");
+	r->err[0] = '\0';
+	return record_session_poll(r->s, timeout_ms);
+}
+
+int bpfrec_record_poll_fd(const struct bpfrec_record *r)
+{
+	int fd = r->s ? record_session_poll_fd(r->s) : -1;
+
+	return fd >= 0 ? fd : -EINVAL;
+}
+
+int bpfrec_record_timeout_ms(const struct bpfrec_record *r)
+{
+	if (r->state != BPFREC_RECORD_STARTED)
+		return -EINVAL;
+	return record_session_next_poll_ms(r->s);
+}
+
+int bpfrec_record_stop(struct bpfrec_record *r)
+{
+	int err;
+
+	if (r->state == BPFREC_RECORD_STOPPED)
+		return 0;
+	if (r->state != BPFREC_RECORD_STARTED)
+		return state_error(r, -EINVAL, "stop needs a started recording");
+	r->err[0] = '\0';
+	err = record_session_stop(r->s);
+	r->state = BPFREC_RECORD_STOPPED;
+	return err;
+}
+
+int bpfrec_record_switch_output(struct bpfrec_record *r)
+{
+	if (r->state != BPFREC_RECORD_STARTED)
+		return state_error(r, -EINVAL, "switching output needs a started recording");
+	r->err[0] = '\0';
+	return record_session_switch_output(r->s);
+}
+
+void bpfrec_record_free(struct bpfrec_record *r)
+{
+	if (!r)
+		return;
+	record_session_close(r->s);
+	if (r->debug_log)
+		fclose(r->debug_log);
+	free(r);
+}
+
+enum bpfrec_record_state bpfrec_record_state(const struct bpfrec_record *r)
+{
+	return r->state;
+}
+
+int bpfrec_record_get_stats(const struct bpfrec_record *r, struct bpfrec_record_stats *stats)
+{
+	struct bpfrec_record_stats out = { .sz = sizeof(out), .exit_code = -1 };
+
+	if (r->s)
+		record_session_status(r->s, &out);
+	/* An older caller gets the part it knows; a newer one zeros beyond ours. */
+	return opts_copy_out(stats, &out, sizeof(out));
+}
+
+const char *bpfrec_unwind_stop_name(unsigned int stop)
+{
+	return stop < UNWIND_STOP_MAX ? cfi_walk_stop_name((enum unwind_stop)stop) : NULL;
+}
+
+_Static_assert(UNWIND_STOP_MAX <= BPFREC_UNWIND_STOPS, "room for every stop reason");
+
+const char *bpfrec_record_error(const struct bpfrec_record *r)
+{
+	if (r->err[0] || !r->s)
+		return r->err;
+	return record_session_error(r->s);
+}
+
+int bpfrec_record_failure_code(const struct bpfrec_record *r)
+{
+	return r->s ? record_session_failure_code(r->s) : 1;
+}

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_api.c - the public API's contract where it needs no BPF: options
+ * structs of other sizes (BPFREC_OPTS, sz checks), the recording's state
+ * machine before open, error messages, and the conversion and reader APIs
+ * on a small recording made by our writer (file and pipe format, output to
+ * an fd and to a write callback).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpfrec/bpfrec.h>
+
+#include "perfdata/writer.h"
+
+/* ---- options structs ---- */
+
+/* A caller built against a newer header: one more field after ours. */
+struct newer_record_opts {
+	struct bpfrec_record_opts known;
+	uint64_t future_field;
+};
+
+static pid_t self_pid[1];
+
+Test(api_opts, declared_with_sz_and_fields)
+{
+	BPFREC_OPTS(bpfrec_record_opts, o, .freq = 99, .system_wide = true);
+
+	cr_assert_eq(o.sz, sizeof(struct bpfrec_record_opts));
+	cr_assert_eq(o.freq, 99);
+	cr_assert(o.system_wide);
+	cr_assert_null(o.output_path);
+	cr_assert_eq(o.callgraph, BPFREC_CALLGRAPH_NONE);
+}
+
+Test(api_opts, sz_too_small_is_refused_with_a_message)
+{
+	BPFREC_OPTS(bpfrec_record_opts, o, .system_wide = true);
+	struct bpfrec_record *rec = NULL;
+
+	o.sz = 4;
+	cr_assert_eq(bpfrec_record_new(&o, &rec), -EINVAL);
+	cr_assert_not_null(rec, "the handle carries the message");
+	cr_assert(strstr(bpfrec_record_error(rec), "BPFREC_OPTS"), "%s", bpfrec_record_error(rec));
+	cr_assert_eq(bpfrec_record_state(rec), BPFREC_RECORD_FAILED);
+	bpfrec_record_free(rec);
+}
+
+Test(api_opts, an_older_caller_gets_defaults_for_what_it_lacks)
+{
+	BPFREC_OPTS(bpfrec_record_opts, o, .system_wide = true, .log_ctx = (void *)1);
+	struct bpfrec_record *rec = NULL;
+
+	/* Everything up to (not including) log: log_ctx's garbage is not read. */
+	o.sz = offsetof(struct bpfrec_record_opts, log);
+	cr_assert_eq(bpfrec_record_new(&o, &rec), 0, "%s", rec ? bpfrec_record_error(rec) : "");
+	cr_assert_eq(bpfrec_record_state(rec), BPFREC_RECORD_NEW);
+	bpfrec_record_free(rec);
+}
+
+Test(api_opts, a_newer_caller_is_accepted_only_with_zero_unknown_fields)
+{
+	struct newer_record_opts o = { .known = { .sz = sizeof(o), .system_wide = true } };
+	struct bpfrec_record *rec = NULL;
+
+	cr_assert_eq(bpfrec_record_new(&o.known, &rec), 0, "%s", bpfrec_record_error(rec));
+	bpfrec_record_free(rec);
+	o.future_field = 1;
+	cr_assert_eq(bpfrec_record_new(&o.known, &rec), -EINVAL);
+	cr_assert(strstr(bpfrec_record_error(rec), "does not know"), "%s", bpfrec_record_error(rec));
+	bpfrec_record_free(rec);
+}
+
+Test(api_opts, stats_fill_only_what_the_caller_has)
+{
+	BPFREC_OPTS(bpfrec_record_opts, o, .system_wide = true);
+	struct bpfrec_record_stats st;
+	struct bpfrec_record *rec = NULL;
+
+	cr_assert_eq(bpfrec_record_new(&o, &rec), 0);
+	memset(&st, 0xab, sizeof(st));
+	st.sz = offsetof(struct bpfrec_record_stats, lost);
+	cr_assert_eq(bpfrec_record_get_stats(rec, &st), 0);
+	cr_assert_eq(st.sz, offsetof(struct bpfrec_record_stats, lost));
+	cr_assert_eq(st.samples, 0);
+	cr_assert_eq(((unsigned char *)&st.lost)[0], 0xab, "wrote past the caller's sz");
+	st.sz = sizeof(st);
+	cr_assert_eq(bpfrec_record_get_stats(rec, &st), 0);
+	cr_assert_eq(st.exit_code, -1);
+	cr_assert_not(st.workload_done);
+	bpfrec_record_free(rec);
+}
+
+/* ---- the state machine before open ---- */
+
+Test(api_record, nothing_but_new_works_before_start)
+{
+	BPFREC_OPTS(bpfrec_record_opts, o, .pids = self_pid, .nr_pids = 1);
+	struct bpfrec_record *rec = NULL;
+
+	self_pid[0] = getpid();
+	cr_assert_eq(bpfrec_record_new(&o, &rec), 0, "%s", bpfrec_record_error(rec));
+	cr_assert_eq(bpfrec_record_state(rec), BPFREC_RECORD_NEW);
+	cr_assert_str_empty(bpfrec_record_error(rec));
+	cr_assert_eq(bpfrec_record_poll(rec, 0), -EINVAL);
+	cr_assert(strstr(bpfrec_record_error(rec), "not started"), "%s", bpfrec_record_error(rec));
+	cr_assert_eq(bpfrec_record_stop(rec), -EINVAL);
+	cr_assert(strstr(bpfrec_record_error(rec), "stop"), "%s", bpfrec_record_error(rec));
+	cr_assert_eq(bpfrec_record_switch_output(rec), -EINVAL);
+	cr_assert_eq(bpfrec_record_poll_fd(rec), -EINVAL);
+	cr_assert_eq(bpfrec_record_state(rec), BPFREC_RECORD_NEW, "failed calls change nothing");
+	bpfrec_record_free(rec);
+}
+
+Test(api_record, bad_options_say_what_to_fix)
+{
+	static const struct {
+		struct bpfrec_record_opts o;
+		const char *msg;
+	} cases[] = {
+		{ { .sz = sizeof(struct bpfrec_record_opts) }, "nothing to record" },
+		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true, .callgraph = 9 },
+		  "BPFREC_CALLGRAPH_" },
+		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true, .output = 7 },
+		  "BPFREC_OUTPUT_" },
+		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true,
+		    .output = BPFREC_OUTPUT_CALLBACK }, "output_write" },
+		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true,
+		    .output = BPFREC_OUTPUT_FD, .output_fd = 9999 }, "not open" },
+		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true,
+		    .output = BPFREC_OUTPUT_FD, .output_fd = 1, .switch_output = BPFREC_SWITCH_MANUAL },
+		  "switch-output" },
+		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true, .event = "bogus" },
+		  "unknown event 'bogus'" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bpfrec_record *rec = NULL;
+
+		cr_assert_lt(bpfrec_record_new(&cases[i].o, &rec), 0, "case %zu", i);
+		cr_assert(strstr(bpfrec_record_error(rec), cases[i].msg), "case %zu: %s", i,
+			  bpfrec_record_error(rec));
+		cr_assert_eq(bpfrec_record_start(rec), -EINVAL, "case %zu", i);
+		cr_assert_eq(bpfrec_record_open(rec), -EALREADY, "case %zu", i);
+		bpfrec_record_free(rec);
+	}
+}
+
+Test(api_record, the_output_fd_must_be_writable_and_stays_open)
+{
+	BPFREC_OPTS(bpfrec_record_opts, o, .system_wide = true, .output = BPFREC_OUTPUT_FD);
+	struct bpfrec_record *rec = NULL;
+	int fds[2];
+
+	/* A read-only fd is refused before anything is recorded. */
+	o.output_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	cr_assert_eq(bpfrec_record_new(&o, &rec), -EBADF);
+	cr_assert(strstr(bpfrec_record_error(rec), "not open for writing"), "%s",
+		  bpfrec_record_error(rec));
+	bpfrec_record_free(rec);
+	close(o.output_fd);
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	o.output_fd = fds[1];
+	cr_assert_eq(bpfrec_record_new(&o, &rec), 0, "%s", bpfrec_record_error(rec));
+	bpfrec_record_free(rec);
+	cr_assert_eq(fcntl(fds[1], F_GETFD), FD_CLOEXEC, "the caller's fd stays open");
+	close(fds[0]);
+	close(fds[1]);
+}
+
+Test(api_common, version_matches_the_header)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "%d.%d.", BPFREC_VERSION_MAJOR, BPFREC_VERSION_MINOR);
+	cr_assert_eq(strncmp(bpfrec_version(), want, strlen(want)), 0, "%s", bpfrec_version());
+}
+
+/* ---- conversion and reading, on a recording made by our writer ---- */
+
+#define NR_SAMPLES 50
+
+/* 50 cpu-clock samples of pid 42 ("tiny") at 3 addresses in the kernel. */
+static int make_recording(bool pipe)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = 999, .freq = 1, .sample_id_all = 1, .comm = 1,
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD,
+	};
+	struct perfdata_writer_opts wo = { .pipe = pipe };
+	struct perfdata_comm comm = { .pid = 42, .tid = 42, .comm = "tiny" };
+	struct perfdata_sample_id sid = { .pid = 42, .tid = 42, .time = 1, .id = 7 };
+	struct perfdata_writer *w;
+	uint64_t id = 7;
+	int fd = memfd_create("rec", MFD_CLOEXEC);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(perfdata_writer_new(fd, &wo, &w), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &a, &id, 1), 0);
+	cr_assert_eq(perfdata_writer_start(w), 0);
+	cr_assert_eq(perfdata_write_comm(w, &comm, &sid), 0);
+	for (int i = 0; i < NR_SAMPLES; i++) {
+		struct perfdata_sample s = {
+			.misc = PERF_RECORD_MISC_KERNEL, .id = 7, .pid = 42, .tid = 42,
+			.time = 10 + (uint64_t)i, .period = 1000000,
+			.ip = 0xffffffff81000000ull + (uint64_t)(i % 3) * 0x100,
+		};
+
+		cr_assert_eq(perfdata_write_sample(w, &s), 0);
+	}
+	cr_assert_eq(perfdata_write_finished_round(w), 0);
+	cr_assert_eq(perfdata_writer_finish(w), 0);
+	perfdata_writer_free(w);
+	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+Test(api_perfdata, reads_samples_of_both_formats)
+{
+	for (int pipe = 0; pipe < 2; pipe++) {
+		struct bpfrec_perfdata *r = NULL;
+		const struct perf_event_header *h;
+		int fd = make_recording(pipe), n = 0, err;
+
+		cr_assert_eq(bpfrec_perfdata_open_fd(fd, "tiny.data", &r), 0, "%s",
+			     bpfrec_perfdata_error(r));
+		cr_assert_eq(bpfrec_perfdata_is_pipe(r), pipe);
+		while ((err = bpfrec_perfdata_next(r, &h)) == 1) {
+			BPFREC_OPTS(bpfrec_perfdata_sample, s);
+
+			if (h->type != PERF_RECORD_SAMPLE)
+				continue;
+			cr_assert_eq(bpfrec_perfdata_parse_sample(r, h, &s), 0);
+			cr_assert_eq(s.pid, 42);
+			cr_assert_eq(s.event, 0);
+			cr_assert_eq(s.period, 1000000);
+			n++;
+		}
+		cr_assert_eq(err, 0, "%s", bpfrec_perfdata_error(r));
+		cr_assert_eq(n, NR_SAMPLES);
+		cr_assert_eq(bpfrec_perfdata_nr_events(r), 1);
+		cr_assert_str_eq(bpfrec_perfdata_event_name(r, 0), "cpu-clock");
+		cr_assert_eq(bpfrec_perfdata_event_attr(r, 0)->config, PERF_COUNT_SW_CPU_CLOCK);
+		cr_assert_null(bpfrec_perfdata_event_name(r, 1));
+		bpfrec_perfdata_free(r);
+		close(fd);
+	}
+}
+
+Test(api_perfdata, a_missing_file_is_named)
+{
+	struct bpfrec_perfdata *r = NULL;
+
+	cr_assert_eq(bpfrec_perfdata_open_path("/nonexistent/perf.data", &r), -ENOENT);
+	cr_assert(strstr(bpfrec_perfdata_error(r), "/nonexistent/perf.data"), "%s",
+		  bpfrec_perfdata_error(r));
+	bpfrec_perfdata_free(r);
+}
+
+struct sink {
+	uint8_t *buf;
+	size_t len;
+	int fail_after;		/* calls before returning -ENOSPC; 0 = never */
+	int calls;
+};
+
+static int sink_write(void *ctx, const void *buf, size_t len)
+{
+	struct sink *s = ctx;
+
+	if (s->fail_after && ++s->calls >= s->fail_after)
+		return -ENOSPC;
+	s->buf = realloc(s->buf, s->len + len);
+	memcpy(s->buf + s->len, buf, len);
+	s->len += len;
+	return 0;
+}
+
+Test(api_pprof, converts_to_an_fd_and_a_callback_alike)
+{
+	BPFREC_OPTS(bpfrec_pprof_opts, o, .no_symbolize = true, .labels = "pid,comm");
+	BPFREC_OPTS(bpfrec_pprof_profile_info, info);
+	BPFREC_OPTS(bpfrec_pprof_stats, st);
+	struct bpfrec_pprof *c = NULL;
+	struct sink s = { 0 };
+	int in = make_recording(true), out = memfd_create("out", MFD_CLOEXEC);
+	uint8_t *file;
+	off_t len;
+
+	cr_assert_eq(bpfrec_pprof_new(&o, &c), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_write_fd(c, 0, out, NULL), -EINVAL, "nothing read yet");
+	cr_assert_eq(bpfrec_pprof_read_fd(c, in), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_read_fd(c, in), -EALREADY);
+	cr_assert_eq(bpfrec_pprof_nr_profiles(c), 1);
+	cr_assert_str_eq(bpfrec_pprof_profile_name(c, 0), "cpu-clock");
+	cr_assert_eq(bpfrec_pprof_profile_samples(c, 0), NR_SAMPLES);
+	cr_assert_eq(bpfrec_pprof_write_fd(c, 0, out, &info), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(info.samples, NR_SAMPLES);
+	cr_assert_eq(info.locations, 3);
+	cr_assert_gt(info.bytes, 18);
+	cr_assert_eq(bpfrec_pprof_write_callback(c, 0, sink_write, &s, NULL), 0, "%s",
+		     bpfrec_pprof_error(c));
+	/* The same profile, byte for byte, whichever way it left. */
+	len = lseek(out, 0, SEEK_END);
+	cr_assert_eq((uint64_t)len, info.bytes);
+	cr_assert_eq(s.len, (size_t)len);
+	file = malloc((size_t)len);
+	cr_assert_eq(pread(out, file, (size_t)len, 0), len);
+	cr_assert_eq(memcmp(file, s.buf, s.len), 0);
+	cr_assert_eq(file[0], 0x1f, "gzip");
+	cr_assert_eq(file[1], 0x8b, "gzip");
+	cr_assert_eq(bpfrec_pprof_get_stats(c, &st), 0);
+	cr_assert_eq(st.samples, NR_SAMPLES);
+	cr_assert_eq(st.kept, NR_SAMPLES);
+	cr_assert_eq(bpfrec_pprof_write_fd(c, 1, out, NULL), -EINVAL, "one profile only");
+	cr_assert(strstr(bpfrec_pprof_error(c), "no profile 1"), "%s", bpfrec_pprof_error(c));
+	free(file);
+	free(s.buf);
+	bpfrec_pprof_free(c);
+	close(in);
+	close(out);
+}
+
+Test(api_pprof, a_failing_callback_fails_the_write)
+{
+	BPFREC_OPTS(bpfrec_pprof_opts, o, .no_symbolize = true);
+	struct bpfrec_pprof *c = NULL;
+	struct sink s = { .fail_after = 1 };
+	int in = make_recording(false);
+
+	cr_assert_eq(bpfrec_pprof_new(&o, &c), 0);
+	cr_assert_eq(bpfrec_pprof_read_fd(c, in), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_write_callback(c, 0, sink_write, &s, NULL), -ENOSPC);
+	cr_assert(strstr(bpfrec_pprof_error(c), "write callback"), "%s", bpfrec_pprof_error(c));
+	bpfrec_pprof_free(c);
+	close(in);
+}
+
+Test(api_pprof, bad_labels_and_missing_input_say_what_to_fix)
+{
+	BPFREC_OPTS(bpfrec_pprof_opts, bad, .labels = "pid,bogus");
+	BPFREC_OPTS(bpfrec_pprof_opts, o, .event = "cycles");
+	struct bpfrec_pprof *c = NULL;
+	int in;
+
+	cr_assert_eq(bpfrec_pprof_new(&bad, &c), -EINVAL);
+	cr_assert(strstr(bpfrec_pprof_error(c), "pid,bogus"), "%s", bpfrec_pprof_error(c));
+	bpfrec_pprof_free(c);
+	cr_assert_eq(bpfrec_pprof_new(&o, &c), 0);
+	cr_assert_eq(bpfrec_pprof_read_path(c, "/nonexistent/perf.data"), -ENOENT);
+	cr_assert(strstr(bpfrec_pprof_error(c), "cannot open /nonexistent/perf.data"), "%s",
+		  bpfrec_pprof_error(c));
+	bpfrec_pprof_free(c);
+	/* An event the file does not have. */
+	in = make_recording(false);
+	cr_assert_eq(bpfrec_pprof_new(&o, &c), 0);
+	cr_assert_eq(bpfrec_pprof_read_fd(c, in), -ENOENT);
+	cr_assert(strstr(bpfrec_pprof_error(c), "no event 'cycles'"), "%s", bpfrec_pprof_error(c));
+	bpfrec_pprof_free(c);
+	close(in);
+}

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bpfrec_pprof.c - the public conversion API (bpfrec/pprof.h) over the
+ * reader (perfdata/reader.h) and the converter (convert.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpfrec/pprof.h>
+
+#include "perfdata/opts.h"
+#include "perfdata/reader.h"
+#include "convert.h"
+#include "profile.h"
+#include "ustack.h"
+
+#define MAX_LABELS 16
+
+struct bpfrec_pprof {
+	struct bpfrec_pprof_opts opts;
+	struct pp_convert_opts conv_opts;
+	struct pp_label_spec labels[MAX_LABELS];
+	char *labels_buf;		/* the labels string, cut up by pp_parse_labels() */
+	char *input_name;
+	struct perfdata_reader *r;
+	struct pp_convert *c;
+	bool read;
+	char err[512];
+};
+
+static int fail(struct bpfrec_pprof *p, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(struct bpfrec_pprof *p, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->err, sizeof(p->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int bpfrec_pprof_new(const struct bpfrec_pprof_opts *opts, struct bpfrec_pprof **out)
+{
+	struct bpfrec_pprof *p = calloc(1, sizeof(*p));
+	struct pp_convert_opts *c;
+	size_t nr = 0;
+	int err;
+
+	*out = p;
+	if (!p)
+		return -ENOMEM;
+	if (opts_copy(&p->opts, sizeof(p->opts), opts))
+		return fail(p, -EINVAL, "bpfrec_pprof_opts: sz %zu is too small, or the program "
+			    "sets fields this libbpfrec (%s) does not know: declare it with "
+			    "BPFREC_OPTS()", opts->sz, bpfrec_version());
+	c = &p->conv_opts;
+	c->event = p->opts.event;
+	c->pids = p->opts.pids;
+	c->nr_pids = p->opts.nr_pids;
+	c->tids = p->opts.tids;
+	c->nr_tids = p->opts.nr_tids;
+	c->comms = p->opts.comms;
+	c->nr_comms = p->opts.nr_comms;
+	c->no_symbolize = p->opts.no_symbolize;
+	c->sym.kallsyms = p->opts.kallsyms;
+	c->sym.symfs = p->opts.symfs;
+	c->sym.debug_dir = p->opts.debug_dir;
+	c->sym.jit_dir = p->opts.jit_dir;
+	c->sym.no_inlines = p->opts.no_inlines;
+	c->wall_clock_at_end = p->opts.wall_clock_at_end;
+	if (p->opts.labels) {
+		p->labels_buf = strdup(p->opts.labels);
+		if (!p->labels_buf)
+			return fail(p, -ENOMEM, "out of memory");
+		err = pp_parse_labels(p->labels_buf, p->labels, MAX_LABELS, &nr);
+		if (err == -E2BIG)
+			return fail(p, err, "too many labels in '%s' (at most %d)", p->opts.labels,
+				    MAX_LABELS);
+		if (err)
+			return fail(p, err, "labels take pid,tid,comm,cpu,trace:FIELD; '%s' has "
+				    "something else", p->opts.labels);
+		c->labels = p->labels;
+		c->nr_labels = nr;
+	}
+	return 0;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+}
+
+static int read_input(struct bpfrec_pprof *p, int fd, const char *name)
+{
+	struct stat st;
+	int err;
+
+	if (p->read)
+		return fail(p, -EALREADY, "a conversion reads one input: make a new one");
+	p->read = true;
+	p->input_name = strdup(p->opts.input_name ? p->opts.input_name : name);
+	if (!p->input_name)
+		return fail(p, -ENOMEM, "out of memory");
+	p->conv_opts.input_name = p->input_name;
+	if (fstat(fd, &st))
+		return fail(p, -errno, "%s: %s", p->input_name, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return fail(p, -EISDIR, "%s is a directory (perf record --threaded directories "
+			    "are not supported; record without --threads)", p->input_name);
+	err = perfdata_reader_open(fd, p->input_name, &p->r);
+	if (err)
+		return fail(p, err, "%s", p->r ? perfdata_reader_error(p->r) : strerror(-err));
+	err = pp_convert_new(&p->conv_opts, p->r, &p->c);
+	if (err)
+		return fail(p, err, "%s", strerror(-err));
+	err = pp_convert_read(p->c);
+	if (err)
+		return fail(p, err, "%s", pp_convert_error(p->c));
+	/* Without CLOCK_DATA, date the profile by when the recording ended. */
+	if (!p->conv_opts.wall_clock_at_end)
+		pp_convert_set_wall_clock(p->c, S_ISREG(st.st_mode) && !perfdata_reader_is_pipe(p->r)
+			? (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec
+			: realtime_ns());
+	if (!pp_convert_nr_profiles(p->c)) {
+		if (p->conv_opts.event)
+			return fail(p, -ENOENT, "%s has no event '%s'; 'perf evlist -i FILE' lists "
+				    "its events", p->input_name, p->conv_opts.event);
+		return fail(p, -ENOENT, "%s has no sampling events", p->input_name);
+	}
+	if (p->opts.log && pp_convert_warning(p->c))
+		p->opts.log(p->opts.log_ctx, BPFREC_LOG_WARN, pp_convert_warning(p->c));
+	return 0;
+}
+
+int bpfrec_pprof_read_fd(struct bpfrec_pprof *p, int fd)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "fd %d", fd);
+	p->err[0] = '\0';
+	return read_input(p, fd, name);
+}
+
+int bpfrec_pprof_read_path(struct bpfrec_pprof *p, const char *path)
+{
+	int fd, err;
+
+	p->err[0] = '\0';
+	if (p->read)
+		return fail(p, -EALREADY, "a conversion reads one input: make a new one");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		p->read = true;
+		return fail(p, err, "cannot open %s: %s%s", path, strerror(-err),
+			    err == -ENOENT ? " (record one with 'perf record -g' or 'bpfrec "
+					     "record')" : "");
+	}
+	err = read_input(p, fd, path);
+	close(fd);
+	return err;
+}
+
+size_t bpfrec_pprof_nr_profiles(const struct bpfrec_pprof *p)
+{
+	return p->c && p->read ? pp_convert_nr_profiles(p->c) : 0;
+}
+
+const char *bpfrec_pprof_profile_name(const struct bpfrec_pprof *p, size_t i)
+{
+	return i < bpfrec_pprof_nr_profiles(p) ? pp_convert_profile_name(p->c, i) : NULL;
+}
+
+uint64_t bpfrec_pprof_profile_samples(const struct bpfrec_pprof *p, size_t i)
+{
+	return i < bpfrec_pprof_nr_profiles(p) ? pp_convert_profile_samples(p->c, i) : 0;
+}
+
+static void fill_info(struct bpfrec_pprof_profile_info *info, const struct pprof_builder *b,
+		      uint64_t samples, uint64_t bytes)
+{
+	struct bpfrec_pprof_profile_info out = {
+		.sz = sizeof(out), .samples = samples, .locations = pprof_nr_locations(b),
+		.functions = pprof_nr_functions(b), .mappings = pprof_nr_mappings(b),
+		.bytes = bytes,
+	};
+
+	opts_copy_out(info, &out, sizeof(out));
+}
+
+/* Profile i, gzip-compressed, to fd (written from its current offset). */
+static int write_profile(struct bpfrec_pprof *p, size_t i, int fd, const char *what,
+			 struct bpfrec_pprof_profile_info *info)
+{
+	struct pprof_builder *b = NULL;
+	off_t start = lseek(fd, 0, SEEK_CUR);
+	int err;
+
+	p->err[0] = '\0';
+	if (i >= bpfrec_pprof_nr_profiles(p))
+		return fail(p, -EINVAL, "no profile %zu: %s has %zu", i,
+			    p->read ? p->input_name : "nothing read yet",
+			    bpfrec_pprof_nr_profiles(p));
+	err = pp_convert_build(p->c, i, &b);
+	if (err)
+		return fail(p, err, "%s", pp_convert_error(p->c));
+	err = pprof_write_gzip(b, fd);
+	if (err)
+		fail(p, err, "writing %s: %s", what, strerror(-err));
+	else if (info) {
+		off_t end = lseek(fd, 0, SEEK_CUR);
+
+		fill_info(info, b, pp_convert_profile_samples(p->c, i),
+			  start >= 0 && end >= start ? (uint64_t)(end - start) : 0);
+	}
+	pprof_builder_free(b);
+	return err;
+}
+
+int bpfrec_pprof_write_fd(struct bpfrec_pprof *p, size_t i, int fd,
+			  struct bpfrec_pprof_profile_info *info)
+{
+	char what[32];
+
+	snprintf(what, sizeof(what), "fd %d", fd);
+	return write_profile(p, i, fd, what, info);
+}
+
+/* The profile goes to an anonymous memory file, then to the callback in pieces. */
+int bpfrec_pprof_write_callback(struct bpfrec_pprof *p, size_t i, bpfrec_write_fn write_fn,
+				void *ctx, struct bpfrec_pprof_profile_info *info)
+{
+	char buf[65536];
+	int fd = memfd_create("bpfrec-pprof", MFD_CLOEXEC), err;
+	ssize_t n;
+
+	if (fd < 0)
+		return fail(p, -errno, "memfd_create: %s", strerror(errno));
+	err = write_profile(p, i, fd, "the profile", info);
+	if (!err && lseek(fd, 0, SEEK_SET) < 0)
+		err = fail(p, -errno, "lseek: %s", strerror(errno));
+	while (!err && (n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = fail(p, -errno, "reading back the profile: %s", strerror(errno));
+			break;
+		}
+		err = write_fn(ctx, buf, (size_t)n);
+		if (err)
+			fail(p, err, "the write callback failed: %s", strerror(-err));
+	}
+	close(fd);
+	return err;
+}
+
+/* Written to a temporary name in the same directory, renamed when complete. */
+int bpfrec_pprof_write_path(struct bpfrec_pprof *p, size_t i, const char *path,
+			    struct bpfrec_pprof_profile_info *info)
+{
+	const char *slash = strrchr(path, '/');
+	char *tmp;
+	int fd, err;
+
+	if (slash)
+		err = asprintf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
+	else
+		err = asprintf(&tmp, ".%s.XXXXXX", path);
+	if (err < 0)
+		return fail(p, -ENOMEM, "out of memory");
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		err = fail(p, -errno, "cannot create %s: %s", path, strerror(errno));
+		free(tmp);
+		return err;
+	}
+	err = write_profile(p, i, fd, path, info);
+	if (!err && close(fd))
+		err = fail(p, -errno, "writing %s: %s", path, strerror(errno));
+	else if (err)
+		close(fd);
+	if (!err && rename(tmp, path))
+		err = fail(p, -errno, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+	if (err)
+		unlink(tmp);
+	free(tmp);
+	return err;
+}
+
+int bpfrec_pprof_get_stats(const struct bpfrec_pprof *p, struct bpfrec_pprof_stats *stats)
+{
+	struct bpfrec_pprof_stats out = { .sz = sizeof(out),
+					  .unwind_max_frames = PP_USTACK_MAX_FRAMES };
+
+	if (p->c) {
+		const struct pp_convert_stats *st = pp_convert_stats(p->c);
+
+		out.samples = st->samples;
+		out.kept = st->kept;
+		out.filtered = st->filtered;
+		out.unknown_event = st->unknown_event;
+		out.unknown_pid = st->unknown_pid;
+		out.lost = st->lost;
+		out.bad_records = st->bad_records;
+		out.frames = st->frames;
+		out.stacks = st->stacks;
+		out.unsymbolized = st->unsymbolized;
+		out.unwind_samples = st->unwind_samples;
+		out.unwind_frames = st->unwind_frames;
+		out.unwind_reached_end = st->unwind_stop[UNW_STOP_END];
+		out.unwind_no_cfi = st->unwind_stop[UNW_STOP_NO_CFI];
+		out.unwind_outside_stack = st->unwind_stop[UNW_STOP_OUTSIDE_STACK];
+		out.unwind_no_file = st->unwind_stop[UNW_STOP_NO_FILE];
+		out.unwind_depth = st->unwind_stop[UNW_STOP_DEPTH];
+		out.unwind_no_stack = st->unwind_no_stack + st->unwind_stop[UNW_STOP_NO_REGS];
+		out.unwind_cut = st->unwind_cut;
+		out.unwind_files_missing = st->unwind_files_missing;
+	}
+	return opts_copy_out(stats, &out, sizeof(out));
+}
+
+const char *bpfrec_pprof_error(const struct bpfrec_pprof *p)
+{
+	return p->err;
+}
+
+void bpfrec_pprof_free(struct bpfrec_pprof *p)
+{
+	if (!p)
+		return;
+	pp_convert_free(p->c);
+	perfdata_reader_free(p->r);
+	free(p->labels_buf);
+	free(p->input_name);
+	free(p);
+}

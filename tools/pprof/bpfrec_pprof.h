@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bpfrec/pprof.h - convert perf.data (perf's or ours, file or pipe format)
+ * into symbolized, gzip-compressed pprof profiles: what `bpfrec pprof`
+ * does, as a library.
+ *
+ * Installed as <bpfrec/pprof.h>. Two steps, as the converter works:
+ *
+ *   bpfrec_pprof_new(opts)        filters, labels, where symbols come from
+ *   bpfrec_pprof_read_path/_fd()  read the whole recording once (memory
+ *                                 follows distinct stacks, not samples)
+ *   bpfrec_pprof_write_*(i)       profile i (one per event, in file order)
+ *                                 to a path (written to a temporary name
+ *                                 and renamed: never half-written), an fd,
+ *                                 or a write callback
+ *   bpfrec_pprof_free()
+ *
+ * Read once per handle (-EALREADY after); write before reading: -EINVAL.
+ * Errors are -errno, and bpfrec_pprof_error() says what and where.
+ */
+#ifndef BPFREC_PPROF_H
+#define BPFREC_PPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bpfrec/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct bpfrec_pprof;
+
+/* Declare with BPFREC_OPTS(bpfrec_pprof_opts, o, ...); zero = default. */
+struct bpfrec_pprof_opts {
+	size_t sz;
+	const char *input_name;		/* for messages; NULL = the path, or "fd N" */
+	/* Filters: only this event (by name), these pids/tids/command names. */
+	const char *event;
+	const uint32_t *pids;
+	size_t nr_pids;
+	const uint32_t *tids;
+	size_t nr_tids;
+	const char *const *comms;
+	size_t nr_comms;
+	const char *labels;		/* per-sample labels: "pid,tid,comm,cpu,trace:FIELD" */
+	bool no_symbolize;		/* addresses and build-ids only */
+	bool no_inlines;		/* only the outermost function per address */
+	const char *kallsyms;		/* NULL = /proc/kallsyms */
+	const char *symfs;		/* look for every binary under this dir */
+	const char *debug_dir;		/* NULL = /usr/lib/debug */
+	const char *jit_dir;		/* where perf-PID.map files are; NULL = /tmp */
+	/*
+	 * The profile's time when the file has no CLOCK_DATA (ns since the
+	 * epoch); 0 = the input file's mtime, or now for a pipe.
+	 */
+	uint64_t wall_clock_at_end;
+	bpfrec_log_fn log;		/* warnings about the whole conversion */
+	void *log_ctx;
+};
+
+/* What the conversion met; declare with BPFREC_OPTS(bpfrec_pprof_stats, st). */
+struct bpfrec_pprof_stats {
+	size_t sz;
+	uint64_t samples;		/* SAMPLE records read */
+	uint64_t kept;			/* in a profile */
+	uint64_t filtered;		/* dropped by the filters */
+	uint64_t unknown_event;		/* id matches no event */
+	uint64_t unknown_pid;		/* of processes no COMM/MMAP describes */
+	uint64_t lost;			/* samples the recording lost */
+	uint64_t bad_records;		/* malformed records skipped */
+	uint64_t frames, stacks;	/* distinct */
+	uint64_t unsymbolized;		/* distinct frames left as addresses */
+	/* DWARF-mode samples, unwound here. */
+	uint64_t unwind_samples, unwind_frames;
+	uint64_t unwind_reached_end;	/* walks that reached the outermost frame */
+	uint64_t unwind_no_cfi, unwind_outside_stack, unwind_no_file, unwind_depth;
+	unsigned int unwind_max_frames;	/* the depth limit unwind_depth counts */
+	uint64_t unwind_no_stack;	/* without user registers or stack */
+	uint64_t unwind_cut;		/* stacks cut to fit a 64 KiB record */
+	uint64_t unwind_files_missing;	/* mappings without a file to read CFI from */
+};
+
+/* One written profile. Declare with BPFREC_OPTS(bpfrec_pprof_profile_info, i). */
+struct bpfrec_pprof_profile_info {
+	size_t sz;
+	uint64_t samples;
+	size_t locations, functions, mappings;
+	uint64_t bytes;			/* compressed bytes written */
+};
+
+/* As bpfrec_record_new(): *conv is set unless -ENOMEM, free it either way. */
+BPFREC_API int bpfrec_pprof_new(const struct bpfrec_pprof_opts *opts,
+				struct bpfrec_pprof **conv);
+BPFREC_API int bpfrec_pprof_read_path(struct bpfrec_pprof *conv, const char *path);
+/* fd: a file or a pipe (perf record -o -), read to its end, not closed. */
+BPFREC_API int bpfrec_pprof_read_fd(struct bpfrec_pprof *conv, int fd);
+
+BPFREC_API size_t bpfrec_pprof_nr_profiles(const struct bpfrec_pprof *conv);
+BPFREC_API const char *bpfrec_pprof_profile_name(const struct bpfrec_pprof *conv, size_t i);
+BPFREC_API uint64_t bpfrec_pprof_profile_samples(const struct bpfrec_pprof *conv, size_t i);
+
+/* info may be NULL. The path gets mode 0600 (a profile shows what programs do). */
+BPFREC_API int bpfrec_pprof_write_path(struct bpfrec_pprof *conv, size_t i, const char *path,
+				       struct bpfrec_pprof_profile_info *info);
+BPFREC_API int bpfrec_pprof_write_fd(struct bpfrec_pprof *conv, size_t i, int fd,
+				     struct bpfrec_pprof_profile_info *info);
+BPFREC_API int bpfrec_pprof_write_callback(struct bpfrec_pprof *conv, size_t i,
+					   bpfrec_write_fn write_fn, void *ctx,
+					   struct bpfrec_pprof_profile_info *info);
+
+BPFREC_API int bpfrec_pprof_get_stats(const struct bpfrec_pprof *conv,
+				      struct bpfrec_pprof_stats *stats);
+BPFREC_API const char *bpfrec_pprof_error(const struct bpfrec_pprof *conv);
+BPFREC_API void bpfrec_pprof_free(struct bpfrec_pprof *conv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BPFREC_PPROF_H */
