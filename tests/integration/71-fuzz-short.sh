@@ -6,7 +6,7 @@
 
 FUZZ=$BUILD/fuzz
 secs=${FUZZ_TEST_TIME:-20}
-for h in reader decode tracing pprof; do
+for h in reader decode tracing pprof cfitable; do
 	[ -x "$FUZZ/fuzz_$h" ] || fail "$FUZZ/fuzz_$h is missing: make BUILD=$BUILD/fuzz FUZZ=1 fuzz-bins"
 	# A copy, so this run's scratch inputs and logs stay in $T.
 	cp "$FUZZ/fuzz_$h" "$T/"
@@ -20,7 +20,7 @@ sh "$TOP/tests/fuzz/run.sh" fuzz "$T" "$secs" >"$T/out" 2>&1 || {
 	fail "fuzzing found a crash; its input is kept in $FUZZ/crashes (add it to the corpus once fixed)"
 }
 cat "$T/out"
-for h in reader decode tracing pprof; do
+for h in reader decode tracing pprof cfitable; do
 	n=$(sed -n "s/^ok   fuzz_$h (fuzz): \([0-9]*\) inputs run$/\1/p" "$T/out")
 	[ -n "$n" ] && [ "$n" -gt 0 ] || fail "fuzz_$h ran no inputs"
 done
