@@ -74,7 +74,13 @@ deps:
 deps-test:
 	@sh tools/deps.sh test
 
-$(BUILD)/obj/%.o: %.c
+# The compiler flags, remembered: objects built with other flags (an older
+# tree without -fPIC, say) are rebuilt instead of breaking the link.
+FLAGS_STAMP := $(BUILD)/.cflags
+$(shell mkdir -p $(BUILD) && echo '$(CC) $(CFLAGS)' | cmp -s - $(FLAGS_STAMP) || \
+	echo '$(CC) $(CFLAGS)' > $(FLAGS_STAMP))
+
+$(BUILD)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
