@@ -172,6 +172,12 @@ struct bpfrec_unwind_stats {
 	uint64_t budget_bytes;	/* unwind_table_bytes in effect */
 	size_t over_budget;	/* mappings that got no table for want of room */
 	size_t no_cfi;		/* files without usable .eh_frame */
+	/*
+	 * Process descriptions the worker never loaded (a storm of new
+	 * processes, no memory, a map write that failed): those processes'
+	 * walks use frame pointers only.
+	 */
+	uint64_t not_loaded;
 };
 
 /* Declare with BPFREC_OPTS(bpfrec_record_stats, st) so sz is set. */

@@ -12,6 +12,7 @@
 #include "recorder/batch.h"
 #include "recorder/emit.h"
 #include "recorder/offcpu.h"
+#include "recorder/percpu.h"
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/kallsyms.h"
@@ -35,7 +36,6 @@ struct offcpu_tracer {
 	struct perf_event_attr attr;
 	uint64_t id;
 	uint64_t lost;		/* written as LOST_SAMPLES so far */
-	int nr_possible_cpus;
 	uint64_t sched_start, sched_end;	/* __schedule, where chains start */
 };
 
@@ -148,14 +148,15 @@ int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
 {
 	struct offcpu_tracer *o = calloc(1, sizeof(*o));
 	struct offcpu *skel;
-	int err;
+	int nr_cpus, err;
 
 	*out = NULL;
 	if (!o)
 		return -ENOMEM;
-	o->nr_possible_cpus = libbpf_num_possible_cpus();
-	if (o->nr_possible_cpus <= 0) {
-		err = o->nr_possible_cpus ? o->nr_possible_cpus : -EINVAL;
+	/* The per-CPU counters (percpu.h) have one value per possible CPU. */
+	nr_cpus = libbpf_num_possible_cpus();
+	if (nr_cpus <= 0) {
+		err = nr_cpus ? nr_cpus : -EINVAL;
 		goto fail;
 	}
 	offcpu_build_attr(opts->cpu_attr, &o->attr);
@@ -291,15 +292,12 @@ int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task
 	return emit_sample(w, t, &e, r->hdr.kind == OFFCPU_KIND_DESCRIBE);
 }
 
+/* A tracer counter (enum offcpu_stat); 0 when it cannot be read. */
 static uint64_t read_stat(struct offcpu_tracer *o, uint32_t key)
 {
-	uint64_t vals[o->nr_possible_cpus], sum = 0;
+	uint64_t sum = 0;
 
-	if (bpf_map__lookup_elem(o->skel->maps.offcpu_stats, &key, sizeof(key), vals,
-				 sizeof(vals), 0))
-		return 0;
-	for (int i = 0; i < o->nr_possible_cpus; i++)
-		sum += vals[i];
+	percpu_sum(bpf_map__fd(o->skel->maps.offcpu_stats), key, &sum);
 	return sum;
 }
 

@@ -45,6 +45,7 @@
 #include "recorder/cpulist.h"
 #include "recorder/emit.h"
 #include "recorder/launch.h"
+#include "recorder/percpu.h"
 #include "recorder/pidset.h"
 #include "recorder/privs.h"
 #include "recorder/procmaps.h"
@@ -56,7 +57,6 @@
 #include "symbolize/fdlimit.h"
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
-#include "recorder/unwind_tables.h"
 #include "symbolize/safeopen.h"
 
 #include "bpf/profile.h"
@@ -119,7 +119,6 @@ struct record_session {
 	struct ring_buffer *rb;
 	struct sideband *sideband;	/* NULL: processes are described from /proc only */
 	int epfd;
-	int nr_possible_cpus;
 
 	/* Output. */
 	int out_fd;
@@ -672,7 +671,7 @@ static int load_bpf(struct record_session *s)
 	size_t ring = s->opts.ring_buffer_bytes;
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct profile *skel;
-	int err;
+	int nr_cpus, err;
 
 	if (!ring) {
 		/*
@@ -689,10 +688,10 @@ static int load_bpf(struct record_session *s)
 		while (ring < s->nr_cpus * per_cpu && ring < MAX_RING_BYTES)
 			ring *= 2;
 	}
-	s->nr_possible_cpus = libbpf_num_possible_cpus();
-	if (s->nr_possible_cpus <= 0)
-		return fail(s, s->nr_possible_cpus ? s->nr_possible_cpus : -EINVAL,
-			    "cannot count the possible CPUs");
+	/* The per-CPU counters (percpu.h) have one value per possible CPU. */
+	nr_cpus = libbpf_num_possible_cpus();
+	if (nr_cpus <= 0)
+		return fail(s, nr_cpus ? nr_cpus : -EINVAL, "cannot count the possible CPUs");
 
 	skel = profile__open();
 	if (!skel)
@@ -768,8 +767,8 @@ static int load_bpf(struct record_session *s)
 			.wakeup_bytes = ring / 2,
 			.thresh_ns = s->opts.off_cpu_thresh_ns,
 			.stack_user_size = skel->rodata->stack_user_size,
-			.unwind_cfi = s->unwind_bytes && s->opts.callgraph != RECORD_CALLGRAPH_FP &&
-				      s->opts.callgraph != RECORD_CALLGRAPH_DWARF,
+			/* unwind_bytes is set exactly when off-CPU walks with the tables too (above). */
+			.unwind_cfi = s->unwind_bytes != 0,
 			.unwind_rows_fd = bpf_map__fd(skel->maps.unwind_rows),
 			.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
 			.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
@@ -1226,14 +1225,12 @@ static int write_task(struct record_session *s, const struct profile_task *t)
 	return 0;
 }
 
+/* A sampler counter (enum profile_stat); 0 when it cannot be read. */
 static uint64_t read_stat(struct record_session *s, uint32_t key)
 {
-	uint64_t vals[s->nr_possible_cpus], sum = 0;
+	uint64_t sum = 0;
 
-	if (bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals, sizeof(vals), 0))
-		return 0;
-	for (int i = 0; i < s->nr_possible_cpus; i++)
-		sum += vals[i];
+	percpu_sum(bpf_map__fd(s->skel->maps.stats), key, &sum);
 	return sum;
 }
 
@@ -1619,29 +1616,6 @@ void record_session_close(struct record_session *s)
 	free(s);
 }
 
-static void unwind_status(const struct record_session *s, struct bpfrec_unwind_stats *u)
-{
-	struct unwind_tables_stats ts;
-	struct unwind_bpf_counts c;
-
-	u->enabled = true;
-	u->budget_bytes = s->unwind_bytes;
-	unwind_bpf_table_stats(s->unwind, &ts);
-	u->tables_built = ts.files_built;
-	u->over_budget = ts.mappings_over_budget;
-	u->no_cfi = ts.files_no_cfi;
-	if (unwind_bpf_counts(s->unwind, &c))
-		return;	/* the counters stay 0: nothing to report is better than a wrong sum */
-	u->walks = c.walks;
-	u->root = c.root;
-	u->fp_walks = c.fp_walks;
-	u->fp_frames = c.fp_frames;
-	u->no_proc = c.no_proc;
-	u->frames = c.frames;
-	memcpy(u->stops, c.stops, sizeof(u->stops));
-	u->peak_bytes = c.peak_rows * sizeof(struct unwind_row);
-}
-
 void record_session_status(const struct record_session *s, struct bpfrec_record_stats *st)
 {
 	*st = (struct bpfrec_record_stats){ .sz = sizeof(*st), .exit_code = -1 };
@@ -1673,7 +1647,7 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;
 	if (s->unwind)
-		unwind_status(s, &st->unwind);
+		unwind_bpf_stats(s->unwind, &st->unwind);
 	if (s->child.pid)
 		st->exit_code = launch_exit_code(&s->child);
 }

@@ -13,7 +13,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <bpfrec/record.h>
+
 #include "bpf/unwind.h"
+#include "recorder/percpu.h"
 #include "recorder/procmaps.h"
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
@@ -40,7 +43,7 @@ struct unwind_bpf {
 	struct unwind_row *rows;	/* the mmap()ed row store */
 	size_t rows_len;		/* its length in bytes */
 	uint32_t store_rows;
-	int nr_cpus;
+	uint64_t budget_bytes;		/* as given: what the store was sized from */
 
 	/* Shared with the recorder's thread, under lock. */
 	pthread_mutex_t lock;
@@ -134,7 +137,7 @@ int unwind_bpf_new(const struct unwind_bpf_opts *opts, struct unwind_bpf **out)
 	u->stops_fd = opts->stops_fd;
 	u->stats_fd = opts->stats_fd;
 	u->store_rows = (uint32_t)nr;
-	u->nr_cpus = libbpf_num_possible_cpus();
+	u->budget_bytes = opts->bytes;
 	u->rows_len = ((size_t)nr * sizeof(struct unwind_row) + (size_t)page - 1) &
 		      ~((size_t)page - 1);
 	u->rows = mmap(NULL, u->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED, opts->rows_fd, 0);
@@ -143,10 +146,6 @@ int unwind_bpf_new(const struct unwind_bpf_opts *opts, struct unwind_bpf **out)
 		u->rows = NULL;
 		unwind_bpf_free(u);
 		return err;
-	}
-	if (u->nr_cpus <= 0) {
-		unwind_bpf_free(u);
-		return -EINVAL;
 	}
 	to.proc_root = opts->proc_root;
 	to.store_rows = u->store_rows;
@@ -202,13 +201,6 @@ int unwind_bpf_warm(struct unwind_bpf *u, int fd)
 	pthread_mutex_unlock(&u->lock);
 	pthread_mutex_unlock(&u->mgr_lock);
 	return err;
-}
-
-void unwind_bpf_table_stats(struct unwind_bpf *u, struct unwind_tables_stats *st)
-{
-	pthread_mutex_lock(&u->lock);
-	*st = u->snap;
-	pthread_mutex_unlock(&u->lock);
 }
 
 uint64_t unwind_bpf_changes(struct unwind_bpf *u)
@@ -366,50 +358,44 @@ const struct task_tracker_hooks unwind_bpf_hooks = {
 	.forget = hook_forget,
 };
 
-/* The sum over CPUs of a per-CPU array of counters, n entries (<= max). */
-static int sum_percpu(int fd, int nr_cpus, uint64_t *out, uint32_t n)
+/* Entries [0, n) of a per-CPU counter map, each summed over CPUs. */
+static int sum_entries(int fd, uint64_t *out, uint32_t n)
 {
-	uint64_t *v = calloc((size_t)nr_cpus, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
 	for (uint32_t k = 0; k < n; k++) {
-		out[k] = 0;
-		if (bpf_map_lookup_elem(fd, &k, v)) {
-			int err = -errno;
+		int err = percpu_sum(fd, k, &out[k]);
 
-			free(v);
+		if (err)
 			return err;
-		}
-		for (int c = 0; c < nr_cpus; c++)
-			out[k] += v[c];
 	}
-	free(v);
 	return 0;
 }
 
-int unwind_bpf_counts(struct unwind_bpf *u, struct unwind_bpf_counts *c)
+int unwind_bpf_stats(struct unwind_bpf *u, struct bpfrec_unwind_stats *out)
 {
-	uint64_t stats[UNWIND_STAT_MAX];
+	uint64_t stats[UNWIND_STAT_MAX], stops[UNWIND_STOP_MAX];
 	int err;
 
-	memset(c, 0, sizeof(*c));
-	_Static_assert(UNWIND_STOP_MAX <= sizeof(c->stops) / sizeof(c->stops[0]), "stops");
-	err = sum_percpu(u->stops_fd, u->nr_cpus, c->stops, UNWIND_STOP_MAX);
+	memset(out, 0, sizeof(*out));
+	out->enabled = true;
+	out->budget_bytes = u->budget_bytes;
+	pthread_mutex_lock(&u->lock);
+	out->tables_built = u->snap.files_built;
+	out->over_budget = u->snap.mappings_over_budget;
+	out->no_cfi = u->snap.files_no_cfi;
+	out->peak_bytes = u->peak_rows * sizeof(struct unwind_row);
+	out->not_loaded = u->write_errors + u->jobs_dropped;
+	pthread_mutex_unlock(&u->lock);
+	err = sum_entries(u->stops_fd, stops, UNWIND_STOP_MAX);
 	if (!err)
-		err = sum_percpu(u->stats_fd, u->nr_cpus, stats, UNWIND_STAT_MAX);
+		err = sum_entries(u->stats_fd, stats, UNWIND_STAT_MAX);
 	if (err)
 		return err;
-	c->walks = stats[UNWIND_STAT_WALKS];
-	c->no_proc = stats[UNWIND_STAT_NO_PROC];
-	c->fp_walks = stats[UNWIND_STAT_FP_WALKS];
-	c->fp_frames = stats[UNWIND_STAT_FP_FRAMES];
-	c->frames = stats[UNWIND_STAT_FRAMES];
-	c->root = c->stops[UNWIND_STOP_ROOT];
-	pthread_mutex_lock(&u->lock);
-	c->peak_rows = u->peak_rows;
-	c->write_errors = u->write_errors;
-	c->jobs_dropped = u->jobs_dropped;
-	pthread_mutex_unlock(&u->lock);
+	memcpy(out->stops, stops, sizeof(stops));
+	out->walks = stats[UNWIND_STAT_WALKS];
+	out->root = stops[UNWIND_STOP_ROOT];
+	out->fp_walks = stats[UNWIND_STAT_FP_WALKS];
+	out->fp_frames = stats[UNWIND_STAT_FP_FRAMES];
+	out->no_proc = stats[UNWIND_STAT_NO_PROC];
+	out->frames = stats[UNWIND_STAT_FRAMES];
 	return 0;
 }

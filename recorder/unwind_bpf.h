@@ -60,9 +60,6 @@ int unwind_bpf_new(const struct unwind_bpf_opts *opts, struct unwind_bpf **out);
 void unwind_bpf_free(struct unwind_bpf *u);
 /* unwind_tables_warm() on the manager, now, on the caller's thread. */
 int unwind_bpf_warm(struct unwind_bpf *u, int fd);
-/* The manager's statistics as of the worker's last job. */
-struct unwind_tables_stats;
-void unwind_bpf_table_stats(struct unwind_bpf *u, struct unwind_tables_stats *st);
 /*
  * The task tracker's hooks (recorder/tasks.h) that keep the tables in step
  * with the processes, ctx = u. They queue the work for the worker: a newer
@@ -80,19 +77,14 @@ extern const struct task_tracker_hooks unwind_bpf_hooks;
  */
 uint64_t unwind_bpf_changes(struct unwind_bpf *u);
 
-/* The walks so far, summed over CPUs and programs. */
-struct unwind_bpf_counts {
-	uint64_t walks;		/* user stacks walked */
-	uint64_t root;		/* of those, ended at the thread's root */
-	uint64_t fp_walks;	/* used frame pointers for at least one frame */
-	uint64_t fp_frames;	/* frames found by frame pointers */
-	uint64_t no_proc;	/* walks of processes without tables yet (all frame pointers) */
-	uint64_t frames;	/* frames in all */
-	uint64_t stops[16];	/* by enum unwind_stop */
-	uint64_t peak_rows;	/* the most rows the store held */
-	uint64_t write_errors;	/* map writes that failed (the process kept frame pointers) */
-	uint64_t jobs_dropped;	/* descriptions not queued (storm, memory): frame pointers */
-};
-int unwind_bpf_counts(struct unwind_bpf *u, struct unwind_bpf_counts *c);
+/*
+ * What the recorder reports of the unwinder (struct bpfrec_unwind_stats,
+ * <bpfrec/record.h>): the walks summed over CPUs and both programs, the
+ * manager's tables as of the worker's last job, the most bytes loaded at
+ * once and the budget. 0, or -errno when the walk counters could not be
+ * read (they are left 0: nothing to report is better than a wrong sum).
+ */
+struct bpfrec_unwind_stats;
+int unwind_bpf_stats(struct unwind_bpf *u, struct bpfrec_unwind_stats *out);
 
 #endif /* RECORDER_UNWIND_BPF_H */

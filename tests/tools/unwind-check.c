@@ -34,6 +34,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "recorder/percpu.h"
 #include "recorder/procmaps.h"
 #include "symbolize/cfitable.h"
 #include "symbolize/cfiwalk.h"
@@ -122,28 +123,6 @@ static int attach_threads(struct bpf_program *prog, const pid_t *tids, int n,
 	return 0;
 }
 
-/* The sum over CPUs of entry key of a per-CPU array of u64. */
-static int percpu_sum(const struct bpf_map *map, uint32_t key, uint64_t *sum)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	uint64_t *v;
-
-	if (ncpus <= 0)
-		return -EINVAL;
-	v = calloc((size_t)ncpus, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(map), &key, v)) {
-		free(v);
-		return -errno;
-	}
-	*sum = 0;
-	for (int c = 0; c < ncpus; c++)
-		*sum += v[c];
-	free(v);
-	return 0;
-}
-
 /* The mean run time of prog ("NAME N"), when run-time stats are on. */
 static void print_run_time(const char *name, const struct bpf_program *prog)
 {
@@ -162,7 +141,7 @@ static int print_results(struct unwind_check *skel, int fp)
 	uint32_t zero = 0;
 
 	for (uint32_t r = 0; r < UNWIND_STOP_MAX; r++) {
-		err = percpu_sum(skel->maps.unwind_stops, r, &sum);
+		err = percpu_sum(bpf_map__fd(skel->maps.unwind_stops), r, &sum);
 		if (err)
 			return err;
 		total += sum;
@@ -171,7 +150,7 @@ static int print_results(struct unwind_check *skel, int fp)
 	}
 	printf("walks %llu\n", (unsigned long long)total);
 	for (uint32_t s = 0; s < UNWIND_STAT_MAX; s++) {
-		err = percpu_sum(skel->maps.unwind_stats, s, &sum);
+		err = percpu_sum(bpf_map__fd(skel->maps.unwind_stats), s, &sum);
 		if (err)
 			return err;
 		printf("stat %s %llu\n", cfi_walk_stat_name(s), (unsigned long long)sum);
