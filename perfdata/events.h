@@ -17,6 +17,31 @@
 /* The SAMPLEs of perf's --off-cpu, and of bpfrec's: one per blocked interval. */
 #define PERFDATA_OFFCPU_EVENT_NAME	"offcpu-time"
 
+/*
+ * bpfrec's allocation profile (record --alloc[=BYTES]): two events, both
+ * PERF_TYPE_SOFTWARE / PERF_COUNT_SW_BPF_OUTPUT with the CPU event's
+ * trailer bits plus PERF_SAMPLE_RAW, attr.sample_period = the sampling
+ * interval in bytes (1 = every allocation), attr.freq = 0.
+ *
+ *   "alloc"  one SAMPLE per sampled allocation, at its time, by the
+ *            allocating thread, with the allocation's callchain (the
+ *            allocator's entry first, then its callers).
+ *   "inuse"  at the end of the recording and of each --switch-output file:
+ *            one SAMPLE per sampled allocation still live, with its
+ *            allocating thread and callchain, stamped no earlier than what
+ *            the file already holds.
+ *
+ * In both, period = the bytes the sample stands for: with interval R and
+ * requested size S (Poisson sampling, as tcmalloc and Go), S / (1 -
+ * exp(-S/R)), rounded; S itself when R is 1. The RAW data is text, "FUNC
+ * SIZE" (the allocator entry and S in decimal: "malloc 4096", "calloc
+ * 65536", "realloc 24", "mmap 1048576"), space-padded and NUL-terminated
+ * as offcpu-time's, which perf script prints as the event's BPF string.
+ * The objects a sample stands for are period / S.
+ */
+#define PERFDATA_ALLOC_EVENT_NAME	"alloc"
+#define PERFDATA_INUSE_EVENT_NAME	"inuse"
+
 /* The name perf shows for a generic event ("cycles", "cpu-clock"), or NULL. */
 const char *perfdata_event_generic_name(uint32_t type, uint64_t config);
 /* The type and config of a generic event by any name perf accepts for it
