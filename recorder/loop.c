@@ -9,7 +9,6 @@
  * and a FINISHED_ROUND, then checkpoints the file.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +18,6 @@
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
 #include "recorder/tasks.h"
-#include "recorder/unwind_bpf.h"
 
 #include "bpf/profile.h"
 
@@ -167,8 +165,8 @@ static void warn_denied(struct record_session *s)
 	if (d.maps && !s->warned_maps) {
 		s->warned_maps = true;
 		privs_message(&s->privs, PRIV_STEP_MAPS, d.maps_err, msg, sizeof(msg));
-		session_warn(s, "cannot read /proc/%u/maps: %s; its user-space frames (and those of any "
-		     "other such process) stay unresolved", d.maps_pid, msg);
+		session_warn(s, "cannot read /proc/%u/maps: %s; its user-space frames (and those "
+			     "of any other such process) stay unresolved", d.maps_pid, msg);
 	}
 	if (d.map_files && !s->noted_map_files && s->opts.verbose && !s->opts.quiet) {
 		s->noted_map_files = true;

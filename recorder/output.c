@@ -38,9 +38,11 @@ int session_choose_output(struct record_session *s, const struct record_opts *op
 
 	if (opts->output_write || opts->use_output_fd) {
 		if (opts->output && (opts->output_write || opts->use_output_fd))
-			return session_fail(s, -EINVAL, "give one output: a path, an fd or a write callback");
+			return session_fail(s, -EINVAL, "give one output: a path, an fd or a write "
+					    "callback");
 		if (opts->output_write && opts->use_output_fd)
-			return session_fail(s, -EINVAL, "give one output: an fd or a write callback, not both");
+			return session_fail(s, -EINVAL, "give one output: an fd or a write "
+					    "callback, not both");
 		s->external = true;
 		s->pipe = true;
 		if (opts->output_write)
@@ -55,7 +57,8 @@ int session_choose_output(struct record_session *s, const struct record_opts *op
 		if (flags < 0 || fstat(opts->output_fd, &st) < 0)
 			return session_fail(s, -EBADF, "output fd %d is not open", opts->output_fd);
 		if ((flags & O_ACCMODE) == O_RDONLY)
-			return session_fail(s, -EBADF, "output fd %d is not open for writing", opts->output_fd);
+			return session_fail(s, -EBADF, "output fd %d is not open for writing",
+					    opts->output_fd);
 		s->pipe = !S_ISREG(st.st_mode) || (flags & O_APPEND);
 		s->to_stdout = opts->output_fd == STDOUT_FILENO;
 		return 0;
@@ -84,15 +87,14 @@ int session_check_output_dir(struct record_session *s)
 	else
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - s->output), s->output);
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		return session_fail(s, -ENOENT,
-			    "output directory '%s' does not exist: create it or choose another -o",
-			    dir);
+		return session_fail(s, -ENOENT, "output directory '%s' does not exist: create it "
+				    "or choose another -o", dir);
 	if (access(dir, W_OK) < 0)
-		return session_fail(s, -errno, "output directory '%s' is not writable (%s): choose another -o",
-			    dir, strerror(errno));
+		return session_fail(s, -errno, "output directory '%s' is not writable (%s): "
+				    "choose another -o", dir, strerror(errno));
 	if (lstat(s->output, &st) == 0 && S_ISDIR(st.st_mode))
-		return session_fail(s, -EISDIR, "output '%s' is a directory: choose a file name with -o",
-			    s->output);
+		return session_fail(s, -EISDIR, "output '%s' is a directory: choose a file name "
+				    "with -o", s->output);
 	return 0;
 }
 
@@ -106,8 +108,8 @@ int session_create_output(struct record_session *s)
 		s->out_fd = s->opts.output_write ? -1 : s->opts.output_fd;
 		/* A file is written from offset 0: what was there before goes. */
 		if (!s->pipe && ftruncate(s->out_fd, 0) < 0)
-			return session_fail(s, -errno, "cannot truncate the output %s: %s", s->output,
-				    strerror(errno));
+			return session_fail(s, -errno, "cannot truncate the output %s: %s",
+					    s->output, strerror(errno));
 		return 0;
 	}
 	if (s->pipe) {
@@ -125,8 +127,8 @@ int session_create_output(struct record_session *s)
 
 			free(s->old_path);
 			s->old_path = NULL;
-			return session_fail(s, err, "cannot rename '%s' to '%s.old': %s", s->output,
-				    s->output, strerror(-err));
+			return session_fail(s, err, "cannot rename '%s' to '%s.old': %s",
+					    s->output, s->output, strerror(-err));
 		}
 	}
 	fd = open(s->output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -136,8 +138,8 @@ int session_create_output(struct record_session *s)
 		/* Give the previous output back. */
 		if (s->old_path)
 			rename(s->old_path, s->output);
-		return session_fail(s, err, "cannot create '%s': %s: choose another -o", s->output,
-			    strerror(-err));
+		return session_fail(s, err, "cannot create '%s': %s: choose another -o",
+				    s->output, strerror(-err));
 	}
 	s->out_fd = fd;
 	s->created = true;
@@ -197,7 +199,8 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 void session_free_writer(struct record_session *s)
 {
 	if (s->w) {
-		s->samples_done += s->write_failed ? s->ckpt_samples : perfdata_writer_nr_samples(s->w);
+		s->samples_done += s->write_failed ? s->ckpt_samples :
+						     perfdata_writer_nr_samples(s->w);
 		s->bytes_done += s->write_failed ? s->ckpt_bytes : perfdata_writer_size(s->w);
 	}
 	task_tracker_free(s->tracker);
@@ -213,17 +216,19 @@ int session_write_error(struct record_session *s, int err)
 
 	s->write_failed = true;
 	if (zerr)
-		return session_fail(s, err, "compression failed (%s): recording stopped, '%s' keeps what was "
-			    "recorded up to its last checkpoint", zerr, s->output);
+		return session_fail(s, err, "compression failed (%s): recording stopped, '%s' "
+				    "keeps what was recorded up to its last checkpoint", zerr,
+				    s->output);
 	if (err == -EPIPE)
 		return session_fail(s, err, "the reader of the output pipe went away");
 	if (s->pipe)
-		return session_fail(s, err, "cannot write to %s: %s", s->to_stdout ? "stdout" : s->output,
-			    strerror(-err));
+		return session_fail(s, err, "cannot write to %s: %s",
+				    s->to_stdout ? "stdout" : s->output, strerror(-err));
 	if (err == -ENOMEM)
 		return session_fail(s, err, "out of memory while writing '%s'", s->output);
-	return session_fail(s, err, "cannot write '%s': %s: recording stopped, the file keeps what was "
-		    "recorded up to its last checkpoint", s->output, strerror(-err));
+	return session_fail(s, err, "cannot write '%s': %s: recording stopped, the file keeps "
+			    "what was recorded up to its last checkpoint", s->output,
+			    strerror(-err));
 }
 
 static uint64_t realtime_ns(void)
@@ -245,8 +250,8 @@ int session_retire_file(struct record_session *s)
 	s->out_fd = -1;
 	err = rotator_retire(&s->rot, realtime_ns(), name, sizeof(name));
 	if (err)
-		return session_fail(s, err, "cannot rename '%s' to '%s.<timestamp>': %s", s->output,
-			    s->output, strerror(-err));
+		return session_fail(s, err, "cannot rename '%s' to '%s.<timestamp>': %s",
+				    s->output, s->output, strerror(-err));
 	free(s->final_name);
 	s->final_name = strdup(name);
 	if (s->opts.on_switch)
@@ -274,12 +279,13 @@ int session_switch_output(struct record_session *s)
 	fd = open(s->output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		s->created = false;
-		return session_fail(s, -errno, "cannot create '%s' for --switch-output: %s", s->output,
-			    strerror(errno));
+		return session_fail(s, -errno, "cannot create '%s' for --switch-output: %s",
+				    s->output, strerror(errno));
 	}
 	s->out_fd = fd;
 	/* Before any sample the new file can get (the last batch may have straggled). */
-	err = session_open_writer(s, s->last_time > 1000000000ull ? s->last_time - 1000000000ull : 0);
+	err = session_open_writer(s, s->last_time > 1000000000ull ?
+				     s->last_time - 1000000000ull : 0);
 	if (err) {
 		/* A file without a whole header is no use to anyone. */
 		session_free_writer(s);

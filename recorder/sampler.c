@@ -109,10 +109,11 @@ static int open_events(struct record_session *s, struct sampler *sm)
 		if (a.type == PERF_TYPE_HARDWARE && (err == -ENOENT || err == -EOPNOTSUPP))
 			return session_fail(s, err,
 					    "event '%s' is not available: this machine has no "
-					    "hardware PMU (a VM?); use -e cpu-clock", s->event_name);
+					    "hardware PMU (a VM?); use -e cpu-clock",
+					    s->event_name);
 		if (err == -EINVAL && a.freq)
-			return session_fail(s, err, "cannot sample '%s' at %" PRIu64 " Hz: lower -F",
-					    s->event_name, s->opts.freq);
+			return session_fail(s, err, "cannot sample '%s' at %" PRIu64 " Hz: lower "
+					    "-F", s->event_name, s->opts.freq);
 		if (privs_is_denial(err))
 			return session_priv_fail(s, PRIV_STEP_EVENTS, err, NULL);
 		return session_fail(s, err, "cannot open event '%s' on CPU %d: %s", s->event_name,
@@ -182,7 +183,8 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	/* The per-CPU counters (percpu.h) have one value per possible CPU. */
 	nr_cpus = libbpf_num_possible_cpus();
 	if (nr_cpus <= 0)
-		return session_fail(s, nr_cpus ? nr_cpus : -EINVAL, "cannot count the possible CPUs");
+		return session_fail(s, nr_cpus ? nr_cpus : -EINVAL,
+				    "cannot count the possible CPUs");
 
 	skel = profile__open();
 	if (!skel)
@@ -218,8 +220,8 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	if (privs_is_denial(err))
 		return session_priv_fail(s, PRIV_STEP_BPF, err, NULL);
 	if (err == -ENOMEM && sm->unwind_bytes)
-		return session_fail(s, err, "cannot allocate %" PRIu64 " MB of unwind tables: lower "
-				    "--unwind-tables", sm->unwind_bytes >> 20);
+		return session_fail(s, err, "cannot allocate %" PRIu64 " MB of unwind tables: "
+				    "lower --unwind-tables", sm->unwind_bytes >> 20);
 	if (err)
 		return session_fail(s, err, "cannot load the BPF sampler: %s (run with -v for the "
 				    "verifier log)", strerror(-err));

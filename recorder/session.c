@@ -159,10 +159,9 @@ static int session_init(struct record_session *s, const struct record_opts *opts
 	s->event_name = opts->event ? opts->event : DEFAULT_EVENT;
 	if (perfdata_event_by_name(s->event_name, &type, &config) ||
 	    !samplable_event(type, config))
-		return session_fail(s, -EINVAL,
-				    "unknown event '%s': use -e cpu-clock (or cycles, instructions, "
-				    "cache-misses, branch-misses... on a machine with a hardware PMU)",
-				    s->event_name);
+		return session_fail(s, -EINVAL, "unknown event '%s': use -e cpu-clock (or cycles, "
+				    "instructions, cache-misses, branch-misses... on a machine "
+				    "with a hardware PMU)", s->event_name);
 	s->event_type = type;
 	s->event_config = config;
 
@@ -191,8 +190,8 @@ static int session_init(struct record_session *s, const struct record_opts *opts
 	if (opts->ring_buffer_bytes && (opts->ring_buffer_bytes < 4096 ||
 					opts->ring_buffer_bytes > RECORD_RING_MAX_BYTES ||
 					(opts->ring_buffer_bytes & (opts->ring_buffer_bytes - 1))))
-		return session_fail(s, -EINVAL, "ring buffer size %zu is not a power of two between "
-				    "4 KiB and 1 GiB", opts->ring_buffer_bytes);
+		return session_fail(s, -EINVAL, "ring buffer size %zu is not a power of two "
+				    "between 4 KiB and 1 GiB", opts->ring_buffer_bytes);
 	return 0;
 }
 

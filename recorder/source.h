@@ -20,6 +20,9 @@
  * /proc, the output, the writer, the task tracker, the batch and its
  * rounds, the lost accounting, rotation and the launched command.
  *
+ * A source frees in free() what it set in the session (and NULLs it): the
+ * session uses those only between open and close.
+ *
  * Every op gets the session and src, the source's own state: open() starts
  * with *src = record_opts.source_ctx and may replace it. An op that fails
  * returns -errno with the session's message set (session_fail() of

@@ -97,14 +97,14 @@ int session_check_targets(struct record_session *s)
 		pid_t tgid = task_alive(s->pids[i]) ? task_tgid(s->pids[i]) : 0;
 
 		if (s->pids[i] <= 0 || !tgid)
-			return session_fail(s, -ESRCH, "no such process: -p %d (check the PID with ps)",
-				    (int)s->pids[i]);
+			return session_fail(s, -ESRCH, "no such process: -p %d (check the PID with "
+					    "ps)", (int)s->pids[i]);
 		s->pids[i] = tgid;	/* a thread id names its process, as in perf */
 	}
 	for (size_t i = 0; i < s->opts.nr_tids; i++)
 		if (s->tids[i] <= 0 || !task_alive(s->tids[i]))
-			return session_fail(s, -ESRCH, "no such thread: -t %d (check the TID with ps -L)",
-				    (int)s->tids[i]);
+			return session_fail(s, -ESRCH, "no such thread: -t %d (check the TID with "
+					    "ps -L)", (int)s->tids[i]);
 	for (size_t i = 0; i < s->opts.nr_pids + s->opts.nr_tids; i++) {
 		bool pid = i < s->opts.nr_pids;
 
@@ -123,8 +123,8 @@ int session_check_targets(struct record_session *s)
 		for (size_t j = 0; j < nr_online; j++)
 			ok |= online[j] == s->cpus[i];
 		if (!ok) {
-			session_fail(s, -EINVAL, "CPU %d is not online: pick -C from the online CPUs",
-			     s->cpus[i]);
+			session_fail(s, -EINVAL, "CPU %d is not online: pick -C from the online "
+				     "CPUs", s->cpus[i]);
 			free(online);
 			return -EINVAL;
 		}
@@ -143,10 +143,11 @@ int session_check_targets(struct record_session *s)
 		if (err) {
 			s->failure_code = launch_errno_exit_code(-err);
 			if (err == -ENOENT)
-				return session_fail(s, err, "command not found: '%s' (check the name and PATH)",
-					    name);
+				return session_fail(s, err, "command not found: '%s' (check "
+						    "the name and PATH)", name);
 			return session_fail(s, err, "cannot execute '%s': %s", name,
-				    err == -EACCES ? "not an executable file" : strerror(-err));
+					    err == -EACCES ? "not an executable file" :
+							     strerror(-err));
 		}
 	}
 	return 0;
