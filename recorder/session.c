@@ -109,12 +109,14 @@ static void open_buildid_cache(struct record_session *s)
 		session_note(s, msg);
 	}
 }
+
 /* What -e may sample: cpu-clock everywhere, the hardware events where there is a PMU. */
 static bool samplable_event(uint32_t type, uint64_t config)
 {
 	return type == PERF_TYPE_HARDWARE ||
 	       (type == PERF_TYPE_SOFTWARE && config == PERF_COUNT_SW_CPU_CLOCK);
 }
+
 static void *dup_array(const void *a, size_t n, size_t size)
 {
 	void *p;
