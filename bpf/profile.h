@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * profile.h - the records bpf/profile.bpf.c sends to user space, and the
- * maps' keys. Shared by the BPF program and recorder/session.c, so it uses
- * only fixed-size kernel types (__u32, __u64) and no libc.
+ * maps' keys. Shared by the BPF program and the recorder (loop.c,
+ * sampler.c), so it uses only fixed-size kernel types (__u32, __u64) and
+ * no libc.
  *
  * Every ring-buffer record starts with struct profile_hdr; `kind` says which
  * struct follows. A sample is built in a per-CPU scratch buffer and only its

@@ -30,6 +30,23 @@
  *   record_session_close()  free; an output file that was not finished is
  *                           unlinked, so a failed run leaves nothing behind
  *
+ * The steps form a state machine; a step out of order changes nothing and
+ * returns (with record_session_error() saying why):
+ *   open     once, after new: else -EALREADY
+ *   start    once, after a successful open: -EALREADY when started, -EINVAL
+ *            before open, after stop or after a failed open or start
+ *   poll, switch_output   only while started: -EINVAL before start and
+ *            after stop
+ *   stop     only while started: -EINVAL otherwise (a second stop too)
+ *   close    in any state, NULL included: detaches, terminates the
+ *            command, unlinks a file that was not finished
+ * A failed open or start leaves the session failed: only close is left.
+ *
+ * The samples come from an event source (recorder/source.h): the BPF
+ * sampler unless record_opts.source names another (tests). What the source
+ * owns (privileges, BTF, kallsyms, perf events, BPF) is skipped with
+ * another one; the rest of open and everything after behave the same.
+ *
  * Reliability: every sample the BPF program takes is written or counted in
  * a LOST_SAMPLES record (bpfrec_record_stats: samples + lost == seen after a clean
  * stop). The file is checkpointed after every round, so a killed recorder
@@ -60,6 +77,7 @@
 #include "recorder/rotate.h"
 
 struct record_session;
+struct record_source_ops;
 
 /*
  * How call graphs are recorded (--call-graph MODE). A new mode is a new
@@ -166,6 +184,13 @@ struct record_opts {
 	 */
 	bool no_buildid_cache;
 	FILE *buildid_cache_log;	/* files skipped or failed (-v); NULL = none */
+	/*
+	 * Internal (not in bpfrec/record.h): where the records come from.
+	 * NULL = the BPF sampler; tests pass a fake (recorder/source.h) and
+	 * its state in source_ctx.
+	 */
+	const struct record_source_ops *source;
+	void *source_ctx;
 };
 
 

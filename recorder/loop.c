@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * loop.c - from the event source to the writer (session_int.h): each
+ * record the source delivers is copied into the batch (on_ring_record());
+ * each round sorts the batch by time and, per record, lets the task
+ * tracker describe the process (COMM/MMAP2) and writes the SAMPLE (or
+ * FORK/EXIT, an off-CPU sample, a side-band report for the tracker), then
+ * the samples lost meanwhile as LOST_SAMPLES (so samples + lost == seen)
+ * and a FINISHED_ROUND, then checkpoints the file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "perfdata/writer.h"
+#include "recorder/emit.h"
+#include "recorder/offcpu.h"
+#include "recorder/session_int.h"
+#include "recorder/sideband.h"
+#include "recorder/tasks.h"
+
+#include "bpf/profile.h"
+
+/* What on_ring_record() returns to make the source stop consuming. */
+#define BATCH_FULL		RECORD_SOURCE_BATCH_FULL
+/*
+ * A new process is written (and so described from /proc) this soon after
+ * the previous round at the earliest: rounds stay far apart compared with
+ * how late a record can reach the ring buffer (a stack walk, microseconds),
+ * which perf's round-by-round sorting relies on.
+ */
+#define EARLY_FLUSH_MIN_NS	(5ull * 1000000)
+
+/* Ring-buffer callback: copy a record into the batch (it is already compact). */
+static int on_ring_record(void *ctx, void *data, size_t size)
+{
+	struct record_session *s = ctx;
+	const struct profile_hdr *h = data;
+	void *p;
+
+	if (size < sizeof(*h))
+		return 0;
+	if (h->kind == PROFILE_KIND_SAMPLE) {
+		const struct profile_sample *in = data;
+		size_t head, used;
+		struct emit_ustack u;
+
+		/* Drop anything malformed rather than read past it. */
+		if (size < PROFILE_SAMPLE_SIZE(0) || in->nr_kernel > PROFILE_MAX_STACK ||
+		    in->nr_user > PROFILE_MAX_STACK ||
+		    size < PROFILE_SAMPLE_SIZE(in->nr_kernel + in->nr_user))
+			return 0;
+		/* A stack copy: keep only its valid part (BPF reserves whole chunks). */
+		if (in->flags & PROFILE_SAMPLE_USTACK) {
+			head = PROFILE_SAMPLE_SIZE(in->nr_kernel + in->nr_user);
+			used = emit_ustack_parse((const char *)data + head, size - head, &u);
+			if (!used)
+				return 0;
+			size = head + used;
+		}
+	} else if (h->kind == PROFILE_KIND_FORK || h->kind == PROFILE_KIND_EXIT ||
+		   h->kind == PROFILE_KIND_EXEC) {
+		if (size < sizeof(struct profile_task))
+			return 0;
+	} else if (!offcpu_record_ok(data, size)) {
+		return 0;
+	}
+	p = batch_add(&s->batch, h->time, size);
+	if (!p)
+		return s->cb_err = -ENOMEM;
+	memcpy(p, data, size);
+	if (h->kind == PROFILE_KIND_SAMPLE &&
+	    (((const struct profile_sample *)data)->flags & PROFILE_SAMPLE_NEW_PROC))
+		s->describe_soon = true;
+	/*
+	 * libbpf keeps consuming while producers keep producing; a full batch
+	 * stops it (this record is already consumed) so it gets written and the
+	 * caller gets to check its stop conditions.
+	 */
+	return batch_bytes(&s->batch) >= s->batch_max ? BATCH_FULL : 0;
+}
+
+static int write_sample(struct record_session *s, const struct profile_sample *ps, size_t len)
+{
+	const uint64_t *frames = (const uint64_t *)ps->frames;
+	struct emit_sample e = {
+		.pid = ps->hdr.pid, .tid = ps->hdr.tid, .cpu = ps->hdr.cpu,
+		.time = ps->hdr.time, .period = ps->period, .id = s->event_id,
+		.comm = ps->comm, .comm_len = sizeof(ps->comm),
+		.chain = {
+			.kernel_mode = ps->flags & PROFILE_SAMPLE_KERNEL,
+			.ip = ps->ip,
+			.kernel = frames,
+			.nr_kernel = ps->nr_kernel,
+			.user = frames + ps->nr_kernel,
+			.nr_user = ps->nr_user,
+		},
+	};
+	int err;
+
+	if (ps->flags & PROFILE_SAMPLE_USTACK) {
+		size_t head = PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
+
+		/* on_ring_record() checked it; len says how much of it is there. */
+		emit_ustack_parse((const char *)ps + head, len - head, &e.ustack);
+	}
+	err = emit_sample(s->w, s->tracker, &e, false);
+
+	if (!err) {
+		pidset_add(&s->pids_seen, ps->hdr.pid);
+		s->cpu_written++;
+	}
+	return err;
+}
+
+static int write_task(struct record_session *s, const struct profile_task *t)
+{
+	struct perfdata_sample_id sid = {
+		.pid = t->hdr.pid, .tid = t->hdr.tid, .time = t->hdr.time,
+		.id = s->event_id, .cpu = t->hdr.cpu,
+	};
+	struct perfdata_task task = {
+		.pid = t->hdr.pid, .tid = t->hdr.tid, .ppid = t->ppid, .ptid = t->ptid,
+		.time = t->hdr.time,
+	};
+
+	switch (t->hdr.kind) {
+	case PROFILE_KIND_FORK:
+		task_tracker_fork(s->tracker, t->hdr.pid, t->hdr.tid, t->ppid);
+		return perfdata_write_fork(s->w, &task, &sid);
+	case PROFILE_KIND_EXIT:
+		/* The last thread takes the whole process with it. */
+		task_tracker_exit(s->tracker, t->hdr.pid, t->group_dead ? t->hdr.pid : t->hdr.tid);
+		return perfdata_write_exit(s->w, &task, &sid);
+	case PROFILE_KIND_EXEC:
+		/* A new image: described afresh (COMM with the exec flag) at its next sample. */
+		task_tracker_exec(s->tracker, t->hdr.pid);
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * After the BPF rings: every mmap before a sample just read is in the
+ * side-band buffer by now, so it goes into the same batch.
+ */
+static int consume_sideband(struct record_session *s)
+{
+	return s->sideband ? sideband_consume(s->sideband) : 0;
+}
+
+/*
+ * What /proc refused the task tracker, said once per recording: maps (the
+ * process keeps raw user addresses) as a warning, map_files (build-ids come
+ * from the mapped paths instead, as in perf) as a note under -v.
+ */
+static void warn_denied(struct record_session *s)
+{
+	struct task_tracker_denied d;
+	char msg[400];
+
+	if (!s->tracker)
+		return;
+	task_tracker_denied(s->tracker, &d);
+	if (d.maps && !s->warned_maps) {
+		s->warned_maps = true;
+		privs_message(&s->privs, PRIV_STEP_MAPS, d.maps_err, msg, sizeof(msg));
+		session_warn(s, "cannot read /proc/%u/maps: %s; its user-space frames (and those "
+			     "of any other such process) stay unresolved", d.maps_pid, msg);
+	}
+	if (d.map_files && !s->noted_map_files && s->opts.verbose && !s->opts.quiet) {
+		s->noted_map_files = true;
+		privs_message(&s->privs, PRIV_STEP_MAP_FILES, d.map_files_err, msg, sizeof(msg));
+		session_note(s, msg);
+	}
+}
+
+/* Write the batch as one time-sorted round, with the samples lost meanwhile. */
+int session_flush_batch(struct record_session *s)
+{
+	struct record_source_counters c = { 0 };
+	bool wrote = false;
+	uint64_t lost;
+	int err = 0;
+
+	s->src_ops->counters(s, s->src, &c);
+	lost = c.lost;
+	s->seen = c.seen;
+	s->lost_task = c.lost_task;
+	s->describe_soon = false;
+	s->last_flush_ns = session_mono_ns();
+	batch_sort(&s->batch);
+	for (size_t i = 0; i < s->batch.nr && !err; i++) {
+		size_t len;
+		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
+
+		if (h->kind == PROFILE_KIND_SAMPLE)
+			err = write_sample(s, (const struct profile_sample *)h, len);
+		else if (sideband_record_ok(h, len))
+			err = sideband_apply(h, s->tracker);
+		else if (s->offcpu && offcpu_record_ok(h, len))
+			err = offcpu_write(s->offcpu, s->w, s->tracker, h, len);
+		else
+			err = write_task(s, (const struct profile_task *)h);
+		if (h->time > s->last_time)
+			s->last_time = h->time;
+		wrote = true;
+	}
+	if (!err && lost > s->lost) {
+		struct perfdata_sample_id sid = {
+			.time = s->last_time, .id = s->event_id,
+		};
+
+		err = perfdata_write_lost_samples(s->w, lost - s->lost, &sid);
+		s->lost = lost;
+		wrote = true;
+	}
+	if (!err && s->offcpu) {
+		uint64_t before = offcpu_lost(s->offcpu);
+
+		err = offcpu_write_lost(s->offcpu, s->w, s->last_time);
+		wrote |= offcpu_lost(s->offcpu) != before;
+	}
+	/* Tasks that exited before this round have had their last samples. */
+	task_tracker_round_end(s->tracker);
+	if (!err && wrote)
+		err = perfdata_write_finished_round(s->w);
+	if (!err)
+		err = perfdata_writer_checkpoint(s->w);
+	if (!err) {
+		s->ckpt_samples = perfdata_writer_nr_samples(s->w);
+		s->ckpt_bytes = perfdata_writer_size(s->w);
+		s->ckpt_cpu_written = s->cpu_written;
+	}
+	batch_clear(&s->batch);
+	warn_denied(s);
+	return err;
+}
+
+/* When the next round is due: the flush interval, or soon for a new process. */
+uint64_t session_flush_due_ns(const struct record_session *s)
+{
+	uint64_t early = s->last_flush_ns + EARLY_FLUSH_MIN_NS;
+
+	return s->describe_soon && early < s->next_flush_ns ? early : s->next_flush_ns;
+}
+
+int record_source_deliver(void *session, void *data, size_t size)
+{
+	return on_ring_record(session, data, size);
+}
+
+int session_consume(struct record_session *s, bool *batch_full)
+{
+	int err = s->src_ops->consume(s, s->src);
+
+	*batch_full = err == BATCH_FULL;
+	if (s->cb_err)
+		return session_fail(s, s->cb_err, "cannot keep up: %s", strerror(-s->cb_err));
+	if (err < 0 && err != BATCH_FULL)
+		return session_fail(s, err, "cannot read the ring buffer: %s", strerror(-err));
+	err = consume_sideband(s);
+	if (err)
+		return session_fail(s, err, "cannot keep up: %s", strerror(-err));
+	return 0;
+}

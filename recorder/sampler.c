@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sampler.c - the BPF sampler as the session's event source (contract in
+ * sampler.h and source.h): perf events, bpf/profile.bpf.c, its ring
+ * buffers and counters, and the BPF helpers that share its maps.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "recorder/offcpu.h"
+#include "recorder/percpu.h"
+#include "recorder/privs.h"
+#include "recorder/procmaps.h"
+#include "recorder/sampler.h"
+#include "recorder/session_int.h"
+#include "recorder/sideband.h"
+#include "recorder/unwind_bpf.h"
+#include "symbolize/safeopen.h"
+
+#include "bpf/profile.h"
+#include "profile.skel.h"
+
+#define DEFAULT_RING_BYTES	(8u << 20)
+#define SYSFS_BTF		"/sys/kernel/btf/vmlinux"
+
+struct sampler {
+	struct profile *skel;
+	int *pfds;		/* one per CPU; -1 once owned by a link */
+	size_t nr_pfds;
+	struct bpf_link **links;	/* per CPU */
+	struct bpf_link *task_links[3];
+	struct ring_buffer *rb;
+	uint64_t unwind_bytes;	/* the unwind tables' bound; 0 = no cfi walks */
+};
+
+/* Without these nothing works: say so before anything else. */
+static int sampler_check(struct record_session *s, void *src)
+{
+	(void)src;
+	if (privs_missing(&s->privs, PRIV_STEP_BPF))
+		return session_priv_fail(s, PRIV_STEP_BPF, -EPERM, NULL);
+	if (access(SYSFS_BTF, R_OK) < 0)
+		return session_fail(s, -ENOTSUP,
+				    "the kernel has no BTF (%s is missing): bpfrec needs a kernel "
+				    "built with CONFIG_DEBUG_INFO_BTF=y", SYSFS_BTF);
+	return 0;
+}
+
+/*
+ * The kernel's text range for the kernel map, read once: hidden addresses
+ * (kptr_restrict) would leave every kernel frame unresolved and make perf
+ * report warn about the file, so they end the recording before it starts.
+ */
+static int read_kernel_text(struct record_session *s)
+{
+	int err = kernel_text_read(NULL, &s->ktext);
+
+	if (err == -EPERM)
+		return session_priv_fail(s, PRIV_STEP_KALLSYMS, err, NULL);
+	if (err)
+		return session_fail(s, err, "cannot find the kernel's _text and _etext in "
+				    "/proc/kallsyms: %s", strerror(-err));
+	return 0;
+}
+
+/* One event per CPU, disabled: attaching enables it. The rate is the session's. */
+static int open_events(struct record_session *s, struct sampler *sm)
+{
+	struct perf_event_attr a = { 0 };
+
+	a.type = s->event_type;
+	a.config = s->event_config;
+	a.size = sizeof(a);
+	if (s->opts.period) {
+		a.sample_period = s->opts.period;
+	} else {
+		a.freq = 1;
+		a.sample_freq = s->opts.freq;
+	}
+	a.disabled = 1;
+
+	sm->pfds = malloc(s->nr_cpus * sizeof(*sm->pfds));
+	sm->links = calloc(s->nr_cpus, sizeof(*sm->links));
+	if (!sm->pfds || !sm->links)
+		return session_fail(s, -ENOMEM, "out of memory");
+	sm->nr_pfds = s->nr_cpus;
+	for (size_t i = 0; i < s->nr_cpus; i++)
+		sm->pfds[i] = -1;
+	for (size_t i = 0; i < s->nr_cpus; i++) {
+		int fd = (int)syscall(SYS_perf_event_open, &a, -1, s->cpus[i], -1,
+				      PERF_FLAG_FD_CLOEXEC);
+		int err = -errno;
+
+		if (fd >= 0) {
+			sm->pfds[i] = fd;
+			continue;
+		}
+		if (a.type == PERF_TYPE_HARDWARE && (err == -ENOENT || err == -EOPNOTSUPP))
+			return session_fail(s, err,
+					    "event '%s' is not available: this machine has no "
+					    "hardware PMU (a VM?); use -e cpu-clock",
+					    s->event_name);
+		if (err == -EINVAL && a.freq)
+			return session_fail(s, err, "cannot sample '%s' at %" PRIu64 " Hz: lower "
+					    "-F", s->event_name, s->opts.freq);
+		if (privs_is_denial(err))
+			return session_priv_fail(s, PRIV_STEP_EVENTS, err, NULL);
+		return session_fail(s, err, "cannot open event '%s' on CPU %d: %s", s->event_name,
+				    s->cpus[i], strerror(-err));
+	}
+	if (ioctl(sm->pfds[0], PERF_EVENT_IOC_ID, &s->event_id) < 0 || !s->event_id)
+		s->event_id = 1;
+	return 0;
+}
+
+/* The ring buffer's size: the caller's, or about 2 MiB per CPU (more for stack copies). */
+static size_t ring_bytes(const struct record_session *s)
+{
+	size_t ring = s->opts.ring_buffer_bytes;
+	size_t per_cpu = 2u << 20;
+
+	if (ring)
+		return ring;
+	/*
+	 * Several flush intervals of -g samples at -F 4000. A DWARF sample
+	 * carries its stack copy too: 2 MiB more per 2 KiB of it (8 KiB:
+	 * 10 MiB a CPU, a quarter second at -F 4000).
+	 */
+	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF)
+		per_cpu += (size_t)(s->opts.stack_user_size + 2047) / 2048 * (2u << 20);
+	ring = DEFAULT_RING_BYTES;
+	while (ring < s->nr_cpus * per_cpu && ring < RECORD_RING_MAX_BYTES)
+		ring *= 2;
+	return ring;
+}
+
+static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring)
+{
+	struct profile *skel = sm->skel;
+	struct offcpu_opts oo = {
+		.events_fd = bpf_map__fd(skel->maps.events),
+		.target_tgids_fd = bpf_map__fd(skel->maps.target_tgids),
+		.target_tids_fd = bpf_map__fd(skel->maps.target_tids),
+		.filter_mode = skel->rodata->filter_mode,
+		.wakeup_bytes = ring / 2,
+		.thresh_ns = s->opts.off_cpu_thresh_ns,
+		.stack_user_size = skel->rodata->stack_user_size,
+		/* unwind_bytes is set exactly when off-CPU walks with the tables too. */
+		.unwind_cfi = sm->unwind_bytes != 0,
+		.unwind_rows_fd = bpf_map__fd(skel->maps.unwind_rows),
+		.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
+		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
+		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
+		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
+	};
+	int err = offcpu_new(&oo, &s->offcpu);
+
+	if (privs_is_denial(err))
+		return session_priv_fail(s, PRIV_STEP_BPF, err, "--off-cpu");
+	if (err)
+		return session_fail(s, err, "cannot load the off-CPU tracer: %s (run with -v for "
+				    "the verifier log, or drop --off-cpu)", strerror(-err));
+	return 0;
+}
+
+static int load_bpf(struct record_session *s, struct sampler *sm)
+{
+	size_t ring = ring_bytes(s);
+	struct profile *skel;
+	int nr_cpus, err;
+
+	/* The per-CPU counters (percpu.h) have one value per possible CPU. */
+	nr_cpus = libbpf_num_possible_cpus();
+	if (nr_cpus <= 0)
+		return session_fail(s, nr_cpus ? nr_cpus : -EINVAL,
+				    "cannot count the possible CPUs");
+
+	skel = profile__open();
+	if (!skel)
+		return session_fail(s, -errno ? -errno : -EINVAL, "cannot open the BPF sampler: %s",
+				    strerror(errno));
+	sm->skel = skel;
+	if (s->opts.nr_pids || (s->opts.command && !s->opts.system_wide))
+		skel->rodata->filter_mode = PROFILE_FILTER_TGID;
+	else if (s->opts.nr_tids)
+		skel->rodata->filter_mode = PROFILE_FILTER_TID;
+	else
+		skel->rodata->filter_mode = PROFILE_FILTER_ALL;
+	skel->rodata->capture_stacks = s->opts.callgraph != RECORD_CALLGRAPH_NONE;
+	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF)
+		skel->rodata->stack_user_size = s->opts.stack_user_size;
+	skel->rodata->unwind_cfi = s->opts.callgraph == RECORD_CALLGRAPH_CFI;
+	/* --off-cpu walks its user stacks with the tables too, unless fp or dwarf is asked for. */
+	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI ||
+	    (s->opts.off_cpu && s->opts.callgraph == RECORD_CALLGRAPH_NONE))
+		sm->unwind_bytes = s->opts.unwind_table_bytes ? s->opts.unwind_table_bytes :
+								UNWIND_BPF_DEFAULT_BYTES;
+	err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs,
+				   sm->unwind_bytes);
+	if (err)
+		return session_fail(s, err, "cannot size the unwind tables: %s", strerror(-err));
+	skel->rodata->wakeup_bytes = ring / 2;
+	if (2 * ring > s->batch_max)
+		s->batch_max = 2 * ring;
+	err = bpf_map__set_max_entries(skel->maps.events, (uint32_t)ring);
+	if (err)
+		return session_fail(s, err, "cannot size the ring buffer: %s", strerror(-err));
+	err = profile__load(skel);
+	if (privs_is_denial(err))
+		return session_priv_fail(s, PRIV_STEP_BPF, err, NULL);
+	if (err == -ENOMEM && sm->unwind_bytes)
+		return session_fail(s, err, "cannot allocate %" PRIu64 " MB of unwind tables: "
+				    "lower --unwind-tables", sm->unwind_bytes >> 20);
+	if (err)
+		return session_fail(s, err, "cannot load the BPF sampler: %s (run with -v for the "
+				    "verifier log)", strerror(-err));
+	if (sm->unwind_bytes) {
+		struct unwind_bpf_opts uo = {
+			.rows_fd = bpf_map__fd(skel->maps.unwind_rows),
+			.procs_fd = bpf_map__fd(skel->maps.unwind_procs),
+			.stops_fd = bpf_map__fd(skel->maps.unwind_stops),
+			.stats_fd = bpf_map__fd(skel->maps.unwind_stats),
+			.bytes = sm->unwind_bytes,
+		};
+
+		err = unwind_bpf_new(&uo, &s->unwind);
+		if (err)
+			return session_fail(s, err, "cannot set up the unwind tables: %s",
+					    strerror(-err));
+	}
+
+	for (size_t i = 0; i < s->opts.nr_pids; i++) {
+		uint32_t key = (uint32_t)s->pids[i];
+		uint8_t one = 1;
+
+		bpf_map__update_elem(skel->maps.target_tgids, &key, sizeof(key), &one, 1, BPF_ANY);
+	}
+	for (size_t i = 0; i < s->opts.nr_tids; i++) {
+		uint32_t key = (uint32_t)s->tids[i];
+		uint8_t one = 1;
+
+		bpf_map__update_elem(skel->maps.target_tids, &key, sizeof(key), &one, 1, BPF_ANY);
+	}
+	if (s->opts.off_cpu) {
+		err = load_offcpu(s, sm, ring);
+		if (err)
+			return err;
+	}
+
+	sm->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), record_source_deliver, s, NULL);
+	if (!sm->rb)
+		return session_fail(s, -errno, "cannot map the ring buffer: %s", strerror(errno));
+	/* Task notices come in a ring of their own; the batch puts them in time order. */
+	err = ring_buffer__add(sm->rb, bpf_map__fd(skel->maps.task_events), record_source_deliver,
+			       s);
+	if (err)
+		return session_fail(s, err, "cannot map the task ring buffer: %s", strerror(-err));
+	return 0;
+}
+
+static void sampler_free(struct record_session *s, void *src)
+{
+	struct sampler *sm = src;
+
+	/* What the session was lent: the tracker that used them is gone by now. */
+	sideband_free(s->sideband);
+	s->sideband = NULL;
+	offcpu_free(s->offcpu);
+	s->offcpu = NULL;
+	unwind_bpf_free(s->unwind);
+	s->unwind = NULL;
+	if (!sm)
+		return;
+	for (size_t i = 0; sm->links && i < sm->nr_pfds; i++)
+		bpf_link__destroy(sm->links[i]);
+	for (int i = 0; i < 3; i++)
+		bpf_link__destroy(sm->task_links[i]);
+	for (size_t i = 0; sm->pfds && i < sm->nr_pfds; i++)
+		if (sm->pfds[i] >= 0)
+			close(sm->pfds[i]);
+	ring_buffer__free(sm->rb);
+	profile__destroy(sm->skel);
+	free(sm->pfds);
+	free(sm->links);
+	free(sm);
+}
+
+/*
+ * Build ahead the unwind tables the targets need first: those of the files
+ * -p processes map, and for a launched command its own executable and the
+ * C library (the one we run with: the same file in
+ * nearly every case, and a table is only used by a process mapping that
+ * very file, by build-id). Built at the first sample instead, they would
+ * cost the command's first 100-200 ms of stacks (python3's table takes
+ * that long). A file that cannot be read is no error: its table is built
+ * later, or never.
+ */
+static void warm_unwind_tables(struct record_session *s)
+{
+	const char *paths[2] = { s->opts.command ? s->cmd_path : NULL, NULL };
+	Dl_info libc;
+
+	if (!s->unwind)
+		return;
+	if (dladdr((void *)(uintptr_t)fopen, &libc) && libc.dli_fname && libc.dli_fname[0] == '/')
+		paths[1] = libc.dli_fname;
+	for (size_t i = 0; i < 2; i++) {
+		int fd;
+
+		if (!paths[i] || safeopen(-1, paths[i], NULL, &fd, NULL))
+			continue;
+		unwind_bpf_warm(s->unwind, fd);
+		close(fd);
+	}
+	/* -p: what the running targets map, read now, before sampling starts. */
+	for (size_t i = 0; i < s->opts.nr_pids; i++) {
+		struct procmaps pm;
+
+		if (procmaps_read(NULL, (uint32_t)s->pids[i], 0, &pm) == 0) {
+			for (size_t j = 0; j < pm.nr; j++) {
+				const struct procmaps_entry *e = &pm.entries[j];
+				int fd;
+
+				if (e->path[0] != '/' || safeopen_mapped(NULL, (uint32_t)s->pids[i],
+						e->start, e->end, e->path, e->maj, e->min, e->ino, &fd, NULL))
+					continue;
+				unwind_bpf_warm(s->unwind, fd);
+				close(fd);
+			}
+		}
+		procmaps_release(&pm);
+	}
+}
+
+static int sampler_open(struct record_session *s, void **src)
+{
+	struct sampler *sm = calloc(1, sizeof(*sm));
+	int err;
+
+	if (!sm)
+		return session_fail(s, -ENOMEM, "out of memory");
+	*src = sm;
+	err = read_kernel_text(s);
+	if (!err)
+		err = open_events(s, sm);
+	if (!err)
+		err = load_bpf(s, sm);
+	if (err)
+		return err;
+	/*
+	 * The kernel's mmap and exec reports: without them a process that
+	 * exits before its maps are read keeps raw addresses, so go on.
+	 */
+	err = sideband_new(s->cpus, s->nr_cpus, &s->batch,
+			   s->opts.callgraph == RECORD_CALLGRAPH_DWARF, &s->sideband);
+	if (err)
+		session_warn(s, "cannot open the mmap side-band events (%s): processes that exit "
+			     "quickly may keep unresolved addresses", strerror(-err));
+	warm_unwind_tables(s);
+	return 0;
+}
+
+static int sampler_add_target(struct record_session *s, void *src, pid_t pid)
+{
+	struct sampler *sm = src;
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+	int err;
+
+	err = bpf_map__update_elem(sm->skel->maps.target_tgids, &key, sizeof(key), &one, 1,
+				   BPF_ANY);
+	if (err)
+		return session_fail(s, err, "cannot add pid %d to the targets: %s", (int)key,
+				    strerror(-err));
+	return 0;
+}
+
+static int sampler_attach(struct record_session *s, void *src)
+{
+	struct sampler *sm = src;
+	struct bpf_program *task_progs[3] = {
+		sm->skel->progs.on_fork, sm->skel->progs.on_exit, sm->skel->progs.on_exec,
+	};
+
+	/* Task events first, so nothing forked after the first sample escapes. */
+	for (int i = 0; i < 3; i++) {
+		sm->task_links[i] = bpf_program__attach(task_progs[i]);
+		if (!sm->task_links[i] && privs_is_denial(-errno))
+			return session_priv_fail(s, PRIV_STEP_BPF, -errno, NULL);
+		if (!sm->task_links[i])
+			return session_fail(s, -errno, "cannot attach %s: %s",
+					    bpf_program__name(task_progs[i]), strerror(errno));
+	}
+	if (s->offcpu) {
+		int err = offcpu_attach(s->offcpu);
+
+		if (privs_is_denial(err))
+			return session_priv_fail(s, PRIV_STEP_BPF, err, "--off-cpu");
+		if (err)
+			return session_fail(s, err, "cannot attach the off-CPU tracer: %s",
+					    strerror(-err));
+	}
+	for (size_t i = 0; i < sm->nr_pfds; i++) {
+		struct bpf_link *l;
+
+		l = bpf_program__attach_perf_event_opts(sm->skel->progs.on_sample, sm->pfds[i],
+							NULL);
+		if (!l && privs_is_denial(-errno))
+			return session_priv_fail(s, PRIV_STEP_BPF, -errno, NULL);
+		if (!l)
+			return session_fail(s, -errno, "cannot attach to the event on CPU %d: %s",
+					    s->cpus[i], strerror(errno));
+		sm->links[i] = l;
+		sm->pfds[i] = -1;	/* the link closes it */
+	}
+	return 0;
+}
+
+static void sampler_detach(struct record_session *s, void *src)
+{
+	struct sampler *sm = src;
+
+	for (size_t i = 0; sm && sm->links && i < sm->nr_pfds; i++) {
+		bpf_link__destroy(sm->links[i]);
+		sm->links[i] = NULL;
+	}
+	for (int i = 0; sm && i < 3; i++) {
+		bpf_link__destroy(sm->task_links[i]);
+		sm->task_links[i] = NULL;
+	}
+	if (s->offcpu)
+		offcpu_detach(s->offcpu);
+}
+
+static int sampler_poll_fd(const struct record_session *s, const void *src)
+{
+	const struct sampler *sm = src;
+
+	(void)s;
+	return sm && sm->rb ? ring_buffer__epoll_fd(sm->rb) : -1;
+}
+
+static int sampler_consume(struct record_session *s, void *src)
+{
+	struct sampler *sm = src;
+
+	(void)s;
+	return ring_buffer__consume(sm->rb);
+}
+
+/* A sampler counter (enum profile_stat); 0 when it cannot be read. */
+static uint64_t read_stat(const struct sampler *sm, uint32_t key)
+{
+	uint64_t sum = 0;
+
+	percpu_sum(bpf_map__fd(sm->skel->maps.stats), key, &sum);
+	return sum;
+}
+
+static void sampler_counters(const struct record_session *s, const void *src,
+			     struct record_source_counters *c)
+{
+	const struct sampler *sm = src;
+
+	(void)s;
+	c->seen = read_stat(sm, PROFILE_STAT_SAMPLES);
+	c->lost = read_stat(sm, PROFILE_STAT_LOST);
+	c->lost_task = read_stat(sm, PROFILE_STAT_LOST_TASK);
+}
+
+const struct record_source_ops record_source_bpf = {
+	.check = sampler_check,
+	.open = sampler_open,
+	.add_target = sampler_add_target,
+	.attach = sampler_attach,
+	.detach = sampler_detach,
+	.poll_fd = sampler_poll_fd,
+	.consume = sampler_consume,
+	.counters = sampler_counters,
+	.free = sampler_free,
+};

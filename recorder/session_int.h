@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session_int.h - the state one recording shares between its files; private
+ * to recorder/session*.c and the event sources (contract of the whole in
+ * session.h).
+ *
+ *   session.c   the life cycle: new, open, start, poll, stop, close, status
+ *   targets.c   -p/-t/-C and the command checked; targets described, gone
+ *   output.c    where the file goes, creating it, the writer of each file,
+ *               write errors, --switch-output
+ *   loop.c      ring records into the batch, a batch written as one round
+ *               (samples, tasks, lost counts, FINISHED_ROUND, checkpoint)
+ *   sampler.c   the default event source: perf events and the BPF sampler
+ *   source.h    what any event source provides (the seam tests fake)
+ *
+ * Messages: the helpers below fill s->err (session_fail) or go to the log
+ * callback (session_warn, session_note); nothing prints by itself.
+ */
+#ifndef RECORDER_SESSION_INT_H
+#define RECORDER_SESSION_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#include "recorder/batch.h"
+#include "recorder/launch.h"
+#include "recorder/pidset.h"
+#include "recorder/privs.h"
+#include "recorder/rotate.h"
+#include "recorder/session.h"
+#include "recorder/source.h"
+#include "recorder/tasks.h"
+
+/*
+ * Write a round early when a batch holds this much (a slow disk, a storm),
+ * or twice the ring buffer when that is more (the source raises
+ * s->batch_max): a batch cut short leaves the task-notice ring unread for
+ * that round, and DWARF samples (8 KiB each) would cut nearly every batch
+ * at 16 MiB, so FORK/EXIT notices would fall rounds behind and perf would
+ * count them out of order.
+ */
+#define BATCH_MAX_BYTES		(16u << 20)
+/* The largest ring buffer record_opts.ring_buffer_bytes may ask for. */
+#define RECORD_RING_MAX_BYTES	(1u << 30)
+
+/* Where the session is in its life cycle (the results of each step: session.h). */
+enum session_state {
+	SESSION_NEW = 0,	/* after record_session_new() */
+	SESSION_OPEN,		/* open succeeded */
+	SESSION_STARTED,	/* start succeeded */
+	SESSION_STOPPED,	/* stop ran (whatever it returned) */
+	SESSION_FAILED,		/* open or start failed: only close is left */
+};
+
+struct record_session {
+	struct record_opts opts;	/* arrays below are our own copies */
+	pid_t *pids, *tids;
+	int *cpus;
+	size_t nr_cpus;
+	char *output;
+	bool pipe;
+	bool external;		/* the caller's fd or write callback: never created, closed or unlinked */
+	bool to_stdout;		/* the pipe on fd 1: a launched command's stdout goes to stderr */
+	enum session_state state;
+
+	char err[512];
+	int failure_code;
+	struct privs_facts privs;
+	char exe[PATH_MAX];
+	struct kernel_text ktext;	/* set by the source; empty = no kernel map */
+	bool warned_maps, noted_map_files;	/* said once per recording */
+
+	/* The event sampled, and the attr the file describes (perfdata/attr.h). */
+	uint32_t event_type;
+	uint64_t event_config;
+	struct perf_event_attr attr;
+	const char *event_name;
+	uint64_t event_id;	/* the source's; 1 when it has none */
+
+	/* The event source (source.h) and what it may hand the session. */
+	const struct record_source_ops *src_ops;
+	void *src;
+	bool src_opened;	/* src_ops->open() was called: detach and free are due */
+	struct offcpu_tracer *offcpu;	/* --off-cpu */
+	struct unwind_bpf *unwind;	/* cfi: the tables of the in-kernel unwinder */
+	struct sideband *sideband;	/* NULL: processes are described from /proc only */
+	int epfd;
+
+	/* Output. */
+	int out_fd;
+	bool created, finished;
+	char *old_path;
+	struct perfdata_writer *w;
+	struct task_tracker *tracker;
+	struct buildid_cache *bcache;	/* NULL with -N or when unusable */
+
+	/* The launched command. */
+	char cmd_path[PATH_MAX];
+	struct launch child;
+
+	struct batch batch;
+	size_t batch_max;	/* bytes: see BATCH_MAX_BYTES */
+	int cb_err;
+	uint64_t next_flush_ns, last_flush_ns;
+	bool describe_soon;	/* a new process arrived: write a round early */
+	uint64_t unwind_changes;	/* unwind_bpf_changes() after the last round */
+	uint64_t last_time;
+	uint64_t seen, lost, lost_task;
+	bool workload_done, write_failed;
+	struct pidset pids_seen;
+
+	/* --switch-output. */
+	struct rotator rot;
+	uint64_t file_start_ns;
+	uint64_t samples_done, bytes_done;	/* of the files already finished */
+	/* The current file at its last checkpoint: what a write error leaves. */
+	uint64_t ckpt_samples, ckpt_bytes;
+	/* CPU-event samples written (all files), now and at the last checkpoint. */
+	uint64_t cpu_written, ckpt_cpu_written;
+	char *final_name;			/* the last file's name after stop */
+};
+
+/* session.c: messages and clocks. */
+int session_fail(struct record_session *s, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void session_warn(const struct record_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void session_note(const struct record_session *s, const char *msg);
+/* A step refused for want of a privilege: say which one (privs.h). */
+int session_priv_fail(struct record_session *s, enum priv_step step, int err, const char *what);
+uint64_t session_mono_ns(void);
+
+/* targets.c */
+int session_check_targets(struct record_session *s);
+/* Stamp the -p/-t targets' COMM as of time (before the first sample). */
+int session_describe_targets(struct record_session *s, uint64_t time);
+/* Every -p/-t target exited (false without -p/-t). */
+bool session_targets_gone(const struct record_session *s);
+
+/* output.c */
+int session_choose_output(struct record_session *s, const struct record_opts *opts);
+int session_check_output_dir(struct record_session *s);
+int session_create_output(struct record_session *s);
+/* Header, events, kernel maps, a fresh task tracker, the targets (as of describe_time). */
+int session_open_writer(struct record_session *s, uint64_t describe_time);
+/* Forget the current file's writer and tracker; keep its counts. */
+void session_free_writer(struct record_session *s);
+/* A failed write ends the recording: s->err says where and why. Returns err. */
+int session_write_error(struct record_session *s, int err);
+/* --switch-output: the rotation due at now (mono ns), if any. 0 or -errno. */
+int session_switch_if_due(struct record_session *s, uint64_t now);
+/* Finish the file and go on in a new one. */
+int session_switch_output(struct record_session *s);
+/* --switch-output: give the finished file its final name. */
+int session_retire_file(struct record_session *s);
+
+/* loop.c */
+/* Take what the source has (and the side-band); 0, or -errno with s->err set. */
+int session_consume(struct record_session *s, bool *batch_full);
+/* Write the batch as one time-sorted round, with the samples lost meanwhile. */
+int session_flush_batch(struct record_session *s);
+/* When the next round is due: the flush interval, or soon for a new process. */
+uint64_t session_flush_due_ns(const struct record_session *s);
+
+#endif /* RECORDER_SESSION_INT_H */

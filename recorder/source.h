@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * source.h - where a recording's records come from: the seam between the
+ * session (batching, the writer, rotation, the life cycle) and the thing
+ * that samples.
+ *
+ * The default source is the BPF sampler (recorder/sampler.h): perf events
+ * per CPU and bpf/profile.bpf.c. A test hands the session another one in
+ * record_opts.source (an internal field: bpfrec/record.h has no such thing)
+ * and drives it without BPF or root.
+ *
+ * What belongs to a source, and so is skipped with a fake one: the
+ * privileges BPF and perf events need and the kernel's BTF (check), the
+ * kernel's text range from /proc/kallsyms (s->ktext: left empty, the file
+ * then has no kernel map), the perf events and their id (s->event_id,
+ * default 1), the BPF programs and maps, the target maps, the off-CPU
+ * tracer, the in-kernel unwind tables and the mmap side-band
+ * (s->offcpu, s->unwind, s->sideband: NULL without them). What stays with
+ * the session whatever the source: the options, the targets checked in
+ * /proc, the output, the writer, the task tracker, the batch and its
+ * rounds, the lost accounting, rotation and the launched command.
+ *
+ * A source frees in free() what it set in the session (and NULLs it): the
+ * session uses those only between open and close.
+ *
+ * Every op gets the session and src, the source's own state: open() starts
+ * with *src = record_opts.source_ctx and may replace it. An op that fails
+ * returns -errno with the session's message set (session_fail() of
+ * session_int.h; a fake may leave it empty). Ops that cannot fail may be
+ * NULL where marked.
+ */
+#ifndef RECORDER_SOURCE_H
+#define RECORDER_SOURCE_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct record_session;
+
+/* The source's own counts, read at each round. */
+struct record_source_counters {
+	uint64_t seen;		/* samples in scope the source took */
+	uint64_t lost;		/* of those, never delivered (a full ring buffer) */
+	uint64_t lost_task;	/* fork/exit/exec notices never delivered */
+};
+
+struct record_source_ops {
+	/* Before the targets are looked at: what nothing works without. NULL = none. */
+	int (*check)(struct record_session *s, void *src);
+	/*
+	 * Everything the kernel may refuse, before the output is touched
+	 * (s->cpus and s->attr are set by then). May set the session fields
+	 * named above and raise s->batch_max.
+	 */
+	int (*open)(struct record_session *s, void **src);
+	/* The launched command's pid joins the targets (not with -a). NULL = none. */
+	int (*add_target)(struct record_session *s, void *src, pid_t pid);
+	/* Start delivering (sampling begins). */
+	int (*attach)(struct record_session *s, void *src);
+	/* Stop taking samples; what was taken can still be consumed. Idempotent. */
+	void (*detach)(struct record_session *s, void *src);
+	/* The fd that is readable when records wait; -1 = none (poll just sleeps). */
+	int (*poll_fd)(const struct record_session *s, const void *src);
+	/*
+	 * Hand every record waiting to record_source_deliver(s, ...), in
+	 * order, until it returns non-zero. Returns >= 0, the value
+	 * record_source_deliver() stopped with, or another -errno.
+	 */
+	int (*consume)(struct record_session *s, void *src);
+	void (*counters)(const struct record_session *s, const void *src,
+			 struct record_source_counters *c);
+	/* Free src (after detach). NULL = nothing to free. */
+	void (*free)(struct record_session *s, void *src);
+};
+
+/*
+ * One record into the session's batch (a struct profile_hdr first, bpf/profile.h;
+ * malformed ones are dropped). 0 = go on; RECORD_SOURCE_BATCH_FULL = stop
+ * consuming (this record is taken); -ENOMEM. The signature of libbpf's
+ * ring_buffer_sample_fn, ctx being the session.
+ */
+int record_source_deliver(void *session, void *data, size_t size);
+#define RECORD_SOURCE_BATCH_FULL	(-ECANCELED)
+
+#endif /* RECORDER_SOURCE_H */
