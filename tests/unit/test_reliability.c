@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "recorder/pidset.h"
-#include "recorder/record_args.h"
+#include "tools/cli/record_args.h"
 #include "recorder/rotate.h"
-#include "recorder/status.h"
+#include "tools/cli/status.h"
 
 /* ---- rotate_parse ---- */
 

@@ -33,9 +33,9 @@
 
 #include <bpfrec/record.h>
 
-#include "recorder/commands.h"
-#include "recorder/record_args.h"
-#include "recorder/status.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/record_args.h"
+#include "tools/cli/status.h"
 
 #define EXIT_USAGE 2
 

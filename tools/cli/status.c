@@ -2,7 +2,7 @@
 /* status.c - the live status line (contract in status.h). */
 #include <stdio.h>
 
-#include "recorder/status.h"
+#include "tools/cli/status.h"
 
 void status_line_init(struct status_line *l, FILE *f, uint64_t now_ns)
 {

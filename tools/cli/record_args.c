@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "recorder/cpulist.h"
-#include "recorder/record_args.h"
+#include "tools/cli/record_args.h"
 #include "recorder/rotate.h"
 #include "recorder/unwind_bpf.h"
 

@@ -27,8 +27,8 @@
 #include "perfdata/cursor.h"
 #include "perfdata/events.h"
 #include "perfdata/reader.h"
-#include "recorder/commands.h"
-#include "escape.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/escape.h"
 
 #define NR_RECORD_TYPES	128
 
