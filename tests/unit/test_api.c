@@ -139,6 +139,10 @@ Test(api_record, bad_options_say_what_to_fix)
 		  "switch-output" },
 		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true, .event = "bogus" },
 		  "unknown event 'bogus'" },
+		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true,
+		    .unwind_table_bytes = BPFREC_UNWIND_TABLE_MIN_BYTES - 1 }, "4 KiB to 4 GiB" },
+		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true,
+		    .unwind_table_bytes = BPFREC_UNWIND_TABLE_MAX_BYTES + 1 }, "4 KiB to 4 GiB" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -173,6 +177,43 @@ Test(api_record, the_output_fd_must_be_writable_and_stays_open)
 	cr_assert_eq(fcntl(fds[1], F_GETFD), FD_CLOEXEC, "the caller's fd stays open");
 	close(fds[0]);
 	close(fds[1]);
+}
+
+/* ---- option values as a command line spells them ---- */
+
+Test(api_parse, cpulists_sizes_and_switch_output)
+{
+	enum bpfrec_switch mode;
+	uint64_t bytes, ns;
+	int *cpus = NULL;
+	size_t nr = 0;
+
+	cr_assert_eq(bpfrec_parse_cpulist("3,0-1,1", &cpus, &nr), 0);
+	cr_assert_eq(nr, 3);
+	cr_assert(cpus[0] == 0 && cpus[1] == 1 && cpus[2] == 3);
+	free(cpus);
+	cr_assert_eq(bpfrec_parse_cpulist("2-1", &cpus, &nr), -EINVAL);
+	cr_assert_eq(bpfrec_parse_cpulist("", &cpus, &nr), -EINVAL);
+
+	cr_assert_eq(bpfrec_parse_size("64M", &bytes), 0);
+	cr_assert_eq(bytes, 64ull << 20);
+	cr_assert_eq(bpfrec_parse_size("7B", &bytes), 0);
+	cr_assert_eq(bytes, 7);
+	/* A size needs its unit; an age is not a size. */
+	cr_assert_eq(bpfrec_parse_size("64", &bytes), -EINVAL);
+	cr_assert_eq(bpfrec_parse_size("30s", &bytes), -EINVAL);
+
+	cr_assert_eq(bpfrec_parse_switch_output(NULL, &mode, &bytes, &ns), 0);
+	cr_assert_eq(mode, BPFREC_SWITCH_MANUAL);
+	cr_assert_eq(bpfrec_parse_switch_output("signal", &mode, &bytes, &ns), 0);
+	cr_assert_eq(mode, BPFREC_SWITCH_MANUAL);
+	cr_assert_eq(bpfrec_parse_switch_output("2G", &mode, &bytes, &ns), 0);
+	cr_assert(mode == BPFREC_SWITCH_SIZE && bytes == 2ull << 30 && ns == 0);
+	cr_assert_eq(bpfrec_parse_switch_output("5m", &mode, &bytes, &ns), 0);
+	cr_assert(mode == BPFREC_SWITCH_TIME && ns == 300ull * 1000000000 && bytes == 0);
+	mode = BPFREC_SWITCH_NONE;
+	cr_assert_eq(bpfrec_parse_switch_output("5x", &mode, &bytes, &ns), -EINVAL);
+	cr_assert_eq(mode, BPFREC_SWITCH_NONE, "nothing is set on error");
 }
 
 Test(api_common, version_matches_the_header)
