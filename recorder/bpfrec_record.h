@@ -205,6 +205,16 @@ struct bpfrec_record_stats {
 	const char *buildid_cache_dir;
 	size_t buildid_copied, buildid_present, buildid_too_big, buildid_failed;
 	struct bpfrec_unwind_stats unwind;
+	/*
+	 * What the BPF programs (the sampler, the task notices, the off-CPU
+	 * tracer) cost: CPU time in them and their runs, summed over CPUs, as
+	 * the kernel counts it while the recording holds BPF_STATS_RUN_TIME on.
+	 * bpf_counted false: the kernel would not count (it needs
+	 * CAP_SYS_ADMIN or the sysctl kernel.bpf_stats_enabled=1, Linux 5.8).
+	 */
+	bool bpf_counted;
+	uint64_t bpf_run_ns;
+	uint64_t bpf_runs;
 };
 
 /*

@@ -49,6 +49,7 @@
 #include "recorder/pidset.h"
 #include "recorder/privs.h"
 #include "recorder/procmaps.h"
+#include "recorder/progstats.h"
 #include "recorder/rotate.h"
 #include "recorder/offcpu.h"
 #include "recorder/session.h"
@@ -114,6 +115,7 @@ struct record_session {
 
 	struct profile *skel;
 	struct offcpu_tracer *offcpu;	/* --off-cpu */
+	struct progstats *progstats;	/* the programs' run time */
 	struct unwind_bpf *unwind;	/* cfi: the tables of the in-kernel unwinder */
 	uint64_t unwind_bytes;		/* their bound; 0 = no cfi walks */
 	struct ring_buffer *rb;
@@ -731,6 +733,8 @@ static int load_bpf(struct record_session *s)
 	if (err)
 		return fail(s, err, "cannot load the BPF sampler: %s (run with -v for the verifier log)",
 			    strerror(-err));
+	if (progstats_new(&s->progstats) || progstats_add_object(s->progstats, skel->obj))
+		return fail(s, -ENOMEM, "out of memory");
 	if (s->unwind_bytes) {
 		struct unwind_bpf_opts uo = {
 			.rows_fd = bpf_map__fd(skel->maps.unwind_rows),
@@ -782,6 +786,8 @@ static int load_bpf(struct record_session *s)
 		if (err)
 			return fail(s, err, "cannot load the off-CPU tracer: %s (run with -v for "
 				    "the verifier log, or drop --off-cpu)", strerror(-err));
+		if (progstats_add_object(s->progstats, offcpu_object(s->offcpu)))
+			return fail(s, -ENOMEM, "out of memory");
 	}
 
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_ring_record, s, NULL);
@@ -1591,6 +1597,7 @@ void record_session_close(struct record_session *s)
 	offcpu_free(s->offcpu);
 	unwind_bpf_free(s->unwind);
 	profile__destroy(s->skel);
+	progstats_free(s->progstats);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	if (s->out_fd >= 0 && !s->pipe && !s->external)
@@ -1618,6 +1625,8 @@ void record_session_close(struct record_session *s)
 
 void record_session_status(const struct record_session *s, struct bpfrec_record_stats *st)
 {
+	struct progstats_sum prog;
+
 	*st = (struct bpfrec_record_stats){ .sz = sizeof(*st), .exit_code = -1 };
 	st->samples = s->samples_done;
 	st->bytes = s->bytes_done;
@@ -1650,6 +1659,10 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 		unwind_bpf_stats(s->unwind, &st->unwind);
 	if (s->child.pid)
 		st->exit_code = launch_exit_code(&s->child);
+	progstats_read(s->progstats, &prog);
+	st->bpf_counted = prog.counted;
+	st->bpf_run_ns = prog.run_ns;
+	st->bpf_runs = prog.runs;
 }
 
 const char *record_session_error(const struct record_session *s)
