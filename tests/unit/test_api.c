@@ -531,6 +531,38 @@ Test(api_pprof, converts_to_an_fd_and_a_callback_alike)
 	close(out);
 }
 
+static void keep_warning(void *ctx, enum bpfrec_log_level level, const char *msg)
+{
+	char *last = ctx;
+
+	cr_assert_eq(level, BPFREC_LOG_WARN);
+	cr_assert_eq(last[0], '\0', "one warning, once: had '%s', now '%s'", last, msg);
+	snprintf(last, 512, "%s", msg);
+}
+
+/* A kallsyms the symbolizer cannot use: the reason reaches the log, nothing is printed. */
+Test(api_pprof, unusable_kallsyms_is_a_logged_warning)
+{
+	char path[] = "/tmp/bpfrec-test-kallsyms.XXXXXX", last[512] = "";
+	static const char hidden[] = "0000000000000000 T _text\n0000000000000000 T ksys_write\n";
+	int kfd = mkstemp(path), in = make_recording(false), out = memfd_create("out", MFD_CLOEXEC);
+	BPFREC_OPTS(bpfrec_pprof_opts, o, .kallsyms = path, .log = keep_warning, .log_ctx = last);
+	struct bpfrec_pprof *c = NULL;
+
+	cr_assert_geq(kfd, 0);
+	cr_assert_eq(write(kfd, hidden, sizeof(hidden) - 1), (ssize_t)sizeof(hidden) - 1);
+	close(kfd);
+	cr_assert_eq(bpfrec_pprof_new(&o, &c), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_read_fd(c, in), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_write_fd(c, 0, out, NULL), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert(strstr(last, path) && strstr(last, "kptr_restrict"), "warning: '%s'", last);
+	cr_assert_eq(bpfrec_pprof_write_fd(c, 0, out, NULL), 0, "%s", bpfrec_pprof_error(c));
+	bpfrec_pprof_free(c);
+	unlink(path);
+	close(in);
+	close(out);
+}
+
 Test(api_pprof, a_failing_callback_fails_the_write)
 {
 	BPFREC_OPTS(bpfrec_pprof_opts, o, .no_symbolize = true);
