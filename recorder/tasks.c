@@ -43,11 +43,12 @@
 
 #include "perfdata/hash.h"
 #include "perfdata/sorted.h"
-#include "perfdata/writer.h"
 #include "recorder/buildid_cache.h"
+#include "recorder/emit.h"
 #include "recorder/lru.h"
 #include "recorder/privs.h"
 #include "recorder/procmaps.h"
+#include "recorder/taskdesc.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
 #include "symbolize/safeopen.h"
@@ -118,7 +119,8 @@ struct task_thread {
 #define EXEC_PENDING_SLOTS 64
 
 struct task_tracker {
-	struct perfdata_writer *w;
+	struct perfdata_writer *w;	/* only handed to the emitter */
+	struct task_desc desc;		/* what the current call found the file lacks */
 	bool track_all;
 	uint64_t round;		/* task_tracker_round_end() calls so far */
 	struct buildid_cache *cache;	/* NULL: no copies */
@@ -316,8 +318,7 @@ static int file_hit(struct task_tracker *t, uint32_t pid, const struct task_map 
 
 	if (f->registered || !f->build_id_size)
 		return 0;
-	err = perfdata_writer_add_build_id(t->w, PERF_RECORD_MISC_USER, f->build_id,
-					   f->build_id_size, f->path);
+	err = task_desc_add_build_id(&t->desc, f->build_id, f->build_id_size, f->path);
 	if (err)
 		return err;
 	f->registered = true;
@@ -326,7 +327,7 @@ static int file_hit(struct task_tracker *t, uint32_t pid, const struct task_map 
 	return 0;
 }
 
-/* ---- records ---------------------------------------------------------------- */
+/* ---- the description: what the file lacks (emit.h writes it) ---------------- */
 
 static struct perfdata_sample_id sample_id(uint32_t pid, uint32_t tid, uint64_t time,
 					   uint32_t cpu)
@@ -340,7 +341,7 @@ static int write_comm(struct task_tracker *t, uint32_t pid, uint32_t tid, const 
 	struct perfdata_comm c = { .pid = pid, .tid = tid, .exec = exec, .comm = comm };
 	struct perfdata_sample_id sid = sample_id(pid, tid, time, cpu);
 
-	return perfdata_write_comm(t->w, &c, &sid);
+	return task_desc_add_comm(&t->desc, c.pid, c.tid, c.comm, c.exec, sid.time, sid.cpu);
 }
 
 static int write_mmap2(struct task_tracker *t, uint32_t pid, uint32_t tid,
@@ -368,7 +369,7 @@ static int write_mmap2(struct task_tracker *t, uint32_t pid, uint32_t tid,
 		r.min = f->min;
 		r.ino = f->ino;
 	}
-	return perfdata_write_mmap2(t->w, &r, &sid);
+	return task_desc_add_mmap2(&t->desc, &r, &sid);
 }
 
 /* ---- processes and threads -------------------------------------------------- */
@@ -915,12 +916,13 @@ void task_tracker_free(struct task_tracker *t)
 	hash_table_free(&t->files);
 	hash_table_free(&t->procs.map);
 	hash_table_free(&t->threads.map);
+	task_desc_free(&t->desc);
 	free(t->proc_root);
 	free(t);
 }
 
-int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
-		     uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user)
+static int see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
+	       uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user)
 {
 	char name[COMM_LEN];
 	struct task_proc *p;
@@ -971,6 +973,27 @@ int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const c
 			check_ips(t, p, user_ips, nr_user, time, true, &err);
 	}
 	return err;
+}
+
+int task_tracker_describe(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
+			  uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user,
+			  const struct task_desc **desc)
+{
+	int err;
+
+	task_desc_reset(&t->desc);
+	err = see(t, pid, tid, comm, time, cpu, user_ips, nr_user);
+	*desc = &t->desc;
+	return err ? err : task_desc_error(&t->desc);
+}
+
+int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
+		     uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user)
+{
+	const struct task_desc *d;
+	int err = task_tracker_describe(t, pid, tid, comm, time, cpu, user_ips, nr_user, &d);
+
+	return err ? err : emit_desc(t->w, d);
 }
 
 void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid)
@@ -1075,8 +1098,8 @@ void task_tracker_fork(struct task_tracker *t, uint32_t pid, uint32_t tid, uint3
 	maps_changed(t, p);
 }
 
-int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
-		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu)
+static int add_mapping(struct task_tracker *t, uint32_t pid, uint32_t tid,
+		       const struct procmaps_entry *e, uint64_t time, uint32_t cpu)
 {
 	struct procmaps_entry kept = *e;
 	struct lru_entry *te;
@@ -1112,6 +1135,18 @@ int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
 	if (!m || m->start != kept.start)
 		return 0;	/* over the bound: a re-read of /proc writes it */
 	return write_mmap2(t, pid, tid, m, time, cpu);
+}
+
+int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
+		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu)
+{
+	int err;
+
+	task_desc_reset(&t->desc);
+	err = add_mapping(t, pid, tid, e, time, cpu);
+	if (!err)
+		err = task_desc_error(&t->desc);
+	return err ? err : emit_desc(t->w, &t->desc);
 }
 
 void task_tracker_round_end(struct task_tracker *t)
