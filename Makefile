@@ -38,13 +38,13 @@ endif
 
 PERFDATA_SRCS  := $(wildcard perfdata/*.c)
 SYMBOLIZE_SRCS := $(wildcard symbolize/*.c)
-# The command line: users of the public API, not part of the library.
-CLI_SRCS       := recorder/cmd_record.c recorder/record_args.c recorder/status.c \
-		  tools/pprof/cmd_pprof.c tools/dump.c tools/escape.c
-# libbpfrec: everything else (main() is recorder/bpfrec.c).
-LIB_SRCS       := $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) \
-		  $(filter-out recorder/bpfrec.c $(CLI_SRCS),$(wildcard recorder/*.c) \
-		  $(wildcard tools/*.c) $(wildcard tools/*/*.c))
+# The command line (tools/cli/): a user of the public API only, not part of
+# the library; main() is tools/cli/bpfrec.c.
+CLI_MAIN       := tools/cli/bpfrec.c
+CLI_SRCS       := $(filter-out $(CLI_MAIN),$(wildcard tools/cli/*.c))
+# libbpfrec: everything else.
+LIB_SRCS       := $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) $(wildcard recorder/*.c) \
+		  $(filter-out $(CLI_MAIN) $(CLI_SRCS),$(wildcard tools/*.c) $(wildcard tools/*/*.c))
 APP_SRCS       := $(LIB_SRCS) $(CLI_SRCS)
 # The public headers: each in its module as bpfrec_*.h, installed (and, for
 # in-tree users, copied to $(BUILD)/include) under include/bpfrec/.
@@ -109,11 +109,11 @@ $(PUB_HDRS):
 	cp $< $@
 
 # The command and its BPF programs. Objects that include a skeleton need it first.
-$(call obj,$(APP_SRCS) recorder/bpfrec.c): | $(SKELS) $(PUB_HDRS)
+$(call obj,$(APP_SRCS) $(CLI_MAIN)): | $(SKELS) $(PUB_HDRS)
 
 # The command is linked with the static library: it runs wherever it is copied.
 APP_LIBS := $(BUILD)/libbpfrec-cli.a $(BUILD)/libbpfrec.a
-$(BUILD)/bpfrec: $(call obj,recorder/bpfrec.c) $(APP_LIBS)
+$(BUILD)/bpfrec: $(call obj,$(CLI_MAIN)) $(APP_LIBS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 PREFIX  ?= /usr/local

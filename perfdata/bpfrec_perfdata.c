@@ -9,8 +9,22 @@
 
 #include <bpfrec/perfdata.h>
 
+#include "perfdata/describe.h"
+#include "perfdata/events.h"
 #include "perfdata/opts.h"
 #include "perfdata/reader.h"
+
+/* The public numbers are perf's: the same as the internal ones. */
+_Static_assert(BPFREC_PERFDATA_RECORD_HEADER_ATTR == PERFDATA_RECORD_HEADER_ATTR, "attr");
+_Static_assert(BPFREC_PERFDATA_RECORD_HEADER_BUILD_ID == PERFDATA_RECORD_HEADER_BUILD_ID, "bid");
+_Static_assert(BPFREC_PERFDATA_RECORD_FINISHED_ROUND == PERFDATA_RECORD_FINISHED_ROUND, "round");
+_Static_assert(BPFREC_PERFDATA_RECORD_HEADER_FEATURE == PERFDATA_RECORD_HEADER_FEATURE, "feat");
+_Static_assert(BPFREC_PERFDATA_RECORD_COMPRESSED == PERFDATA_RECORD_COMPRESSED, "zstd");
+_Static_assert((int)BPFREC_PERFDATA_FEAT_BUILD_ID == (int)PERFDATA_FEAT_BUILD_ID, "build_id");
+_Static_assert((int)BPFREC_PERFDATA_FEAT_HOSTNAME == (int)PERFDATA_FEAT_HOSTNAME, "hostname");
+_Static_assert((int)BPFREC_PERFDATA_FEAT_OSRELEASE == (int)PERFDATA_FEAT_OSRELEASE, "osrelease");
+_Static_assert((int)BPFREC_PERFDATA_FEAT_CMDLINE == (int)PERFDATA_FEAT_CMDLINE, "cmdline");
+_Static_assert((int)BPFREC_PERFDATA_FEAT_BITS == (int)PERFDATA_FEAT_BITS, "bits");
 
 struct bpfrec_perfdata {
 	struct perfdata_reader *r;
@@ -120,6 +134,13 @@ int bpfrec_perfdata_parse_sample(const struct bpfrec_perfdata *p,
 	if (!p->r || rec->type != PERF_RECORD_SAMPLE || out->sz < sizeof(size_t))
 		return -EINVAL;
 	err = perfdata_reader_parse_sample(p->r, rec, &s, &ev);
+	if (err == -ENOENT && p->r && perfdata_reader_nr_events(p->r)) {
+		/* No event has its id: say which id that was. */
+		perfdata_decode_sample_event_id(rec, perfdata_reader_event(p->r, 0)->attr.sample_type,
+						&o.id);
+		opts_copy_out(out, &o, sizeof(o));
+		return err;
+	}
 	if (err)
 		return err;
 	for (size_t i = 0; ev && i < perfdata_reader_nr_events(p->r); i++)
@@ -151,4 +172,198 @@ int bpfrec_perfdata_parse_sample(const struct bpfrec_perfdata *p,
 const char *bpfrec_perfdata_feature_string(const struct bpfrec_perfdata *p, unsigned int feature)
 {
 	return p->r ? perfdata_reader_feature_string(p->r, feature) : NULL;
+}
+
+const uint64_t *bpfrec_perfdata_event_ids(const struct bpfrec_perfdata *p, size_t i, size_t *nr)
+{
+	const struct perfdata_event *ev;
+
+	*nr = 0;
+	if (i >= bpfrec_perfdata_nr_events(p))
+		return NULL;
+	ev = perfdata_reader_event(p->r, i);
+	*nr = ev->nr_ids;
+	return ev->nr_ids ? ev->ids : NULL;
+}
+
+int bpfrec_perfdata_get_header(const struct bpfrec_perfdata *p, struct bpfrec_perfdata_header *out)
+{
+	const struct perfdata_file_header *h = p->r ? perfdata_reader_file_header(p->r) : NULL;
+	struct bpfrec_perfdata_header o = { .sz = sizeof(o) };
+
+	if (!h)
+		return -EINVAL;
+	o.size = h->size;
+	o.attr_size = h->attr_size;
+	o.attrs_offset = h->attrs.offset;
+	o.attrs_size = h->attrs.size;
+	o.data_offset = h->data.offset;
+	o.data_size = h->data.size;
+	o.event_types_offset = h->event_types.offset;
+	o.event_types_size = h->event_types.size;
+	memcpy(o.features, h->features, sizeof(o.features));
+	return opts_copy_out(out, &o, sizeof(o));
+}
+
+int bpfrec_perfdata_parse_sample_id(const struct bpfrec_perfdata *p,
+				    const struct perf_event_header *rec,
+				    struct bpfrec_perfdata_sample_id *out)
+{
+	struct bpfrec_perfdata_sample_id o = { .sz = sizeof(o) };
+	struct perfdata_sample_id sid;
+	int err;
+
+	if (!p->r)
+		return -EINVAL;
+	err = perfdata_reader_parse_sample_id(p->r, rec, &sid);
+	if (err)
+		return err;
+	o.pid = sid.pid;
+	o.tid = sid.tid;
+	o.time = sid.time;
+	o.id = sid.id;
+	o.stream_id = sid.stream_id;
+	o.cpu = sid.cpu;
+	return opts_copy_out(out, &o, sizeof(o));
+}
+
+int bpfrec_perfdata_parse_mmap(const struct perf_event_header *rec, struct bpfrec_perfdata_mmap *out)
+{
+	struct bpfrec_perfdata_mmap o = { .sz = sizeof(o) };
+	struct perfdata_mmap m;
+	int err;
+
+	if (rec->type == PERF_RECORD_MMAP)
+		err = perfdata_decode_mmap(rec, &m);
+	else if (rec->type == PERF_RECORD_MMAP2)
+		err = perfdata_decode_mmap2(rec, &m);
+	else
+		err = -EINVAL;
+	if (err)
+		return err;
+	o.misc = m.misc;
+	o.pid = m.pid;
+	o.tid = m.tid;
+	o.start = m.start;
+	o.len = m.len;
+	o.pgoff = m.pgoff;
+	o.build_id_size = m.build_id_size;
+	memcpy(o.build_id, m.build_id, sizeof(o.build_id));
+	o.maj = m.maj;
+	o.min = m.min;
+	o.ino = m.ino;
+	o.ino_generation = m.ino_generation;
+	o.prot = m.prot;
+	o.flags = m.flags;
+	o.filename = m.filename;
+	return opts_copy_out(out, &o, sizeof(o));
+}
+
+int bpfrec_perfdata_parse_comm(const struct perf_event_header *rec, struct bpfrec_perfdata_comm *out)
+{
+	struct bpfrec_perfdata_comm o = { .sz = sizeof(o) };
+	struct perfdata_comm c;
+	int err = perfdata_decode_comm(rec, &c);
+
+	if (err)
+		return err;
+	o.pid = c.pid;
+	o.tid = c.tid;
+	o.exec = c.exec;
+	o.comm = c.comm;
+	return opts_copy_out(out, &o, sizeof(o));
+}
+
+int bpfrec_perfdata_parse_task(const struct perf_event_header *rec, struct bpfrec_perfdata_task *out)
+{
+	struct bpfrec_perfdata_task o = { .sz = sizeof(o) };
+	struct perfdata_task t;
+	int err = perfdata_decode_task(rec, &t);
+
+	if (err)
+		return err;
+	o.pid = t.pid;
+	o.ppid = t.ppid;
+	o.tid = t.tid;
+	o.ptid = t.ptid;
+	o.time = t.time;
+	return opts_copy_out(out, &o, sizeof(o));
+}
+
+int bpfrec_perfdata_parse_lost(const struct perf_event_header *rec, uint64_t *id, uint64_t *lost)
+{
+	return perfdata_decode_lost(rec, id, lost);
+}
+
+static int build_id_out(const struct perfdata_build_id *b, size_t name_len,
+			struct bpfrec_perfdata_build_id *out)
+{
+	struct bpfrec_perfdata_build_id o = { .sz = sizeof(o) };
+
+	o.cpumode = b->cpumode;
+	o.pid = b->pid;
+	o.size = b->size;
+	memcpy(o.id, b->id, sizeof(o.id));
+	o.filename = b->filename;
+	o.filename_len = name_len;
+	return opts_copy_out(out, &o, sizeof(o));
+}
+
+int bpfrec_perfdata_parse_build_id(const struct perf_event_header *rec,
+				   struct bpfrec_perfdata_build_id *out)
+{
+	struct perfdata_build_id b;
+	size_t name_len;
+
+	if (rec->type != PERFDATA_RECORD_HEADER_BUILD_ID ||
+	    perfdata_decode_build_id(rec, rec->size, &b, &name_len))
+		return -EINVAL;
+	return build_id_out(&b, name_len, out);
+}
+
+struct build_id_walk {
+	bpfrec_perfdata_build_id_fn fn;
+	void *ctx;
+};
+
+static int each_build_id(const struct perfdata_build_id *b, void *ctx)
+{
+	struct build_id_walk *w = ctx;
+	BPFREC_OPTS(bpfrec_perfdata_build_id, o);
+
+	build_id_out(b, strlen(b->filename), &o);
+	return w->fn(w->ctx, &o);
+}
+
+int bpfrec_perfdata_for_each_build_id(const struct bpfrec_perfdata *p,
+				      bpfrec_perfdata_build_id_fn fn, void *ctx)
+{
+	struct build_id_walk w = { fn, ctx };
+
+	if (!p->r)
+		return -EINVAL;
+	return perfdata_reader_for_each_build_id(p->r, each_build_id, &w);
+}
+
+const void *bpfrec_perfdata_feature(const struct bpfrec_perfdata *p, unsigned int feature,
+				    size_t *size)
+{
+	if (!p->r) {
+		*size = 0;
+		return NULL;
+	}
+	return perfdata_reader_feature(p->r, feature, size);
+}
+
+int bpfrec_perfdata_describe_feature(const struct bpfrec_perfdata *p, unsigned int feature,
+				     char *buf, size_t len)
+{
+	if (!p->r)
+		return -ENOENT;
+	return perfdata_describe_feature(p->r, feature, buf, len);
+}
+
+const char *bpfrec_perfdata_event_generic_name(uint32_t type, uint64_t config)
+{
+	return perfdata_event_generic_name(type, config);
 }

@@ -410,6 +410,27 @@ int perfdata_decode_lost(const struct perf_event_header *h, uint64_t *id, uint64
 	return -EINVAL;
 }
 
+int perfdata_decode_build_id(const void *rec, size_t size, struct perfdata_build_id *b,
+			     size_t *filename_len)
+{
+	struct perfdata_build_id_record hdr;
+
+	memset(b, 0, sizeof(*b));
+	*filename_len = 0;
+	if (size < PERFDATA_BUILD_ID_RECORD_SIZE)
+		return -EINVAL;
+	memcpy(&hdr, rec, sizeof(hdr));
+	b->cpumode = hdr.header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	b->pid = hdr.pid;
+	b->size = (hdr.header.misc & PERFDATA_MISC_BUILD_ID_SIZE) ? hdr.size : 20;
+	if (b->size > PERFDATA_BUILD_ID_MAX)
+		return -EINVAL;
+	memcpy(b->id, hdr.build_id, b->size);
+	b->filename = (const char *)rec + PERFDATA_BUILD_ID_RECORD_SIZE;
+	*filename_len = strnlen(b->filename, size - PERFDATA_BUILD_ID_RECORD_SIZE);
+	return 0;
+}
+
 int perfdata_decode_task(const struct perf_event_header *h, struct perfdata_task *t)
 {
 	struct perfdata_cursor c;

@@ -459,9 +459,8 @@ static int sync_events(struct perfdata_reader *r)
 static int add_build_id(struct perfdata_reader *r, const uint8_t *rec, size_t size,
 			uint64_t where)
 {
-	struct perfdata_build_id_record hdr;
-	struct perfdata_build_id *b, *all;
-	const char *name = (const char *)rec + PERFDATA_BUILD_ID_RECORD_SIZE;
+	struct perfdata_build_id *b, *all, dec;
+	size_t name_len;
 
 	if (size < PERFDATA_BUILD_ID_RECORD_SIZE)
 		return fail(r, "build-id record at offset %#llx has size %zu, below the minimum 36",
@@ -469,25 +468,19 @@ static int add_build_id(struct perfdata_reader *r, const uint8_t *rec, size_t si
 	if (r->nr_build_ids >= MAX_BUILD_IDS)
 		return fail(r, "more than %u build-ids (at offset %#llx): the file is corrupt",
 			    MAX_BUILD_IDS, (unsigned long long)where);
-	memcpy(&hdr, rec, sizeof(hdr));
+	if (perfdata_decode_build_id(rec, size, &dec, &name_len))
+		return fail(r, "build-id record at offset %#llx has build-id size %u, over 20",
+			    (unsigned long long)where, dec.size);
 	all = realloc(r->build_ids, (r->nr_build_ids + 1) * sizeof(*all));
 	if (!all)
 		return -ENOMEM;
 	r->build_ids = all;
 	b = &all[r->nr_build_ids];
-	memset(b, 0, sizeof(*b));
-	b->cpumode = hdr.header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	b->pid = hdr.pid;
-	/* Without the size flag (perf before 5.12) a build-id is a SHA-1. */
-	b->size = (hdr.header.misc & PERFDATA_MISC_BUILD_ID_SIZE) ? hdr.size : 20;
-	if (b->size > PERFDATA_BUILD_ID_MAX)
-		return fail(r, "build-id record at offset %#llx has build-id size %u, over 20",
-			    (unsigned long long)where, b->size);
-	memcpy(b->id, hdr.build_id, b->size);
-	b->filename = strndup(name, size - PERFDATA_BUILD_ID_RECORD_SIZE);
+	*b = dec;
+	b->filename = strndup(dec.filename, name_len);
 	if (!b->filename)
 		return -ENOMEM;
-	if (take_meta_bytes(r, strlen(b->filename) + 1, where)) {
+	if (take_meta_bytes(r, name_len + 1, where)) {
 		free((char *)b->filename);
 		return -EINVAL;
 	}
@@ -1182,6 +1175,11 @@ int perfdata_reader_parse_sample_id(const struct perfdata_reader *r,
 }
 
 /* ---- features and build-ids ----------------------------------------------- */
+
+const struct perfdata_file_header *perfdata_reader_file_header(const struct perfdata_reader *r)
+{
+	return r->pipe ? NULL : &r->hdr;
+}
 
 const void *perfdata_reader_feature(const struct perfdata_reader *r, unsigned int feat,
 				    size_t *size)

@@ -67,6 +67,9 @@ int perfdata_reader_parse_sample_id(const struct perfdata_reader *r,
 				    const struct perf_event_header *h,
 				    struct perfdata_sample_id *sid);
 
+/* The file header (file mode); NULL in pipe mode. */
+const struct perfdata_file_header *perfdata_reader_file_header(const struct perfdata_reader *r);
+
 /* Raw payload of a feature section, or NULL (size 0) when absent / not yet seen. */
 const void *perfdata_reader_feature(const struct perfdata_reader *r, unsigned int feat,
 				    size_t *size);
@@ -74,13 +77,6 @@ const void *perfdata_reader_feature(const struct perfdata_reader *r, unsigned in
 const char *perfdata_reader_feature_string(const struct perfdata_reader *r, unsigned int feat);
 
 /* Walk the build-ids of the BUILD_ID feature and HEADER_BUILD_ID records seen. */
-struct perfdata_build_id {
-	uint16_t cpumode;
-	int32_t pid;
-	uint8_t size;
-	uint8_t id[PERFDATA_BUILD_ID_MAX];
-	const char *filename;
-};
 typedef int (*perfdata_build_id_fn)(const struct perfdata_build_id *b, void *ctx);
 int perfdata_reader_for_each_build_id(const struct perfdata_reader *r, perfdata_build_id_fn fn,
 				      void *ctx);

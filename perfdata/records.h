@@ -50,6 +50,15 @@ struct perfdata_task {
 	uint64_t time;
 };
 
+/* A build-id entry (BUILD_ID feature) or HEADER_BUILD_ID record. */
+struct perfdata_build_id {
+	uint16_t cpumode;
+	int32_t pid;
+	uint8_t size;
+	uint8_t id[PERFDATA_BUILD_ID_MAX];
+	const char *filename;	/* decoded: filename_len bytes in the record, no NUL */
+};
+
 /* Size of the sample_id trailer for these sample_type bits. */
 size_t perfdata_sample_id_size(uint64_t id_type);
 /* Size of a SAMPLE record for this attr, or 0 if it cannot be encoded. */
@@ -107,6 +116,14 @@ int perfdata_decode_task(const struct perf_event_header *h, struct perfdata_task
  * (u64 lost: samples the kernel or the BPF side dropped) record counts;
  * *id is 0 for LOST_SAMPLES. -EINVAL for another type or a short record. */
 int perfdata_decode_lost(const struct perf_event_header *h, uint64_t *id, uint64_t *lost);
+/*
+ * A build-id entry of size bytes at rec (the record's own header.size may
+ * be a feature's padding): -EINVAL when shorter than the fixed part or the
+ * id is over 20 bytes. Without PERFDATA_MISC_BUILD_ID_SIZE (perf before
+ * 5.12) the id is a 20-byte SHA-1. The name is the rest, up to its NUL.
+ */
+int perfdata_decode_build_id(const void *rec, size_t size, struct perfdata_build_id *b,
+			     size_t *filename_len);
 /* The u64 id of a SAMPLE, from IDENTIFIER (first word) or ID, or 0. Needed to
  * pick the event before the rest can be decoded. */
 int perfdata_decode_sample_event_id(const struct perf_event_header *h, uint64_t sample_type,

@@ -122,6 +122,11 @@ static int session_opts(struct bpfrec_record *r, struct record_opts *o)
 	o->stack_user_size = p->stack_user_bytes;
 	if (o->callgraph == RECORD_CALLGRAPH_DWARF && !o->stack_user_size)
 		o->stack_user_size = RECORD_STACK_USER_DEFAULT;
+	if (p->unwind_table_bytes && (p->unwind_table_bytes < BPFREC_UNWIND_TABLE_MIN_BYTES ||
+				      p->unwind_table_bytes > BPFREC_UNWIND_TABLE_MAX_BYTES))
+		return state_error(r, -EINVAL, "unwind_table_bytes %llu is out of range: give 4 KiB "
+				   "to 4 GiB, or 0 for the default",
+				   (unsigned long long)p->unwind_table_bytes);
 	o->unwind_table_bytes = p->unwind_table_bytes;
 	o->system_wide = p->system_wide;
 	o->pids = p->pids;

@@ -63,6 +63,9 @@ struct bpfrec_record;
 /* CALLGRAPH_DWARF's user stack copy: perf's default and largest size. */
 #define BPFREC_STACK_USER_DEFAULT	8192u
 #define BPFREC_STACK_USER_MAX		65528u
+/* The bounds of unwind_table_bytes (when not 0). */
+#define BPFREC_UNWIND_TABLE_MIN_BYTES	(4ull << 10)
+#define BPFREC_UNWIND_TABLE_MAX_BYTES	(4ull << 30)
 
 enum bpfrec_callgraph {
 	BPFREC_CALLGRAPH_NONE = 0,	/* the sampled ip only */
@@ -202,6 +205,16 @@ struct bpfrec_record_stats {
 	const char *buildid_cache_dir;
 	size_t buildid_copied, buildid_present, buildid_too_big, buildid_failed;
 	struct bpfrec_unwind_stats unwind;
+	/*
+	 * What the BPF programs (the sampler, the task notices, the off-CPU
+	 * tracer) cost: CPU time in them and their runs, summed over CPUs, as
+	 * the kernel counts it while the recording holds BPF_STATS_RUN_TIME on.
+	 * bpf_counted false: the kernel would not count (it needs
+	 * CAP_SYS_ADMIN or the sysctl kernel.bpf_stats_enabled=1, Linux 5.8).
+	 */
+	bool bpf_counted;
+	uint64_t bpf_run_ns;
+	uint64_t bpf_runs;
 };
 
 /*
@@ -233,6 +246,22 @@ BPFREC_API const char *bpfrec_unwind_stop_name(unsigned int stop);
 BPFREC_API const char *bpfrec_record_error(const struct bpfrec_record *rec);
 /* After a failed open/start: 127 (command not found), 126 (not executable), else 1. */
 BPFREC_API int bpfrec_record_failure_code(const struct bpfrec_record *rec);
+
+/*
+ * Option values as perf record's command line spells them, for programs
+ * that take them from their users. Each returns 0, or -EINVAL (the text is
+ * malformed or out of range; nothing is set) or -ENOMEM.
+ */
+/* "0,2-3" (up to CPU 8191): sorted, no duplicates, *cpus malloc'ed (free() it). */
+BPFREC_API int bpfrec_parse_cpulist(const char *s, int **cpus, size_t *nr);
+/* A size with a B/K/M/G suffix (powers of 1024): "64M". */
+BPFREC_API int bpfrec_parse_size(const char *s, uint64_t *bytes);
+/*
+ * --switch-output's value: NULL or "signal" (BPFREC_SWITCH_MANUAL), a size
+ * "100M" (SIZE, *bytes) or an age with an s/m/h/d suffix "30s" (TIME, *ns).
+ */
+BPFREC_API int bpfrec_parse_switch_output(const char *arg, enum bpfrec_switch *mode,
+					  uint64_t *bytes, uint64_t *ns);
 
 #ifdef __cplusplus
 }

@@ -4,13 +4,37 @@
 
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
+#include "recorder/taskdesc.h"
 #include "recorder/tasks.h"
 
 #include "bpf/profile.h"
 
+int emit_desc(struct perfdata_writer *w, const struct task_desc *d)
+{
+	struct task_desc_rec r;
+	int err = 0;
+
+	for (size_t i = 0; !err && task_desc_get(d, i, &r); i++) {
+		switch (r.kind) {
+		case TASK_DESC_COMM:
+			err = perfdata_write_comm(w, &r.comm, &r.sid);
+			break;
+		case TASK_DESC_MMAP2:
+			err = perfdata_write_mmap2(w, &r.mmap, &r.sid);
+			break;
+		case TASK_DESC_BUILD_ID:
+			err = perfdata_writer_add_build_id(w, PERF_RECORD_MISC_USER, r.build_id,
+							   r.build_id_size, r.path);
+			break;
+		}
+	}
+	return err;
+}
+
 int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct emit_sample *e,
 		bool describe_only)
 {
+	const struct task_desc *desc;
 	size_t len = e->comm_len < PROFILE_COMM_LEN ? e->comm_len : PROFILE_COMM_LEN;
 	char comm[PROFILE_COMM_LEN + 1];
 	struct callchain_input chain = e->chain;
@@ -32,7 +56,10 @@ int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct 
 		user_ips = &e->ustack.regs[PROFILE_UREG_IP];
 		nr_user_ips = 1;
 	}
-	err = task_tracker_see(t, e->pid, e->tid, comm, e->time, e->cpu, user_ips, nr_user_ips);
+	err = task_tracker_describe(t, e->pid, e->tid, comm, e->time, e->cpu, user_ips,
+				    nr_user_ips, &desc);
+	if (!err)
+		err = emit_desc(w, desc);
 	if (err || describe_only)
 		return err;
 

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * emit.h - write one sample that BPF captured (CPU or off-CPU) to the file.
+ * emit.h - write one sample that BPF captured (CPU or off-CPU) to the file,
+ * with what the file must say first about its task: the one place the
+ * recorder writes samples and task descriptions.
  *
- * The order is the file's contract: the task tracker first writes whatever
- * the file still lacks for the sample's pid/tid (COMM, MMAP2s), stamped no
- * later than the sample, then the SAMPLE itself follows with its callchain
- * split into kernel and user parts (callchain.h).
+ * The order is the file's contract: the task tracker decides what the file
+ * still lacks for the sample's pid/tid (COMM, MMAP2s, build-ids: a
+ * taskdesc.h description, stamped no later than the sample), emit_desc()
+ * writes it, then the SAMPLE itself follows with its callchain split into
+ * kernel and user parts (callchain.h).
  *
  * With --call-graph dwarf a BPF record carries, after its frames, the user
  * registers and stack (struct profile_ustack and the stack bytes);
@@ -21,6 +24,7 @@
 #include "recorder/callchain.h"
 
 struct perfdata_writer;
+struct task_desc;
 struct task_tracker;
 
 /* The user registers and stack of a sample (--call-graph dwarf). */
@@ -50,6 +54,9 @@ struct emit_sample {
  * the bytes it uses, or 0 when it is malformed or cut short.
  */
 size_t emit_ustack_parse(const void *p, size_t len, struct emit_ustack *u);
+
+/* Write a description, its records in order. 0 or the writer's -errno. */
+int emit_desc(struct perfdata_writer *w, const struct task_desc *d);
 
 /* Describe the sample's task; with describe_only, write no SAMPLE. 0 or -errno. */
 int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct emit_sample *e,

@@ -227,6 +227,11 @@ void offcpu_detach(struct offcpu_tracer *o)
 	o->link = NULL;
 }
 
+const struct bpf_object *offcpu_object(const struct offcpu_tracer *o)
+{
+	return o ? o->skel->obj : NULL;
+}
+
 const struct perf_event_attr *offcpu_attr(const struct offcpu_tracer *o)
 {
 	return &o->attr;

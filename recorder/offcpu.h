@@ -73,6 +73,8 @@ void offcpu_free(struct offcpu_tracer *o);
 int offcpu_attach(struct offcpu_tracer *o);
 void offcpu_detach(struct offcpu_tracer *o);
 
+/* Its BPF object, loaded (for progstats_add_object()). */
+const struct bpf_object *offcpu_object(const struct offcpu_tracer *o);
 /* The offcpu-time event for perfdata_writer_add_event(). */
 const struct perf_event_attr *offcpu_attr(const struct offcpu_tracer *o);
 const uint64_t *offcpu_event_id(const struct offcpu_tracer *o);

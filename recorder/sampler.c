@@ -22,6 +22,7 @@
 #include "recorder/percpu.h"
 #include "recorder/privs.h"
 #include "recorder/procmaps.h"
+#include "recorder/progstats.h"
 #include "recorder/sampler.h"
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
@@ -42,6 +43,7 @@ struct sampler {
 	struct bpf_link *task_links[3];
 	struct ring_buffer *rb;
 	uint64_t unwind_bytes;	/* the unwind tables' bound; 0 = no cfi walks */
+	struct progstats *progstats;	/* the programs' run time */
 };
 
 /* Without these nothing works: say so before anything else. */
@@ -171,6 +173,8 @@ static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring
 	if (err)
 		return session_fail(s, err, "cannot load the off-CPU tracer: %s (run with -v for "
 				    "the verifier log, or drop --off-cpu)", strerror(-err));
+	if (progstats_add_object(sm->progstats, offcpu_object(s->offcpu)))
+		return session_fail(s, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -225,6 +229,8 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	if (err)
 		return session_fail(s, err, "cannot load the BPF sampler: %s (run with -v for the "
 				    "verifier log)", strerror(-err));
+	if (progstats_new(&sm->progstats) || progstats_add_object(sm->progstats, skel->obj))
+		return session_fail(s, -ENOMEM, "out of memory");
 	if (sm->unwind_bytes) {
 		struct unwind_bpf_opts uo = {
 			.rows_fd = bpf_map__fd(skel->maps.unwind_rows),
@@ -291,6 +297,7 @@ static void sampler_free(struct record_session *s, void *src)
 			close(sm->pfds[i]);
 	ring_buffer__free(sm->rb);
 	profile__destroy(sm->skel);
+	progstats_free(sm->progstats);
 	free(sm->pfds);
 	free(sm->links);
 	free(sm);
@@ -474,9 +481,19 @@ static void sampler_counters(const struct record_session *s, const void *src,
 	const struct sampler *sm = src;
 
 	(void)s;
+	if (!sm || !sm->skel)
+		return;
 	c->seen = read_stat(sm, PROFILE_STAT_SAMPLES);
 	c->lost = read_stat(sm, PROFILE_STAT_LOST);
 	c->lost_task = read_stat(sm, PROFILE_STAT_LOST_TASK);
+	if (sm->progstats) {
+		struct progstats_sum prog;
+
+		progstats_read(sm->progstats, &prog);
+		c->bpf_counted = prog.counted;
+		c->bpf_run_ns = prog.run_ns;
+		c->bpf_runs = prog.runs;
+	}
 }
 
 const struct record_source_ops record_source_bpf = {

@@ -591,6 +591,14 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 		unwind_bpf_stats(s->unwind, &st->unwind);
 	if (s->child.pid)
 		st->exit_code = launch_exit_code(&s->child);
+	if (s->src_opened && s->src) {
+		struct record_source_counters c = { 0 };
+
+		s->src_ops->counters(s, s->src, &c);
+		st->bpf_counted = c.bpf_counted;
+		st->bpf_run_ns = c.bpf_run_ns;
+		st->bpf_runs = c.bpf_runs;
+	}
 }
 
 const char *record_session_error(const struct record_session *s)

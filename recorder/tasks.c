@@ -5,8 +5,8 @@
  * when it changes (dlopen, exec), reading only /proc/PID of that process.
  *
  * State, all bounded:
- *   - processes (by pid) and threads (by tid) in two hash tables with an LRU
- *     list each, at most max_pids entries apiece; the least recently seen
+ *   - processes (by pid) and threads (by tid) in two LRU tables (lru.h),
+ *     at most max_pids entries apiece; the least recently seen
  *     is evicted (and simply described again should it come back). A thread
  *     belongs to one process and goes with it.
  *   - per process, its executable mappings sorted by start, so "is this ip
@@ -43,10 +43,12 @@
 
 #include "perfdata/hash.h"
 #include "perfdata/sorted.h"
-#include "perfdata/writer.h"
 #include "recorder/buildid_cache.h"
+#include "recorder/emit.h"
+#include "recorder/lru.h"
 #include "recorder/privs.h"
 #include "recorder/procmaps.h"
+#include "recorder/taskdesc.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
 #include "symbolize/safeopen.h"
@@ -62,123 +64,6 @@
 #define FILES_SWEEP_MIN		4096
 /* Mappings the kernel may report for a process before its first sample. */
 #define PENDING_MAX_MAPS	4096
-
-/* ---- a hash table of u32 keys with an LRU list -------------------------- */
-
-struct lru_link {
-	struct lru_link *prev, *next;
-};
-
-struct tt_entry {
-	struct hash_node node;
-	struct lru_link lru;	/* most recently seen first */
-	struct lru_link dead;	/* on the table's dead list once it exited */
-	uint64_t dead_round;	/* the round in which it exited */
-	uint32_t key;
-};
-
-struct tt_table {
-	struct hash_table map;	/* perfdata/hash.h */
-	struct lru_link lru;	/* sentinel */
-	struct lru_link dead;	/* sentinel: exited entries, oldest last */
-	size_t nr_dead;
-};
-
-static void link_init(struct lru_link *l)
-{
-	l->prev = l->next = l;
-}
-
-static void link_del(struct lru_link *l)
-{
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	link_init(l);
-}
-
-static void link_add_front(struct lru_link *head, struct lru_link *l)
-{
-	l->next = head->next;
-	l->prev = head;
-	head->next->prev = l;
-	head->next = l;
-}
-
-static void tt_init(struct tt_table *t)
-{
-	memset(&t->map, 0, sizeof(t->map));
-	t->nr_dead = 0;
-	link_init(&t->lru);
-	link_init(&t->dead);
-}
-
-static struct tt_entry *tt_find(const struct tt_table *t, uint32_t key)
-{
-	struct hash_node *n;
-
-	if (!t->map.nr)
-		return NULL;	/* nothing to find, and no seed drawn yet */
-	hash_table_for_each_possible(&t->map, n, perfdata_hash(t->map.seed, &key, sizeof(key))) {
-		struct tt_entry *e = container_of(n, struct tt_entry, node);
-
-		if (e->key == key)
-			return e;
-	}
-	return NULL;
-}
-
-static void tt_touch(struct tt_table *t, struct tt_entry *e)
-{
-	link_del(&e->lru);
-	link_add_front(&t->lru, &e->lru);
-}
-
-static int tt_insert(struct tt_table *t, struct tt_entry *e)
-{
-	int err = hash_table_add(&t->map, &e->node, hash_table_key(&t->map, &e->key, sizeof(e->key)));
-
-	if (err)
-		return err;
-	link_add_front(&t->lru, &e->lru);
-	link_init(&e->dead);
-	return 0;
-}
-
-static void tt_remove(struct tt_table *t, struct tt_entry *e)
-{
-	hash_table_del(&t->map, &e->node);
-	link_del(&e->lru);
-	if (e->dead.next != &e->dead) {
-		link_del(&e->dead);
-		t->nr_dead--;
-	}
-}
-
-/* e exited in round: kept until the round after it ends (see task_tracker_round_end()). */
-static void tt_mark_dead(struct tt_table *t, struct tt_entry *e, uint64_t round)
-{
-	if (e->dead.next != &e->dead)
-		return;
-	e->dead_round = round;
-	link_add_front(&t->dead, &e->dead);
-	t->nr_dead++;
-}
-
-/* The exited entry that has waited longest, when it exited before round. */
-static struct tt_entry *tt_dead_before(const struct tt_table *t, uint64_t round)
-{
-	struct tt_entry *e;
-
-	if (t->dead.prev == &t->dead)
-		return NULL;
-	e = container_of(t->dead.prev, struct tt_entry, dead);
-	return e->dead_round < round ? e : NULL;
-}
-
-static struct tt_entry *tt_oldest(const struct tt_table *t)
-{
-	return t->lru.prev == &t->lru ? NULL : container_of(t->lru.prev, struct tt_entry, lru);
-}
 
 /* ---- tracker state ------------------------------------------------------- */
 
@@ -202,7 +87,7 @@ struct task_map {
 };
 
 struct task_proc {
-	struct tt_entry e;	/* key: pid */
+	struct lru_entry e;	/* key: pid */
 	struct lru_link threads;	/* its task_thread.sibling */
 	/*
 	 * Sorted by start, disjoint. Before the first sample (!described) the
@@ -224,7 +109,7 @@ struct task_proc {
 };
 
 struct task_thread {
-	struct tt_entry e;	/* key: tid */
+	struct lru_entry e;	/* key: tid */
 	struct lru_link sibling;
 	struct task_proc *proc;
 	char comm[COMM_LEN];	/* the comm the file has for it */
@@ -234,7 +119,8 @@ struct task_thread {
 #define EXEC_PENDING_SLOTS 64
 
 struct task_tracker {
-	struct perfdata_writer *w;
+	struct perfdata_writer *w;	/* only handed to the emitter */
+	struct task_desc desc;		/* what the current call found the file lacks */
 	bool track_all;
 	uint64_t round;		/* task_tracker_round_end() calls so far */
 	struct buildid_cache *cache;	/* NULL: no copies */
@@ -243,7 +129,7 @@ struct task_tracker {
 	char *proc_root;
 	size_t max_pids;
 	unsigned int maps_flags;	/* PROCMAPS_DATA with data_maps */
-	struct tt_table procs, threads;
+	struct lru_table procs, threads;
 	struct hash_table files;	/* struct task_file by (maj, min, ino, path, vdso32) */
 	size_t files_sweep_at;
 	/* This process's vDSO build-id: the kernel maps the same image into every 64-bit process. */
@@ -432,8 +318,7 @@ static int file_hit(struct task_tracker *t, uint32_t pid, const struct task_map 
 
 	if (f->registered || !f->build_id_size)
 		return 0;
-	err = perfdata_writer_add_build_id(t->w, PERF_RECORD_MISC_USER, f->build_id,
-					   f->build_id_size, f->path);
+	err = task_desc_add_build_id(&t->desc, f->build_id, f->build_id_size, f->path);
 	if (err)
 		return err;
 	f->registered = true;
@@ -442,7 +327,7 @@ static int file_hit(struct task_tracker *t, uint32_t pid, const struct task_map 
 	return 0;
 }
 
-/* ---- records ---------------------------------------------------------------- */
+/* ---- the description: what the file lacks (emit.h writes it) ---------------- */
 
 static struct perfdata_sample_id sample_id(uint32_t pid, uint32_t tid, uint64_t time,
 					   uint32_t cpu)
@@ -456,7 +341,7 @@ static int write_comm(struct task_tracker *t, uint32_t pid, uint32_t tid, const 
 	struct perfdata_comm c = { .pid = pid, .tid = tid, .exec = exec, .comm = comm };
 	struct perfdata_sample_id sid = sample_id(pid, tid, time, cpu);
 
-	return perfdata_write_comm(t->w, &c, &sid);
+	return task_desc_add_comm(&t->desc, c.pid, c.tid, c.comm, c.exec, sid.time, sid.cpu);
 }
 
 static int write_mmap2(struct task_tracker *t, uint32_t pid, uint32_t tid,
@@ -484,25 +369,25 @@ static int write_mmap2(struct task_tracker *t, uint32_t pid, uint32_t tid,
 		r.min = f->min;
 		r.ino = f->ino;
 	}
-	return perfdata_write_mmap2(t->w, &r, &sid);
+	return task_desc_add_mmap2(&t->desc, &r, &sid);
 }
 
 /* ---- processes and threads -------------------------------------------------- */
 
-static struct task_proc *proc_of(struct tt_entry *e)
+static struct task_proc *proc_of(struct lru_entry *e)
 {
 	return container_of(e, struct task_proc, e);
 }
 
-static struct task_thread *thread_of(struct tt_entry *e)
+static struct task_thread *thread_of(struct lru_entry *e)
 {
 	return container_of(e, struct task_thread, e);
 }
 
 static void thread_remove(struct task_tracker *t, struct task_thread *th)
 {
-	tt_remove(&t->threads, &th->e);
-	link_del(&th->sibling);
+	lru_table_remove(&t->threads, &th->e);
+	lru_link_del(&th->sibling);
 	free(th);
 }
 
@@ -525,7 +410,7 @@ static void proc_remove(struct task_tracker *t, struct task_proc *p)
 	while (p->threads.next != &p->threads)
 		thread_remove(t, container_of(p->threads.next, struct task_thread, sibling));
 	proc_drop_maps(p);
-	tt_remove(&t->procs, &p->e);
+	lru_table_remove(&t->procs, &p->e);
 	free(p);
 }
 
@@ -534,14 +419,14 @@ static struct task_proc *proc_new(struct task_tracker *t, uint32_t pid)
 	struct task_proc *p;
 
 	if (t->procs.map.nr >= t->max_pids)
-		proc_remove(t, proc_of(tt_oldest(&t->procs)));
+		proc_remove(t, proc_of(lru_table_oldest(&t->procs)));
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->e.key = pid;
-	link_init(&p->threads);
+	lru_link_init(&p->threads);
 	p->reread_interval = REREAD_MIN_NS;
-	if (tt_insert(&t->procs, &p->e)) {
+	if (lru_table_insert(&t->procs, &p->e)) {
 		free(p);
 		return NULL;
 	}
@@ -552,23 +437,23 @@ static struct task_thread *thread_new(struct task_tracker *t, struct task_proc *
 				      const char *comm)
 {
 	struct task_thread *th;
-	struct tt_entry *old = tt_find(&t->threads, tid);
+	struct lru_entry *old = lru_table_find(&t->threads, tid);
 
 	if (old)	/* the tid was reused by another process */
 		thread_remove(t, thread_of(old));
 	if (t->threads.map.nr >= t->max_pids)
-		thread_remove(t, thread_of(tt_oldest(&t->threads)));
+		thread_remove(t, thread_of(lru_table_oldest(&t->threads)));
 	th = calloc(1, sizeof(*th));
 	if (!th)
 		return NULL;
 	th->e.key = tid;
 	th->proc = p;
 	snprintf(th->comm, sizeof(th->comm), "%s", comm);
-	if (tt_insert(&t->threads, &th->e)) {
+	if (lru_table_insert(&t->threads, &th->e)) {
 		free(th);
 		return NULL;
 	}
-	link_add_front(&p->threads, &th->sibling);
+	lru_link_add_front(&p->threads, &th->sibling);
 	return th;
 }
 
@@ -1004,8 +889,8 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 	t->hooks = opts ? opts->hooks : NULL;
 	t->hooks_ctx = opts ? opts->hooks_ctx : NULL;
 	t->files_sweep_at = FILES_SWEEP_MIN;
-	tt_init(&t->procs);
-	tt_init(&t->threads);
+	lru_table_init(&t->procs);
+	lru_table_init(&t->threads);
 	read_self_vdso_build_id(t);
 	if (!t->proc_root) {
 		task_tracker_free(t);
@@ -1018,30 +903,31 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 void task_tracker_free(struct task_tracker *t)
 {
 	struct hash_node *n, *tmp;
-	struct tt_entry *e;
+	struct lru_entry *e;
 	size_t i;
 
 	if (!t)
 		return;
 	t->freeing = true;
-	while ((e = tt_oldest(&t->procs)))
+	while ((e = lru_table_oldest(&t->procs)))
 		proc_remove(t, proc_of(e));
 	hash_table_for_each_safe(&t->files, n, tmp, i)
 		free(container_of(n, struct task_file, node));
 	hash_table_free(&t->files);
 	hash_table_free(&t->procs.map);
 	hash_table_free(&t->threads.map);
+	task_desc_free(&t->desc);
 	free(t->proc_root);
 	free(t);
 }
 
-int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
-		     uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user)
+static int see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
+	       uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user)
 {
 	char name[COMM_LEN];
 	struct task_proc *p;
 	struct task_thread *th;
-	struct tt_entry *e;
+	struct lru_entry *e;
 	int err = 0;
 
 	/*
@@ -1053,10 +939,10 @@ int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const c
 	/* At most 16 bytes from BPF, maybe without a NUL at the end. */
 	snprintf(name, sizeof(name), "%.*s", COMM_LEN - 1, comm ? comm : "");
 
-	e = tt_find(&t->procs, pid);
+	e = lru_table_find(&t->procs, pid);
 	if (e) {
 		p = proc_of(e);
-		tt_touch(&t->procs, e);
+		lru_table_touch(&t->procs, e);
 	} else {
 		p = proc_new(t, pid);
 		if (!p)
@@ -1068,12 +954,12 @@ int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const c
 			return err;
 	}
 
-	e = tt_find(&t->threads, tid);
+	e = lru_table_find(&t->threads, tid);
 	th = e ? thread_of(e) : NULL;
 	if (!th || th->proc != p) {
 		err = thread_add(t, p, tid, name, false, time, cpu);
 	} else {
-		tt_touch(&t->threads, &th->e);
+		lru_table_touch(&t->threads, &th->e);
 		if (strcmp(th->comm, name))
 			err = comm_changed(t, p, th, name, time, cpu);
 	}
@@ -1089,9 +975,30 @@ int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const c
 	return err;
 }
 
+int task_tracker_describe(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
+			  uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user,
+			  const struct task_desc **desc)
+{
+	int err;
+
+	task_desc_reset(&t->desc);
+	err = see(t, pid, tid, comm, time, cpu, user_ips, nr_user);
+	*desc = &t->desc;
+	return err ? err : task_desc_error(&t->desc);
+}
+
+int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
+		     uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user)
+{
+	const struct task_desc *d;
+	int err = task_tracker_describe(t, pid, tid, comm, time, cpu, user_ips, nr_user, &d);
+
+	return err ? err : emit_desc(t->w, d);
+}
+
 void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid)
 {
-	struct tt_entry *e;
+	struct lru_entry *e;
 
 	if (!pid)
 		return;
@@ -1102,7 +1009,7 @@ void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid)
 		 * for them (an entry for one never seen, too, so they do not
 		 * make one that would outlive it).
 		 */
-		e = tt_find(&t->procs, pid);
+		e = lru_table_find(&t->procs, pid);
 		if (!e) {
 			struct task_proc *p = proc_new(t, pid);
 
@@ -1110,12 +1017,12 @@ void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid)
 				return;
 			e = &p->e;
 		}
-		tt_mark_dead(&t->procs, e, t->round);
+		lru_table_mark_dead(&t->procs, e, t->round);
 		return;
 	}
-	e = tt_find(&t->threads, tid);
+	e = lru_table_find(&t->threads, tid);
 	if (e && thread_of(e)->proc->e.key == pid)
-		tt_mark_dead(&t->threads, e, t->round);
+		lru_table_mark_dead(&t->threads, e, t->round);
 }
 
 static void exec_pending_add(struct task_tracker *t, uint32_t pid)
@@ -1126,11 +1033,11 @@ static void exec_pending_add(struct task_tracker *t, uint32_t pid)
 
 void task_tracker_exec(struct task_tracker *t, uint32_t pid)
 {
-	struct tt_entry *e;
+	struct lru_entry *e;
 
 	if (!pid)
 		return;
-	e = tt_find(&t->procs, pid);
+	e = lru_table_find(&t->procs, pid);
 	if (e && proc_of(e)->exec_reported) {
 		/* task_tracker_exec_begin() already started this image afresh. */
 		proc_of(e)->exec_reported = false;
@@ -1143,12 +1050,12 @@ void task_tracker_exec(struct task_tracker *t, uint32_t pid)
 
 void task_tracker_exec_begin(struct task_tracker *t, uint32_t pid)
 {
-	struct tt_entry *e;
+	struct lru_entry *e;
 	struct task_proc *p;
 
 	if (!pid)
 		return;
-	e = tt_find(&t->procs, pid);
+	e = lru_table_find(&t->procs, pid);
 	if (!e && !t->track_all)
 		return;	/* not a process in scope */
 	if (e)
@@ -1164,18 +1071,18 @@ void task_tracker_exec_begin(struct task_tracker *t, uint32_t pid)
 void task_tracker_fork(struct task_tracker *t, uint32_t pid, uint32_t tid, uint32_t ppid)
 {
 	struct task_proc *p, *parent;
-	struct tt_entry *e;
+	struct lru_entry *e;
 
 	if (!pid || tid != pid)
 		return;	/* a thread: its process is already known, or not */
 	/* A new process under a reused pid: nothing of the old one applies. */
-	e = tt_find(&t->procs, pid);
+	e = lru_table_find(&t->procs, pid);
 	if (e)
 		proc_remove(t, proc_of(e));
 	p = proc_new(t, pid);
 	if (!p)
 		return;	/* its mmaps go unheard: /proc tells */
-	e = ppid != pid ? tt_find(&t->procs, ppid) : NULL;
+	e = ppid != pid ? lru_table_find(&t->procs, ppid) : NULL;
 	parent = e ? proc_of(e) : NULL;
 	if (!parent || !parent->nr_maps || !(parent->described || parent->complete))
 		return;
@@ -1191,11 +1098,11 @@ void task_tracker_fork(struct task_tracker *t, uint32_t pid, uint32_t tid, uint3
 	maps_changed(t, p);
 }
 
-int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
-		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu)
+static int add_mapping(struct task_tracker *t, uint32_t pid, uint32_t tid,
+		       const struct procmaps_entry *e, uint64_t time, uint32_t cpu)
 {
 	struct procmaps_entry kept = *e;
-	struct tt_entry *te;
+	struct lru_entry *te;
 	struct task_proc *p;
 	struct task_map *m;
 	int err;
@@ -1203,7 +1110,7 @@ int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
 	kept.path = procmaps_kept_name(e->path, e->prot, t->maps_flags);
 	if (!pid || !kept.path || e->end <= e->start)
 		return 0;
-	te = tt_find(&t->procs, pid);
+	te = lru_table_find(&t->procs, pid);
 	if (te) {
 		p = proc_of(te);
 	} else {
@@ -1230,13 +1137,25 @@ int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
 	return write_mmap2(t, pid, tid, m, time, cpu);
 }
 
+int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
+		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu)
+{
+	int err;
+
+	task_desc_reset(&t->desc);
+	err = add_mapping(t, pid, tid, e, time, cpu);
+	if (!err)
+		err = task_desc_error(&t->desc);
+	return err ? err : emit_desc(t->w, &t->desc);
+}
+
 void task_tracker_round_end(struct task_tracker *t)
 {
-	struct tt_entry *e;
+	struct lru_entry *e;
 
-	while ((e = tt_dead_before(&t->threads, t->round)))
+	while ((e = lru_table_dead_before(&t->threads, t->round)))
 		thread_remove(t, thread_of(e));
-	while ((e = tt_dead_before(&t->procs, t->round)))
+	while ((e = lru_table_dead_before(&t->procs, t->round)))
 		proc_remove(t, proc_of(e));
 	hash_table_fit(&t->procs.map);
 	hash_table_fit(&t->threads.map);
@@ -1253,7 +1172,7 @@ void task_tracker_stats(const struct task_tracker *t, struct task_tracker_stats 
 	st->dead = t->procs.nr_dead + t->threads.nr_dead;
 	st->files = t->files.nr;
 	for (l = t->procs.lru.next; l != &t->procs.lru; l = l->next)
-		st->maps += proc_of(container_of(l, struct tt_entry, lru))->nr_maps;
+		st->maps += proc_of(container_of(l, struct lru_entry, lru))->nr_maps;
 	st->bytes = sizeof(*t) + strlen(t->proc_root) + 1 +
 		    (t->procs.map.nr_buckets + t->threads.map.nr_buckets + t->files.nr_buckets) *
 			    sizeof(void *) +

@@ -3,8 +3,10 @@
  * tasks.h - which processes the file already describes, and describing the
  * ones it does not yet (COMM, MMAP2 with build-ids), lazily.
  *
- * The recorder calls task_tracker_see() for every sample *before* writing the
- * sample. The first time a pid (tgid) appears the tracker writes one COMM for
+ * The tracker decides; it writes nothing itself. For every sample, before the
+ * sample is written, task_tracker_describe() says what the file still lacks
+ * for it as a description (taskdesc.h), which the emitter (emit.h) writes,
+ * then the sample. The first time a pid (tgid) appears that is one COMM for
  * it and one MMAP2 per executable mapping of /proc/PID/maps; the first time a
  * tid appears, a COMM for that thread. All are stamped with the sample's time
  * (never later than the sample that needs them). Later samples:
@@ -29,8 +31,8 @@
  * exits unsampled leaves nothing behind either. At most max_pids processes
  * and threads are kept (least recently seen go first).
  *
- * Build-ids of every mapped file are read from the file's ELF notes and
- * registered with perfdata_writer_add_build_id() once per file that has
+ * Build-ids of every mapped file are read from the file's ELF notes and go
+ * into the description (for the BUILD_ID list) once per file that has
  * samples; then, with a build-id cache, the file is opened once more
  * through the process's root and handed to the cache. Files are only ever
  * opened with safeopen_mapped() (symbolize/safeopen.h).
@@ -44,6 +46,7 @@
 
 struct buildid_cache;
 struct perfdata_writer;
+struct task_desc;
 struct task_tracker;
 
 struct procmaps_entry;
@@ -84,6 +87,7 @@ struct task_tracker_opts {
 	void *hooks_ctx;
 };
 
+/* w: where task_tracker_see() and task_tracker_mmap() have their descriptions written. */
 int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *opts,
 		     struct task_tracker **out);
 void task_tracker_free(struct task_tracker *t);
@@ -91,10 +95,15 @@ void task_tracker_free(struct task_tracker *t);
 /*
  * A sample of (pid, tid) at time on cpu is about to be written; comm is the
  * thread's comm as BPF saw it (NUL-terminated, at most 16 bytes);
- * user_ips are the sample's user-space addresses. Writes what the file
- * still lacks. Returns 0 or -errno (writer errors only: a process that
- * vanished is not an error).
+ * user_ips are the sample's user-space addresses. *desc is what the file
+ * still lacks for it (empty when nothing), valid until the next call on t;
+ * the tracker counts it as written. 0 or -ENOMEM (a process that vanished
+ * is not an error).
  */
+int task_tracker_describe(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
+			  uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user,
+			  const struct task_desc **desc);
+/* The same, the description written at once (emit_desc()): 0 or -errno. */
 int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
 		     uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user);
 /*
@@ -125,8 +134,8 @@ struct procmaps_entry;
 /*
  * The kernel mapped e (an MMAP2 record of tid at time on cpu: any
  * protection, the path as the kernel gives it) into pid. Kept until pid's
- * first sample, which writes it; written at once (stamped time) when pid
- * already has samples. 0 or -errno.
+ * first sample, which writes it; written at once (stamped time, through
+ * emit_desc()) when pid already has samples. 0 or -errno.
  */
 int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
 		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu);

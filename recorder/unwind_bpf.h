@@ -26,10 +26,8 @@ struct bpf_map;
 struct unwind_bpf;
 struct unwind_tables;
 
-/* --unwind-tables: the default bound of the row store. */
+/* --unwind-tables: the default bound of the row store (limits: bpfrec/record.h). */
 #define UNWIND_BPF_DEFAULT_BYTES	(32ull << 20)
-#define UNWIND_BPF_MIN_BYTES		(4ull << 10)
-#define UNWIND_BPF_MAX_BYTES		(4ull << 30)
 /* Processes with tables at once (unwind_procs entries). */
 #define UNWIND_BPF_MAX_PROCS		4096
 

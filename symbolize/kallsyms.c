@@ -176,7 +176,8 @@ void kallsyms_reader_close(struct kallsyms_reader *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int parse(struct kallsyms *ks, struct kallsyms_reader *r, const char *path)
+static int parse(struct kallsyms *ks, struct kallsyms_reader *r, const char *path, char *err,
+		 size_t errlen)
 {
 	size_t cap = 0, nonzero = 0;
 	uint64_t etext = 0;
@@ -188,9 +189,8 @@ static int parse(struct kallsyms *ks, struct kallsyms_reader *r, const char *pat
 		struct ksym *s;
 
 		if (ret < 0) {
-			fprintf(stderr,
-				"bpfrec: %s:%zu: not a kallsyms line (want 'ADDRESS TYPE NAME [MODULE]'); pass a copy of /proc/kallsyms\n",
-				path, r->lineno);
+			snprintf(err, errlen, "%s:%zu: not a kallsyms line (want 'ADDRESS TYPE NAME "
+				 "[MODULE]'); pass a copy of /proc/kallsyms", path, r->lineno);
 			return -EINVAL;
 		}
 		if (ks->nr == cap) {
@@ -214,13 +214,13 @@ static int parse(struct kallsyms *ks, struct kallsyms_reader *r, const char *pat
 		}
 	}
 	if (!ks->nr) {
-		fprintf(stderr, "bpfrec: %s: no symbols in it; pass a copy of /proc/kallsyms\n", path);
+		snprintf(err, errlen, "%s: no symbols in it; pass a copy of /proc/kallsyms", path);
 		return -EINVAL;
 	}
 	if (!nonzero) {
-		fprintf(stderr,
-			"bpfrec: %s: all addresses are 0 (kernel.kptr_restrict hides them); run as root, set 'sysctl kernel.kptr_restrict=0' or pass --kallsyms with a readable copy\n",
-			path);
+		snprintf(err, errlen, "%s: all addresses are 0 (kernel.kptr_restrict hides them); run "
+			 "as root, set 'sysctl kernel.kptr_restrict=0' or pass --kallsyms with a "
+			 "readable copy", path);
 		return -EPERM;
 	}
 	for (size_t i = 0; i < ks->nr; i++) {
@@ -238,12 +238,19 @@ static int parse(struct kallsyms *ks, struct kallsyms_reader *r, const char *pat
 	return 0;
 }
 
-int kallsyms_load(const char *path, struct kallsyms **out)
+int kallsyms_load(const char *path, struct kallsyms **out, char *msg, size_t msglen)
 {
 	struct kallsyms_reader r;
 	struct kallsyms *ks;
+	char ignored[1];
 	int err;
 
+	if (!msg) {
+		msg = ignored;
+		msglen = sizeof(ignored);
+	}
+	if (msglen)
+		msg[0] = '\0';
 	if (!path)
 		path = "/proc/kallsyms";
 	ks = calloc(1, sizeof(*ks));
@@ -251,12 +258,12 @@ int kallsyms_load(const char *path, struct kallsyms **out)
 		return -ENOMEM;
 	err = kallsyms_reader_open(&r, path);
 	if (err) {
-		fprintf(stderr, "bpfrec: cannot read %s: %s; pass --kallsyms with a copy of /proc/kallsyms\n",
-			path, strerror(-err));
+		snprintf(msg, msglen, "cannot read %s: %s; pass --kallsyms with a copy of "
+			 "/proc/kallsyms", path, strerror(-err));
 		goto fail;
 	}
 	ks->buf = r.buf;	/* the names point into it: the table keeps it */
-	err = parse(ks, &r, path);
+	err = parse(ks, &r, path, msg, msglen);
 	if (err)
 		goto fail;
 	*out = ks;

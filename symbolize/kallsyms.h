@@ -27,7 +27,7 @@
  *
  * kallsyms_load() fails with -EPERM when every address is 0 (kptr_restrict
  * hides them from this user), -EINVAL for a malformed line, -errno when the
- * file cannot be read; it prints a one-line reason and fix on stderr.
+ * file cannot be read; the one-line reason and fix go to the caller's msg.
  */
 #ifndef SYMBOLIZE_KALLSYMS_H
 #define SYMBOLIZE_KALLSYMS_H
@@ -61,8 +61,11 @@ void kallsyms_reader_close(struct kallsyms_reader *r);
 
 struct kallsyms;
 
-/* path NULL = /proc/kallsyms. */
-int kallsyms_load(const char *path, struct kallsyms **out);
+/*
+ * path NULL = /proc/kallsyms. On failure msg (msglen bytes; may be NULL)
+ * says why and how to fix it, naming the file; "" on success.
+ */
+int kallsyms_load(const char *path, struct kallsyms **out, char *msg, size_t msglen);
 void kallsyms_free(struct kallsyms *ks);
 
 /* The text symbol containing addr: 0, or -ENOENT. *module is NULL for the

@@ -32,6 +32,7 @@ struct symbolizer {
 
 	struct kallsyms *ks;
 	int ks_err;		/* cached kallsyms_load() failure */
+	char ks_msg[512];	/* and what it said */
 	struct cache files;	/* path + build-id -> struct elf_file */
 	struct cache jitmaps;	/* pid -> struct jitmap */
 };
@@ -107,6 +108,11 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
+const char *symbolize_kernel_error(const struct symbolizer *s)
+{
+	return s->ks_err ? s->ks_msg : NULL;
+}
+
 static void one_function(struct sym_result *out, const char *name)
 {
 	out->nr_frames = 1;
@@ -122,7 +128,7 @@ int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out
 
 	memset(out, 0, sizeof(*out));
 	if (!s->ks && !s->ks_err) {
-		err = kallsyms_load(s->kallsyms_path, &s->ks);
+		err = kallsyms_load(s->kallsyms_path, &s->ks, s->ks_msg, sizeof(s->ks_msg));
 		if (err)
 			s->ks_err = err;
 	}

@@ -69,6 +69,8 @@ void symbolizer_free(struct symbolizer *s);
 
 /* Kernel address from kallsyms. 0, -ENOENT when not found, -errno. */
 int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
+/* Why kallsyms could not be loaded (one line, the fix included), or NULL. */
+const char *symbolize_kernel_error(const struct symbolizer *s);
 /* User address inside mapping m. 0, -ENOENT (nothing found: out->nr_frames = 0). */
 int symbolize_user(struct symbolizer *s, const struct sym_mapping *m, uint64_t addr,
 		   struct sym_result *out);

@@ -37,6 +37,14 @@ check() {
 	fi
 	[ "$lost" != 0 ] || [ ! -s "$T/$name.perf" ] || fail "$name: perf warned without losses"
 	assert_grep "^# Total Lost Samples: $lost\$" "$T/$name.txt" "$name: perf counts other losses"
+	# bpfrec dump, through the public reader, counts the same losses.
+	"$BPFREC" dump -i "$data" >"$T/$name.dump" || fail "$name: bpfrec dump failed"
+	if [ "$lost" != 0 ]; then
+		assert_grep "^# lost: 0 \(LOST\) $lost \(LOST_SAMPLES\)\$" "$T/$name.dump" \
+			"$name: bpfrec dump counts other losses"
+	else
+		assert_no_grep '^# lost:' "$T/$name.dump" "$name: bpfrec dump counts losses"
+	fi
 	[ "$(wc -l <"$T/$name.pids")" = "$written" ] ||
 		fail "$name: perf script reads $(wc -l <"$T/$name.pids") samples, not $written"
 }

@@ -35,3 +35,24 @@ grep -qE "$status_re" <(tr '\r' '\n' <"$T/pipe.out") || fail "no status line in 
 grep -qa 'samples/s' pipe.data && fail "the status line got into the pipe-mode stream"
 run_clean "$T/p.txt" perf script -i - -F comm <pipe.data
 [ -s "$T/p.txt" ] || fail "the pipe-mode stream holds no samples"
+
+# -v's summary: what the BPF programs cost. Root holds the kernel's counting
+# on, so it is counted; the sampler runs once per sample BPF saw (plus task
+# notices), and the programs cannot have run longer than every CPU for the
+# whole recording, measured here around it.
+t0=$(date +%s%N)
+"$BPFREC" record -v -o verbose.data "$FIX/rec_work" 0.5 2>"$T/v.err" >/dev/null || fail "-v exited $?"
+wall_ns=$(( $(date +%s%N) - t0 ))
+line=$(grep '^bpfrec record: BPF programs ran' "$T/v.err") ||
+	{ cat "$T/v.err" >&2; fail "no BPF program time in -v's summary"; }
+echo "$line"
+ms=$(echo "$line" | sed -n 's/.* ran \([0-9.]*\) ms in \([0-9]*\) runs.*/\1/p')
+runs=$(echo "$line" | sed -n 's/.* ran \([0-9.]*\) ms in \([0-9]*\) runs.*/\2/p')
+seen=$(sed -n 's/^bpfrec record: BPF saw \([0-9]*\) samples.*/\1/p' "$T/v.err")
+[ -n "$ms" ] && [ -n "$runs" ] && [ -n "$seen" ] || fail "cannot read the -v summary"
+[ "$seen" -gt 0 ] || fail "BPF saw no samples of rec_work"
+[ "$runs" -ge "$seen" ] || fail "BPF programs ran $runs times for $seen samples"
+awk -v ms="$ms" 'BEGIN { exit !(ms > 0) }' || fail "BPF program time is $ms ms"
+limit_ms=$(( wall_ns * $(nproc) / 1000000 ))
+awk -v ms="$ms" -v lim="$limit_ms" 'BEGIN { exit !(ms < lim) }' ||
+	fail "BPF programs ran $ms ms, more than $(nproc) CPUs for the recording's $limit_ms ms"

@@ -172,7 +172,7 @@ static int bench_kallsyms(const struct bench_opts *o)
 		return -ENOMEM;
 	for (int i = 0; i < o->loads; i++) {
 		t0 = now_ns();
-		err = kallsyms_load(o->kallsyms, &ks);
+		err = kallsyms_load(o->kallsyms, &ks, NULL, 0);
 		ms[i] = now_ns() - t0;
 		if (err) {
 			free(ms);

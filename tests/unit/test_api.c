@@ -139,6 +139,10 @@ Test(api_record, bad_options_say_what_to_fix)
 		  "switch-output" },
 		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true, .event = "bogus" },
 		  "unknown event 'bogus'" },
+		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true,
+		    .unwind_table_bytes = BPFREC_UNWIND_TABLE_MIN_BYTES - 1 }, "4 KiB to 4 GiB" },
+		{ { .sz = sizeof(struct bpfrec_record_opts), .system_wide = true,
+		    .unwind_table_bytes = BPFREC_UNWIND_TABLE_MAX_BYTES + 1 }, "4 KiB to 4 GiB" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -173,6 +177,43 @@ Test(api_record, the_output_fd_must_be_writable_and_stays_open)
 	cr_assert_eq(fcntl(fds[1], F_GETFD), FD_CLOEXEC, "the caller's fd stays open");
 	close(fds[0]);
 	close(fds[1]);
+}
+
+/* ---- option values as a command line spells them ---- */
+
+Test(api_parse, cpulists_sizes_and_switch_output)
+{
+	enum bpfrec_switch mode;
+	uint64_t bytes, ns;
+	int *cpus = NULL;
+	size_t nr = 0;
+
+	cr_assert_eq(bpfrec_parse_cpulist("3,0-1,1", &cpus, &nr), 0);
+	cr_assert_eq(nr, 3);
+	cr_assert(cpus[0] == 0 && cpus[1] == 1 && cpus[2] == 3);
+	free(cpus);
+	cr_assert_eq(bpfrec_parse_cpulist("2-1", &cpus, &nr), -EINVAL);
+	cr_assert_eq(bpfrec_parse_cpulist("", &cpus, &nr), -EINVAL);
+
+	cr_assert_eq(bpfrec_parse_size("64M", &bytes), 0);
+	cr_assert_eq(bytes, 64ull << 20);
+	cr_assert_eq(bpfrec_parse_size("7B", &bytes), 0);
+	cr_assert_eq(bytes, 7);
+	/* A size needs its unit; an age is not a size. */
+	cr_assert_eq(bpfrec_parse_size("64", &bytes), -EINVAL);
+	cr_assert_eq(bpfrec_parse_size("30s", &bytes), -EINVAL);
+
+	cr_assert_eq(bpfrec_parse_switch_output(NULL, &mode, &bytes, &ns), 0);
+	cr_assert_eq(mode, BPFREC_SWITCH_MANUAL);
+	cr_assert_eq(bpfrec_parse_switch_output("signal", &mode, &bytes, &ns), 0);
+	cr_assert_eq(mode, BPFREC_SWITCH_MANUAL);
+	cr_assert_eq(bpfrec_parse_switch_output("2G", &mode, &bytes, &ns), 0);
+	cr_assert(mode == BPFREC_SWITCH_SIZE && bytes == 2ull << 30 && ns == 0);
+	cr_assert_eq(bpfrec_parse_switch_output("5m", &mode, &bytes, &ns), 0);
+	cr_assert(mode == BPFREC_SWITCH_TIME && ns == 300ull * 1000000000 && bytes == 0);
+	mode = BPFREC_SWITCH_NONE;
+	cr_assert_eq(bpfrec_parse_switch_output("5x", &mode, &bytes, &ns), -EINVAL);
+	cr_assert_eq(mode, BPFREC_SWITCH_NONE, "nothing is set on error");
 }
 
 Test(api_common, version_matches_the_header)
@@ -256,6 +297,166 @@ Test(api_perfdata, reads_samples_of_both_formats)
 	}
 }
 
+/* Every kind of record the writer makes, decoded through the public API. */
+static int make_records(bool pipe)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1000, .sample_id_all = 1,
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME,
+	};
+	static const uint8_t bid[20] = { 0xab, 0xcd };
+	struct perfdata_writer_opts wo = { .pipe = pipe };
+	struct perfdata_mmap m = { .misc = PERF_RECORD_MISC_USER, .pid = 42, .tid = 43,
+				   .start = 0x400000, .len = 0x1000, .build_id_size = 20,
+				   .prot = 5, .filename = "/bin/tiny" };
+	struct perfdata_task t = { .pid = 44, .ppid = 42, .tid = 44, .ptid = 42, .time = 5 };
+	struct perfdata_comm comm = { .pid = 42, .tid = 43, .exec = true, .comm = "tiny" };
+	struct perfdata_sample_id sid = { .pid = 42, .tid = 43, .time = 3, .id = 7 };
+	struct perfdata_sample smp = { .id = 8, .pid = 42, .tid = 43, .time = 6 };
+	struct perfdata_writer *w;
+	uint64_t id = 7, id2 = 8;
+	int fd = memfd_create("rec", MFD_CLOEXEC);
+
+	memcpy(m.build_id, bid, sizeof(bid));
+	cr_assert_eq(perfdata_writer_new(fd, &wo, &w), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &a, &id, 1), 0);
+	/* A second event, so a sample's id must name one of them. */
+	cr_assert_eq(perfdata_writer_add_event(w, "other", &a, &id2, 1), 0);
+	cr_assert_eq(perfdata_writer_start(w), 0);
+	cr_assert_eq(perfdata_write_comm(w, &comm, &sid), 0);
+	cr_assert_eq(perfdata_write_mmap2(w, &m, &sid), 0);
+	cr_assert_eq(perfdata_write_fork(w, &t, &sid), 0);
+	cr_assert_eq(perfdata_write_lost_samples(w, 17, &sid), 0);
+	cr_assert_eq(perfdata_write_sample(w, &smp), 0);
+	cr_assert_eq(perfdata_writer_add_build_id(w, PERF_RECORD_MISC_USER, bid, 20, "/bin/tiny"), 0);
+	cr_assert_eq(perfdata_writer_finish(w), 0);
+	perfdata_writer_free(w);
+	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+static int count_build_id(void *ctx, const struct bpfrec_perfdata_build_id *b)
+{
+	cr_assert_eq(b->size, 20);
+	cr_assert_eq(b->id[0], 0xab);
+	cr_assert_eq(b->filename_len, strlen("/bin/tiny"));
+	cr_assert_eq(strncmp(b->filename, "/bin/tiny", b->filename_len), 0);
+	(*(int *)ctx)++;
+	return 0;
+}
+
+Test(api_perfdata, decodes_every_record_kind)
+{
+	for (int pipe = 0; pipe < 2; pipe++) {
+		struct bpfrec_perfdata *r = NULL;
+		const struct perf_event_header *h;
+		BPFREC_OPTS(bpfrec_perfdata_header, hdr);
+		int fd = make_records(pipe), seen = 0, nr_bids = 0, err;
+		size_t nr_ids;
+		char text[256];
+
+		cr_assert_eq(bpfrec_perfdata_open_fd(fd, "kinds.data", &r), 0);
+		while ((err = bpfrec_perfdata_next(r, &h)) == 1) {
+			BPFREC_OPTS(bpfrec_perfdata_mmap, m);
+			BPFREC_OPTS(bpfrec_perfdata_comm, c);
+			BPFREC_OPTS(bpfrec_perfdata_task, t);
+			BPFREC_OPTS(bpfrec_perfdata_sample_id, sid);
+			BPFREC_OPTS(bpfrec_perfdata_sample, s);
+			BPFREC_OPTS(bpfrec_perfdata_build_id, b);
+			uint64_t lid, lost;
+
+			cr_assert_not_null(bpfrec_perfdata_record_name(h->type), "type %u", h->type);
+			switch (h->type) {
+			case PERF_RECORD_COMM:
+				cr_assert_eq(bpfrec_perfdata_parse_comm(h, &c), 0);
+				cr_assert(c.pid == 42 && c.tid == 43 && c.exec);
+				cr_assert_str_eq(c.comm, "tiny");
+				cr_assert_eq(bpfrec_perfdata_parse_sample_id(r, h, &sid), 0);
+				cr_assert(sid.pid == 42 && sid.time == 3 && sid.id == 7);
+				cr_assert_eq(bpfrec_perfdata_parse_mmap(h, &m), -EINVAL, "not an MMAP");
+				seen |= 1;
+				break;
+			case PERF_RECORD_MMAP2:
+				cr_assert_eq(bpfrec_perfdata_parse_mmap(h, &m), 0);
+				cr_assert(m.pid == 42 && m.start == 0x400000 && m.len == 0x1000);
+				cr_assert(m.build_id_size == 20 && m.build_id[1] == 0xcd && m.prot == 5);
+				cr_assert_str_eq(m.filename, "/bin/tiny");
+				seen |= 2;
+				break;
+			case PERF_RECORD_FORK:
+				cr_assert_eq(bpfrec_perfdata_parse_task(h, &t), 0);
+				cr_assert(t.pid == 44 && t.ppid == 42 && t.time == 5);
+				seen |= 4;
+				break;
+			case PERF_RECORD_LOST_SAMPLES:
+				cr_assert_eq(bpfrec_perfdata_parse_lost(h, &lid, &lost), 0);
+				cr_assert_eq(lost, 17);
+				seen |= 8;
+				break;
+			case PERF_RECORD_SAMPLE:
+				cr_assert_eq(bpfrec_perfdata_parse_sample(r, h, &s), 0);
+				cr_assert(s.event == 1 && s.id == 8 && s.time == 6);
+				seen |= 16;
+				break;
+			case BPFREC_PERFDATA_RECORD_HEADER_BUILD_ID:
+				cr_assert_eq(bpfrec_perfdata_parse_build_id(h, &b), 0);
+				count_build_id(&nr_bids, &b);
+				break;
+			}
+		}
+		cr_assert_eq(err, 0, "%s", bpfrec_perfdata_error(r));
+		cr_assert_eq(seen, 31);
+		{
+			/* A SAMPLE whose id is no event's: the error names the id. */
+			uint64_t rec[5] = { 0, 99, 0x1234, 42 | 43ull << 32, 6 };
+			struct perf_event_header fake = { .type = PERF_RECORD_SAMPLE,
+							  .size = sizeof(rec) };
+			BPFREC_OPTS(bpfrec_perfdata_sample, s);
+
+			memcpy(rec, &fake, sizeof(fake));
+			cr_assert_eq(bpfrec_perfdata_parse_sample(r, (void *)rec, &s), -ENOENT);
+			cr_assert_eq(s.id, 99);
+			cr_assert_eq(s.event, -1);
+		}
+		cr_assert_eq(nr_bids, pipe, "HEADER_BUILD_ID records are the pipe's");
+		cr_assert_eq(bpfrec_perfdata_for_each_build_id(r, count_build_id, &nr_bids), 0);
+		cr_assert_eq(nr_bids, pipe + 1);
+		cr_assert_eq(bpfrec_perfdata_event_ids(r, 1, &nr_ids)[0], 8);
+		cr_assert_eq(nr_ids, 1);
+		cr_assert_null(bpfrec_perfdata_event_ids(r, 2, &nr_ids));
+		cr_assert_eq(nr_ids, 0);
+		cr_assert_eq(bpfrec_perfdata_get_header(r, &hdr), pipe ? -EINVAL : 0);
+		if (!pipe) {
+			cr_assert_eq(hdr.size, 104);
+			cr_assert(hdr.features[0] & (1ull << BPFREC_PERFDATA_FEAT_HOSTNAME));
+			cr_assert_gt(hdr.data_size, 0);
+		}
+		/* Features as text: a string quoted, a number decoded, the rest sized. */
+		cr_assert_gt(bpfrec_perfdata_describe_feature(r, BPFREC_PERFDATA_FEAT_HOSTNAME, text,
+							      sizeof(text)), 2);
+		cr_assert_eq(text[0], '"');
+		cr_assert_eq(bpfrec_perfdata_describe_feature(r, 7, text, sizeof(text)),
+			     (int)strlen(text));
+		cr_assert(strstr(text, "available ") && strstr(text, " online "), "%s", text);
+		/* Too small a buffer: cut, NUL-terminated, the length needed returned. */
+		cr_assert_gt(bpfrec_perfdata_describe_feature(r, 7, text, 5), 4);
+		cr_assert_eq(strlen(text), 4);
+		cr_assert_eq(bpfrec_perfdata_describe_feature(r, 200, text, sizeof(text)), -ENOENT);
+		bpfrec_perfdata_free(r);
+		close(fd);
+	}
+	cr_assert_str_eq(bpfrec_perfdata_record_name(PERF_RECORD_SAMPLE), "SAMPLE");
+	cr_assert_str_eq(bpfrec_perfdata_record_name(BPFREC_PERFDATA_RECORD_FINISHED_ROUND),
+			 "FINISHED_ROUND");
+	cr_assert_null(bpfrec_perfdata_record_name(63));
+	cr_assert_str_eq(bpfrec_perfdata_feature_name(BPFREC_PERFDATA_FEAT_CMDLINE), "CMDLINE");
+	cr_assert_null(bpfrec_perfdata_feature_name(255));
+	cr_assert_str_eq(bpfrec_perfdata_event_generic_name(PERF_TYPE_HARDWARE,
+							    PERF_COUNT_HW_CPU_CYCLES), "cycles");
+}
+
 Test(api_perfdata, a_missing_file_is_named)
 {
 	struct bpfrec_perfdata *r = NULL;
@@ -326,6 +527,38 @@ Test(api_pprof, converts_to_an_fd_and_a_callback_alike)
 	free(file);
 	free(s.buf);
 	bpfrec_pprof_free(c);
+	close(in);
+	close(out);
+}
+
+static void keep_warning(void *ctx, enum bpfrec_log_level level, const char *msg)
+{
+	char *last = ctx;
+
+	cr_assert_eq(level, BPFREC_LOG_WARN);
+	cr_assert_eq(last[0], '\0', "one warning, once: had '%s', now '%s'", last, msg);
+	snprintf(last, 512, "%s", msg);
+}
+
+/* A kallsyms the symbolizer cannot use: the reason reaches the log, nothing is printed. */
+Test(api_pprof, unusable_kallsyms_is_a_logged_warning)
+{
+	char path[] = "/tmp/bpfrec-test-kallsyms.XXXXXX", last[512] = "";
+	static const char hidden[] = "0000000000000000 T _text\n0000000000000000 T ksys_write\n";
+	int kfd = mkstemp(path), in = make_recording(false), out = memfd_create("out", MFD_CLOEXEC);
+	BPFREC_OPTS(bpfrec_pprof_opts, o, .kallsyms = path, .log = keep_warning, .log_ctx = last);
+	struct bpfrec_pprof *c = NULL;
+
+	cr_assert_geq(kfd, 0);
+	cr_assert_eq(write(kfd, hidden, sizeof(hidden) - 1), (ssize_t)sizeof(hidden) - 1);
+	close(kfd);
+	cr_assert_eq(bpfrec_pprof_new(&o, &c), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_read_fd(c, in), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_write_fd(c, 0, out, NULL), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert(strstr(last, path) && strstr(last, "kptr_restrict"), "warning: '%s'", last);
+	cr_assert_eq(bpfrec_pprof_write_fd(c, 0, out, NULL), 0, "%s", bpfrec_pprof_error(c));
+	bpfrec_pprof_free(c);
+	unlink(path);
 	close(in);
 	close(out);
 }

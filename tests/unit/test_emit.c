@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: MIT
-/* test_emit.c - the user registers and stack block of a BPF sample (recorder/emit.c). */
+/*
+ * test_emit.c - recorder/emit.c: the user registers and stack block of a BPF
+ * sample, and task descriptions (recorder/taskdesc.c) written in order.
+ */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <linux/types.h>
 
+#include "perfdata/reader.h"
+#include "perfdata/writer.h"
 #include "recorder/emit.h"
+#include "recorder/taskdesc.h"
 
 #include "bpf/profile.h"
 
@@ -51,4 +60,85 @@ Test(emit, ustack_block_is_bounded_by_the_record)
 	cr_assert_eq(u.abi, PROFILE_UREGS_ABI_NONE);
 	cr_assert_eq(u.size, 0);
 	free(in);
+}
+
+/* Enough records to make the description grow its arrays several times. */
+#define NR_DESC 40
+
+Test(emit, a_description_is_written_in_order_with_its_names)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1, .sample_id_all = 1,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+	};
+	static const uint8_t id[20] = { 1, 2, 3 };
+	struct perfdata_writer_opts wo = { .pipe = true };
+	struct task_desc d = { 0 };
+	struct perfdata_writer *w;
+	struct perfdata_reader *r;
+	const struct perf_event_header *h;
+	int fd = memfd_create("desc", MFD_CLOEXEC), n = 0, bids = 0;
+	uint64_t one = 1;
+
+	for (uint32_t i = 0; i < NR_DESC; i++) {
+		char name[64];
+		struct perfdata_mmap m = { .pid = 7, .tid = 7, .start = 0x1000 * (i + 1),
+					   .len = 0x1000, .prot = 5, .filename = name };
+		struct perfdata_sample_id sid = { .pid = 7, .tid = 7, .time = i };
+
+		snprintf(name, sizeof(name), "comm%u", i);
+		if (i % 2)
+			cr_assert_eq(task_desc_add_comm(&d, 7, 7, name, i == 1, i, 0), 0);
+		else {
+			snprintf(name, sizeof(name), "/lib/file-%u.so", i);
+			cr_assert_eq(task_desc_add_mmap2(&d, &m, &sid), 0);
+		}
+	}
+	cr_assert_eq(task_desc_add_build_id(&d, id, 20, "/lib/file-0.so"), 0);
+	cr_assert_eq(task_desc_add_build_id(&d, id, 21, "too long"), -EINVAL);
+	cr_assert_eq(task_desc_error(&d), 0);
+
+	cr_assert_eq(perfdata_writer_new(fd, &wo, &w), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &a, &one, 1), 0);
+	cr_assert_eq(perfdata_writer_start(w), 0);
+	cr_assert_eq(emit_desc(w, &d), 0);
+	cr_assert_eq(perfdata_writer_finish(w), 0);
+	perfdata_writer_free(w);
+
+	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	cr_assert_eq(perfdata_reader_open(fd, "desc", &r), 0);
+	while (perfdata_reader_next(r, &h) == 1) {
+		char want[64];
+
+		if (h->type == PERF_RECORD_COMM) {
+			struct perfdata_comm c;
+
+			cr_assert_eq(perfdata_decode_comm(h, &c), 0);
+			snprintf(want, sizeof(want), "comm%d", n);
+			cr_assert_str_eq(c.comm, want);
+			cr_assert_eq(c.exec, n == 1);
+			n++;
+		} else if (h->type == PERF_RECORD_MMAP2) {
+			struct perfdata_mmap m;
+
+			cr_assert_eq(perfdata_decode_mmap2(h, &m), 0);
+			snprintf(want, sizeof(want), "/lib/file-%d.so", n);
+			cr_assert_str_eq(m.filename, want);
+			cr_assert_eq(m.start, 0x1000ull * (uint64_t)(n + 1));
+			n++;
+		} else if (h->type == PERFDATA_RECORD_HEADER_BUILD_ID) {
+			cr_assert_eq(n, NR_DESC, "the build-id after the records before it");
+			bids++;
+		}
+	}
+	cr_assert_eq(n, NR_DESC);
+	cr_assert_eq(bids, 1);
+	perfdata_reader_free(r);
+	/* Reset keeps nothing of the old records. */
+	task_desc_reset(&d);
+	cr_assert_eq(d.nr, 0);
+	cr_assert_eq(d.names.len, 0);
+	task_desc_free(&d);
+	close(fd);
 }

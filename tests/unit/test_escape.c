@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/escape.h"
+#include "tools/cli/escape.h"
 
 /* escape_fputs() of the first n bytes of s, as a string; *cols gets its return. */
 static char *escaped(const char *s, size_t n, size_t *cols)

@@ -85,7 +85,7 @@ static struct kallsyms *load_fake(void)
 {
 	struct kallsyms *ks = NULL;
 
-	cr_assert_eq(kallsyms_load(write_file("kallsyms", fake_kallsyms), &ks), 0);
+	cr_assert_eq(kallsyms_load(write_file("kallsyms", fake_kallsyms), &ks, NULL, 0), 0);
 	return ks;
 }
 
@@ -187,8 +187,14 @@ Test(kallsyms, hidden_addresses_are_eperm, .init = make_tmpdir, .fini = cleanup)
 				      "0000000000000000 T ksys_write\n"
 				      "0000000000000000 t mod_func\t[mymod]\n");
 
-	cr_assert_eq(kallsyms_load(path, &ks), -EPERM);
+	char msg[256];
+
+	cr_assert_eq(kallsyms_load(path, &ks, msg, sizeof(msg)), -EPERM);
 	cr_assert_null(ks);
+	/* The reason goes to the caller, naming the file and the fix. */
+	cr_assert(strstr(msg, path) && strstr(msg, "kptr_restrict") && strstr(msg, "--kallsyms"),
+		  "%s", msg);
+	cr_assert_eq(kallsyms_load(path, &ks, NULL, 0), -EPERM, "no message wanted");
 }
 
 Test(kallsyms, malformed_tables, .init = make_tmpdir, .fini = cleanup)
@@ -203,14 +209,17 @@ Test(kallsyms, malformed_tables, .init = make_tmpdir, .fini = cleanup)
 		"1ffffffff81000000 T toolong\n",	/* more than 64 bits */
 	};
 	struct kallsyms *ks = NULL;
-	char path[128];
+	char path[128], msg[256];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(path, sizeof(path), "%s", write_file("bad", bad[i]));
-		cr_assert_eq(kallsyms_load(path, &ks), -EINVAL, "case %zu", i);
+		cr_assert_eq(kallsyms_load(path, &ks, msg, sizeof(msg)), -EINVAL, "case %zu", i);
+		cr_assert(strstr(msg, path) && strstr(msg, i ? "not a kallsyms line" : "no symbols"),
+			  "case %zu: %s", i, msg);
 	}
 	snprintf(path, sizeof(path), "%s/missing", tmpdir);
-	cr_assert_eq(kallsyms_load(path, &ks), -ENOENT);
+	cr_assert_eq(kallsyms_load(path, &ks, msg, sizeof(msg)), -ENOENT);
+	cr_assert(strstr(msg, "cannot read") && strstr(msg, path), "%s", msg);
 }
 
 /* Lines of /proc/kallsyms as read here with sscanf, and their place in the file. */
@@ -291,7 +300,7 @@ Test(kallsyms, real_proc_kallsyms)
 	size_t nr, shared = 0, unique = 0, seen = 0;
 	int err;
 
-	err = kallsyms_load(NULL, &ks);
+	err = kallsyms_load(NULL, &ks, NULL, 0);
 	if (err == -EPERM)
 		cr_skip_test("kptr_restrict hides kernel addresses from this user");
 	cr_assert_eq(err, 0);

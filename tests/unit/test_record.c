@@ -17,7 +17,7 @@
 #include "recorder/batch.h"
 #include "recorder/cpulist.h"
 #include "recorder/launch.h"
-#include "recorder/record_args.h"
+#include "tools/cli/record_args.h"
 
 /* ---- record_args ---- */
 

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "recorder/pidset.h"
-#include "recorder/record_args.h"
+#include "tools/cli/record_args.h"
 #include "recorder/rotate.h"
-#include "recorder/status.h"
+#include "tools/cli/status.h"
 
 /* ---- rotate_parse ---- */
 
@@ -215,6 +215,23 @@ Test(status, formats_every_field)
 
 	status_line_format(buf, sizeof(buf), &st, 12.04, 7998.4);
 	cr_assert_str_eq(buf, "bpfrec record: 12.0s  7998 samples/s  7 lost  3.0 MB  42 pids");
+}
+
+Test(status, bpf_program_time_or_why_it_is_missing)
+{
+	struct bpfrec_record_stats st = { .bpf_counted = true, .bpf_run_ns = 12345678,
+					  .bpf_runs = 4000 };
+	char buf[256];
+
+	status_bpf_format(buf, sizeof(buf), &st);
+	cr_assert_str_eq(buf, "bpfrec record: BPF programs ran 12.346 ms in 4000 runs (3.09 us a run)");
+	st.bpf_runs = 0;
+	st.bpf_run_ns = 0;
+	status_bpf_format(buf, sizeof(buf), &st);
+	cr_assert_str_eq(buf, "bpfrec record: BPF programs ran 0.000 ms in 0 runs (0.00 us a run)");
+	st.bpf_counted = false;
+	status_bpf_format(buf, sizeof(buf), &st);
+	cr_assert(strstr(buf, "not counted") && strstr(buf, "kernel.bpf_stats_enabled=1"), "%s", buf);
 }
 
 Test(status, redraws_in_place_at_most_every_interval_and_erases)

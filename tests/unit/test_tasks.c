@@ -25,6 +25,7 @@
 
 #include "perfdata/writer.h"
 #include "recorder/procmaps.h"
+#include "recorder/taskdesc.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
 
@@ -397,6 +398,40 @@ Test(tasks, first_sample_describes_the_process)
 	check_app_mmaps(1, 1000, 1000, 5000, 1);
 	/* Only the file with a sample gets its build-id listed. */
 	assert_build_id(&recs[6], exe);
+}
+
+/* The tracker decides and writes nothing: the description is the decision. */
+Test(tasks, describe_decides_without_writing)
+{
+	uint64_t ips[] = { APP_START + 0x123 };
+	const struct task_desc *d;
+	struct task_desc_rec r;
+	size_t nr_mmap = 0;
+
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+	cr_assert_eq(task_tracker_describe(tt, 1000, 1000, "app", 5000, 1, ips, 1, &d), 0);
+	cr_assert_eq(take(), 0, "nothing written by the tracker");
+	cr_assert_eq(d->nr, 7);
+	cr_assert_not_null(task_desc_get(d, 0, &r));
+	cr_assert_eq(r.kind, TASK_DESC_COMM);
+	cr_assert_str_eq(r.comm.comm, "app");
+	cr_assert(r.sid.pid == 1000 && r.sid.time == 5000 && r.sid.cpu == 1);
+	for (size_t i = 1; i < 6; i++) {
+		cr_assert_not_null(task_desc_get(d, i, &r));
+		cr_assert_eq(r.kind, TASK_DESC_MMAP2, "record %zu", i);
+		cr_assert_not_null(r.mmap.filename);
+		nr_mmap++;
+	}
+	cr_assert_not_null(task_desc_get(d, 6, &r));
+	cr_assert_eq(r.kind, TASK_DESC_BUILD_ID);
+	cr_assert_str_eq(r.path, exe);
+	cr_assert_null(task_desc_get(d, 7, &r));
+	/* Counted as written: the same sample again needs nothing. */
+	cr_assert_eq(task_tracker_describe(tt, 1000, 1000, "app", 6000, 1, ips, 1, &d), 0);
+	cr_assert_eq(d->nr, 0);
+	cr_assert_eq(nr_mmap, 5);
 }
 
 Test(tasks, same_process_again_writes_nothing)

@@ -33,6 +33,7 @@ struct bpfrec_pprof {
 	struct perfdata_reader *r;
 	struct pp_convert *c;
 	bool read;
+	bool warned;		/* the converter's warning went to the log */
 	char err[512];
 };
 
@@ -102,6 +103,18 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 }
 
+/*
+ * The converter's one warning, to the log once: reading can raise it (no
+ * tracing data) and so can building a profile (kallsyms unusable).
+ */
+static void log_warning(struct bpfrec_pprof *p)
+{
+	if (p->warned || !p->opts.log || !pp_convert_warning(p->c))
+		return;
+	p->warned = true;
+	p->opts.log(p->opts.log_ctx, BPFREC_LOG_WARN, pp_convert_warning(p->c));
+}
+
 static int read_input(struct bpfrec_pprof *p, int fd, const char *name)
 {
 	struct stat st;
@@ -139,8 +152,7 @@ static int read_input(struct bpfrec_pprof *p, int fd, const char *name)
 				    "its events", p->input_name, p->conv_opts.event);
 		return fail(p, -ENOENT, "%s has no sampling events", p->input_name);
 	}
-	if (p->opts.log && pp_convert_warning(p->c))
-		p->opts.log(p->opts.log_ctx, BPFREC_LOG_WARN, pp_convert_warning(p->c));
+	log_warning(p);
 	return 0;
 }
 
@@ -214,6 +226,7 @@ static int write_profile(struct bpfrec_pprof *p, size_t i, int fd, const char *w
 			    p->read ? p->input_name : "nothing read yet",
 			    bpfrec_pprof_nr_profiles(p));
 	err = pp_convert_build(p->c, i, &b);
+	log_warning(p);
 	if (err)
 		return fail(p, err, "%s", pp_convert_error(p->c));
 	err = pprof_write_gzip(b, fd);

@@ -221,10 +221,9 @@ static int resolve(struct pp_convert *c, uint32_t fid)
 		check_kernel(c);
 		if (c->kernel_ok)
 			ret = symbolize_kernel(c->sym, look + c->kernel_delta, &res);
-		if (ret == -EPERM && !c->warning[0])
-			snprintf(c->warning, sizeof(c->warning),
-				 "kernel symbol addresses are hidden (kernel.kptr_restrict): kernel "
-				 "frames are left as addresses; convert as root or pass --kallsyms");
+		if (ret && ret != -ENOENT && !c->warning[0] && symbolize_kernel_error(c->sym))
+			snprintf(c->warning, sizeof(c->warning), "kernel frames are left as "
+				 "addresses: %s", symbolize_kernel_error(c->sym));
 	} else if (m && m->kind == CMAP_FILE) {
 		struct bid_val tmp;
 		const struct bid_val *b = build_id_of(c, m, &tmp);

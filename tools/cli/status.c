@@ -2,7 +2,7 @@
 /* status.c - the live status line (contract in status.h). */
 #include <stdio.h>
 
-#include "recorder/status.h"
+#include "tools/cli/status.h"
 
 void status_line_init(struct status_line *l, FILE *f, uint64_t now_ns)
 {
@@ -15,6 +15,17 @@ int status_line_format(char *buf, size_t len, const struct bpfrec_record_stats *
 	return snprintf(buf, len, "bpfrec record: %.1fs  %.0f samples/s  %llu lost  %.1f MB  %zu pids",
 			elapsed_s, samples_per_s, (unsigned long long)st->lost,
 			(double)st->bytes / (1024.0 * 1024.0), st->nr_processes);
+}
+
+int status_bpf_format(char *buf, size_t len, const struct bpfrec_record_stats *st)
+{
+	if (!st->bpf_counted)
+		return snprintf(buf, len, "bpfrec record: BPF program time not counted: the kernel "
+				"counts it for CAP_SYS_ADMIN or with sysctl kernel.bpf_stats_enabled=1");
+	return snprintf(buf, len, "bpfrec record: BPF programs ran %.3f ms in %llu runs "
+			"(%.2f us a run)", (double)st->bpf_run_ns / 1e6,
+			(unsigned long long)st->bpf_runs,
+			st->bpf_runs ? (double)st->bpf_run_ns / 1e3 / (double)st->bpf_runs : 0.0);
 }
 
 void status_line_update(struct status_line *l, const struct bpfrec_record_stats *st, uint64_t now_ns)

@@ -33,9 +33,9 @@
 
 #include <bpfrec/record.h>
 
-#include "recorder/commands.h"
-#include "recorder/record_args.h"
-#include "recorder/status.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/record_args.h"
+#include "tools/cli/status.h"
 
 #define EXIT_USAGE 2
 
@@ -170,6 +170,12 @@ static void summary(const struct bpfrec_record_stats *s, bool to_stdout, bool ve
 			(unsigned long long)st.seen, (unsigned long long)st.cpu_samples,
 			(unsigned long long)st.cpu_lost,
 			st.write_failed ? ", the rest not written (write error)" : "");
+	if (verbose) {
+		char bpf[256];
+
+		status_bpf_format(bpf, sizeof(bpf), &st);
+		fprintf(stderr, "%s\n", bpf);
+	}
 	if (verbose && st.buildid_cache_dir)
 		fprintf(stderr, "bpfrec record: build-id cache %s: %zu files copied, %zu there "
 			"already, %zu too big, %zu failed\n", st.buildid_cache_dir, st.buildid_copied,

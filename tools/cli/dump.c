@@ -6,7 +6,8 @@
  *   bpfrec dump [-i FILE|-] [--header-only | --records-only]
  *
  * It reads any perf.data the reader accepts (file or pipe mode, ours or
- * perf's) and is the tool to look at what a writer actually produced. The
+ * perf's, compressed with -z or not), through the public <bpfrec/perfdata.h>
+ * only, and is the tool to look at what a writer actually produced. The
  * output is meant for people and for grep: every record line starts with
  * its offset and type name, and the summary ends with "# samples: N".
  *
@@ -24,11 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perfdata/cursor.h"
-#include "perfdata/events.h"
-#include "perfdata/reader.h"
-#include "recorder/commands.h"
-#include "escape.h"
+#include <bpfrec/perfdata.h>
+
+#include "tools/cli/commands.h"
+#include "tools/cli/escape.h"
 
 #define NR_RECORD_TYPES	128
 
@@ -53,85 +53,6 @@ struct dump_stats {
 
 /* ---- names ------------------------------------------------------------------ */
 
-static const char *record_type_name(uint32_t type)
-{
-	static const char *const kernel[] = {
-		[PERF_RECORD_MMAP] = "MMAP",
-		[PERF_RECORD_LOST] = "LOST",
-		[PERF_RECORD_COMM] = "COMM",
-		[PERF_RECORD_EXIT] = "EXIT",
-		[PERF_RECORD_THROTTLE] = "THROTTLE",
-		[PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
-		[PERF_RECORD_FORK] = "FORK",
-		[PERF_RECORD_READ] = "READ",
-		[PERF_RECORD_SAMPLE] = "SAMPLE",
-		[PERF_RECORD_MMAP2] = "MMAP2",
-		[PERF_RECORD_AUX] = "AUX",
-		[PERF_RECORD_ITRACE_START] = "ITRACE_START",
-		[PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
-		[PERF_RECORD_SWITCH] = "SWITCH",
-		[PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
-		[PERF_RECORD_NAMESPACES] = "NAMESPACES",
-		[PERF_RECORD_KSYMBOL] = "KSYMBOL",
-		[PERF_RECORD_BPF_EVENT] = "BPF_EVENT",
-		[PERF_RECORD_CGROUP] = "CGROUP",
-		[PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
-		[21] = "AUX_OUTPUT_HW_ID",
-	};
-	static const char *const user[] = {
-		"HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
-		"FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
-		"THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
-		"TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT",
-	};
-
-	if (type < sizeof(kernel) / sizeof(kernel[0]) && kernel[type])
-		return kernel[type];
-	if (type >= PERFDATA_RECORD_HEADER_ATTR &&
-	    type - PERFDATA_RECORD_HEADER_ATTR < sizeof(user) / sizeof(user[0]))
-		return user[type - PERFDATA_RECORD_HEADER_ATTR];
-	return NULL;
-}
-
-static const char *feature_name(unsigned int feat)
-{
-	static const char *const names[PERFDATA_FEAT_LAST] = {
-		[PERFDATA_FEAT_TRACING_DATA] = "TRACING_DATA",
-		[PERFDATA_FEAT_BUILD_ID] = "BUILD_ID",
-		[PERFDATA_FEAT_HOSTNAME] = "HOSTNAME",
-		[PERFDATA_FEAT_OSRELEASE] = "OSRELEASE",
-		[PERFDATA_FEAT_VERSION] = "VERSION",
-		[PERFDATA_FEAT_ARCH] = "ARCH",
-		[PERFDATA_FEAT_NRCPUS] = "NRCPUS",
-		[PERFDATA_FEAT_CPUDESC] = "CPUDESC",
-		[PERFDATA_FEAT_CPUID] = "CPUID",
-		[PERFDATA_FEAT_TOTAL_MEM] = "TOTAL_MEM",
-		[PERFDATA_FEAT_CMDLINE] = "CMDLINE",
-		[PERFDATA_FEAT_EVENT_DESC] = "EVENT_DESC",
-		[PERFDATA_FEAT_CPU_TOPOLOGY] = "CPU_TOPOLOGY",
-		[PERFDATA_FEAT_NUMA_TOPOLOGY] = "NUMA_TOPOLOGY",
-		[PERFDATA_FEAT_BRANCH_STACK] = "BRANCH_STACK",
-		[PERFDATA_FEAT_PMU_MAPPINGS] = "PMU_MAPPINGS",
-		[PERFDATA_FEAT_GROUP_DESC] = "GROUP_DESC",
-		[PERFDATA_FEAT_AUXTRACE] = "AUXTRACE",
-		[PERFDATA_FEAT_STAT] = "STAT",
-		[PERFDATA_FEAT_CACHE] = "CACHE",
-		[PERFDATA_FEAT_SAMPLE_TIME] = "SAMPLE_TIME",
-		[PERFDATA_FEAT_MEM_TOPOLOGY] = "MEM_TOPOLOGY",
-		[PERFDATA_FEAT_CLOCKID] = "CLOCKID",
-		[PERFDATA_FEAT_DIR_FORMAT] = "DIR_FORMAT",
-		[PERFDATA_FEAT_BPF_PROG_INFO] = "BPF_PROG_INFO",
-		[PERFDATA_FEAT_BPF_BTF] = "BPF_BTF",
-		[PERFDATA_FEAT_COMPRESSED] = "COMPRESSED",
-		[PERFDATA_FEAT_CPU_PMU_CAPS] = "CPU_PMU_CAPS",
-		[PERFDATA_FEAT_CLOCK_DATA] = "CLOCK_DATA",
-		[PERFDATA_FEAT_HYBRID_TOPOLOGY] = "HYBRID_TOPOLOGY",
-		[PERFDATA_FEAT_PMU_CAPS] = "PMU_CAPS",
-	};
-
-	return feat < PERFDATA_FEAT_LAST ? names[feat] : NULL;
-}
-
 static const char *cpumode_name(uint16_t misc)
 {
 	static const char *const names[8] = {
@@ -150,15 +71,17 @@ static const char *event_type_name(uint32_t type)
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "pmu";
 }
 
-static const char *event_name(const struct perfdata_event *ev)
+/* Event i's name: its own, else perf's generic one. */
+static const char *event_name(struct bpfrec_perfdata *r, int i)
 {
+	const struct perf_event_attr *a;
 	const char *n;
 
-	if (!ev)
+	if (i < 0 || !(a = bpfrec_perfdata_event_attr(r, (size_t)i)))
 		return "(unknown)";
-	if (ev->name)
-		return ev->name;
-	n = perfdata_event_generic_name(ev->attr.type, ev->attr.config);
+	n = bpfrec_perfdata_event_name(r, (size_t)i);
+	if (!n)
+		n = bpfrec_perfdata_event_generic_name(a->type, a->config);
 	return n ? n : "(unnamed)";
 }
 
@@ -254,31 +177,34 @@ static void print_time(FILE *out, uint64_t ns)
 
 /* ---- header, events, features ----------------------------------------------- */
 
-static void print_file_header(FILE *out, int fd, const char *name)
+static void print_file_header(FILE *out, struct bpfrec_perfdata *r, const char *name)
 {
-	struct perfdata_file_header h;
+	BPFREC_OPTS(bpfrec_perfdata_header, h);
 
-	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+	if (bpfrec_perfdata_get_header(r, &h))
 		return;
 	fprintf(out, "# %s: file mode, header size %" PRIu64 ", attr_size %" PRIu64 "\n", name,
 		h.size, h.attr_size);
 	fprintf(out, "#   attrs [%#" PRIx64 ", +%" PRIu64 ")  data [%#" PRIx64 ", +%" PRIu64
-		")  event_types [%#" PRIx64 ", +%" PRIu64 ")\n", h.attrs.offset, h.attrs.size,
-		h.data.offset, h.data.size, h.event_types.offset, h.event_types.size);
+		")  event_types [%#" PRIx64 ", +%" PRIu64 ")\n", h.attrs_offset, h.attrs_size,
+		h.data_offset, h.data_size, h.event_types_offset, h.event_types_size);
 	fprintf(out, "#   feature bits:");
-	for (unsigned int i = 0; i < PERFDATA_FEAT_BITS; i++)
+	for (unsigned int i = 0; i < BPFREC_PERFDATA_FEAT_BITS; i++)
 		if ((h.features[i / 64] >> (i % 64)) & 1)
 			fprintf(out, " %u", i);
 	fprintf(out, "\n");
 }
 
-static void print_event(FILE *out, size_t i, const struct perfdata_event *ev)
+static void print_event(FILE *out, struct bpfrec_perfdata *r, size_t i)
 {
-	const struct perf_event_attr *a = &ev->attr;
-	const char *cfg = perfdata_event_generic_name(a->type, a->config);
+	const struct perf_event_attr *a = bpfrec_perfdata_event_attr(r, i);
+	const char *cfg = bpfrec_perfdata_event_generic_name(a->type, a->config);
+	const char *name = bpfrec_perfdata_event_name(r, i);
+	size_t nr_ids;
+	const uint64_t *ids = bpfrec_perfdata_event_ids(r, i, &nr_ids);
 
 	fprintf(out, "# event %zu: ", i);
-	print_str(out, ev->name ? ev->name : "(no name in file)");
+	print_str(out, name ? name : "(no name in file)");
 	fputc('\n', out);
 	fprintf(out, "#   type %u (%s) config %#llx", a->type, event_type_name(a->type),
 		(unsigned long long)a->config);
@@ -303,245 +229,85 @@ static void print_event(FILE *out, size_t i, const struct perfdata_event *ev)
 	if (a->sample_type & PERF_SAMPLE_BRANCH_STACK)
 		fprintf(out, "#   branch_sample_type %#llx\n",
 			(unsigned long long)a->branch_sample_type);
-	fprintf(out, "#   ids (%u):", ev->nr_ids);
-	for (uint32_t j = 0; j < ev->nr_ids; j++) {
+	fprintf(out, "#   ids (%zu):", nr_ids);
+	for (size_t j = 0; j < nr_ids; j++) {
 		if (j == 64) {
-			fprintf(out, " ... (%u more)", ev->nr_ids - j);
+			fprintf(out, " ... (%zu more)", nr_ids - j);
 			break;
 		}
-		fprintf(out, " %" PRIu64, ev->ids[j]);
+		fprintf(out, " %" PRIu64, ids[j]);
 	}
 	fprintf(out, "\n");
 }
 
-/* perf string: u32 len, len bytes, NUL-padded. Printed up to the NUL. */
-static bool print_payload_string(FILE *out, struct perfdata_cursor *c)
-{
-	const char *s;
-	size_t max;
-
-	if (perfdata_cursor_string(c, &s, &max))
-		return false;
-	escape_fputs(out, s, max);
-	return true;
-}
-
-static void print_cmdline(FILE *out, struct perfdata_cursor *c)
-{
-	uint32_t nr;
-
-	if (perfdata_cursor_u32(c, &nr)) {
-		fprintf(out, "(malformed)");
-		return;
-	}
-	for (uint32_t i = 0; i < nr; i++) {
-		if (i)
-			fputc(' ', out);
-		if (!print_payload_string(out, c)) {
-			fprintf(out, " (malformed)");
-			return;
-		}
-	}
-}
-
-static void print_event_desc(FILE *out, struct perfdata_cursor *c)
-{
-	uint32_t nr, attr_size;
-
-	if (perfdata_cursor_u32(c, &nr) || perfdata_cursor_u32(c, &attr_size)) {
-		fprintf(out, "(malformed)");
-		return;
-	}
-	fprintf(out, "%u event(s)", nr);
-	for (uint32_t i = 0; i < nr; i++) {
-		uint32_t nr_ids;
-		uint64_t id;
-
-		fprintf(out, "%s", i ? ", " : ": ");
-		if (perfdata_cursor_take(c, attr_size, NULL) || perfdata_cursor_u32(c, &nr_ids) ||
-		    !print_payload_string(out, c)) {
-			fprintf(out, " (malformed)");
-			return;
-		}
-		fprintf(out, " (ids");
-		for (uint32_t j = 0; j < nr_ids; j++) {
-			if (perfdata_cursor_u64(c, &id)) {
-				fprintf(out, " (malformed))");
-				return;
-			}
-			if (j < 16)
-				fprintf(out, " %" PRIu64, id);
-		}
-		fprintf(out, "%s)", nr_ids > 16 ? " ..." : "");
-	}
-}
-
-static const char *clockid_name(uint64_t id)
-{
-	switch (id) {
-	case CLOCK_REALTIME:	return "CLOCK_REALTIME";
-	case CLOCK_MONOTONIC:	return "CLOCK_MONOTONIC";
-	case CLOCK_MONOTONIC_RAW: return "CLOCK_MONOTONIC_RAW";
-	case CLOCK_BOOTTIME:	return "CLOCK_BOOTTIME";
-	case CLOCK_TAI:		return "CLOCK_TAI";
-	default:		return "?";
-	}
-}
-
-static int print_one_build_id(const struct perfdata_build_id *b, void *ctx)
+static int print_one_build_id(void *ctx, const struct bpfrec_perfdata_build_id *b)
 {
 	FILE *out = ctx;
 
 	fprintf(out, "#   %s pid %d ", cpumode_name(b->cpumode), b->pid);
 	print_build_id_hex(out, b->id, b->size);
 	fputc(' ', out);
-	print_str(out, b->filename);
+	escape_fputs(out, b->filename, b->filename_len);
 	fputc('\n', out);
 	return 0;
 }
 
-static void print_feature(FILE *out, struct perfdata_reader *r, unsigned int feat)
+static void print_feature(FILE *out, struct bpfrec_perfdata *r, unsigned int feat)
 {
-	const char *name = feature_name(feat);
-	size_t size;
-	const uint8_t *data = perfdata_reader_feature(r, feat, &size);
-	struct perfdata_cursor c;
-	uint32_t a, b;
-	uint64_t x, y;
+	const char *name = bpfrec_perfdata_feature_name(feat);
+	char text[4096];
 
-	perfdata_cursor_init(&c, data, size);
 	if (name)
 		fprintf(out, "# feature %s: ", name);
 	else
 		fprintf(out, "# feature %u: ", feat);
-	switch (feat) {
-	case PERFDATA_FEAT_HOSTNAME:
-	case PERFDATA_FEAT_OSRELEASE:
-	case PERFDATA_FEAT_VERSION:
-	case PERFDATA_FEAT_ARCH:
-	case PERFDATA_FEAT_CPUDESC:
-	case PERFDATA_FEAT_CPUID: {
-		const char *s = perfdata_reader_feature_string(r, feat);
-
-		if (s) {
-			fputc('"', out);
-			print_str(out, s);
-			fputs("\"\n", out);
-		} else {
-			fprintf(out, "(malformed string, %zu bytes)\n", size);
-		}
-		return;
-	}
-	case PERFDATA_FEAT_NRCPUS:
-		if (!perfdata_cursor_u32(&c, &a) && !perfdata_cursor_u32(&c, &b))
-			fprintf(out, "available %u online %u\n", a, b);
-		else
-			fprintf(out, "(malformed, %zu bytes)\n", size);
-		return;
-	case PERFDATA_FEAT_TOTAL_MEM:
-		if (!perfdata_cursor_u64(&c, &x))
-			fprintf(out, "%" PRIu64 " kB\n", x);
-		else
-			fprintf(out, "(malformed, %zu bytes)\n", size);
-		return;
-	case PERFDATA_FEAT_CMDLINE:
-		print_cmdline(out, &c);
-		fprintf(out, "\n");
-		return;
-	case PERFDATA_FEAT_EVENT_DESC:
-		print_event_desc(out, &c);
-		fprintf(out, "\n");
-		return;
-	case PERFDATA_FEAT_SAMPLE_TIME:
-		if (!perfdata_cursor_u64(&c, &x) && !perfdata_cursor_u64(&c, &y)) {
-			fprintf(out, "first ");
-			print_time(out, x);
-			fprintf(out, " last ");
-			print_time(out, y);
-			fprintf(out, "\n");
-		} else {
-			fprintf(out, "(malformed, %zu bytes)\n", size);
-		}
-		return;
-	case PERFDATA_FEAT_CLOCKID:
-		if (!perfdata_cursor_u64(&c, &x))
-			fprintf(out, "%" PRIu64 " (%s)\n", x, clockid_name(x));
-		else
-			fprintf(out, "(malformed, %zu bytes)\n", size);
-		return;
-	case PERFDATA_FEAT_CLOCK_DATA:
-		/* u32 version, u32 clockid, u64 wall-clock ns, u64 clockid ns */
-		if (!perfdata_cursor_u32(&c, &a) && !perfdata_cursor_u32(&c, &b) &&
-		    !perfdata_cursor_u64(&c, &x) && !perfdata_cursor_u64(&c, &y)) {
-			fprintf(out, "version %u clockid %u (%s) wall ", a, b, clockid_name(b));
-			print_time(out, x);
-			fprintf(out, " at clock ");
-			print_time(out, y);
-			fprintf(out, "\n");
-		} else {
-			fprintf(out, "(malformed, %zu bytes)\n", size);
-		}
-		return;
-	case PERFDATA_FEAT_BUILD_ID:
-		fprintf(out, "%zu bytes\n", size);
-		perfdata_reader_for_each_build_id(r, print_one_build_id, out);
-		return;
-	case PERFDATA_FEAT_COMPRESSED: {
-		/* u32 version, type (1 = zstd), level, ratio, mmap_len */
-		uint32_t type, level, ratio, mmap_len;
-
-		if (!perfdata_cursor_u32(&c, &a) && !perfdata_cursor_u32(&c, &type) &&
-		    !perfdata_cursor_u32(&c, &level) && !perfdata_cursor_u32(&c, &ratio) &&
-		    !perfdata_cursor_u32(&c, &mmap_len))
-			fprintf(out, "%s level %u ratio %u mmap_len %u (version %u)\n",
-				type == 1 ? "zstd" : "unknown type", level, ratio, mmap_len, a);
-		else
-			fprintf(out, "(malformed, %zu bytes)\n", size);
-		return;
-	}
-	default:
-		fprintf(out, "%zu bytes\n", size);
-	}
+	if (bpfrec_perfdata_describe_feature(r, feat, text, sizeof(text)) >= (int)sizeof(text))
+		memcpy(text + sizeof(text) - 4, "...", 4);
+	print_str(out, text);
+	fputc('\n', out);
+	if (feat == BPFREC_PERFDATA_FEAT_BUILD_ID)
+		bpfrec_perfdata_for_each_build_id(r, print_one_build_id, out);
 }
 
-static void print_metadata(FILE *out, struct perfdata_reader *r)
+static void print_metadata(FILE *out, struct bpfrec_perfdata *r)
 {
 	size_t size;
 
-	for (size_t i = 0; i < perfdata_reader_nr_events(r); i++)
-		print_event(out, i, perfdata_reader_event(r, i));
-	for (unsigned int f = 0; f < PERFDATA_FEAT_BITS; f++)
-		if (perfdata_reader_feature(r, f, &size))
+	for (size_t i = 0; i < bpfrec_perfdata_nr_events(r); i++)
+		print_event(out, r, i);
+	for (unsigned int f = 0; f < BPFREC_PERFDATA_FEAT_BITS; f++)
+		if (bpfrec_perfdata_feature(r, f, &size))
 			print_feature(out, r, f);
 	/* In a pipe, build-ids arrive as records, not as the BUILD_ID feature. */
-	if (perfdata_reader_is_pipe(r) && !perfdata_reader_feature(r, PERFDATA_FEAT_BUILD_ID, &size))
-		perfdata_reader_for_each_build_id(r, print_one_build_id, out);
+	if (bpfrec_perfdata_is_pipe(r) &&
+	    !bpfrec_perfdata_feature(r, BPFREC_PERFDATA_FEAT_BUILD_ID, &size))
+		bpfrec_perfdata_for_each_build_id(r, print_one_build_id, out);
 }
 
 /* ---- records ---------------------------------------------------------------- */
 
-static void note_malformed(struct dump_stats *st, struct perfdata_reader *r,
+static void note_malformed(struct dump_stats *st, struct bpfrec_perfdata *r,
 			   const struct perf_event_header *h, const char *why)
 {
 	st->malformed++;
 	if (!st->first_error[0])
 		snprintf(st->first_error, sizeof(st->first_error),
 			 "%s record at offset %#" PRIx64 " (size %u) is malformed: %s",
-			 record_type_name(h->type) ?: "unknown",
-			 perfdata_reader_offset(r), h->size, why);
+			 bpfrec_perfdata_record_name(h->type) ?: "unknown",
+			 bpfrec_perfdata_offset(r), h->size, why);
 }
 
-static void print_sample_id(FILE *out, struct perfdata_reader *r,
+static void print_sample_id(FILE *out, struct bpfrec_perfdata *r,
 			    const struct perf_event_header *h, struct dump_stats *st)
 {
-	const struct perfdata_event *ev = perfdata_reader_event(r, 0);
+	const struct perf_event_attr *a = bpfrec_perfdata_event_attr(r, 0);
+	BPFREC_OPTS(bpfrec_perfdata_sample_id, sid);
 	uint64_t type;
-	struct perfdata_sample_id sid;
 
-	if (!ev || !ev->attr.sample_id_all || h->type >= PERFDATA_RECORD_HEADER_ATTR)
+	if (!a || !a->sample_id_all || h->type >= BPFREC_PERFDATA_RECORD_HEADER_ATTR)
 		return;
-	type = ev->attr.sample_type;
-	if (perfdata_reader_parse_sample_id(r, h, &sid)) {
+	type = a->sample_type;
+	if (bpfrec_perfdata_parse_sample_id(r, h, &sid)) {
 		fprintf(out, " {MALFORMED sample_id}");
 		note_malformed(st, r, h, "sample_id trailer does not fit");
 		return;
@@ -575,19 +341,18 @@ static const char *context_name(uint64_t ip)
 	}
 }
 
-static void count_sample(struct dump_stats *st, struct perfdata_reader *r,
-			 const struct perfdata_event *ev)
+static void count_sample(struct dump_stats *st, struct bpfrec_perfdata *r, int event)
 {
 	size_t idx;
 
 	st->samples++;
-	if (!ev) {
+	if (event < 0) {
 		st->samples_unknown_event++;
 		return;
 	}
-	idx = (size_t)(ev - perfdata_reader_event(r, 0));
+	idx = (size_t)event;
 	if (idx >= st->nr_samples_by_event) {
-		size_t n = perfdata_reader_nr_events(r);
+		size_t n = bpfrec_perfdata_nr_events(r);
 		uint64_t *v = realloc(st->samples_by_event, n * sizeof(*v));
 
 		if (!v)
@@ -599,40 +364,34 @@ static void count_sample(struct dump_stats *st, struct perfdata_reader *r,
 	st->samples_by_event[idx]++;
 }
 
-static void print_sample(FILE *out, struct perfdata_reader *r, const struct perf_event_header *h,
+static void print_sample(FILE *out, struct bpfrec_perfdata *r, const struct perf_event_header *h,
 			 struct dump_stats *st, bool quiet)
 {
-	const struct perfdata_event *ev;
-	struct perfdata_sample s;
+	BPFREC_OPTS(bpfrec_perfdata_sample, s, .event = -1);
+	int err = bpfrec_perfdata_parse_sample(r, h, &s);
 	uint64_t type;
-	int err = perfdata_reader_parse_sample(r, h, &s, &ev);
 
-	count_sample(st, r, ev);
+	count_sample(st, r, err == -ENOENT ? -1 : s.event);
 	if (quiet && !err)
 		return;
 	if (err == -ENOENT) {
-		uint64_t id = 0;
-
-		if (perfdata_reader_nr_events(r))
-			perfdata_decode_sample_event_id(h, perfdata_reader_event(r, 0)->attr.sample_type,
-							&id);
 		if (!quiet)
-			fprintf(out, " MALFORMED: no event has sample id %" PRIu64, id);
+			fprintf(out, " MALFORMED: no event has sample id %" PRIu64, s.id);
 		note_malformed(st, r, h, "its sample id belongs to no event");
 		return;
 	}
 	if (err) {
 		if (!quiet) {
 			fprintf(out, " event ");
-			print_str(out, event_name(ev));
+			print_str(out, event_name(r, s.event));
 			fprintf(out, " MALFORMED: fields do not fit its sample_type");
 		}
 		note_malformed(st, r, h, "its fields do not fit the event's sample_type");
 		return;
 	}
-	type = ev->attr.sample_type;
+	type = bpfrec_perfdata_event_attr(r, (size_t)s.event)->sample_type;
 	fprintf(out, " event ");
-	print_str(out, event_name(ev));
+	print_str(out, event_name(r, s.event));
 	if (type & PERF_SAMPLE_TID)
 		fprintf(out, " pid %u tid %u", s.pid, s.tid);
 	if (type & PERF_SAMPLE_TIME) {
@@ -660,7 +419,8 @@ static void print_sample(FILE *out, struct perfdata_reader *r, const struct perf
 			uint64_t ip;
 
 			memcpy(&ip, &s.callchain[i], sizeof(ip));
-			if (perfdata_is_context_marker(ip))
+			/* The markers perf puts between kernel and user frames. */
+			if (ip >= (uint64_t)PERF_CONTEXT_MAX)
 				fprintf(out, " %s", context_name(ip));
 			else
 				fprintf(out, " %#" PRIx64, ip);
@@ -668,7 +428,7 @@ static void print_sample(FILE *out, struct perfdata_reader *r, const struct perf
 	}
 }
 
-static void print_mmap(FILE *out, const struct perfdata_mmap *m, bool mmap2)
+static void print_mmap(FILE *out, const struct bpfrec_perfdata_mmap *m, bool mmap2)
 {
 	fprintf(out, " pid %d tid %u [%#" PRIx64 ", +%#" PRIx64 ") pgoff %#" PRIx64,
 		(int32_t)m->pid, m->tid, m->start, m->len, m->pgoff);
@@ -687,17 +447,18 @@ static void print_mmap(FILE *out, const struct perfdata_mmap *m, bool mmap2)
 	print_str(out, m->filename);
 }
 
-static void print_record(FILE *out, struct perfdata_reader *r, const struct perf_event_header *h,
+static void print_record(FILE *out, struct bpfrec_perfdata *r, const struct perf_event_header *h,
 			 struct dump_stats *st, bool quiet)
 {
-	const char *tname = record_type_name(h->type);
+	const char *tname = bpfrec_perfdata_record_name(h->type);
 	const uint8_t *body = (const uint8_t *)(h + 1);
 	size_t body_size = h->size - sizeof(*h);
 	uint64_t a = 0, b = 0, lost_id = 0, lost = 0;
 	union {
-		struct perfdata_mmap m;
-		struct perfdata_comm c;
-		struct perfdata_task t;
+		struct bpfrec_perfdata_mmap m;
+		struct bpfrec_perfdata_comm c;
+		struct bpfrec_perfdata_task t;
+		struct bpfrec_perfdata_build_id b;
 	} u;
 
 	st->records++;
@@ -707,13 +468,13 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 	if (body_size >= 16)
 		memcpy(&b, body + 8, 8);
 	if ((h->type == PERF_RECORD_LOST || h->type == PERF_RECORD_LOST_SAMPLES) &&
-	    !perfdata_decode_lost(h, &lost_id, &lost))
+	    !bpfrec_perfdata_parse_lost(h, &lost_id, &lost))
 		*(h->type == PERF_RECORD_LOST ? &st->lost : &st->lost_samples) += lost;
 
 	if (!quiet) {
 		/* Records decompressed from a COMPRESSED one carry its offset, marked. */
-		fprintf(out, "%#010" PRIx64 "%c", perfdata_reader_offset(r),
-			perfdata_reader_in_compressed(r) ? '+' : ' ');
+		fprintf(out, "%#010" PRIx64 "%c", bpfrec_perfdata_offset(r),
+			bpfrec_perfdata_in_compressed(r) ? '+' : ' ');
 		if (tname)
 			fprintf(out, "%-15s", tname);
 		else
@@ -727,8 +488,8 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		if ((h->type == PERF_RECORD_MMAP ? perfdata_decode_mmap(h, &u.m)
-						  : perfdata_decode_mmap2(h, &u.m))) {
+		u.m.sz = sizeof(u.m);
+		if (bpfrec_perfdata_parse_mmap(h, &u.m)) {
 			if (!quiet)
 				fprintf(out, " MALFORMED");
 			note_malformed(st, r, h, "fields or filename do not fit");
@@ -737,7 +498,8 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 		}
 		break;
 	case PERF_RECORD_COMM:
-		if (perfdata_decode_comm(h, &u.c)) {
+		u.c.sz = sizeof(u.c);
+		if (bpfrec_perfdata_parse_comm(h, &u.c)) {
 			if (!quiet)
 				fprintf(out, " MALFORMED");
 			note_malformed(st, r, h, "fields or name do not fit");
@@ -749,7 +511,8 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		if (perfdata_decode_task(h, &u.t)) {
+		u.t.sz = sizeof(u.t);
+		if (bpfrec_perfdata_parse_task(h, &u.t)) {
 			if (!quiet)
 				fprintf(out, " MALFORMED");
 			note_malformed(st, r, h, "record too short");
@@ -775,19 +538,21 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 			fprintf(out, " id %" PRIu64, b);
 		}
 		break;
-	case PERFDATA_RECORD_HEADER_ATTR:
-		if (!quiet && perfdata_reader_is_pipe(r) && perfdata_reader_nr_events(r)) {
-			size_t i = perfdata_reader_nr_events(r) - 1;
-			const struct perfdata_event *ev = perfdata_reader_event(r, i);
+	case BPFREC_PERFDATA_RECORD_HEADER_ATTR:
+		if (!quiet && bpfrec_perfdata_is_pipe(r) && bpfrec_perfdata_nr_events(r)) {
+			size_t i = bpfrec_perfdata_nr_events(r) - 1, nr_ids;
+			const struct perf_event_attr *attr = bpfrec_perfdata_event_attr(r, i);
 
-			fprintf(out, " event %zu type %u config %#llx sample_type %#llx ids %u", i,
-				ev->attr.type, (unsigned long long)ev->attr.config,
-				(unsigned long long)ev->attr.sample_type, ev->nr_ids);
+			bpfrec_perfdata_event_ids(r, i, &nr_ids);
+			fprintf(out, " event %zu type %u config %#llx sample_type %#llx ids %zu", i,
+				attr->type, (unsigned long long)attr->config,
+				(unsigned long long)attr->sample_type, nr_ids);
 		}
 		break;
-	case PERFDATA_RECORD_HEADER_FEATURE:
+	case BPFREC_PERFDATA_RECORD_HEADER_FEATURE:
 		if (!quiet && body_size >= 8) {
-			const char *fname = a < PERFDATA_FEAT_BITS ? feature_name((unsigned int)a) : NULL;
+			const char *fname = a < BPFREC_PERFDATA_FEAT_BITS ?
+					    bpfrec_perfdata_feature_name((unsigned int)a) : NULL;
 
 			if (fname)
 				fprintf(out, " feature %s", fname);
@@ -796,20 +561,16 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 			fprintf(out, " %zu bytes", body_size - 8);
 		}
 		break;
-	case PERFDATA_RECORD_HEADER_BUILD_ID:
-		if (!quiet && h->size >= PERFDATA_BUILD_ID_RECORD_SIZE) {
-			struct perfdata_build_id_record bid;
-			uint8_t n;
-
-			memcpy(&bid, h, sizeof(bid));
-			n = (h->misc & PERFDATA_MISC_BUILD_ID_SIZE) ? bid.size : 20;
-			fprintf(out, " pid %d build-id ", bid.pid);
-			print_build_id_hex(out, bid.build_id, n > 20 ? 20 : n);
+	case BPFREC_PERFDATA_RECORD_HEADER_BUILD_ID:
+		u.b.sz = sizeof(u.b);
+		if (!quiet && !bpfrec_perfdata_parse_build_id(h, &u.b)) {
+			fprintf(out, " pid %d build-id ", u.b.pid);
+			print_build_id_hex(out, u.b.id, u.b.size);
 			fputc(' ', out);
-			escape_fputs(out, (const char *)h + sizeof(bid), h->size - sizeof(bid));
+			escape_fputs(out, u.b.filename, u.b.filename_len);
 		}
 		break;
-	case PERFDATA_RECORD_COMPRESSED:
+	case BPFREC_PERFDATA_RECORD_COMPRESSED:
 		if (!quiet)
 			fprintf(out, " %zu bytes of zstd stream; its records follow, marked '+'",
 				body_size);
@@ -823,11 +584,11 @@ static void print_record(FILE *out, struct perfdata_reader *r, const struct perf
 		fputc('\n', out);
 }
 
-static void print_summary(FILE *out, struct perfdata_reader *r, const struct dump_stats *st)
+static void print_summary(FILE *out, struct bpfrec_perfdata *r, const struct dump_stats *st)
 {
 	fprintf(out, "# records: %" PRIu64 "\n", st->records);
 	for (unsigned int t = 0; t < NR_RECORD_TYPES; t++) {
-		const char *n = record_type_name(t);
+		const char *n = bpfrec_perfdata_record_name(t);
 
 		if (!st->by_type[t])
 			continue;
@@ -837,9 +598,9 @@ static void print_summary(FILE *out, struct perfdata_reader *r, const struct dum
 			fprintf(out, "#   TYPE_%-11u %10" PRIu64 "\n", t, st->by_type[t]);
 	}
 	fprintf(out, "# samples: %" PRIu64 "\n", st->samples);
-	for (size_t i = 0; i < perfdata_reader_nr_events(r); i++) {
+	for (size_t i = 0; i < bpfrec_perfdata_nr_events(r); i++) {
 		fprintf(out, "#   ");
-		for (size_t w = print_str(out, event_name(perfdata_reader_event(r, i))); w < 16; w++)
+		for (size_t w = print_str(out, event_name(r, (int)i)); w < 16; w++)
 			fputc(' ', out);
 		fprintf(out, " %10" PRIu64 "\n",
 			i < st->nr_samples_by_event ? st->samples_by_event[i] : 0);
@@ -918,12 +679,12 @@ static int parse_opts(int argc, char **argv, struct dump_opts *o)
 	return -1;
 }
 
-static int dump(struct perfdata_reader *r, int fd, const char *name, const struct dump_opts *o)
+static int dump(struct bpfrec_perfdata *r, const char *name, const struct dump_opts *o)
 {
 	FILE *out = stdout;
 	struct dump_stats st = { 0 };
 	const struct perf_event_header *h;
-	bool pipe = perfdata_reader_is_pipe(r);
+	bool pipe = bpfrec_perfdata_is_pipe(r);
 	/* Pipe-mode metadata arrives with the records: read them all, print at the end. */
 	bool quiet = o->header_only;
 	int ret;
@@ -932,7 +693,7 @@ static int dump(struct perfdata_reader *r, int fd, const char *name, const struc
 		if (pipe)
 			fprintf(out, "# %s: pipe mode, header size 16\n", name);
 		else
-			print_file_header(out, fd, name);
+			print_file_header(out, r, name);
 		if (!pipe)
 			print_metadata(out, r);
 	}
@@ -940,7 +701,7 @@ static int dump(struct perfdata_reader *r, int fd, const char *name, const struc
 		free(st.samples_by_event);
 		return 0;
 	}
-	while ((ret = perfdata_reader_next(r, &h)) > 0)
+	while ((ret = bpfrec_perfdata_next(r, &h)) > 0)
 		print_record(out, r, h, &st, quiet);
 	if (!o->records_only) {
 		if (pipe)
@@ -954,7 +715,7 @@ static int dump(struct perfdata_reader *r, int fd, const char *name, const struc
 		return 1;
 	}
 	if (ret < 0) {
-		fprintf(stderr, "bpfrec dump: %s\n", perfdata_reader_error(r));
+		fprintf(stderr, "bpfrec dump: %s\n", bpfrec_perfdata_error(r));
 		return 1;
 	}
 	if (st.malformed) {
@@ -967,7 +728,7 @@ static int dump(struct perfdata_reader *r, int fd, const char *name, const struc
 int cmd_dump(int argc, char **argv)
 {
 	struct dump_opts o = { 0 };
-	struct perfdata_reader *r = NULL;
+	struct bpfrec_perfdata *r = NULL;
 	const char *name;
 	int fd, err, ret;
 
@@ -985,17 +746,17 @@ int cmd_dump(int argc, char **argv)
 			return 1;
 		}
 	}
-	err = perfdata_reader_open(fd, name, &r);
+	err = bpfrec_perfdata_open_fd(fd, name, &r);
 	if (err) {
-		if (r && perfdata_reader_error(r)[0])
-			fprintf(stderr, "bpfrec dump: %s\n", perfdata_reader_error(r));
+		if (r && bpfrec_perfdata_error(r)[0])
+			fprintf(stderr, "bpfrec dump: %s\n", bpfrec_perfdata_error(r));
 		else
 			fprintf(stderr, "bpfrec dump: %s: %s\n", name, strerror(-err));
 		ret = 1;
 	} else {
-		ret = dump(r, fd, name, &o);
+		ret = dump(r, name, &o);
 	}
-	perfdata_reader_free(r);
+	bpfrec_perfdata_free(r);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	return ret;

@@ -5,7 +5,7 @@
 
 #include <bpfrec/common.h>
 
-#include "recorder/commands.h"
+#include "tools/cli/commands.h"
 
 static const struct {
 	const char *name;

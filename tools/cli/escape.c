@@ -2,7 +2,7 @@
 /* escape.c - terminal-safe printing of untrusted strings (see escape.h). */
 #include <stdint.h>
 
-#include "escape.h"
+#include "tools/cli/escape.h"
 
 /*
  * Length of the well-formed UTF-8 sequence of a printable non-ASCII

@@ -9,10 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/cpulist.h"
-#include "recorder/record_args.h"
-#include "recorder/rotate.h"
-#include "recorder/unwind_bpf.h"
+#include "tools/cli/record_args.h"
 
 enum {
 	OPT_CALL_GRAPH = 0x100,
@@ -310,7 +307,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 		case 'C':
 			free(a->cpus);
 			a->cpus = NULL;
-			if (cpulist_parse(optarg, &a->cpus, &nr))
+			if (bpfrec_parse_cpulist(optarg, &a->cpus, &nr))
 				return bad(err, errlen, "-C '%s': give CPUs like 0,2-3", optarg);
 			a->opts.cpus = a->cpus;
 			a->opts.nr_cpus = nr;
@@ -327,14 +324,14 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 					   optarg, BPFREC_STACK_USER_MAX, BPFREC_STACK_USER_DEFAULT);
 			break;
 		case OPT_UNWIND_TABLES: {
-			struct rotate_spec size;
+			uint64_t size;
 
-			if (rotate_parse(optarg, &size) || size.mode != ROTATE_SIZE ||
-			    size.bytes < UNWIND_BPF_MIN_BYTES || size.bytes > UNWIND_BPF_MAX_BYTES)
+			if (bpfrec_parse_size(optarg, &size) || size < BPFREC_UNWIND_TABLE_MIN_BYTES ||
+			    size > BPFREC_UNWIND_TABLE_MAX_BYTES)
 				return bad(err, errlen,
 					   "--unwind-tables '%s': give a size from 4K to 4G, e.g. 64M",
 					   optarg);
-			a->opts.unwind_table_bytes = size.bytes;
+			a->opts.unwind_table_bytes = size;
 			break;
 		}
 		case 'o':
@@ -370,24 +367,12 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			break;
 		}
 		case OPT_SWITCH_OUTPUT:
-		{
-			static const enum bpfrec_switch modes[] = {
-				[ROTATE_NONE] = BPFREC_SWITCH_NONE,
-				[ROTATE_SIGNAL] = BPFREC_SWITCH_MANUAL,
-				[ROTATE_SIZE] = BPFREC_SWITCH_SIZE,
-				[ROTATE_TIME] = BPFREC_SWITCH_TIME,
-			};
-			struct rotate_spec spec;
-
-			if (rotate_parse(optarg, &spec))
+			if (bpfrec_parse_switch_output(optarg, &a->opts.switch_output,
+						       &a->opts.switch_bytes, &a->opts.switch_ns))
 				return bad(err, errlen,
 					   "--switch-output='%s': give a size (100M), an age (30s, 5m) or 'signal'",
 					   optarg);
-			a->opts.switch_output = modes[spec.mode];
-			a->opts.switch_bytes = spec.bytes;
-			a->opts.switch_ns = spec.ns;
 			break;
-		}
 		case OPT_SWITCH_MAX_FILES: {
 			uint64_t n;
 

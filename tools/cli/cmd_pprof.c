@@ -23,7 +23,7 @@
 
 #include <bpfrec/pprof.h>
 
-#include "recorder/commands.h"
+#include "tools/cli/commands.h"
 
 #define MAX_FILTER 256
 
