@@ -42,6 +42,20 @@
 #define PERFDATA_ALLOC_EVENT_NAME	"alloc"
 #define PERFDATA_INUSE_EVENT_NAME	"inuse"
 
+/*
+ * bpfrec's run-queue waits (record --sched): PERF_TYPE_SOFTWARE /
+ * PERF_COUNT_SW_BPF_OUTPUT with the CPU event's trailer bits plus
+ * PERF_SAMPLE_RAW, attr.sample_period 1. One SAMPLE per wait for a CPU at
+ * least --sched-thresh long (shorter ones are summed per stack and reason
+ * in BPF and written at the end as one SAMPLE each), by the waiting
+ * thread, at the time it got the CPU back, with period = the nanoseconds
+ * it was runnable but not running, the callchain where it stopped running
+ * (preempted) or where it was woken, and as RAW text the reason, "preempted"
+ * or "woken" ("woken" also for a new task's first wait), space-padded and
+ * NUL-terminated as offcpu-time's.
+ */
+#define PERFDATA_SCHED_DELAY_EVENT_NAME	"sched-delay"
+
 /* The name perf shows for a generic event ("cycles", "cpu-clock"), or NULL. */
 const char *perfdata_event_generic_name(uint32_t type, uint64_t config);
 /* The type and config of a generic event by any name perf accepts for it
