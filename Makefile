@@ -200,7 +200,7 @@ $(BUILD)/fixtures/nofp_%: tests/fixtures/nofp_%.c
 TEST_TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
 $(BUILD)/tests/tools/%: tests/tools/%.c $(APP_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(APP_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(APP_LIBS) $(LDLIBS) -lm
 $(TEST_TOOLS): | $(SKELS) $(PUB_HDRS)
 fixtures: $(FIXTURES) $(TEST_TOOLS)
 
