@@ -6,7 +6,7 @@
 #   make uninstall  the same PREFIX/DESTDIR
 #   make test       install deps, build, unit tests (plain and ASan+UBSan), integration tests
 #   make demo       install deps, build, record the bundled workload, perf report it
-#   make bench      benchmarks against perf record / perf report (see Documentation/)
+#   make bench      benchmarks against perf record / perf report, heaptrack, memleak-bpfcc (see Documentation/)
 #
 # A second build tree with sanitizers: make BUILD=build/asan SAN=1 unit-bins
 # libFuzzer harnesses (clang): make fuzz [FUZZ_TIME=300]; their own tree is build/fuzz.
@@ -63,7 +63,7 @@ FIXTURES       := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SR
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-.PHONY: all install uninstall deps deps-test unit-bins fixtures fuzz-bins fuzz test unit integration demo bench \
+.PHONY: all install uninstall deps deps-test deps-bench unit-bins fixtures fuzz-bins fuzz test unit integration demo bench \
 	bench-long clean
 .DELETE_ON_ERROR:
 
@@ -73,6 +73,8 @@ deps:
 	@sh tools/deps.sh build
 deps-test:
 	@sh tools/deps.sh test
+deps-bench:
+	@sh tools/deps.sh bench
 
 # The compiler flags, remembered: objects built with other flags (an older
 # tree without -fPIC, say) are rebuilt instead of breaking the link.
@@ -200,7 +202,7 @@ $(BUILD)/fixtures/nofp_%: tests/fixtures/nofp_%.c
 TEST_TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
 $(BUILD)/tests/tools/%: tests/tools/%.c $(APP_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(APP_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(APP_LIBS) $(LDLIBS) -lm
 $(TEST_TOOLS): | $(SKELS) $(PUB_HDRS)
 fixtures: $(FIXTURES) $(TEST_TOOLS)
 
@@ -242,7 +244,7 @@ demo: deps-test
 	$(MAKE) all fixtures
 	@sh tools/demo.sh $(BUILD)
 
-bench: deps-test
+bench: deps-bench
 	$(MAKE) all fixtures
 	@sh tools/bench.sh $(BUILD)
 

@@ -13,6 +13,8 @@
 #   6 long run: RSS of a 10-minute -a -g -F 999 recording (make bench-long)
 #   7 call-graph modes: fp, cfi, dwarf and perf's -g and dwarf on python3
 #     and a fixed-work spinner (root reach, depth, bytes and BPF cost)
+#   8 allocation profiling: bpfrec record --alloc against heaptrack and
+#     memleak-bpfcc on a malloc-heavy workload (slowdown, recorder CPU, size)
 #
 # Each repetition runs the tools in alternating order (A B, then B A) next
 # to an unprofiled run of the same workload. The tables (median, min, max
@@ -21,8 +23,8 @@
 #
 # Environment:
 #   BENCH_QUICK=1   short runs, fewer repetitions (about 3 minutes)
-#   BENCH_ONLY="1 4"  only these scenarios (default 1-5 and 7; make bench-long: 6)
-#   BENCH_REPS=N    repetitions of scenarios 1-3 and 7 (default 3, quick 2; 7: 2 and 1)
+#   BENCH_ONLY="1 4"  only these scenarios (default 1-5, 7 and 8; make bench-long: 6)
+#   BENCH_REPS=N    repetitions of scenarios 1-3, 7 and 8 (default 3, quick 2; 7: 2 and 1)
 #   BENCH_LONG_SECS, BENCH_LONG_REF=1  length of scenario 6 (default 600 s);
 #                   also run perf record through it as a reference
 #   BENCH_KEEP=1    keep the scratch dir (every run's rusage, stderr, BPF stats)
@@ -44,12 +46,13 @@ BPFREC=$BUILD/bpfrec
 . "$TOP/tools/bench/startup.sh"
 . "$TOP/tools/bench/longrun.sh"
 . "$TOP/tools/bench/callgraph.sh"
+. "$TOP/tools/bench/alloc.sh"
 . "$TOP/tools/bench/targets.sh"
 
 [ "$(id -u)" = 0 ] || die "needs root (BPF programs and system-wide sampling); run it as root"
 command -v perf >/dev/null || die "perf not found; install it with 'sh tools/deps.sh test'"
 command -v addr2line >/dev/null || die "addr2line not found; install binutils ('sh tools/deps.sh test')"
-for f in "$BPFREC" "$FIX/bench_spin" "$FIX/bench_pingpong" "$FIX/bench_rusage" \
+for f in "$BPFREC" "$FIX/bench_spin" "$FIX/bench_pingpong" "$FIX/bench_rusage" "$FIX/bench_alloc" \
 	"$BUILD/tests/tools/bench_symbolize"; do
 	[ -x "$f" ] || die "$f is missing; run 'make all fixtures' first (make bench does)"
 done
@@ -63,15 +66,17 @@ if [ "$QUICK" = 1 ]; then
 	CONV_SIZES="100k:1" REPS_CONV=2 REPS_STARTUP=2 LOOKUPS=20000
 	# 2 s: the BPF poller reads the counters once a second.
 	CG_SECS=2 CG_REPS=${BENCH_REPS:-1}
-	# Deadlines of scenarios 1-5 and 7, seconds from the start (see
+	ALLOC_M=0.5
+	# Deadlines of scenarios 1-5, 7 and 8, seconds from the start (see
 	# budget_start); 6 has its own length.
-	DEADLINES=(55 105 120 140 152 - 240)
+	DEADLINES=(55 105 120 140 152 - 240 340)
 else
 	REPS=${BENCH_REPS:-3}
 	SYS_RATES="99 999 4999" SYS_SECS=10 PROC_RATES="999" PROC_SECS=5 PONG_SECS=3
 	CONV_SIZES="100k:1 1M:10" REPS_CONV=2 REPS_STARTUP=3 LOOKUPS=20000
 	CG_SECS=3 CG_REPS=${BENCH_REPS:-2}
-	DEADLINES=(410 515 540 710 740 - 920)
+	ALLOC_M=2
+	DEADLINES=(410 515 540 710 740 - 920 1320)
 fi
 # cpu-clock every 20 us on every CPU: 50k samples/s per CPU, within the
 # default kernel.perf_event_max_sample_rate (100000).
@@ -79,9 +84,11 @@ CONV_PERIOD=20000
 PONG_WORK=6000
 # Scenario 7 samples at perf record's default rate, where DWARF files stay readable.
 CG_RATE=999
-ONLY=${BENCH_ONLY:-1 2 3 4 5 7}
+# Scenario 8: memleak-bpfcc's sampled variant records one allocation in this many.
+MEMLEAK_RATE=100
+ONLY=${BENCH_ONLY:-1 2 3 4 5 7 8}
 for s in $ONLY; do
-	case $s in [1-7]) ;; *) die "BENCH_ONLY: no scenario '$s'; give numbers from 1 to 7, e.g. BENCH_ONLY=\"1 4\"" ;; esac
+	case $s in [1-8]) ;; *) die "BENCH_ONLY: no scenario '$s'; give numbers from 1 to 8, e.g. BENCH_ONLY=\"1 4\"" ;; esac
 done
 LONG_SECS=${BENCH_LONG_SECS:-600} LONG_STEP=10
 LONG_TOOLS="bpfrec"
@@ -89,9 +96,10 @@ LONG_TOOLS="bpfrec"
 FAILED=0
 
 # What this build of bpfrec can do: later branches bring the rest.
-HAVE_RECORD=0 HAVE_OFFCPU=0 HAVE_PPROF=0 HAVE_CFI=0
+HAVE_RECORD=0 HAVE_OFFCPU=0 HAVE_PPROF=0 HAVE_CFI=0 HAVE_ALLOC=0
 rec_help=$("$BPFREC" record --help 2>&1) && HAVE_RECORD=1
 [ "$HAVE_RECORD" = 1 ] && grep -q -- '--off-cpu' <<<"$rec_help" && HAVE_OFFCPU=1
+[ "$HAVE_RECORD" = 1 ] && grep -q -- '--alloc' <<<"$rec_help" && HAVE_ALLOC=1
 [ "$HAVE_RECORD" = 1 ] && grep -qw -- 'cfi' <<<"$rec_help" && HAVE_CFI=1
 "$BPFREC" pprof --help >/dev/null 2>&1 && HAVE_PPROF=1
 
@@ -118,7 +126,7 @@ for rate in $SYS_RATES $PROC_RATES; do
 done
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-say "bpfrec record: $([ "$HAVE_RECORD" = 1 ] && echo yes || echo 'not available'), --off-cpu: $([ "$HAVE_OFFCPU" = 1 ] && echo yes || echo no), --call-graph cfi: $([ "$HAVE_CFI" = 1 ] && echo yes || echo no), pprof: $([ "$HAVE_PPROF" = 1 ] && echo yes || echo 'not available'); scratch $W"
+say "bpfrec record: $([ "$HAVE_RECORD" = 1 ] && echo yes || echo 'not available'), --off-cpu: $([ "$HAVE_OFFCPU" = 1 ] && echo yes || echo no), --call-graph cfi: $([ "$HAVE_CFI" = 1 ] && echo yes || echo no), --alloc: $([ "$HAVE_ALLOC" = 1 ] && echo yes || echo no), pprof: $([ "$HAVE_PPROF" = 1 ] && echo yes || echo 'not available'); scratch $W"
 
 # ---- fixed work, sized once for this machine -------------------------------
 # calibrate_spin SECONDS: iterations per thread that take SECONDS unprofiled.
@@ -145,7 +153,8 @@ for s in $ONLY; do
 	5) bench_startup "$(deadline 5)" ;;
 	6) bench_longrun ;;
 	7) REPS=$CG_REPS bench_callgraph "$(deadline 7)" ;;
-	*) die "BENCH_ONLY: no scenario '$s' (1-7)" ;;
+	8) bench_alloc_profilers "$(deadline 8)" ;;
+	*) die "BENCH_ONLY: no scenario '$s' (1-8)" ;;
 	esac
 done
 
@@ -158,10 +167,10 @@ out=$TOP/bench/results.md
 	echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); bench wall time: ${SECONDS} s"
 	echo "- Machine: $NCPU CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(perf version 2>/dev/null), event cpu-clock (no hardware PMU needed)"
 	echo "- bpfrec: $(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown); load average at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "- Cells: median (min–max) over the repetitions ($REPS for scenarios 1-3, $REPS_CONV for 4, $REPS_STARTUP for 5, $CG_REPS for 7); the last columns divide bpfrec's median by the reference's (below 1: bpfrec smaller; for per-second rates, higher is better)."
+	echo "- Cells: median (min–max) over the repetitions ($REPS for scenarios 1-3 and 8, $REPS_CONV for 4, $REPS_STARTUP for 5, $CG_REPS for 7); the last columns divide bpfrec's median by the reference's (below 1: bpfrec smaller; for per-second rates, higher is better)."
 	echo
 	awk -F '\t' -f "$TOP/tools/bench/report.awk" "$RAW"
-	[[ " $ONLY " == *" 1 "* || " $ONLY " == *" 4 "* || " $ONLY " == *" 7 "* ]] && print_targets
+	[[ " $ONLY " == *" 1 "* || " $ONLY " == *" 4 "* || " $ONLY " == *" 7 "* || " $ONLY " == *" 8 "* ]] && print_targets
 	echo "<details><summary>raw values</summary>"
 	echo
 	echo '```'

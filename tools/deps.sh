@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the Debian packages bpfrec needs to build and test. Idempotent:
 # does nothing (and needs no network) when everything is present.
-# Usage: tools/deps.sh [build|test]   (test adds the readers the tests use)
+# Usage: tools/deps.sh [build|test|bench]   (test adds the readers the tests
+# use; bench adds the allocation profilers `make bench` compares against)
 set -eu
 
 mode=${1:-build}
@@ -10,8 +11,17 @@ libtraceevent-dev libzstd-dev pkg-config"
 test_pkgs="libcriterion-dev linux-perf golang-go hotspot binutils dwz libc6-dbg libsqlite3-0 python3.11
 libcap2-bin libclang-rt-14-dev bsdutils"
 
-pkgs=$build_pkgs
-[ "$mode" = test ] && pkgs="$build_pkgs $test_pkgs"
+# heaptrack and memleak-bpfcc (bpfcc-tools) for scenario 8; memleak compiles
+# against kernel headers, and a kernel without its own headers package gets
+# Debian's (tools/bench/alloc.sh).
+bench_pkgs="heaptrack bpfcc-tools linux-headers-amd64"
+
+case $mode in
+build) pkgs=$build_pkgs ;;
+test) pkgs="$build_pkgs $test_pkgs" ;;
+bench) pkgs="$build_pkgs $test_pkgs $bench_pkgs" ;;
+*) echo "deps: unknown mode '$mode'; use build, test or bench" >&2; exit 2 ;;
+esac
 
 missing=""
 for p in $pkgs; do

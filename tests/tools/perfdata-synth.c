@@ -4,7 +4,7 @@
  * checking the writer against the stock perf tools.
  *
  *   perfdata-synth -o OUT|- --elf PATH [--pipe] [--pid N] [--lost N]
- *                  [--snapshot COPY [--snapshot-at N]] STACK...
+ *                  [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] STACK...
  *
  * STACK is "COUNT:FRAME,FRAME,..." leaf first; a FRAME is "u:SYMBOL" (a
  * function of --elf, mapped as a running process would map it) or
@@ -14,11 +14,19 @@
  * in time-sorted rounds, and LOST_SAMPLES. --snapshot copies the file after
  * the last checkpoint and before finish (what a killed recorder leaves);
  * with --snapshot-at N it does so right after the round holding sample N.
+ *
+ * --alloc BYTES adds the allocation events of `record --alloc=BYTES`
+ * (perfdata/events.h) and allows allocation stacks,
+ * "alloc:FUNC:SIZE:COUNT:FRAME,..." or "inuse:FUNC:SIZE:COUNT:FRAME,...":
+ * COUNT samples of that event with RAW "FUNC SIZE" and the period the
+ * contract gives a SIZE-byte allocation at that interval. inuse samples
+ * come last, as a recorder writes them at its end.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +40,8 @@
 #define USER_BASE 0x555555554000ull
 #define MAX_FRAMES 64
 #define EVENT_ID 42
+#define ALLOC_ID 43
+#define INUSE_ID 44
 
 struct elf_info {
 	uint64_t seg_vaddr, seg_offset, seg_memsz;	/* the executable PT_LOAD */
@@ -133,20 +143,66 @@ struct stack {
 	size_t nr;
 	bool kernel;
 	uint64_t ip;
+	uint64_t id;			/* EVENT_ID, ALLOC_ID or INUSE_ID */
+	uint64_t period;		/* allocation stacks; else 1 ms */
+	char raw[96];			/* allocation stacks: "FUNC SIZE", padded */
+	uint32_t raw_size;
 };
 
-/* "COUNT:k:a,u:b,..." -> a perf callchain with context markers. */
-static void parse_stack(const char *spec, struct elf_info *ei, struct stack *st)
+/*
+ * The period of a sampled SIZE-byte allocation at interval rate, and its
+ * RAW text, both as perfdata/events.h defines them: the text padded with
+ * spaces so that its NUL ends the 8-byte aligned RAW field (perf prints
+ * it as a string then).
+ */
+static void alloc_sample(struct stack *st, const char *func, uint64_t size, uint64_t rate)
 {
-	char *copy = strdup(spec), *save = NULL, *frame, *colon = strchr(copy, ':');
+	size_t n;
+	int len;
+
+	if (rate <= 1)
+		st->period = size;
+	else
+		st->period = (uint64_t)llround((double)size / -expm1(-(double)size / (double)rate));
+	len = snprintf(st->raw, sizeof(st->raw), "%s %llu", func, (unsigned long long)size);
+	if (len < 0 || (size_t)len + 8 > sizeof(st->raw))
+		die("allocation FUNC too long");
+	n = (size_t)len;
+	while ((n + 1 + 4) % 8)
+		st->raw[n++] = ' ';
+	st->raw[n] = '\0';
+	st->raw_size = (uint32_t)n + 1;
+}
+
+/* "[alloc|inuse:FUNC:SIZE:]COUNT:k:a,u:b,..." -> a perf callchain with context markers. */
+static void parse_stack(const char *spec, struct elf_info *ei, uint64_t rate, struct stack *st)
+{
+	char *copy = strdup(spec), *save = NULL, *frame, *colon;
 	uint64_t kern[MAX_FRAMES], user[MAX_FRAMES];
 	size_t nk = 0, nu = 0;
 	bool first = true;
+	char *count = copy;
 
+	st->id = EVENT_ID;
+	st->period = 1000000;
+	st->raw_size = 0;
+	if (!strncmp(copy, "alloc:", 6) || !strncmp(copy, "inuse:", 6)) {
+		char *func = copy + 6, *size = strchr(func, ':');
+
+		if (!rate)
+			die("allocation stacks need --alloc BYTES");
+		st->id = copy[0] == 'a' ? ALLOC_ID : INUSE_ID;
+		if (!size || !(count = strchr(size + 1, ':')))
+			die("an allocation STACK is alloc|inuse:FUNC:SIZE:COUNT:FRAME,...");
+		*size++ = '\0';
+		*count++ = '\0';
+		alloc_sample(st, func, strtoull(size, NULL, 10), rate);
+	}
+	colon = strchr(count, ':');
 	if (!colon)
 		die("a STACK is COUNT:FRAME,...");
 	*colon = '\0';
-	st->count = strtoul(copy, NULL, 10);
+	st->count = strtoul(count, NULL, 10);
 	for (frame = strtok_r(colon + 1, ",", &save); frame; frame = strtok_r(NULL, ",", &save)) {
 		/* The leaf points into its function; callers at a return address inside theirs. */
 		uint64_t off = first ? 1 : 5;
@@ -207,7 +263,7 @@ int main(int argc, char **argv)
 	struct perfdata_writer_opts wo = { .argc = argc, .argv = (const char *const *)argv };
 	struct stack stacks[32];
 	size_t nr_stacks = 0;
-	unsigned long pid = 4242, lost = 0, snapshot_at = 0;
+	unsigned long pid = 4242, lost = 0, snapshot_at = 0, alloc_rate = 0;
 	struct elf_info ei = { 0 };
 	struct perfdata_writer *w;
 	int fd;
@@ -227,10 +283,13 @@ int main(int argc, char **argv)
 			snapshot = argv[++i];
 		else if (!strcmp(argv[i], "--snapshot-at") && i + 1 < argc)
 			snapshot_at = strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--alloc") && i + 1 < argc)
+			alloc_rate = strtoul(argv[++i], NULL, 10);
 		else if (argv[i][0] != '-' && nr_stacks < 32 && elf_path)
-			parse_stack(argv[i], (elf_open_info(elf_path, &ei), &ei), &stacks[nr_stacks++]);
+			parse_stack(argv[i], (ei.elf ? &ei : (elf_open_info(elf_path, &ei), &ei)),
+				    alloc_rate, &stacks[nr_stacks++]);
 		else
-			die("usage: perfdata-synth -o OUT --elf PATH [--pipe] [--pid N] [--lost N] [--snapshot COPY [--snapshot-at N]] STACK...");
+			die("usage: perfdata-synth -o OUT --elf PATH [--pipe] [--pid N] [--lost N] [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] STACK...");
 	}
 	if (!out || !elf_path || !nr_stacks)
 		die("need -o, --elf and at least one STACK");
@@ -256,6 +315,19 @@ int main(int argc, char **argv)
 	uint64_t id = EVENT_ID;
 
 	check(perfdata_writer_add_event(w, "cpu-clock", &attr, &id, 1), "add event");
+	if (alloc_rate) {
+		/* As perfdata/events.h has them: BPF_OUTPUT, RAW, period = the interval. */
+		struct perf_event_attr heap = attr;
+		uint64_t alloc_id = ALLOC_ID, inuse_id = INUSE_ID;
+
+		heap.config = PERF_COUNT_SW_BPF_OUTPUT;
+		heap.freq = 0;
+		heap.sample_period = alloc_rate;
+		heap.sample_type |= PERF_SAMPLE_RAW;
+		heap.mmap = heap.comm = heap.mmap2 = heap.comm_exec = heap.task = 0;
+		check(perfdata_writer_add_event(w, "alloc", &heap, &alloc_id, 1), "add alloc");
+		check(perfdata_writer_add_event(w, "inuse", &heap, &inuse_id, 1), "add inuse");
+	}
 	check(perfdata_writer_start(w), "start");
 
 	struct timespec ts;
@@ -302,32 +374,37 @@ int main(int argc, char **argv)
 	/* Interleave the stacks so every round has a mix, 1 ms apart, 100 per round. */
 	uint64_t t = t0 + 1000, n = 0;
 	unsigned long left[32];
-	bool more = true;
 
 	for (size_t i = 0; i < nr_stacks; i++)
 		left[i] = stacks[i].count;
-	while (more) {
-		more = false;
-		for (size_t i = 0; i < nr_stacks; i++) {
-			struct perfdata_sample s = {
-				.misc = stacks[i].kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
-				.id = EVENT_ID, .ip = stacks[i].ip, .pid = (uint32_t)pid,
-				.tid = (uint32_t)pid, .cpu = (uint32_t)(n % 2), .period = 1000000,
-				.nr_callchain = stacks[i].nr, .callchain = stacks[i].chain,
-			};
+	/* inuse samples after everything else, as at the end of a recording. */
+	for (int inuse_pass = 0; inuse_pass < 2; inuse_pass++) {
+		for (bool more = true; more;) {
+			more = false;
+			for (size_t i = 0; i < nr_stacks; i++) {
+				struct perfdata_sample s = {
+					.misc = stacks[i].kernel ? PERF_RECORD_MISC_KERNEL
+								 : PERF_RECORD_MISC_USER,
+					.id = stacks[i].id, .ip = stacks[i].ip, .pid = (uint32_t)pid,
+					.tid = (uint32_t)pid, .cpu = (uint32_t)(n % 2),
+					.period = stacks[i].period,
+					.nr_callchain = stacks[i].nr, .callchain = stacks[i].chain,
+					.raw = stacks[i].raw, .raw_size = stacks[i].raw_size,
+				};
 
-			if (!left[i])
-				continue;
-			left[i]--;
-			more = true;
-			s.time = t;
-			t += 1000000;
-			check(perfdata_write_sample(w, &s), "sample");
-			if (++n % 100 == 0 || n == snapshot_at)
-				check(perfdata_write_finished_round(w), "round");
-			if (n == snapshot_at && snapshot && fd != 1) {
-				check(perfdata_writer_checkpoint(w), "checkpoint");
-				copy_file(out, snapshot);
+				if (!left[i] || (stacks[i].id == INUSE_ID) != inuse_pass)
+					continue;
+				left[i]--;
+				more = true;
+				s.time = t;
+				t += 1000000;
+				check(perfdata_write_sample(w, &s), "sample");
+				if (++n % 100 == 0 || n == snapshot_at)
+					check(perfdata_write_finished_round(w), "round");
+				if (n == snapshot_at && snapshot && fd != 1) {
+					check(perfdata_writer_checkpoint(w), "checkpoint");
+					copy_file(out, snapshot);
+				}
 			}
 		}
 	}

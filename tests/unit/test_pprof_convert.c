@@ -181,17 +181,25 @@ static struct perf_event_attr attr(uint64_t type, uint64_t config)
 	};
 }
 
-static void file_open(struct file *f, bool two_events)
+/* A new file with the cpu-clock event; more events may follow until start. */
+static void file_begin(struct file *f)
 {
 	struct perfdata_writer_opts o = { 0 };
 	struct perf_event_attr a = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
-	uint64_t id = EV_CPU, id2 = EV_OFF;
+	uint64_t id = EV_CPU;
 
 	snprintf(f->path, sizeof(f->path), "%s/perf.data", tmpdir);
 	f->fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	cr_assert_geq(f->fd, 0);
 	cr_assert_eq(perfdata_writer_new(f->fd, &o, &f->w), 0);
 	cr_assert_eq(perfdata_writer_add_event(f->w, "cpu-clock", &a, &id, 1), 0);
+}
+
+static void file_open(struct file *f, bool two_events)
+{
+	uint64_t id2 = EV_OFF;
+
+	file_begin(f);
 	if (two_events) {
 		struct perf_event_attr b = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT);
 
@@ -810,6 +818,194 @@ Test(convert, several_events_and_unknown_ids)
 
 	convert(f.path, &none, &res);
 	cr_assert_eq(res.n, 0, "no such event: nothing to build");
+	free_result(&res);
+}
+
+/* ---- heap profiles: record --alloc's alloc and inuse events ---- */
+
+#define EV_ALLOC 300
+#define EV_INUSE 400
+#define ALLOC_RATE 524288
+
+/* cpu-clock, then alloc and inuse as perfdata/events.h describes them. */
+static void heap_file_open(struct file *f)
+{
+	struct perf_event_attr a = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT);
+	uint64_t alloc_id = EV_ALLOC, inuse_id = EV_INUSE;
+
+	file_begin(f);
+	a.sample_type |= PERF_SAMPLE_RAW;
+	a.sample_period = ALLOC_RATE;
+	a.mmap = a.comm = a.mmap2 = 0;
+	cr_assert_eq(perfdata_writer_add_event(f->w, "alloc", &a, &alloc_id, 1), 0);
+	cr_assert_eq(perfdata_writer_add_event(f->w, "inuse", &a, &inuse_id, 1), 0);
+	cr_assert_eq(perfdata_writer_start(f->w), 0);
+}
+
+/* One allocation sample; raw NULL = none, else a NUL-terminated text. */
+static void heap_sample(struct file *f, uint64_t id, uint64_t time, uint64_t period,
+			const char *raw, const uint64_t *chain, size_t n)
+{
+	struct perfdata_sample s = {
+		.misc = PERF_RECORD_MISC_USER, .id = id, .pid = PID, .tid = TID, .time = time,
+		.period = period, .nr_callchain = n, .callchain = chain, .ip = chain[1],
+		.raw = raw, .raw_size = raw ? (uint32_t)strlen(raw) + 1 : 0,
+	};
+
+	cr_assert_eq(perfdata_write_sample(f->w, &s), 0);
+}
+
+/* The sample whose leaf is function `leaf`, or NULL. */
+static const struct tp_sample *sample_at(const struct tp_profile *p, const char *leaf)
+{
+	for (size_t i = 0; i < p->nr_samples; i++)
+		if (p->samples[i].nr_locs && !strcmp(name_of(p, p->samples[i].locs[0]), leaf))
+			return &p->samples[i];
+	return NULL;
+}
+
+static void expect_heap(const struct tp_profile *p, const char *leaf, int64_t alloc_objects,
+			int64_t alloc_space, int64_t inuse_objects, int64_t inuse_space)
+{
+	const struct tp_sample *s = sample_at(p, leaf);
+
+	cr_assert_not_null(s, "no sample at %s", leaf);
+	cr_assert_eq(s->nr_values, 4);
+	cr_assert_eq(s->values[0], alloc_objects, "%s alloc_objects %ld", leaf, (long)s->values[0]);
+	cr_assert_eq(s->values[1], alloc_space, "%s alloc_space %ld", leaf, (long)s->values[1]);
+	cr_assert_eq(s->values[2], inuse_objects, "%s inuse_objects %ld", leaf, (long)s->values[2]);
+	cr_assert_eq(s->values[3], inuse_space, "%s inuse_space %ld", leaf, (long)s->values[3]);
+}
+
+/*
+ * leaf_a: 3 malloc(4096) samples standing for 128 objects each, one still
+ * in use; leaf_b: 2 calloc(65536) of 10 objects, none in use; leaf_c: 3
+ * realloc(3000) of 524288 bytes (174.76 objects: the sum is rounded, not
+ * each sample), one with RAW "garbage", one without RAW (1 object each).
+ */
+static void write_heap_file(struct file *f)
+{
+	uint64_t a[] = { PERF_CONTEXT_USER, rt("leaf_a", 8), rt("work", 0x20), rt("main", 0x30) };
+	uint64_t b[] = { PERF_CONTEXT_USER, rt("leaf_b", 8), rt("work", 0x20), rt("main", 0x30) };
+	uint64_t c[] = { PERF_CONTEXT_USER, rt("leaf_c", 4), rt("work", 0x20), rt("main", 0x30) };
+	uint64_t t = 100;
+
+	heap_file_open(f);
+	comm(f, PID, PID, "pp_shares", true, 10);
+	struct perfdata_mmap m = fixture_mmap(PID, false);
+
+	mmap2(f, &m, 10);
+	sample(f, EV_CPU, PID, TID, 0, t++, 1000000, PERF_RECORD_MISC_USER, a, 4);
+	for (int i = 0; i < 3; i++) {
+		heap_sample(f, EV_ALLOC, t++, 128 * 4096, "malloc 4096", a, 4);
+		heap_sample(f, EV_ALLOC, t++, 524288, "realloc 3000     ", c, 4);
+	}
+	for (int i = 0; i < 2; i++)
+		heap_sample(f, EV_ALLOC, t++, 10 * 65536, "calloc 65536", b, 4);
+	heap_sample(f, EV_ALLOC, t++, 1000, "garbage", c, 4);
+	heap_sample(f, EV_ALLOC, t++, 500, NULL, c, 4);
+	perfdata_write_finished_round(f->w);
+	heap_sample(f, EV_INUSE, t++, 128 * 4096, "malloc 4096", a, 4);
+	perfdata_write_finished_round(f->w);
+	file_close(f);
+}
+
+Test(convert, heap_profile_from_alloc_and_inuse)
+{
+	struct file f;
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+
+	write_heap_file(&f);
+	convert(f.path, &o, &res);
+	cr_assert_eq(res.n, 2, "cpu-clock, and one profile for alloc + inuse");
+	cr_assert_str_eq(res.name[0], "cpu-clock");
+	cr_assert_str_eq(res.name[1], "heap");
+	cr_assert_eq(res.p[0]->nr_types, 2, "other events keep their profile");
+	cr_assert_eq(total(res.p[0], 1), 1000000);
+
+	const struct tp_profile *p = res.p[1];
+	static const char *const want[][2] = {
+		{ "alloc_objects", "count" }, { "alloc_space", "bytes" },
+		{ "inuse_objects", "count" }, { "inuse_space", "bytes" },
+	};
+
+	cr_assert_eq(p->nr_types, 4);
+	for (size_t i = 0; i < 4; i++) {
+		cr_assert_str_eq(p->types[i][0], want[i][0]);
+		cr_assert_str_eq(p->types[i][1], want[i][1]);
+	}
+	cr_assert_str_eq(p->default_sample_type, "inuse_space");
+	cr_assert_str_eq(p->period_type[0], "space");
+	cr_assert_str_eq(p->period_type[1], "bytes");
+	cr_assert_eq(p->period, ALLOC_RATE, "the sampling interval");
+	cr_assert_eq(p->nr_samples, 3, "alloc and inuse of one stack are one sample");
+	expect_heap(p, "leaf_a", 3 * 128, 3 * 128 * 4096, 128, 128 * 4096);
+	expect_heap(p, "leaf_b", 2 * 10, 2 * 10 * 65536, 0, 0);
+	/* 3 * 524288 / 3000 = 524.288 objects, + 1 + 1 */
+	expect_heap(p, "leaf_c", 526, 3 * 524288 + 1000 + 500, 0, 0);
+	cr_assert_eq(sample_at(p, "leaf_a")->nr_locs, 3);
+	cr_assert(strstr(p->comments[0], "events alloc and inuse"), "%s", p->comments[0]);
+	free_result(&res);
+}
+
+/* --event: "heap" is both events; one of them still makes a heap profile. */
+Test(convert, heap_profile_event_selection)
+{
+	struct file f;
+	struct pp_convert_opts heap = { .event = "heap" }, alloc = { .event = "alloc" };
+	struct pp_convert_opts inuse = { .event = "inuse" };
+	struct result res;
+
+	write_heap_file(&f);
+	convert(f.path, &heap, &res);
+	cr_assert_eq(res.n, 1);
+	cr_assert_str_eq(res.name[0], "heap");
+	expect_heap(res.p[0], "leaf_a", 3 * 128, 3 * 128 * 4096, 128, 128 * 4096);
+	free_result(&res);
+
+	convert(f.path, &alloc, &res);
+	cr_assert_eq(res.n, 1);
+	cr_assert_eq(res.p[0]->nr_types, 4);
+	expect_heap(res.p[0], "leaf_a", 3 * 128, 3 * 128 * 4096, 0, 0);
+	free_result(&res);
+
+	convert(f.path, &inuse, &res);
+	cr_assert_eq(res.n, 1);
+	cr_assert_eq(res.p[0]->nr_samples, 1);
+	expect_heap(res.p[0], "leaf_a", 0, 0, 128, 128 * 4096);
+	free_result(&res);
+}
+
+/* Labels keep apart what they tell apart: two threads, two samples. */
+Test(convert, heap_profile_with_labels)
+{
+	struct file f;
+	struct pp_label_spec tid = { PP_LABEL_TID, NULL };
+	struct pp_convert_opts o = { .event = "heap", .labels = &tid, .nr_labels = 1 };
+	struct result res;
+	uint64_t a[] = { PERF_CONTEXT_USER, rt("leaf_a", 8), rt("work", 0x20), rt("main", 0x30) };
+	struct perfdata_sample s = {
+		.misc = PERF_RECORD_MISC_USER, .id = EV_ALLOC, .pid = PID, .tid = PID + 7,
+		.time = 50, .period = 8192, .nr_callchain = 4, .callchain = a, .ip = a[1],
+		.raw = "malloc 4096", .raw_size = 12,
+	};
+
+	heap_file_open(&f);
+	comm(&f, PID, PID, "pp_shares", true, 10);
+	struct perfdata_mmap m = fixture_mmap(PID, false);
+
+	mmap2(&f, &m, 10);
+	cr_assert_eq(perfdata_write_sample(f.w, &s), 0);
+	heap_sample(&f, EV_INUSE, 60, 4096, "malloc 4096", a, 4);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	cr_assert_eq(res.p[0]->nr_samples, 2);
+	cr_assert_eq(total(res.p[0], 0), 2);
+	cr_assert_eq(total(res.p[0], 1), 8192);
+	cr_assert_eq(total(res.p[0], 2), 1);
+	cr_assert_eq(total(res.p[0], 3), 4096);
 	free_result(&res);
 }
 

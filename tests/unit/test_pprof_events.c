@@ -2,6 +2,7 @@
 /* Unit tests for tools/pprof/events.c: event names, short names, --event matching, kinds. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tools/pprof/events.h"
 
@@ -75,4 +76,55 @@ Test(events, kinds)
 	cr_assert(!pp_event_is_dummy(&cpu));
 	cr_assert(pp_event_is_offcpu("offcpu-time"));
 	cr_assert(!pp_event_is_offcpu("cpu-clock"));
+}
+
+Test(events, heap_kinds_need_the_bpf_output_attr)
+{
+	struct perfdata_event alloc = ev(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, "alloc");
+	struct perfdata_event inuse = ev(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, "inuse");
+	struct perfdata_event other = ev(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "alloc");
+
+	cr_assert_eq(pp_event_heap_kind(&alloc, "alloc"), PP_HEAP_ALLOC);
+	cr_assert_eq(pp_event_heap_kind(&inuse, "inuse"), PP_HEAP_INUSE);
+	cr_assert_eq(pp_event_heap_kind(&alloc, "offcpu-time"), PP_HEAP_NONE);
+	cr_assert_eq(pp_event_heap_kind(&other, "alloc"), PP_HEAP_NONE, "not our event");
+}
+
+static void expect_size(const char *raw, size_t size, uint64_t want)
+{
+	cr_assert_eq(pp_heap_raw_size(raw, size), want, "'%.*s' (%zu bytes)", (int)size, raw, size);
+}
+
+/* "FUNC SIZE", space-padded and NUL-terminated; anything else is 0 ("unknown"). */
+Test(events, heap_raw_size)
+{
+	static const char padded[] = "calloc 65536       ";
+	static const char max[] = "malloc 18446744073709551615";
+
+	expect_size("malloc 4096", 12, 4096);
+	expect_size(padded, sizeof(padded), 65536);
+	expect_size("mmap 1048576", 12, 1048576);	/* no NUL: the size bounds it */
+	expect_size("realloc 24\0garbage", 18, 24);
+	expect_size(max, sizeof(max), UINT64_MAX);
+	expect_size("malloc 18446744073709551616", 28, 0);	/* overflows */
+	expect_size("malloc 000000000000000000004096", 31, 0);	/* more than 20 digits */
+	expect_size("malloc 4096", 9, 40);		/* cut by its size */
+	expect_size("malloc 4096x", 13, 0);
+	expect_size("malloc 40 96", 13, 0);
+	expect_size("malloc  4096", 13, 0);
+	expect_size("malloc", 7, 0);
+	expect_size("malloc ", 8, 0);
+	expect_size(" 4096", 6, 0);
+	expect_size("4096", 5, 0);
+	expect_size("mal\tloc 4096", 13, 0);
+	expect_size("malloc 0", 9, 0);
+	expect_size("", 0, 0);
+	expect_size(NULL, 64, 0);
+	char long_func[80];
+
+	memset(long_func, 'f', 70);
+	memcpy(long_func + 70, " 42", 4);
+	expect_size(long_func, sizeof(long_func), 0);
+	memcpy(long_func + 64, " 42", 4);
+	expect_size(long_func, 68, 42);
 }

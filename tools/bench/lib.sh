@@ -67,9 +67,10 @@ bpf_poll() {
 
 # bpf_cost DIR WHAT: ns per run and run count of the programs of DIR's last
 # snapshot, summed over programs of kind WHAT: "sample" (perf_event
-# programs: one run per sampling interrupt) or "switch" (the program whose
-# name mentions switch: one run per context switch). Prints "NS_PER_RUN RUNS"
-# or nothing.
+# programs: one run per sampling interrupt), "switch" (the program whose
+# name mentions switch: one run per context switch) or "uprobe" (kprobe-type
+# programs, which uprobes are: one run per probe hit). Prints "NS_PER_RUN
+# RUNS" or nothing.
 bpf_cost() {
 	[ -s "$1/bpf.snap" ] || return 0
 	awk -v what="$2" '
@@ -86,7 +87,9 @@ bpf_cost() {
 				if (!(f in rc) || seen[i]++) continue
 				is_sample = pt[f] == 7 || type[i] == "perf_event"
 				is_switch = name[i] ~ /switch/
-				if ((what == "sample" && is_sample) || (what == "switch" && is_switch)) {
+				is_uprobe = pt[f] == 2 || type[i] == "kprobe"
+				if ((what == "sample" && is_sample) || (what == "switch" && is_switch) ||
+				    (what == "uprobe" && is_uprobe)) {
 					ns += rt[f]; n += rc[f]
 				}
 			}

@@ -53,9 +53,9 @@ $1 == "S" {
 	title[sec] = $3
 	ncol[sec] = NF - 3
 	for (i = 4; i <= NF; i++) {
-		split($i, kv, "=")
-		col[sec, i - 3] = kv[1]
-		colname[sec, i - 3] = kv[2]
+		# key=Display name; the name may hold '=' too ("bpfrec --alloc=1")
+		col[sec, i - 3] = substr($i, 1, index($i, "=") - 1)
+		colname[sec, i - 3] = substr($i, index($i, "=") + 1)
 	}
 	next
 }

@@ -59,6 +59,7 @@ print_targets() {
 			"$(cell_median 1 "4999 Hz: samples lost" bpfrec)" "" eq0
 	fi
 	[[ " $ONLY " == *" 7 "* ]] && callgraph_targets
+	[[ " $ONLY " == *" 8 "* ]] && alloc_targets
 	[[ " $ONLY " == *" 4 "* ]] || { echo; return 0; }
 	local size
 	for size in $CONV_SIZES; do
@@ -101,5 +102,16 @@ callgraph_targets() {
 		ref=$(cell_median 7 "$w: root reached (% of samples)" perf_dwarf)
 		target "$w: cfi's root reach no more than 5 points under perf dwarf's (points under)" \
 			"${ours:+${ref:+$(calc "$ref - $ours")}}" "${ours:+5}" le
+	done
+}
+
+# alloc_targets: issue 15's target for record --alloc (scenario 8): a lower
+# slowdown of the malloc-heavy workload than heaptrack's and memleak-bpfcc's.
+alloc_targets() {
+	local ref
+	for ref in heaptrack memleak; do
+		target "bench_alloc slowdown under record --alloc below $ref's (%)" \
+			"$(cell_median 8 "workload slowdown (%)" bpfrec)" \
+			"$(cell_median 8 "workload slowdown (%)" $ref)" le
 	done
 }

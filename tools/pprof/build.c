@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfdata/events.h"
 #include "perfdata/reader.h"
 #include "symbolize/buildid.h"
 #include "symbolize/kallsyms.h"
@@ -388,15 +389,40 @@ static int64_t wall_time(const struct pp_convert *c, uint64_t t)
 	return 0;
 }
 
+/*
+ * A heap profile as Go writes one (runtime/pprof), so that go tool pprof
+ * offers -sample_index=alloc_space etc. and shows inuse_space by default;
+ * the period is the sampling interval in bytes.
+ */
+static int setup_heap_header(struct pprof_builder *b, const struct perf_event_attr *a)
+{
+	static const char *const types[][2] = {
+		{ "alloc_objects", "count" }, { "alloc_space", "bytes" },
+		{ "inuse_objects", "count" }, { "inuse_space", "bytes" },
+	};
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(types) / sizeof(types[0]); i++)
+		err = pprof_add_sample_type(b, types[i][0], types[i][1]);
+	if (!err)
+		err = pprof_set_default_sample_type(b, "inuse_space");
+	if (!err)
+		err = pprof_set_period(b, "space", "bytes", a->freq ? 0 : (int64_t)a->sample_period);
+	return err;
+}
+
 static int setup_header(struct pp_convert *c, struct pprof_builder *b,
-			const struct perfdata_event *ev, const char *name, const char *full_name)
+			const struct perfdata_event *ev, const struct profile_info *pi)
 {
 	const struct perf_event_attr *a = &ev->attr;
-	int err = pprof_add_sample_type(b, "samples", "count");
+	const char *name = pi->short_name;
+	int err = pi->heap ? setup_heap_header(b, a) : pprof_add_sample_type(b, "samples", "count");
 
 	if (err)
 		return err;
-	if (pp_event_is_offcpu(name)) {
+	if (pi->heap) {
+		/* done */
+	} else if (pp_event_is_offcpu(name)) {
 		err = pprof_add_sample_type(b, "off_cpu", "nanoseconds");
 		if (!err)
 			err = pprof_set_period(b, "off_cpu", "nanoseconds", 0);
@@ -420,8 +446,9 @@ static int setup_header(struct pp_convert *c, struct pprof_builder *b,
 
 	char comment[256];
 
-	snprintf(comment, sizeof(comment), "converted by bpfrec pprof from %s, event %s",
-		 c->opts.input_name, full_name);
+	snprintf(comment, sizeof(comment), "converted by bpfrec pprof from %s, %s %s",
+		 c->opts.input_name, pi->heap ? "events" : "event",
+		 pi->heap ? PERFDATA_ALLOC_EVENT_NAME " and " PERFDATA_INUSE_EVENT_NAME : pi->name);
 	return pprof_add_comment(b, comment);
 }
 
@@ -461,6 +488,24 @@ static int main_mapping_first(struct pp_convert *c, struct build_ctx *bc, size_t
 	return err;
 }
 
+/*
+ * An allocation sample's values: (objects, bytes, 0, 0) for alloc,
+ * (0, 0, objects, bytes) for inuse. The builder adds up the samples of one
+ * stack and labels, so both kinds of one stack become one Sample.
+ */
+static void heap_values(const struct pp_convert *c, uint32_t event, const struct counts *n,
+			int64_t values[4])
+{
+	bool inuse = event < c->nr_ev_sel && c->ev_heap[event] == PP_HEAP_INUSE;
+	double objects = n->objects + 0.5;
+	int64_t o = objects < (double)INT64_MAX ? (int64_t)objects : INT64_MAX;
+
+	values[0] = inuse ? 0 : o;
+	values[1] = inuse ? 0 : (int64_t)n->weight;
+	values[2] = inuse ? o : 0;
+	values[3] = inuse ? (int64_t)n->weight : 0;
+}
+
 int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 {
 	struct build_ctx bc = { 0 };
@@ -491,7 +536,7 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 	if (err)
 		goto out;
 	ev = perfdata_reader_event(c->r, c->profiles[i].event);
-	err = setup_header(c, bc.b, ev, c->profiles[i].short_name, c->profiles[i].name);
+	err = setup_header(c, bc.b, ev, &c->profiles[i]);
 	if (!err)
 		err = main_mapping_first(c, &bc, i);
 
@@ -504,10 +549,12 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 		const uint32_t *stack = pp_intern_get(&c->stacks, k->stack, &stack_len);
 		const struct label_val *lv = pp_intern_get(&c->labelsets, k->labels, &nl);
 		struct pprof_label labels[16];
-		int64_t values[2] = { (int64_t)c->counts[s].count, (int64_t)c->counts[s].weight };
+		int64_t values[4] = { (int64_t)c->counts[s].count, (int64_t)c->counts[s].weight };
 
 		if (k->event >= c->nr_ev_profile || c->ev_profile[k->event] != i)
 			continue;
+		if (c->profiles[i].heap)
+			heap_values(c, k->event, &c->counts[s], values);
 		stack_len /= sizeof(uint32_t);
 		nl /= sizeof(*lv);
 		if (stack_len > locs_cap) {

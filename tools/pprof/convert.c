@@ -114,6 +114,7 @@ void pp_convert_free(struct pp_convert *c)
 	free(c->bid_vals);
 	free(c->ev_profile);
 	free(c->ev_sel);
+	free(c->ev_heap);
 	free(c->tid_comm);
 	free(c->counts);
 	for (size_t i = 0; i < c->nr_profiles; i++) {
@@ -144,39 +145,49 @@ static size_t event_index(const struct pp_convert *c, const struct perfdata_even
 	return SIZE_MAX;
 }
 
-/* --event: decided per sample, since a pipe announces events as it goes. */
-static bool event_selected(const struct pp_convert *c, const struct perfdata_event *ev)
+/* --event: decided per sample, since a pipe announces events as it goes.
+ * "heap" picks both allocation events (their one profile's name). */
+static bool event_selected(const struct pp_convert *c, const struct perfdata_event *ev,
+			   const char *name)
 {
-	bool ok;
-	char *name;
-
 	if (!c->opts.event)
 		return true;
-	name = pp_event_name(ev);
-	ok = name && pp_event_matches(name, c->opts.event);
-	free(name);
-	return ok;
+	if (pp_event_heap_kind(ev, name) && !strcmp(c->opts.event, PP_HEAP_PROFILE_NAME))
+		return true;
+	return pp_event_matches(name, c->opts.event);
 }
 
-/* event_selected() and event_index() of a sample's event, cached per event. */
+/* event_selected() and event_index() of a sample's event, and its heap
+ * kind (c->ev_heap), cached per event. */
 static int sample_event(struct pp_convert *c, const struct perfdata_event *ev, size_t *idx)
 {
 	size_t n = perfdata_reader_nr_events(c->r);
 
 	if (n > c->nr_ev_sel) {
 		int8_t *sel = realloc(c->ev_sel, n);
+		uint8_t *heap = sel ? realloc(c->ev_heap, n) : NULL;
 
-		if (!sel)
+		if (sel)
+			c->ev_sel = sel;
+		if (!heap)
 			return -ENOMEM;
+		c->ev_heap = heap;
 		memset(sel + c->nr_ev_sel, -1, n - c->nr_ev_sel);
-		c->ev_sel = sel;
+		memset(heap + c->nr_ev_sel, PP_HEAP_NONE, n - c->nr_ev_sel);
 		c->nr_ev_sel = n;
 	}
 	*idx = event_index(c, ev);
 	if (*idx == SIZE_MAX)
 		return -ENOENT;
-	if (c->ev_sel[*idx] < 0)
-		c->ev_sel[*idx] = event_selected(c, ev) && !pp_event_is_dummy(ev);
+	if (c->ev_sel[*idx] < 0) {
+		char *name = pp_event_name(ev);
+
+		if (!name)
+			return -ENOMEM;
+		c->ev_heap[*idx] = pp_event_heap_kind(ev, name);
+		c->ev_sel[*idx] = event_selected(c, ev, name) && !pp_event_is_dummy(ev);
+		free(name);
+	}
 	return c->ev_sel[*idx];
 }
 
@@ -738,9 +749,11 @@ static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t tim
 	if (id < 0)
 		return id;
 	if (added)
-		c->counts[id] = (struct counts){ 0, 0 };
+		c->counts[id] = (struct counts){ 0 };
 	c->counts[id].count++;
 	c->counts[id].weight += s->period;
+	/* An allocation sample stands for period / S objects (perfdata/events.h). */
+	c->counts[id].objects += s->alloc_size ? (double)s->period / (double)s->alloc_size : 1.0;
 	c->stats.kept++;
 	if (time) {
 		if (!c->have_time || time < c->first_time)
@@ -854,6 +867,8 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 		memcpy(cs + 1, s.callchain, nr_ips * 8);
 	if (raw)
 		memcpy((uint8_t *)(cs + 1) + nr_ips * 8, s.raw, raw);
+	if (c->ev_heap[idx] && (ev->attr.sample_type & PERF_SAMPLE_RAW))
+		cs->alloc_size = pp_heap_raw_size(s.raw, s.raw_size);
 	if (ustack) {
 		cs->flags |= CSAMPLE_HAS_USTACK;
 		cs->ustack_len = ustack;
@@ -942,13 +957,25 @@ int pp_cv_make_profiles(struct pp_convert *c)
 		const struct perfdata_event *ev = perfdata_reader_event(c->r, i);
 		size_t p;
 		char *name;
+		bool heap;
 
 		c->ev_profile[i] = UINT32_MAX;
-		if (pp_event_is_dummy(ev) || !event_selected(c, ev))
+		if (pp_event_is_dummy(ev))
 			continue;
 		name = pp_event_name(ev);
 		if (!name)
 			return -ENOMEM;
+		if (!event_selected(c, ev, name)) {
+			free(name);
+			continue;
+		}
+		heap = pp_event_heap_kind(ev, name) != PP_HEAP_NONE;
+		if (heap) {	/* alloc and inuse: one heap profile */
+			free(name);
+			name = strdup(PP_HEAP_PROFILE_NAME);
+			if (!name)
+				return -ENOMEM;
+		}
 		/* Two attrs with one name (perf does this per PMU) share a profile. */
 		for (p = 0; p < c->nr_profiles; p++)
 			if (!strcmp(c->profiles[p].name, name))
@@ -956,7 +983,8 @@ int pp_cv_make_profiles(struct pp_convert *c)
 		if (p < c->nr_profiles)
 			free(name);
 		else
-			c->profiles[c->nr_profiles++] = (struct profile_info){ .event = i, .name = name };
+			c->profiles[c->nr_profiles++] = (struct profile_info){ .event = i, .name = name,
+									       .heap = heap };
 		c->ev_profile[i] = p;
 	}
 	/* Short names, unless two events would share one. */

@@ -32,6 +32,7 @@ struct csample {
 	uint32_t raw_size;
 	uint64_t period;
 	uint64_t ip;
+	uint64_t alloc_size;		/* allocation samples: S from RAW; 0 = unknown */
 	/* then nr_ips u64, then raw_size bytes, then (8-aligned) ustack_len bytes */
 };
 
@@ -69,6 +70,7 @@ struct label_val {
 
 struct counts {
 	uint64_t count, weight;
+	double objects;			/* allocation samples: the objects they stand for */
 };
 
 struct rline {
@@ -98,6 +100,7 @@ struct profile_info {
 	char *name;			/* the event's full name */
 	char *short_name;		/* for sample types and file names */
 	uint64_t samples;
+	bool heap;			/* the alloc + inuse events' heap profile */
 };
 
 struct pp_convert {
@@ -141,6 +144,7 @@ struct pp_convert {
 	bool build_ids_loaded;
 	uint32_t *ev_profile;		/* reader event index -> profile, UINT32_MAX = none */
 	int8_t *ev_sel;			/* reader event index -> selected? -1 = not known yet */
+	uint8_t *ev_heap;		/* reader event index -> enum pp_heap_kind (once ev_sel is known) */
 	size_t nr_ev_sel;
 	size_t nr_ev_profile;
 	int64_t kernel_delta;		/* add to recorded kernel addresses for kallsyms */

@@ -3,6 +3,7 @@
  * events.c - what an event is called and what kind of profile it makes
  * (see events.h).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,52 @@ bool pp_event_is_timer(const struct perfdata_event *ev)
 bool pp_event_is_offcpu(const char *name)
 {
 	return !strcmp(name, PERFDATA_OFFCPU_EVENT_NAME);
+}
+
+enum pp_heap_kind pp_event_heap_kind(const struct perfdata_event *ev, const char *name)
+{
+	if (ev->attr.type != PERF_TYPE_SOFTWARE || ev->attr.config != PERF_COUNT_SW_BPF_OUTPUT)
+		return PP_HEAP_NONE;
+	if (!strcmp(name, PERFDATA_ALLOC_EVENT_NAME))
+		return PP_HEAP_ALLOC;
+	if (!strcmp(name, PERFDATA_INUSE_EVENT_NAME))
+		return PP_HEAP_INUSE;
+	return PP_HEAP_NONE;
+}
+
+/* Names are short identifiers; a size has at most 20 digits. */
+#define HEAP_FUNC_MAX 64
+#define HEAP_SIZE_DIGITS_MAX 20
+
+uint64_t pp_heap_raw_size(const void *raw, size_t size)
+{
+	const char *s = raw;
+	size_t i = 0, func = 0, digits = 0;
+	uint64_t v = 0;
+
+	if (!s)
+		return 0;
+	while (i < size && s[i] > ' ' && s[i] <= '~' && func <= HEAP_FUNC_MAX) {
+		i++;
+		func++;
+	}
+	if (!func || func > HEAP_FUNC_MAX || i >= size || s[i] != ' ')
+		return 0;
+	i++;
+	for (; i < size && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+		unsigned int d = (unsigned int)(s[i] - '0');
+
+		if (digits == HEAP_SIZE_DIGITS_MAX || v > (UINT64_MAX - d) / 10)
+			return 0;
+		v = v * 10 + d;
+	}
+	if (!digits)
+		return 0;
+	/* Only padding may follow, up to the NUL or the end. */
+	for (; i < size && s[i]; i++)
+		if (s[i] != ' ')
+			return 0;
+	return v;
 }
 
 /*

@@ -24,4 +24,23 @@ bool pp_event_is_dummy(const struct perfdata_event *ev);	/* perf's tracking even
 bool pp_event_is_timer(const struct perfdata_event *ev);	/* cpu-clock, task-clock */
 bool pp_event_is_offcpu(const char *name);			/* "offcpu-time" */
 
+/*
+ * bpfrec's allocation events ("alloc", "inuse": perfdata/events.h) make one
+ * heap profile together, named PP_HEAP_PROFILE_NAME, with Go's four sample
+ * types. Recognized by name and by their BPF_OUTPUT attr, so that another
+ * event that happens to be called "alloc" keeps a profile of its own.
+ */
+#define PP_HEAP_PROFILE_NAME "heap"
+
+enum pp_heap_kind { PP_HEAP_NONE, PP_HEAP_ALLOC, PP_HEAP_INUSE };
+
+enum pp_heap_kind pp_event_heap_kind(const struct perfdata_event *ev, const char *name);
+/*
+ * The requested size S of an allocation sample's RAW text "FUNC SIZE"
+ * (space-padded, NUL-terminated; perfdata/events.h). Reads at most size
+ * bytes and never past a NUL. 0 when the text is not of that form or S is
+ * 0: the caller then counts the sample as one object.
+ */
+uint64_t pp_heap_raw_size(const void *raw, size_t size);
+
 #endif /* TOOLS_PPROF_EVENTS_H */
