@@ -312,6 +312,29 @@ void perfdata_sample_fit_stack(const struct perf_event_attr *attr, struct perfda
 		s->stack_dyn_size = s->stack_size;
 }
 
+size_t perfdata_callchain_join(const uint64_t *kernel, size_t nr_kernel, const uint64_t *user,
+			       size_t nr_user, uint64_t *out)
+{
+	size_t n = 0;
+
+	if (nr_kernel) {
+		out[n++] = PERF_CONTEXT_KERNEL;
+		memcpy(&out[n], kernel, nr_kernel * sizeof(*out));
+		n += nr_kernel;
+	}
+	if (nr_user) {
+		out[n++] = PERF_CONTEXT_USER;
+		memcpy(&out[n], user, nr_user * sizeof(*out));
+		n += nr_user;
+	}
+	return n;
+}
+
+uint16_t perfdata_sample_cpumode(bool kernel)
+{
+	return kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+}
+
 ssize_t perfdata_encode_finished_round(void *buf, size_t cap)
 {
 	struct out o = out_init(buf, cap);

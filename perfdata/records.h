@@ -88,6 +88,17 @@ ssize_t perfdata_encode_sample(void *buf, size_t cap, const struct perf_event_at
  */
 void perfdata_sample_fit_stack(const struct perf_event_attr *attr, struct perfdata_sample *s);
 ssize_t perfdata_encode_finished_round(void *buf, size_t cap);
+/*
+ * A SAMPLE's callchain as perf reads it: PERF_CONTEXT_KERNEL and the kernel
+ * frames, then PERF_CONTEXT_USER and the user frames, each leaf first; a
+ * part with no frames is left out with its marker (perf would otherwise
+ * show an empty context). out has room for nr_kernel + nr_user + 2
+ * entries; returns how many were written.
+ */
+size_t perfdata_callchain_join(const uint64_t *kernel, size_t nr_kernel, const uint64_t *user,
+			       size_t nr_user, uint64_t *out);
+/* The cpumode bits of a SAMPLE's misc: where the sampled ip was. */
+uint16_t perfdata_sample_cpumode(bool kernel);
 /* HEADER_ATTR (64): the attr (PERFDATA_ATTR_SIZE bytes) then its ids. */
 ssize_t perfdata_encode_header_attr(void *buf, size_t cap, const struct perf_event_attr *attr,
 				    const uint64_t *ids, uint32_t nr_ids);

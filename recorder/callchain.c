@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* callchain.c - BPF stacks to a perf callchain; the rules are in callchain.h. */
-#include <linux/perf_event.h>
-
 #include "perfdata/perfdata.h"
+#include "perfdata/records.h"
 #include "recorder/callchain.h"
 
 static bool is_kernel_addr(uint64_t ip)
@@ -13,16 +12,6 @@ static bool is_kernel_addr(uint64_t ip)
 static bool is_user_addr(uint64_t ip)
 {
 	return ip && ip < PERFDATA_KERNEL_ADDR_MIN;
-}
-
-/* Appends one part: its marker, then its entries. Omitted when empty. */
-static void add_part(struct callchain *cc, uint64_t marker, const uint64_t *ips, size_t nr)
-{
-	if (!nr)
-		return;
-	cc->ips[cc->nr++] = marker;
-	for (size_t i = 0; i < nr; i++)
-		cc->ips[cc->nr++] = ips[i];
 }
 
 void callchain_build(const struct callchain_input *in, struct callchain *cc)
@@ -57,11 +46,9 @@ void callchain_build(const struct callchain_input *in, struct callchain *cc)
 	if (!in->kernel_mode && !nu && !in->no_user_part && is_user_addr(in->ip))
 		user[nu++] = in->ip;
 
-	cc->nr = 0;
-	add_part(cc, PERF_CONTEXT_KERNEL, kernel, nk);
-	add_part(cc, PERF_CONTEXT_USER, user, nu);
+	cc->nr = perfdata_callchain_join(nk ? kernel : NULL, nk, nu ? user : NULL, nu, cc->ips);
 	cc->user = nu ? &cc->ips[cc->nr - nu] : NULL;
 	cc->nr_user = nu;
 	cc->ip = cc->nr ? cc->ips[1] : in->ip;
-	cc->misc = in->kernel_mode ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	cc->misc = perfdata_sample_cpumode(in->kernel_mode);
 }

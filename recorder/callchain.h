@@ -5,7 +5,9 @@
  *
  * perf reads a callchain as [PERF_CONTEXT_KERNEL, kernel ips...,
  * PERF_CONTEXT_USER, user ips...], leaf first, and looks an address up in
- * the kernel only when it follows the KERNEL marker. BPF user stacks can
+ * the kernel only when it follows the KERNEL marker (the markers and the
+ * cpumode bits are perfdata's: perfdata_callchain_join(),
+ * perfdata_sample_cpumode()). BPF user stacks can
  * carry kernel addresses and context markers; kernel addresses in front of
  * the first user address of a kernel-mode sample become its kernel part when
  * the kernel stack gave none, everything else is dropped, so no kernel

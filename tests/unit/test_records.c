@@ -376,3 +376,22 @@ Test(records, oversized_record_refused)
 	cr_assert_eq(perfdata_encode_comm(big, sizeof(big), &c, 0, NULL), -EINVAL,
 		     "a record's size must fit in u16");
 }
+
+Test(records, callchain_join_omits_empty_parts)
+{
+	const uint64_t k[] = { 0xffffffff81000010ull, 0xffffffff81000020ull }, u[] = { 0x401000 };
+	uint64_t out[5];
+
+	cr_assert_eq(perfdata_callchain_join(k, 2, u, 1, out), 5);
+	cr_assert_eq(out[0], (uint64_t)PERF_CONTEXT_KERNEL);
+	cr_assert_eq(out[2], k[1]);
+	cr_assert_eq(out[3], (uint64_t)PERF_CONTEXT_USER);
+	cr_assert_eq(out[4], u[0]);
+	cr_assert_eq(perfdata_callchain_join(k, 0, u, 1, out), 2);
+	cr_assert_eq(out[0], (uint64_t)PERF_CONTEXT_USER);
+	cr_assert_eq(perfdata_callchain_join(k, 2, u, 0, out), 3);
+	cr_assert_eq(out[0], (uint64_t)PERF_CONTEXT_KERNEL);
+	cr_assert_eq(perfdata_callchain_join(k, 0, u, 0, out), 0);
+	cr_assert_eq(perfdata_sample_cpumode(true), PERF_RECORD_MISC_KERNEL);
+	cr_assert_eq(perfdata_sample_cpumode(false), PERF_RECORD_MISC_USER);
+}
