@@ -12,9 +12,7 @@
  *   - per process, its executable mappings sorted by start, so "is this ip
  *     mapped" is a binary search: it runs for every user ip of every sample.
  *   - mapped files by (device, inode, path), shared by the processes that map
- *     them, so each file's build-id is read once; unreferenced ones are swept
- *     when there are many. "[vdso]" gets this process's vDSO build-id, as
- *     perf does; "//anon" none.
+ *     them, so each file's build-id is read once (taskfiles.h).
  *
  * Change detection:
  *   - an ip outside every known mapping re-reads the maps, at most once per
@@ -28,7 +26,6 @@
  *     rename (prctl PR_SET_NAME) keeps its mappings and gets a plain COMM;
  *     a non-main thread cannot exec (exec makes the thread the leader).
  */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -37,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -49,6 +45,7 @@
 #include "recorder/privs.h"
 #include "recorder/procmaps.h"
 #include "recorder/taskdesc.h"
+#include "recorder/taskfiles.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
 #include "symbolize/safeopen.h"
@@ -61,24 +58,10 @@
 #define UNMAPPED_SLOTS		32
 #define UNMAPPED_TTL_NS		(1000ull * 1000000)
 #define UNMAPPED_PAGE_SHIFT	12
-#define FILES_SWEEP_MIN		4096
 /* Mappings the kernel may report for a process before its first sample. */
 #define PENDING_MAX_MAPS	4096
 
 /* ---- tracker state ------------------------------------------------------- */
-
-/* A mapped file (or "//anon", "[vdso]"), shared by every process mapping it. */
-struct task_file {
-	struct hash_node node;
-	uint32_t maj, min;
-	uint64_t ino;
-	bool vdso32;		/* a [vdso] of a 32-bit process: not our image */
-	uint32_t refs;		/* task_maps pointing here */
-	bool registered;	/* build-id given to the writer (the file has samples) */
-	uint8_t build_id_size;	/* 0: none found, MMAP2 carries maj/min/ino */
-	uint8_t build_id[BUILDID_MAX];
-	char path[];
-};
 
 struct task_map {
 	uint64_t start, end, pgoff;
@@ -130,11 +113,7 @@ struct task_tracker {
 	size_t max_pids;
 	unsigned int maps_flags;	/* PROCMAPS_DATA with data_maps */
 	struct lru_table procs, threads;
-	struct hash_table files;	/* struct task_file by (maj, min, ino, path, vdso32) */
-	size_t files_sweep_at;
-	/* This process's vDSO build-id: the kernel maps the same image into every 64-bit process. */
-	uint8_t vdso_id[BUILDID_MAX];
-	size_t vdso_id_size;
+	struct task_files files;	/* the mapped files (taskfiles.h) */
 	struct task_tracker_denied denied;
 	const struct task_tracker_hooks *hooks;
 	void *hooks_ctx;
@@ -151,139 +130,6 @@ static int read_maps(struct task_tracker *t, uint32_t pid, struct procmaps *pm)
 		t->denied.maps_err = err;
 	}
 	return err;
-}
-
-/* ---- files and their build-ids ------------------------------------------ */
-
-static uint64_t file_hash(uint64_t seed, uint32_t maj, uint32_t min, uint64_t ino,
-			  const char *path)
-{
-	uint64_t dev_ino[2] = { (uint64_t)maj << 32 | min, ino };
-
-	/* The inode's hash seeds the path's: one hash over both. */
-	return perfdata_hash(perfdata_hash(seed, dev_ino, sizeof(dev_ino)), path, strlen(path));
-}
-
-/* x86_64 maps the vDSO of 32-bit (and x32) processes below 4 GiB: a different image. */
-static bool is_vdso32(const struct procmaps_entry *e)
-{
-	return !strcmp(e->path, "[vdso]") && e->end <= (1ull << 32);
-}
-
-/* The build-id of our own vDSO, from its ELF notes in memory. */
-static void read_self_vdso_build_id(struct task_tracker *t)
-{
-	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
-	const Elf64_Ehdr *eh = (const void *)base;
-	const Elf64_Phdr *ph;
-
-	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
-		return;
-	ph = (const void *)(base + eh->e_phoff);
-	for (unsigned int i = 0; i < eh->e_phnum; i++) {
-		/* The image is mapped as laid out in the file: offsets are addresses. */
-		if (ph[i].p_type == PT_NOTE &&
-		    !buildid_parse_notes(base + ph[i].p_offset, ph[i].p_filesz, t->vdso_id,
-					 &t->vdso_id_size))
-			return;
-	}
-	t->vdso_id_size = 0;
-}
-
-/*
- * The build-id of the file mapped at e in pid, read through safeopen_mapped():
- * the mapping itself (map_files), else the path inside the process's root,
- * and only a file with the maps line's device and inode. Anything else
- * leaves no build-id: the MMAP2 then carries maj/min/ino, never another
- * file's build-id.
- */
-static void read_build_id(struct task_tracker *t, uint32_t pid,
-			  const struct procmaps_entry *e, struct task_file *f)
-{
-	size_t size = 0;
-	int fd, err, mf_err = 0;
-
-	if (!strcmp(e->path, "[vdso]")) {
-		/* perf, too, takes the image from its own process. */
-		if (!f->vdso32 && t->vdso_id_size) {
-			memcpy(f->build_id, t->vdso_id, t->vdso_id_size);
-			f->build_id_size = (uint8_t)t->vdso_id_size;
-		}
-		return;
-	}
-	if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME))
-		return;	/* "//anon": no file to read */
-	err = safeopen_mapped(t->proc_root, pid, e->start, e->end, e->path, e->maj, e->min, e->ino,
-			      &fd, &mf_err);
-	/* map_files refused: say which capability is missing, also when the path worked. */
-	if (privs_is_denial(mf_err) && !t->denied.map_files++)
-		t->denied.map_files_err = mf_err;
-	if (err)
-		return;
-	err = buildid_read_fd(fd, f->build_id, &size);
-	close(fd);
-	if (!err && size > 0 && size <= BUILDID_MAX)
-		f->build_id_size = (uint8_t)size;
-}
-
-static void files_sweep(struct task_tracker *t)
-{
-	struct hash_node *n, *tmp;
-	size_t i;
-
-	hash_table_for_each_safe(&t->files, n, tmp, i) {
-		struct task_file *f = container_of(n, struct task_file, node);
-
-		if (f->refs)
-			continue;
-		hash_table_del(&t->files, n);
-		free(f);
-	}
-	t->files_sweep_at = t->files.nr * 2 > FILES_SWEEP_MIN ? t->files.nr * 2 : FILES_SWEEP_MIN;
-}
-
-/* The file of mapping e in pid, with a reference taken; NULL on ENOMEM. */
-static struct task_file *file_get(struct task_tracker *t, uint32_t pid,
-				  const struct procmaps_entry *e)
-{
-	bool vdso32 = is_vdso32(e);
-	uint64_t h = file_hash(hash_table_seed(&t->files), e->maj, e->min, e->ino, e->path) + vdso32;
-	struct hash_node *n;
-	struct task_file *f;
-	size_t len;
-
-	hash_table_for_each_possible(&t->files, n, h) {
-		f = container_of(n, struct task_file, node);
-		if (f->maj == e->maj && f->min == e->min && f->ino == e->ino &&
-		    f->vdso32 == vdso32 && !strcmp(f->path, e->path)) {
-			f->refs++;
-			return f;
-		}
-	}
-	if (t->files.nr >= t->files_sweep_at)
-		files_sweep(t);
-	len = strlen(e->path) + 1;
-	f = calloc(1, sizeof(*f) + len);
-	if (!f)
-		return NULL;
-	f->maj = e->maj;
-	f->min = e->min;
-	f->ino = e->ino;
-	f->vdso32 = vdso32;
-	f->refs = 1;
-	memcpy(f->path, e->path, len);
-	read_build_id(t, pid, e, f);
-	if (hash_table_add(&t->files, &f->node, h)) {
-		free(f);
-		return NULL;
-	}
-	return f;
-}
-
-static void file_put(struct task_file *f)
-{
-	if (f && f->refs)
-		f->refs--;
 }
 
 /*
@@ -394,7 +240,7 @@ static void thread_remove(struct task_tracker *t, struct task_thread *th)
 static void proc_drop_maps(struct task_proc *p)
 {
 	for (size_t i = 0; i < p->nr_maps; i++)
-		file_put(p->maps[i].file);
+		task_file_put(p->maps[i].file);
 	free(p->maps);
 	p->maps = NULL;
 	p->nr_maps = 0;
@@ -537,7 +383,7 @@ static int proc_set_maps(struct task_tracker *t, struct task_proc *p, const stru
 		struct task_map *m = &maps[n];
 		bool known = false;
 
-		m->file = file_get(t, p->e.key, e);
+		m->file = task_file_get(&t->files, p->e.key, e);
 		if (!m->file) {
 			err = -ENOMEM;
 			break;
@@ -566,12 +412,12 @@ static int proc_set_maps(struct task_tracker *t, struct task_proc *p, const stru
 	}
 	if (err) {
 		for (i = 0; i < n; i++)
-			file_put(maps[i].file);
+			task_file_put(maps[i].file);
 		free(maps);
 		return err;
 	}
 	for (i = 0; i < p->nr_maps; i++)
-		file_put(p->maps[i].file);
+		task_file_put(p->maps[i].file);
 	free(p->maps);
 	p->maps = maps;
 	p->nr_maps = n;
@@ -724,7 +570,7 @@ static int maps_insert(struct task_tracker *t, struct task_proc *p,
 	maps = calloc(p->nr_maps + 2, sizeof(*maps));
 	if (!maps)
 		return -ENOMEM;
-	m.file = file_get(t, p->e.key, e);
+	m.file = task_file_get(&t->files, p->e.key, e);
 	if (!m.file) {
 		free(maps);
 		return -ENOMEM;
@@ -757,7 +603,7 @@ static int maps_insert(struct task_tracker *t, struct task_proc *p,
 			kept++;
 		}
 		if (kept == 0)
-			file_put(o.file);
+			task_file_put(o.file);
 		else if (kept == 2)
 			o.file->refs++;
 	}
@@ -886,12 +732,11 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 	t->max_pids = opts && opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS;
 	t->track_all = opts && opts->track_all;
 	t->maps_flags = opts && opts->data_maps ? PROCMAPS_DATA : 0;
+	task_files_init(&t->files, t->proc_root, &t->denied);
 	t->hooks = opts ? opts->hooks : NULL;
 	t->hooks_ctx = opts ? opts->hooks_ctx : NULL;
-	t->files_sweep_at = FILES_SWEEP_MIN;
 	lru_table_init(&t->procs);
 	lru_table_init(&t->threads);
-	read_self_vdso_build_id(t);
 	if (!t->proc_root) {
 		task_tracker_free(t);
 		return -ENOMEM;
@@ -902,18 +747,14 @@ int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *
 
 void task_tracker_free(struct task_tracker *t)
 {
-	struct hash_node *n, *tmp;
 	struct lru_entry *e;
-	size_t i;
 
 	if (!t)
 		return;
 	t->freeing = true;
 	while ((e = lru_table_oldest(&t->procs)))
 		proc_remove(t, proc_of(e));
-	hash_table_for_each_safe(&t->files, n, tmp, i)
-		free(container_of(n, struct task_file, node));
-	hash_table_free(&t->files);
+	task_files_free(&t->files);
 	hash_table_free(&t->procs.map);
 	hash_table_free(&t->threads.map);
 	task_desc_free(&t->desc);
@@ -1170,16 +1011,12 @@ void task_tracker_stats(const struct task_tracker *t, struct task_tracker_stats 
 	st->procs = t->procs.map.nr;
 	st->threads = t->threads.map.nr;
 	st->dead = t->procs.nr_dead + t->threads.nr_dead;
-	st->files = t->files.nr;
+	st->files = t->files.map.nr;
 	for (l = t->procs.lru.next; l != &t->procs.lru; l = l->next)
 		st->maps += proc_of(container_of(l, struct lru_entry, lru))->nr_maps;
 	st->bytes = sizeof(*t) + strlen(t->proc_root) + 1 +
-		    (t->procs.map.nr_buckets + t->threads.map.nr_buckets + t->files.nr_buckets) *
-			    sizeof(void *) +
+		    (t->procs.map.nr_buckets + t->threads.map.nr_buckets) * sizeof(void *) +
 		    st->procs * sizeof(struct task_proc) + st->threads * sizeof(struct task_thread) +
 		    st->maps * sizeof(struct task_map);
-	for (size_t i = 0; i < t->files.nr_buckets; i++)
-		for (const struct hash_node *n = t->files.buckets[i]; n; n = n->next)
-			st->bytes += sizeof(struct task_file) +
-				     strlen(container_of(n, struct task_file, node)->path) + 1;
+	st->bytes += task_files_bytes(&t->files);
 }

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for recorder/taskfiles.c: one entry per mapped file, build-ids read once. */
+#include <criterion/criterion.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder/procmaps.h"
+#include "recorder/taskfiles.h"
+#include "recorder/tasks.h"
+#include "symbolize/buildid.h"
+
+/* Our own mapping whose path is name (a substring), from /proc/self/maps. */
+static bool own_mapping(const char *name, struct procmaps *pm, struct procmaps_entry *out)
+{
+	cr_assert_eq(procmaps_read("/proc", (uint32_t)getpid(), 0, pm), 0);
+	for (size_t i = 0; i < pm->nr; i++)
+		if (strstr(pm->entries[i].path, name)) {
+			*out = pm->entries[i];
+			return true;
+		}
+	return false;
+}
+
+Test(taskfiles, one_entry_per_file_with_its_build_id)
+{
+	struct task_tracker_denied denied = { 0 };
+	struct task_files tf;
+	struct procmaps pm = { 0 };
+	struct procmaps_entry e;
+	uint8_t id[BUILDID_MAX];
+	size_t size = 0;
+
+	cr_assert(own_mapping("libc", &pm, &e), "no libc mapping in our own maps");
+	cr_assert_eq(buildid_read_file(e.path, id, &size), 0);
+	task_files_init(&tf, "/proc", &denied);
+	struct task_file *a = task_file_get(&tf, (uint32_t)getpid(), &e);
+	struct task_file *b = task_file_get(&tf, (uint32_t)getpid(), &e);
+
+	cr_assert_not_null(a);
+	cr_assert_eq(a, b, "the same file twice is one entry");
+	cr_assert_eq(a->refs, 2);
+	cr_assert_eq(a->build_id_size, size);
+	cr_assert_eq(memcmp(a->build_id, id, size), 0);
+	cr_assert_eq(tf.map.nr, 1);
+	cr_assert_gt(task_files_bytes(&tf), sizeof(struct task_file));
+	task_file_put(a);
+	task_file_put(b);
+	cr_assert_eq(a->refs, 0);
+	task_files_free(&tf);
+	procmaps_release(&pm);
+}
+
+Test(taskfiles, anon_has_no_build_id_and_vdso_has_ours)
+{
+	struct task_tracker_denied denied = { 0 };
+	struct task_files tf;
+	struct procmaps pm = { 0 };
+	struct procmaps_entry anon = { .start = 0x1000, .end = 0x2000, .path = "//anon" }, vdso;
+
+	task_files_init(&tf, "/proc", &denied);
+	struct task_file *f = task_file_get(&tf, (uint32_t)getpid(), &anon);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(f->build_id_size, 0);
+	if (own_mapping("[vdso]", &pm, &vdso)) {
+		struct task_file *v = task_file_get(&tf, (uint32_t)getpid(), &vdso);
+
+		cr_assert_not_null(v);
+		cr_assert_eq(v->build_id_size, tf.vdso_id_size);
+		cr_assert_gt(v->build_id_size, 0, "our vDSO has a build-id note");
+		task_file_put(v);
+	}
+	task_file_put(f);
+	task_files_free(&tf);
+	procmaps_release(&pm);
+}
+
+Test(taskfiles, a_file_with_another_inode_gets_no_build_id)
+{
+	struct task_tracker_denied denied = { 0 };
+	struct task_files tf;
+	struct procmaps pm = { 0 };
+	struct procmaps_entry e;
+
+	cr_assert(own_mapping("libc", &pm, &e));
+	e.ino += 1;	/* the maps line and the file on disk disagree: not this file */
+	task_files_init(&tf, "/proc", &denied);
+	struct task_file *f = task_file_get(&tf, (uint32_t)getpid(), &e);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(f->build_id_size, 0);
+	task_file_put(f);
+	task_files_free(&tf);
+	procmaps_release(&pm);
+}
