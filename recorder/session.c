@@ -41,6 +41,7 @@
 
 #include "perfdata/events.h"
 #include "perfdata/writer.h"
+#include "recorder/alloc.h"
 #include "recorder/batch.h"
 #include "recorder/cpulist.h"
 #include "recorder/emit.h"
@@ -114,6 +115,7 @@ struct record_session {
 
 	struct profile *skel;
 	struct offcpu_tracer *offcpu;	/* --off-cpu */
+	struct alloc_tracer *alloc;	/* --alloc (recorder/alloc.h) */
 	struct unwind_bpf *unwind;	/* cfi: the tables of the in-kernel unwinder */
 	uint64_t unwind_bytes;		/* their bound; 0 = no cfi walks */
 	struct ring_buffer *rb;
@@ -575,7 +577,7 @@ static void build_file_attr(struct record_session *s)
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
 	if (s->opts.system_wide || s->opts.nr_cpus)
 		a->sample_type |= PERF_SAMPLE_CPU;
-	if (s->opts.off_cpu)
+	if (s->opts.off_cpu || s->opts.alloc_interval)	/* --alloc */
 		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
 	if (s->opts.callgraph != RECORD_CALLGRAPH_NONE)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
@@ -710,7 +712,8 @@ static int load_bpf(struct record_session *s)
 	skel->rodata->unwind_cfi = s->opts.callgraph == RECORD_CALLGRAPH_CFI;
 	/* --off-cpu walks its user stacks with the tables too, unless fp or dwarf is asked for. */
 	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI ||
-	    (s->opts.off_cpu && s->opts.callgraph == RECORD_CALLGRAPH_NONE))
+	    ((s->opts.off_cpu || s->opts.alloc_interval) &&	/* --alloc */
+	     s->opts.callgraph == RECORD_CALLGRAPH_NONE))
 		s->unwind_bytes = s->opts.unwind_table_bytes ? s->opts.unwind_table_bytes :
 							       UNWIND_BPF_DEFAULT_BYTES;
 	err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs,
@@ -784,6 +787,33 @@ static int load_bpf(struct record_session *s)
 				    "the verifier log, or drop --off-cpu)", strerror(-err));
 	}
 
+	/* --alloc: its tracer, on the sampler's target and unwind maps. */
+	if (s->opts.alloc_interval) {
+		struct alloc_opts ao = {
+			.interval = s->opts.alloc_interval,
+			.events_fd = bpf_map__fd(skel->maps.events),
+			.target_tgids_fd = bpf_map__fd(skel->maps.target_tgids),
+			.target_tids_fd = bpf_map__fd(skel->maps.target_tids),
+			.filter_mode = skel->rodata->filter_mode,
+			.ring_bytes = ring,
+			.unwind_cfi = s->unwind_bytes != 0,
+			.unwind_rows_fd = bpf_map__fd(skel->maps.unwind_rows),
+			.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
+			.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
+			.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
+			.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
+			.next_hooks = s->unwind ? &unwind_bpf_hooks : NULL,
+			.next_hooks_ctx = s->unwind,
+		};
+
+		err = alloc_new(&ao, &s->alloc);
+		if (privs_is_denial(err))
+			return priv_fail(s, PRIV_STEP_BPF, err, "--alloc");
+		if (err)
+			return fail(s, err, "cannot load the allocation tracer: %s (run with -v for "
+				    "the verifier log, or drop --alloc)", strerror(-err));
+	}
+
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_ring_record, s, NULL);
 	if (!s->rb)
 		return fail(s, -errno, "cannot map the ring buffer: %s", strerror(errno));
@@ -806,6 +836,11 @@ static int load_bpf(struct record_session *s)
 	ev.data.fd = ring_buffer__epoll_fd(s->rb);
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
 		return fail(s, -errno, "epoll: %s", strerror(errno));
+	if (s->alloc) {	/* --alloc */
+		ev.data.fd = alloc_epoll_fd(s->alloc);
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+			return fail(s, -errno, "epoll: %s", strerror(errno));
+	}
 	/* A storm of mmaps filling its buffer half way wakes us before the timer. */
 	if (s->sideband) {
 		ev.data.fd = sideband_epoll_fd(s->sideband);
@@ -962,6 +997,18 @@ static int attach(struct record_session *s)
 		if (err)
 			return fail(s, err, "cannot attach the off-CPU tracer: %s", strerror(-err));
 	}
+	if (s->alloc) {	/* --alloc */
+		int err = alloc_attach(s->alloc);
+
+		if (privs_is_denial(err))
+			return priv_fail(s, PRIV_STEP_BPF, err, "--alloc");
+		/* The targets' own allocator files are still probed as they are seen. */
+		if (err)
+			warn(s, "cannot probe the C library's allocator: %s%s; allocations through "
+			     "it are not recorded", strerror(-err), err == -EINVAL ? " (another "
+			     "tracer's uprobe on the same functions, with a semaphore, makes the "
+			     "kernel refuse ours: see dmesg)" : "");
+	}
 	for (size_t i = 0; i < s->nr_cpus; i++) {
 		struct bpf_link *l;
 
@@ -1048,6 +1095,13 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 	if (!err && s->offcpu)
 		err = perfdata_writer_add_event(s->w, OFFCPU_EVENT_NAME, offcpu_attr(s->offcpu),
 						offcpu_event_id(s->offcpu), 1);
+	if (!err && s->alloc)	/* --alloc */
+		err = perfdata_writer_add_event(s->w, PERFDATA_ALLOC_EVENT_NAME,
+						alloc_attr(s->alloc), alloc_event_id(s->alloc), 1);
+	if (!err && s->alloc)
+		err = perfdata_writer_add_event(s->w, PERFDATA_INUSE_EVENT_NAME,
+						alloc_inuse_attr(s->alloc),
+						alloc_inuse_event_id(s->alloc), 1);
 	if (!err)
 		err = perfdata_writer_start(s->w);
 	if (!err)
@@ -1057,8 +1111,9 @@ static int open_writer(struct record_session *s, uint64_t describe_time)
 			.track_all = s->opts.system_wide,
 			.cache = s->bcache,
 			.data_maps = s->opts.callgraph == RECORD_CALLGRAPH_DWARF,
-			.hooks = s->unwind ? &unwind_bpf_hooks : NULL,
-			.hooks_ctx = s->unwind,
+			.hooks = s->alloc ? &alloc_tracker_hooks :	/* --alloc: it chains */
+				 s->unwind ? &unwind_bpf_hooks : NULL,
+			.hooks_ctx = s->alloc ? (void *)s->alloc : (void *)s->unwind,
 		};
 
 		err = task_tracker_new(s->w, &to, &s->tracker);
@@ -1306,6 +1361,8 @@ static int flush_batch(struct record_session *s)
 		s->lost = lost;
 		wrote = true;
 	}
+	if (!err && s->alloc)	/* --alloc: its own batch, in this round */
+		err = alloc_flush(s->alloc, s->w, s->tracker, &s->last_time);
 	if (!err && s->offcpu) {
 		uint64_t before = offcpu_lost(s->offcpu);
 
@@ -1390,6 +1447,8 @@ static int switch_output(struct record_session *s)
 	int err, fd;
 
 	err = flush_batch(s);
+	if (!err && s->alloc)	/* --alloc: what is still held, at the file's end */
+		err = alloc_write_inuse(s->alloc, s->w, s->tracker, &s->last_time);
 	if (!err)
 		err = perfdata_writer_finish(s->w);
 	if (err)
@@ -1462,6 +1521,8 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 	if (err < 0 && err != BATCH_FULL)
 		return fail(s, err, "cannot read the ring buffer: %s", strerror(-err));
 	err = consume_sideband(s);
+	if (!err && s->alloc)	/* --alloc */
+		err = alloc_consume(s->alloc);
 	if (err)
 		return fail(s, err, "cannot keep up: %s", strerror(-err));
 	/*
@@ -1509,6 +1570,8 @@ static void detach(struct record_session *s)
 	}
 	if (s->offcpu)
 		offcpu_detach(s->offcpu);
+	if (s->alloc)	/* --alloc */
+		alloc_detach(s->alloc);
 }
 
 int record_session_stop(struct record_session *s)
@@ -1532,6 +1595,8 @@ int record_session_stop(struct record_session *s)
 			n = s->cb_err;
 		if (n >= 0 || n == BATCH_FULL) {
 			err = consume_sideband(s);
+			if (!err && s->alloc)	/* --alloc */
+				err = alloc_consume(s->alloc);
 			if (err)
 				n = err;
 		}
@@ -1553,6 +1618,9 @@ int record_session_stop(struct record_session *s)
 		else if ((err = flush_batch(s)))
 			write_error(s, err);
 	}
+	/* --alloc: the sampled allocations still live. */
+	if (!err && s->alloc && (err = alloc_write_inuse(s->alloc, s->w, s->tracker, &s->last_time)))
+		write_error(s, err);
 	if (sideband_lost(s->sideband))
 		warn(s, "%" PRIu64 " mmap reports were lost (a full side-band buffer): processes "
 		     "that exited early may keep unresolved addresses", sideband_lost(s->sideband));
@@ -1589,6 +1657,7 @@ void record_session_close(struct record_session *s)
 	ring_buffer__free(s->rb);
 	sideband_free(s->sideband);
 	offcpu_free(s->offcpu);
+	alloc_free(s->alloc);	/* --alloc */
 	unwind_bpf_free(s->unwind);
 	profile__destroy(s->skel);
 	if (s->epfd >= 0)
@@ -1648,6 +1717,8 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 	st->workload_done = s->workload_done;
 	if (s->unwind)
 		unwind_bpf_stats(s->unwind, &st->unwind);
+	alloc_stats(s->alloc, &st->alloc);	/* --alloc */
+	st->lost += st->alloc.lost;
 	if (s->child.pid)
 		st->exit_code = launch_exit_code(&s->child);
 }
