@@ -21,6 +21,7 @@
 #include "recorder/alloc.h"
 #include "recorder/batch.h"
 #include "recorder/callchain.h"
+#include "recorder/emit.h"
 #include "recorder/percpu.h"
 #include "recorder/procmaps.h"
 #include "recorder/tasks.h"
@@ -44,9 +45,6 @@
 #define MAX_FILES	256
 /* User addresses handed to the tracker for one task of one batch. */
 #define MAX_DESCRIBE_IPS	65536
-
-#define TRAILER_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
-		      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
 struct probed_file {
 	dev_t dev;
@@ -108,7 +106,6 @@ uint64_t alloc_weight(uint64_t size, uint64_t interval)
 size_t alloc_raw_text(uint32_t func, uint64_t size, char *buf, size_t len)
 {
 	const char *name = alloc_func_name(func);
-	size_t n;
 	int ret;
 
 	if (len < ALLOC_RAW_TEXT_MAX)
@@ -116,29 +113,14 @@ size_t alloc_raw_text(uint32_t func, uint64_t size, char *buf, size_t len)
 	ret = snprintf(buf, len, "%s %llu", name ? name : "?", (unsigned long long)size);
 	if (ret < 0 || (size_t)ret >= len)
 		return 0;
-	n = (size_t)ret;
-	/* As offcpu_state_text(): perf shows RAW as a string when the NUL ends it. */
-	while ((n + 1 + 4) % 8 && n + 1 < len)
-		buf[n++] = ' ';
-	buf[n] = '\0';
-	return n + 1;
+	return emit_raw_text_pad(buf, (size_t)ret, len);
 }
 
 void alloc_build_attr(const struct perf_event_attr *cpu_attr, uint64_t interval,
 		      struct perf_event_attr *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_BPF_OUTPUT;
-	a->size = sizeof(*a) < 128 ? sizeof(*a) : 128;
+	emit_bpf_output_attr(cpu_attr, a);
 	a->sample_period = interval ? interval : 1;
-	a->sample_type = (cpu_attr->sample_type & TRAILER_BITS) | PERF_SAMPLE_IDENTIFIER |
-			 PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
-			 PERF_SAMPLE_RAW;
-	a->sample_id_all = cpu_attr->sample_id_all;
-	a->use_clockid = cpu_attr->use_clockid;
-	a->clockid = cpu_attr->clockid;
-	a->inherit = cpu_attr->inherit;
 }
 
 bool alloc_is_allocator_lib(const char *path)
@@ -209,17 +191,12 @@ int alloc_new(const struct alloc_opts *opts, struct alloc_tracer **out)
 		err = bpf_map__reuse_fd(skel->maps.target_tgids, opts->target_tgids_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.target_tids, opts->target_tids_fd);
-	if (!err && opts->unwind_cfi) {
-		err = bpf_map__reuse_fd(skel->maps.unwind_rows, opts->unwind_rows_fd);
-		if (!err)
-			err = bpf_map__reuse_fd(skel->maps.unwind_procs, opts->unwind_procs_fd);
-		if (!err)
-			err = bpf_map__reuse_fd(skel->maps.unwind_stops, opts->unwind_stops_fd);
-		if (!err)
-			err = bpf_map__reuse_fd(skel->maps.unwind_stats, opts->unwind_stats_fd);
-	} else if (!err) {
-		err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs, 0);
-	}
+	if (!err)
+		err = unwind_bpf_share_maps(skel->maps.unwind_rows, skel->maps.unwind_procs,
+					    skel->maps.unwind_stops, skel->maps.unwind_stats,
+					    opts->unwind_cfi, opts->unwind_rows_fd,
+					    opts->unwind_procs_fd, opts->unwind_stops_fd,
+					    opts->unwind_stats_fd);
 	if (!err)
 		err = alloc__load(skel);
 	if (err)

@@ -169,6 +169,9 @@ static void alloc_summary(const struct bpfrec_alloc_stats *a, bool verbose)
 			(unsigned long long)a->interval, (unsigned long long)a->written,
 			(unsigned long long)a->lost, (unsigned long long)a->freed,
 			(unsigned long long)a->inuse, a->files_probed, a->probe_errors);
+	if (a->probe_errors)
+		fprintf(stderr, "bpfrec record: warning: %zu allocator files could not be probed: "
+			"their allocations are not recorded (run with -v)\n", a->probe_errors);
 	if (a->live_full)
 		fprintf(stderr, "bpfrec record: warning: %llu sampled allocations did not fit in the "
 			"map of live ones and are missing from inuse: raise --alloc\n",

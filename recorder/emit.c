@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* emit.c - one BPF-captured sample into perf.data (contract in emit.h). */
 #include <string.h>
+#include <linux/perf_event.h>
 
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
@@ -71,4 +72,31 @@ size_t emit_ustack_parse(const void *p, size_t len, struct emit_ustack *u)
 	u->dyn_size = in->dyn_size;
 	u->stack = in + 1;
 	return sizeof(*in) + in->dyn_size;
+}
+
+#define TRAILER_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
+		      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+void emit_bpf_output_attr(const struct perf_event_attr *cpu_attr, struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_BPF_OUTPUT;
+	a->size = sizeof(*a) < 128 ? sizeof(*a) : 128;
+	a->sample_period = 1;
+	a->sample_type = (cpu_attr->sample_type & TRAILER_BITS) | PERF_SAMPLE_IDENTIFIER |
+			 PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			 PERF_SAMPLE_RAW;
+	a->sample_id_all = cpu_attr->sample_id_all;
+	a->use_clockid = cpu_attr->use_clockid;
+	a->clockid = cpu_attr->clockid;
+	a->inherit = cpu_attr->inherit;
+}
+
+size_t emit_raw_text_pad(char *buf, size_t len, size_t size)
+{
+	while ((len + 1 + 4) % 8 && len + 1 < size)
+		buf[len++] = ' ';
+	buf[len] = '\0';
+	return len + 1;
 }

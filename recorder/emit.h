@@ -55,4 +55,20 @@ size_t emit_ustack_parse(const void *p, size_t len, struct emit_ustack *u);
 int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct emit_sample *e,
 		bool describe_only);
 
+struct perf_event_attr;
+/*
+ * The attr of a BPF_OUTPUT event (off-CPU, alloc) that shares the file
+ * with the CPU event cpu_attr: its trailer bits, clock and inheritance,
+ * IDENTIFIER, IP, PERIOD, CALLCHAIN and RAW, sample_period 1.
+ */
+void emit_bpf_output_attr(const struct perf_event_attr *cpu_attr, struct perf_event_attr *out);
+/*
+ * Make the len bytes of text in buf (size bytes) a RAW payload perf prints
+ * as a string: it does so only when everything up to a final NUL is
+ * printable, and the writer pads RAW so that 4 + its size is a multiple of
+ * 8, so pad with spaces until the NUL is the last byte. The payload's size,
+ * NUL included.
+ */
+size_t emit_raw_text_pad(char *buf, size_t len, size_t size);
+
 #endif /* RECORDER_EMIT_H */
