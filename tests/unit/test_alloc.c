@@ -6,13 +6,18 @@
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
 
 #include "recorder/alloc.h"
+#include "symbolize/util.h"
 #include "bpf/alloc.h"
 
 #define TRAILER (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
@@ -161,4 +166,26 @@ Test(alloc, countdown_scales_with_the_interval)
 	/* Capped so that interval * draw stays in 64 bits. */
 	cr_assert_eq(alloc_next_countdown(UINT64_MAX, 0, frac),
 		     alloc_next_countdown(ALLOC_INTERVAL_MAX, 0, frac));
+}
+
+/* Where the probes go: the C library this test runs with has its allocator. */
+Test(alloc, func_offsets_of_the_c_library)
+{
+	const char *names[] = { "malloc", "free", "bpfrec_no_such_function" };
+	const char *none[] = { "bpfrec_no_such_function" };
+	uint64_t off[3], off1[1];
+	Dl_info libc;
+	Elf *elf;
+	int fd;
+
+	cr_assert(dladdr((void *)(uintptr_t)free, &libc) && libc.dli_fname);
+	cr_assert_eq(elf_open_path(libc.dli_fname, &fd, &elf), 0, "%s", libc.dli_fname);
+	cr_assert_eq(elf_func_offsets(elf, names, 3, off), 0);
+	cr_assert_neq(off[0], 0);
+	cr_assert_neq(off[1], 0);
+	cr_assert_neq(off[0], off[1]);
+	cr_assert_eq(off[2], 0);
+	cr_assert_eq(elf_func_offsets(elf, none, 1, off1), -ENOENT);
+	elf_end(elf);
+	close(fd);
 }
