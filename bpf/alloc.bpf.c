@@ -73,6 +73,7 @@ struct alloc_thread {
 	__u32 func;		/* the outermost call's enum alloc_func */
 	__u64 size;
 	__u64 arg;		/* realloc: the old block; posix_memalign: where to put it */
+	__u64 entry_sp;		/* the stack pointer at the outermost call's entry */
 	__u32 sampled;		/* rec holds the outermost call's sample */
 	__u32 pad;
 	struct alloc_sample rec;
@@ -151,8 +152,17 @@ static __always_inline void enter(struct pt_regs *ctx, __u32 func, __u64 size, _
 		count(ALLOC_STAT_NO_STORAGE);
 		return;
 	}
+	/*
+	 * A call nested in another runs on a deeper stack. One at or above the
+	 * outer call's entry means that call left without its return probe
+	 * (a longjmp out of a handler, the kernel's limit on pending returns):
+	 * start afresh rather than ignore this thread from now on.
+	 */
+	if (t->depth && PT_REGS_SP(ctx) >= t->entry_sp)
+		t->depth = 0;
 	if (t->depth++)
 		return;		/* inside another allocator call: that one counts */
+	t->entry_sp = PT_REGS_SP(ctx);
 	t->func = func;
 	t->size = size;
 	t->arg = arg;
