@@ -8,7 +8,7 @@ mode=${1:-build}
 build_pkgs="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
 libtraceevent-dev libzstd-dev pkg-config"
 test_pkgs="libcriterion-dev linux-perf golang-go hotspot binutils dwz libc6-dbg libsqlite3-0 python3.11
-libcap2-bin libclang-rt-14-dev bsdutils"
+libcap2-bin libclang-rt-14-dev bsdutils libjemalloc2"
 
 pkgs=$build_pkgs
 [ "$mode" = test ] && pkgs="$build_pkgs $test_pkgs"

@@ -3,7 +3,7 @@
 # print what they asked the allocator for (built without frame pointers:
 # stacks come from the caller at the allocator's entry and the unwind
 # tables). Every allocation at --alloc=1 (exact totals per function, for a
-# command, a -p target, a library dlopen()ed late and threads), and at the
+# command, a -p target, jemalloc, a library dlopen()ed late and threads), and at the
 # default interval within 10 % of the truth (the fixture scaled so that 10 %
 # is several standard deviations of the sampling error it prints).
 . "$(dirname "$0")/lib.sh"
@@ -132,6 +132,35 @@ for f in free_small keep_big calloc_grow; do
 	got=$(caller_bytes p.txt alloc $f)
 	echo "-p, rate 1: $f alloc $got (fixture $want)"
 	[ "$got" = "$want" ] || fail "-p: $f allocated $got bytes in perf script, the fixture $want"
+done
+
+# --- jemalloc (LD_PRELOAD): its own malloc and free are probed ---------------------
+# The library maps after the command starts: the fixture waits until the
+# recorder has probed it, as a long-running program would have been.
+JEMALLOC=$(ls /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 2>/dev/null || true)
+[ -n "$JEMALLOC" ] || fail "libjemalloc.so.2 is not installed: run 'sh tools/deps.sh test' (Debian package libjemalloc2)"
+mkfifo jego
+"$BPFREC" record --alloc=1 -o je.data -- env LD_PRELOAD="$JEMALLOC" "$FIX/alloc_known" 1 wait \
+	<jego 2>je.err & rec=$!
+exec 3>jego
+for _ in $(seq 200); do
+	bpftool perf list 2>/dev/null | grep -q "pid $rec .*uprobe.*libjemalloc" && break
+	sleep 0.05
+done
+bpftool perf list | grep -q "pid $rec .*uprobe.*libjemalloc" || fail "libjemalloc was never probed"
+echo go >&3
+exec 3>&-
+wait "$rec" || { cat je.err; fail "bpfrec record with jemalloc exited $?"; }
+run_clean je.txt perf script -i je.data -F tid,period,event,ip,sym,dso
+assert_grep 'malloc \(.*libjemalloc' je.txt "no allocation went through jemalloc's malloc"
+for f in free_small keep_big calloc_grow; do
+	want=$(truth je.err alloc_known $f alloc)
+	got=$(caller_bytes je.txt alloc $f)
+	wantin=$(truth je.err alloc_known $f inuse)
+	gotin=$(caller_bytes je.txt inuse $f)
+	echo "jemalloc, rate 1: $f alloc $got (fixture $want), inuse $gotin (fixture $wantin)"
+	[ "$got" = "$want" ] || fail "jemalloc: $f allocated $got bytes in perf script, the fixture $want"
+	[ "$gotin" = "$wantin" ] || fail "jemalloc: $f holds $gotin bytes, the fixture $wantin"
 done
 
 # --- a library dlopen()ed late, and threads --------------------------------------
