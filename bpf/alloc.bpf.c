@@ -109,17 +109,25 @@ static __always_inline __u64 alloc_submit_flags(void)
 /*
  * The user stack at the allocator's entry. The return address is on top
  * of the stack there, so the direct caller is known even when nothing
- * else is: without tables for the process (yet), the chain is the
- * allocator and its caller; by frame pointers (which at an entry skip the
- * caller) the caller is put back second.
+ * else is: without tables for the process (or for the allocator's library)
+ * yet, the chain is the allocator and its caller; by frame pointers (which
+ * at an entry skip the caller) the caller is put back second.
  */
 static __always_inline __u32 entry_stack(struct pt_regs *ctx, __u64 *frames, __u32 tgid)
 {
 	__u64 sp = PT_REGS_SP(ctx), ret = 0;
 	long n;
 
-	if (unwind_cfi && bpf_map_lookup_elem(&unwind_procs, &tgid))
-		return unwind_user_callchain(frames);
+	/*
+	 * A walk that stops at the allocator (its library not yet in the
+	 * process's tables while they are being loaded) still has the caller
+	 * from the stack.
+	 */
+	if (unwind_cfi && bpf_map_lookup_elem(&unwind_procs, &tgid)) {
+		n = unwind_user_callchain(frames);
+		if (n >= 2)
+			return n;
+	}
 	frames[0] = PT_REGS_IP(ctx);
 	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp) || !ret)
 		return 1;
