@@ -31,6 +31,18 @@ caller_bytes() { by_caller "$1" "$2" | awk -v f="$3" '$1 == f { print $2; found 
 # truth FILE FIXTURE FUNC FIELD: a number the fixture printed
 truth() { sed -n "s/^$2: $3 .*$4 \([0-9]*\).*/\1/p" "$1" | tail -n 1; }
 script_of() { run_clean "$2" perf script -i "$1" -F tid,period,event,ip,sym; }
+# exact LABEL ERR SCRIPT FIXTURE FUNC [inuse]: FUNC's alloc (and inuse) bytes
+# in perf script are the fixture's truth, to the byte.
+exact() {
+	local ev want got
+	for ev in alloc ${6:-}; do
+		want=$(truth "$2" "$4" "$5" $ev)
+		[ -n "$want" ] || fail "$4 did not print the $ev truth of $5"
+		got=$(caller_bytes "$3" $ev "$5")
+		echo "$1: $5 $ev $got (fixture $want)"
+		[ "$got" = "$want" ] || fail "$1: $5 $ev $got bytes in perf script, the fixture $want"
+	done
+}
 
 # --- every allocation (--alloc=1): exact --------------------------------------
 "$BPFREC" record -v --alloc=1 -o one.data -- "$FIX/alloc_known" 1 2>one.err ||
@@ -39,14 +51,7 @@ grep -v '^libbpf' one.err
 assert_no_grep 'warning|cannot' one.err
 script_of one.data one.txt
 for f in free_small keep_big calloc_grow; do
-	want=$(truth one.err alloc_known $f alloc)
-	[ -n "$want" ] || fail "alloc_known did not print the truth of $f"
-	got=$(caller_bytes one.txt alloc $f)
-	wantin=$(truth one.err alloc_known $f inuse)
-	gotin=$(caller_bytes one.txt inuse $f)
-	echo "rate 1: $f alloc $got (fixture $want), inuse $gotin (fixture $wantin)"
-	[ "$got" = "$want" ] || fail "rate 1: $f allocated $got bytes in perf script, the fixture $want"
-	[ "$gotin" = "$wantin" ] || fail "rate 1: $f holds $gotin bytes at the end, the fixture $wantin"
+	exact "rate 1" one.err one.txt alloc_known $f inuse
 done
 # The RAW text names the entry and the size.
 run_clean one.raw perf script -i one.data
@@ -128,10 +133,7 @@ run_clean p.pids perf script -i p.data -F pid
 [ "$(tr -d ' ' <p.pids | sort -u)" = "$tpid" ] ||
 	fail "-p $tpid recorded other processes: $(tr -d ' ' <p.pids | sort -u | tr '\n' ' ')"
 for f in free_small keep_big calloc_grow; do
-	want=$(truth p.err alloc_known $f alloc)
-	got=$(caller_bytes p.txt alloc $f)
-	echo "-p, rate 1: $f alloc $got (fixture $want)"
-	[ "$got" = "$want" ] || fail "-p: $f allocated $got bytes in perf script, the fixture $want"
+	exact "-p, rate 1" p.err p.txt alloc_known $f
 done
 
 # --- jemalloc (LD_PRELOAD): its own malloc and free are probed ---------------------
@@ -143,24 +145,28 @@ mkfifo jego
 "$BPFREC" record --alloc=1 -o je.data -- env LD_PRELOAD="$JEMALLOC" "$FIX/alloc_known" 1 wait \
 	<jego 2>je.err & rec=$!
 exec 3>jego
-for _ in $(seq 200); do
-	bpftool perf list 2>/dev/null | grep -q "pid $rec .*uprobe.*libjemalloc" && break
+# All of them: an entry and a return probe at each allocating function the
+# library defines, an entry probe at free (and munmap), one per address.
+want_probes=$(nm -D --defined-only "$JEMALLOC" | awk '
+	{ n = $3; sub(/@.*/, "", n) }
+	n ~ /^(malloc|calloc|realloc|posix_memalign|aligned_alloc|memalign|mmap|free|munmap)$/ &&
+	!seen[$1]++ { probes += (n == "free" || n == "munmap") ? 1 : 2 }
+	END { print probes + 0 }')
+je_probes() { bpftool perf list 2>/dev/null | grep -cE "pid $rec .*u(ret)?probe .*libjemalloc" || true; }
+for _ in $(seq 400); do
+	[ "$(je_probes)" -ge "$want_probes" ] && break
 	sleep 0.05
 done
-bpftool perf list | grep -q "pid $rec .*uprobe.*libjemalloc" || fail "libjemalloc was never probed"
+[ "$(je_probes)" -ge "$want_probes" ] ||
+	fail "libjemalloc got $(je_probes) of its $want_probes probes"
+echo "jemalloc: $want_probes probes in"
 echo go >&3
 exec 3>&-
 wait "$rec" || { cat je.err; fail "bpfrec record with jemalloc exited $?"; }
 run_clean je.txt perf script -i je.data -F tid,period,event,ip,sym,dso
 assert_grep 'malloc \(.*libjemalloc' je.txt "no allocation went through jemalloc's malloc"
 for f in free_small keep_big calloc_grow; do
-	want=$(truth je.err alloc_known $f alloc)
-	got=$(caller_bytes je.txt alloc $f)
-	wantin=$(truth je.err alloc_known $f inuse)
-	gotin=$(caller_bytes je.txt inuse $f)
-	echo "jemalloc, rate 1: $f alloc $got (fixture $want), inuse $gotin (fixture $wantin)"
-	[ "$got" = "$want" ] || fail "jemalloc: $f allocated $got bytes in perf script, the fixture $want"
-	[ "$gotin" = "$wantin" ] || fail "jemalloc: $f holds $gotin bytes, the fixture $wantin"
+	exact "jemalloc, rate 1" je.err je.txt alloc_known $f inuse
 done
 
 # --- a library dlopen()ed late, and threads --------------------------------------
@@ -168,23 +174,14 @@ done
 	{ rc=$?; cat d.err; fail "bpfrec record alloc_dlopen exited $rc"; }
 run_clean d.txt perf script -i d.data -F tid,period,event,ip,sym,dso
 for f in early_alloc late_alloc; do
-	want=$(truth d.err alloc_dlopen $f alloc)
-	got=$(caller_bytes d.txt alloc $f)
-	echo "dlopen, rate 1: $f alloc $got (fixture $want)"
-	[ "$got" = "$want" ] || fail "dlopen: $f allocated $got bytes in perf script, the fixture $want"
+	exact "dlopen, rate 1" d.err d.txt alloc_dlopen $f
 done
 assert_grep 'late_alloc \(.*liballoc_late\.so\)' d.txt "late_alloc not resolved in liballoc_late.so"
 
 "$BPFREC" record --alloc=1 -o t.data -- "$FIX/alloc_threads" 2>t.err ||
 	{ rc=$?; cat t.err; fail "bpfrec record alloc_threads exited $rc"; }
 script_of t.data t.txt
-want=$(truth t.err alloc_threads thread_alloc alloc)
-got=$(caller_bytes t.txt alloc thread_alloc)
-wantin=$(truth t.err alloc_threads thread_alloc inuse)
-gotin=$(caller_bytes t.txt inuse thread_alloc)
-echo "threads, rate 1: thread_alloc alloc $got (fixture $want), inuse $gotin (fixture $wantin)"
-[ "$got" = "$want" ] || fail "threads: thread_alloc allocated $got bytes, the fixture $want"
-[ "$gotin" = "$wantin" ] || fail "threads: thread_alloc holds $gotin bytes, the fixture $wantin"
+exact "threads, rate 1" t.err t.txt alloc_threads thread_alloc inuse
 tids=$(awk '/alloc: *$/ { print $1 }' t.txt | sort -u | wc -l)
 echo "threads: alloc samples from $tids threads"
 [ "$tids" -ge 4 ] || fail "threads: alloc samples from $tids threads, want the fixture's 4 or more"
