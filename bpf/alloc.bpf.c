@@ -42,7 +42,7 @@ const volatile __u32 self_tgid = 0;
 /* User stacks walked with the unwind tables (maps shared with the sampler); else fp. */
 const volatile bool unwind_cfi = false;
 
-static const __u32 log2_frac[64] = ALLOC_LOG2_FRAC;
+static const __u32 log2_frac[ALLOC_LOG2_FRAC_LEN] = ALLOC_LOG2_FRAC;
 
 #define MAP_ANONYMOUS_FLAG	0x20
 

@@ -72,29 +72,34 @@ struct alloc_live_key {
 #define ALLOC_INTERVAL_MAX	(1ull << 40)
 
 /*
- * log2(1 + (i + 0.5) / 64) in 1/65536, i = the 6 bits below the top set
- * bit of a number: the fraction of its logarithm, to within 1/128.
+ * log2(1 + i / 64) in 1/65536, i = 0..64: the fraction of a logarithm at
+ * the edges of 64 steps of the mantissa, interpolated in between.
  */
+#define ALLOC_LOG2_FRAC_LEN	65
 #define ALLOC_LOG2_FRAC { \
-	  736,  2190,  3623,  5034,  6425,  7795,  9146, 10477, \
-	11791, 13086, 14363, 15624, 16868, 18096, 19308, 20505, \
-	21687, 22854, 24007, 25146, 26272, 27384, 28484, 29571, \
-	30645, 31707, 32758, 33797, 34825, 35841, 36847, 37842, \
-	38827, 39802, 40767, 41722, 42667, 43603, 44530, 45448, \
-	46357, 47258, 48150, 49034, 49909, 50776, 51636, 52488, \
-	53332, 54169, 54998, 55820, 56635, 57443, 58245, 59039, \
-	59827, 60609, 61384, 62152, 62915, 63671, 64421, 65166 }
+	    0,  1466,  2909,  4331,  5732,  7112,  8473,  9814, \
+	11136, 12440, 13727, 14996, 16248, 17484, 18704, 19909, \
+	21098, 22272, 23433, 24579, 25711, 26830, 27936, 29029, \
+	30109, 31178, 32234, 33279, 34312, 35334, 36346, 37346, \
+	38336, 39316, 40286, 41246, 42196, 43137, 44068, 44990, \
+	45904, 46809, 47705, 48593, 49472, 50344, 51207, 52063, \
+	52911, 53751, 54584, 55410, 56229, 57040, 57845, 58643, \
+	59434, 60219, 60997, 61769, 62534, 63294, 64047, 64794, \
+	65536 }
 
 /*
  * -ln(u) for u = (x + 1) / 2^32 (x uniform: bpf_get_prandom_u32()), in
- * 1/65536: an exponential draw with mean 1 to within the table's step.
- * log2 of x + 1 is its top bit's position plus the table's fraction; the
- * result is (32 - log2(x + 1)) * ln 2. Integer only, for BPF.
+ * 1/65536: an exponential draw with mean 1. log2(x + 1) is the top bit's
+ * position k plus the mantissa's log2, from the table at its 6 leading
+ * bits and linear between table entries over the next 10 (error below
+ * 1e-4: also the short draws, which decide whether a block near the
+ * interval's size is sampled, are right); the result is
+ * (32 - log2(x + 1)) * ln 2. Integer only, for BPF.
  */
 static inline __u64 alloc_neg_log_q16(__u32 x, const __u32 *frac)
 {
-	__u64 v = (__u64)x + 1, t = v, log2q;
-	__u32 k = 0, idx;
+	__u64 v = (__u64)x + 1, t = v, m, log2q;
+	__u32 k = 0, idx, f;
 
 	if (v >> 32)
 		return 0;	/* u = 1 */
@@ -103,11 +108,15 @@ static inline __u64 alloc_neg_log_q16(__u32 x, const __u32 *frac)
 	if (t >> 4) { t >>= 4; k += 4; }
 	if (t >> 2) { t >>= 2; k += 2; }
 	if (t >> 1) { k += 1; }
-	idx = k >= 6 ? (__u32)(v >> (k - 6)) & 63 : (__u32)(v << (6 - k)) & 63;
-	log2q = ((__u64)k << 16) + frac[idx & 63];
+	/* The mantissa with its top bit at 2^16: 6 bits of step, 10 of interpolation. */
+	m = k >= 16 ? v >> (k - 16) : v << (16 - k);
+	idx = (__u32)(m >> 10) & 63;
+	f = (__u32)m & 1023;
+	log2q = ((__u64)k << 16) + frac[idx] +
+		(((__u64)(frac[idx + 1] - frac[idx]) * f) >> 10);
 	if (log2q >= (32ull << 16))
 		return 0;
-	/* ln 2 = 45426 / 65536 */
+	/* ln 2 = 45426.09 / 65536 */
 	return ((32ull << 16) - log2q) * 45426 >> 16;
 }
 

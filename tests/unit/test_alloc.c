@@ -23,7 +23,7 @@
 #define TRAILER (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
 		 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
-static const __u32 frac[64] = ALLOC_LOG2_FRAC;
+static const __u32 frac[ALLOC_LOG2_FRAC_LEN] = ALLOC_LOG2_FRAC;
 
 Test(alloc, weight_is_size_over_the_sampling_probability)
 {
@@ -147,12 +147,33 @@ Test(alloc, countdown_draw_is_exponential)
 		above1 += v > 1.0;
 		above3 += v > 3.0;
 	}
-	cr_assert(fabs(sum / steps - 1.0) < 0.005, "mean %.4f", sum / steps);
-	cr_assert(fabs(above1 / steps - exp(-1.0)) < 0.005, "P(>1) %.4f", above1 / steps);
-	cr_assert(fabs(above3 / steps - exp(-3.0)) < 0.002, "P(>3) %.4f", above3 / steps);
+	cr_assert(fabs(sum / steps - 1.0) < 0.001, "mean %.5f", sum / steps);
+	cr_assert(fabs(above1 / steps - exp(-1.0)) < 0.001, "P(>1) %.5f", above1 / steps);
+	cr_assert(fabs(above3 / steps - exp(-3.0)) < 0.001, "P(>3) %.5f", above3 / steps);
 	/* The ends: the smallest u gives the largest draw, u = 1 gives 0. */
 	cr_assert_gt(alloc_neg_log_q16(0, frac), 22 * 65536 - 65536);
 	cr_assert_eq(alloc_neg_log_q16(UINT32_MAX, frac), 0);
+}
+
+/*
+ * Whether a block of S bytes is sampled depends on the short draws: the
+ * share of draws below S / interval must be 1 - exp(-S / interval), also
+ * for blocks near the interval and far below it.
+ */
+Test(alloc, countdown_samples_a_block_with_its_probability)
+{
+	const uint64_t steps = 1u << 22, stride = (1ull << 32) / steps;
+	const double t[] = { 0.0078125, 0.03125, 0.125, 0.5, 2.0 };
+
+	for (size_t j = 0; j < sizeof(t) / sizeof(t[0]); j++) {
+		double want = 1.0 - exp(-t[j]), below = 0;
+
+		for (uint64_t i = 0; i < steps; i++)
+			below += (double)alloc_neg_log_q16((uint32_t)(i * stride + stride / 2), frac) /
+				 65536.0 <= t[j];
+		cr_assert(fabs(below / steps / want - 1.0) < 0.005,
+			  "P(draw <= %g) = %.5f, want %.5f", t[j], below / steps, want);
+	}
 }
 
 Test(alloc, countdown_scales_with_the_interval)
