@@ -23,7 +23,7 @@ CFLAGS   ?= -O2 -g
 # default: the shared library exports only what BPFREC_API marks.
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(BUILD)/include \
 	    -fPIC -fvisibility=hidden -MMD -MP
-LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lpthread
+LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -142,7 +142,7 @@ install: all
 	  'Version: $(LIB_MAJOR).$(LIB_MINOR).0' 'Cflags: -I$${includedir}' \
 	  'Libs: -L$${libdir} -lbpfrec' \
 	  'Requires.private: libbpf libelf libdw zlib libzstd libtraceevent' \
-	  'Libs.private: -lpthread' > $(DESTDIR)$(LIBDIR)/pkgconfig/bpfrec.pc
+	  'Libs.private: -lpthread -lm' > $(DESTDIR)$(LIBDIR)/pkgconfig/bpfrec.pc
 	install -m 644 Documentation/*.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 $(wildcard Documentation/examples/*.c) $(DESTDIR)$(DOCDIR)/
 
@@ -198,6 +198,10 @@ NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -fno-ipa-
 $(BUILD)/fixtures/nofp_%: tests/fixtures/nofp_%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NOFP_CFLAGS) -o $@ $<
+# alloc_* fixtures (record --alloc): built as distributions build, like nofp_*.
+$(BUILD)/fixtures/alloc_%: tests/fixtures/alloc_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -o $@ $< -lpthread -ldl
 # Test-only programs (synthetic recordings and the like), linked with our libraries.
 TEST_TOOLS     := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
 $(BUILD)/tests/tools/%: tests/tools/%.c $(APP_LIBS)

@@ -45,3 +45,23 @@ void perfdata_sample_attr(const struct perfdata_capture *c, struct perf_event_at
 	a->clockid = CLOCK_MONOTONIC;
 	a->inherit = c->inherit;
 }
+
+/* The sample_id trailer bits, which every event of a file must share. */
+#define TRAILER_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
+		      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+void perfdata_bpf_output_attr(const struct perf_event_attr *cpu_attr, struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_BPF_OUTPUT;
+	a->size = sizeof(*a) < 128 ? sizeof(*a) : 128;
+	a->sample_period = 1;
+	a->sample_type = (cpu_attr->sample_type & TRAILER_BITS) | PERF_SAMPLE_IDENTIFIER |
+			 PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			 PERF_SAMPLE_RAW;
+	a->sample_id_all = cpu_attr->sample_id_all;
+	a->use_clockid = cpu_attr->use_clockid;
+	a->clockid = cpu_attr->clockid;
+	a->inherit = cpu_attr->inherit;
+}

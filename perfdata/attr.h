@@ -40,4 +40,12 @@ struct perfdata_capture {
 /* Fill *a (all of it) for the file. */
 void perfdata_sample_attr(const struct perfdata_capture *c, struct perf_event_attr *a);
 
+/*
+ * The attr of a BPF_OUTPUT event (offcpu-time, alloc, inuse, sched-delay)
+ * that shares the file with the CPU event cpu_attr: the same trailer bits,
+ * clock and inheritance (perf requires one trailer layout per file), and
+ * IDENTIFIER, IP, PERIOD, CALLCHAIN and RAW; sample_period 1.
+ */
+void perfdata_bpf_output_attr(const struct perf_event_attr *cpu_attr, struct perf_event_attr *out);
+
 #endif /* PERFDATA_ATTR_H */

@@ -401,3 +401,11 @@ ssize_t perfdata_encode_build_id(void *buf, size_t cap, uint32_t type, uint16_t 
 		return -E2BIG;
 	return (ssize_t)o.len;
 }
+
+size_t perfdata_raw_text_pad(char *buf, size_t len, size_t size)
+{
+	while ((len + 1 + 4) % 8 && len + 1 < size)
+		buf[len++] = ' ';
+	buf[len] = '\0';
+	return len + 1;
+}

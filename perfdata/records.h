@@ -97,6 +97,14 @@ ssize_t perfdata_encode_finished_round(void *buf, size_t cap);
  */
 size_t perfdata_callchain_join(const uint64_t *kernel, size_t nr_kernel, const uint64_t *user,
 			       size_t nr_user, uint64_t *out);
+/*
+ * Make the len bytes of text in buf (size bytes) a RAW payload that perf
+ * prints as a string ("BPF string" in perf script): perf does so only when
+ * everything up to a final NUL is printable, and a SAMPLE pads RAW so that
+ * 4 + its size is a multiple of 8, so spaces go in until the NUL is the
+ * last byte. Returns the payload's size, NUL included.
+ */
+size_t perfdata_raw_text_pad(char *buf, size_t len, size_t size);
 /* The cpumode bits of a SAMPLE's misc: where the sampled ip was. */
 uint16_t perfdata_sample_cpumode(bool kernel);
 /* HEADER_ATTR (64): the attr (PERFDATA_ATTR_SIZE bytes) then its ids. */

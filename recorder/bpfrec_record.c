@@ -153,6 +153,7 @@ static int session_opts(struct bpfrec_record *r, struct record_opts *o)
 	o->on_switch_ctx = p->on_switch_ctx;
 	o->off_cpu = p->off_cpu;
 	o->off_cpu_thresh_ns = p->off_cpu_thresh_ns;
+	o->alloc_interval = p->alloc_interval;
 	o->compression_level = p->compression_level;
 	o->no_buildid_cache = p->no_buildid_cache;
 	o->buildid_cache_log = r->debug_log;

@@ -146,6 +146,12 @@ struct bpfrec_record_opts {
 	/* Warnings and notes; NULL = silent. */
 	bpfrec_log_fn log;
 	void *log_ctx;
+	/*
+	 * Allocations: the "alloc" and "inuse" events (uprobes on the
+	 * allocators), one sample per alloc_interval bytes on average
+	 * (Poisson); 1 = every allocation; 0 = off.
+	 */
+	uint64_t alloc_interval;
 };
 
 enum bpfrec_record_state {
@@ -183,6 +189,23 @@ struct bpfrec_unwind_stats {
 	uint64_t not_loaded;
 };
 
+/* Allocation sampling (alloc_interval), when used. */
+struct bpfrec_alloc_stats {
+	bool enabled;
+	uint64_t interval;	/* mean bytes between samples in effect */
+	uint64_t calls;		/* allocations by tasks in scope */
+	uint64_t sampled;	/* of those, sampled */
+	uint64_t written;	/* "alloc" samples written, all files */
+	uint64_t lost;		/* sampled, dropped by a full ring buffer */
+	/* Sampled but not remembered (the bound of live ones): missing from "inuse". */
+	uint64_t live_full;
+	uint64_t freed;		/* sampled allocations freed again */
+	uint64_t inuse;		/* "inuse" samples written, all files */
+	uint64_t no_storage;	/* calls not followed: no per-thread storage */
+	size_t files_probed;	/* allocator files with probes */
+	size_t probe_errors;	/* allocator files that could not be probed */
+};
+
 /* Declare with BPFREC_OPTS(bpfrec_record_stats, st) so sz is set. */
 struct bpfrec_record_stats {
 	size_t sz;
@@ -215,6 +238,7 @@ struct bpfrec_record_stats {
 	bool bpf_counted;
 	uint64_t bpf_run_ns;
 	uint64_t bpf_runs;
+	struct bpfrec_alloc_stats alloc;
 };
 
 /*

@@ -14,6 +14,7 @@
 
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
+#include "recorder/alloc.h"
 #include "recorder/offcpu.h"
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
@@ -215,6 +216,8 @@ int session_flush_batch(struct record_session *s)
 		s->lost = lost;
 		wrote = true;
 	}
+	if (!err && s->alloc)	/* --alloc: its own batch, in this round */
+		err = alloc_flush(s->alloc, s->w, s->tracker, &s->last_time);
 	if (!err && s->offcpu) {
 		uint64_t before = offcpu_lost(s->offcpu);
 
@@ -260,6 +263,8 @@ int session_consume(struct record_session *s, bool *batch_full)
 	if (err < 0 && err != BATCH_FULL)
 		return session_fail(s, err, "cannot read the ring buffer: %s", strerror(-err));
 	err = consume_sideband(s);
+	if (!err && s->alloc)
+		err = alloc_consume(s->alloc);
 	if (err)
 		return session_fail(s, err, "cannot keep up: %s", strerror(-err));
 	return 0;

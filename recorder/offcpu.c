@@ -8,6 +8,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "perfdata/attr.h"
+#include "perfdata/records.h"
 #include "perfdata/writer.h"
 #include "recorder/batch.h"
 #include "recorder/emit.h"
@@ -26,9 +28,6 @@
  * so it is put far above any such counter.
  */
 #define OFFCPU_ID_BASE	(1ull << 48)
-
-#define TRAILER_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
-		      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
 struct offcpu_tracer {
 	struct offcpu *skel;
@@ -88,7 +87,6 @@ size_t offcpu_state_text(uint32_t state, char *buf, size_t size)
 		{ OFFCPU_STATE_TRACED, "t (tracing stop)" },
 		{ OFFCPU_STATE_PARKED, "P (parked)" },
 	};
-	size_t n = 0;
 	int len = -1;
 
 	if (size < OFFCPU_STATE_TEXT_MAX)
@@ -98,16 +96,7 @@ size_t offcpu_state_text(uint32_t state, char *buf, size_t size)
 			len = snprintf(buf, size, "%s", names[i].text);
 	if (len < 0)
 		len = snprintf(buf, size, "? (state 0x%x)", (unsigned int)state);
-	n = (size_t)len;
-	/*
-	 * perf prints RAW as a string only when it is all printable up to a
-	 * final NUL, and the writer pads RAW so that 4 + size is a multiple
-	 * of 8: pad with spaces so the NUL is the last byte.
-	 */
-	while ((n + 1 + 4) % 8 && n + 1 < size)
-		buf[n++] = ' ';
-	buf[n] = '\0';
-	return n + 1;
+	return perfdata_raw_text_pad(buf, (size_t)len, size);
 }
 
 size_t offcpu_trampoline_frames(const uint64_t *kernel, size_t nr, uint64_t sched_start,
@@ -121,19 +110,7 @@ size_t offcpu_trampoline_frames(const uint64_t *kernel, size_t nr, uint64_t sche
 
 void offcpu_build_attr(const struct perf_event_attr *cpu_attr, struct perf_event_attr *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_BPF_OUTPUT;
-	a->size = sizeof(*a) < 128 ? sizeof(*a) : 128;
-	a->sample_period = 1;
-	/* RAW carries the task state as text; the callchain is always there. */
-	a->sample_type = (cpu_attr->sample_type & TRAILER_BITS) | PERF_SAMPLE_IDENTIFIER |
-			 PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
-			 PERF_SAMPLE_RAW;
-	a->sample_id_all = cpu_attr->sample_id_all;
-	a->use_clockid = cpu_attr->use_clockid;
-	a->clockid = cpu_attr->clockid;
-	a->inherit = cpu_attr->inherit;
+	perfdata_bpf_output_attr(cpu_attr, a);
 	if ((cpu_attr->sample_type & PERF_SAMPLE_REGS_USER) &&
 	    (cpu_attr->sample_type & PERF_SAMPLE_STACK_USER)) {
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
@@ -181,17 +158,12 @@ int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.target_tids, opts->target_tids_fd);
 	skel->rodata->unwind_cfi = opts->unwind_cfi;
-	if (!err && opts->unwind_cfi) {
-		err = bpf_map__reuse_fd(skel->maps.unwind_rows, opts->unwind_rows_fd);
-		if (!err)
-			err = bpf_map__reuse_fd(skel->maps.unwind_procs, opts->unwind_procs_fd);
-		if (!err)
-			err = bpf_map__reuse_fd(skel->maps.unwind_stops, opts->unwind_stops_fd);
-		if (!err)
-			err = bpf_map__reuse_fd(skel->maps.unwind_stats, opts->unwind_stats_fd);
-	} else if (!err) {
-		err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs, 0);
-	}
+	if (!err)
+		err = unwind_bpf_share_maps(skel->maps.unwind_rows, skel->maps.unwind_procs,
+					    skel->maps.unwind_stops, skel->maps.unwind_stats,
+					    opts->unwind_cfi, opts->unwind_rows_fd,
+					    opts->unwind_procs_fd, opts->unwind_stops_fd,
+					    opts->unwind_stats_fd);
 	/* Without a threshold nothing is aggregated: keep the map minimal. */
 	if (!err && !opts->thresh_ns)
 		err = bpf_map__set_max_entries(skel->maps.aggs, 1);

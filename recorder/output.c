@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "perfdata/writer.h"
+#include "recorder/alloc.h"
 #include "recorder/offcpu.h"
 #include "recorder/rotate.h"
 #include "recorder/session_int.h"
@@ -165,6 +166,13 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 	if (!err && s->offcpu)
 		err = perfdata_writer_add_event(s->w, OFFCPU_EVENT_NAME, offcpu_attr(s->offcpu),
 						offcpu_event_id(s->offcpu), 1);
+	if (!err && s->alloc)
+		err = perfdata_writer_add_event(s->w, PERFDATA_ALLOC_EVENT_NAME,
+						alloc_attr(s->alloc), alloc_event_id(s->alloc), 1);
+	if (!err && s->alloc)
+		err = perfdata_writer_add_event(s->w, PERFDATA_INUSE_EVENT_NAME,
+						alloc_inuse_attr(s->alloc),
+						alloc_inuse_event_id(s->alloc), 1);
 	if (!err)
 		err = perfdata_writer_start(s->w);
 	/* A source without a kernel (a test's) leaves ktext empty: no kernel map. */
@@ -175,8 +183,10 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 			.track_all = s->opts.system_wide,
 			.cache = s->bcache,
 			.data_maps = s->opts.callgraph == RECORD_CALLGRAPH_DWARF,
-			.hooks = s->unwind ? &unwind_bpf_hooks : NULL,
-			.hooks_ctx = s->unwind,
+			/* --alloc's hooks come first and pass every call on to the unwinder's. */
+			.hooks = s->alloc ? &alloc_tracker_hooks :
+				 s->unwind ? &unwind_bpf_hooks : NULL,
+			.hooks_ctx = s->alloc ? (void *)s->alloc : (void *)s->unwind,
 		};
 
 		err = task_tracker_new(s->w, &to, &s->tracker);
@@ -265,6 +275,9 @@ int session_switch_output(struct record_session *s)
 	int err, fd;
 
 	err = session_flush_batch(s);
+	/* --alloc: what is still held, at the file's end. */
+	if (!err && s->alloc)
+		err = alloc_write_inuse(s->alloc, s->w, s->tracker, &s->last_time);
 	if (!err)
 		err = perfdata_writer_finish(s->w);
 	if (err)

@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "recorder/alloc.h"
 #include "recorder/offcpu.h"
 #include "recorder/percpu.h"
 #include "recorder/privs.h"
@@ -178,6 +179,36 @@ static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring
 	return 0;
 }
 
+/* --alloc: its tracer, on the sampler's target and unwind maps, with its own ring buffer. */
+static int load_alloc(struct record_session *s, struct sampler *sm, size_t ring)
+{
+	struct profile *skel = sm->skel;
+	struct alloc_opts ao = {
+		.interval = s->opts.alloc_interval,
+		.events_fd = bpf_map__fd(skel->maps.events),
+		.target_tgids_fd = bpf_map__fd(skel->maps.target_tgids),
+		.target_tids_fd = bpf_map__fd(skel->maps.target_tids),
+		.filter_mode = skel->rodata->filter_mode,
+		.ring_bytes = ring,
+		.unwind_cfi = sm->unwind_bytes != 0,
+		.unwind_rows_fd = bpf_map__fd(skel->maps.unwind_rows),
+		.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
+		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
+		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
+		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
+		.next_hooks = s->unwind ? &unwind_bpf_hooks : NULL,
+		.next_hooks_ctx = s->unwind,
+	};
+	int err = alloc_new(&ao, &s->alloc);
+
+	if (privs_is_denial(err))
+		return session_priv_fail(s, PRIV_STEP_BPF, err, "--alloc");
+	if (err)
+		return session_fail(s, err, "cannot load the allocation tracer: %s (run with -v for "
+				    "the verifier log, or drop --alloc)", strerror(-err));
+	return 0;
+}
+
 static int load_bpf(struct record_session *s, struct sampler *sm)
 {
 	size_t ring = ring_bytes(s);
@@ -207,7 +238,8 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	skel->rodata->unwind_cfi = s->opts.callgraph == RECORD_CALLGRAPH_CFI;
 	/* --off-cpu walks its user stacks with the tables too, unless fp or dwarf is asked for. */
 	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI ||
-	    (s->opts.off_cpu && s->opts.callgraph == RECORD_CALLGRAPH_NONE))
+	    ((s->opts.off_cpu || s->opts.alloc_interval) &&
+	     s->opts.callgraph == RECORD_CALLGRAPH_NONE))
 		sm->unwind_bytes = s->opts.unwind_table_bytes ? s->opts.unwind_table_bytes :
 								UNWIND_BPF_DEFAULT_BYTES;
 	err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs,
@@ -263,6 +295,11 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 		if (err)
 			return err;
 	}
+	if (s->opts.alloc_interval) {
+		err = load_alloc(s, sm, ring);
+		if (err)
+			return err;
+	}
 
 	sm->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), record_source_deliver, s, NULL);
 	if (!sm->rb)
@@ -284,6 +321,8 @@ static void sampler_free(struct record_session *s, void *src)
 	s->sideband = NULL;
 	offcpu_free(s->offcpu);
 	s->offcpu = NULL;
+	alloc_free(s->alloc);
+	s->alloc = NULL;
 	unwind_bpf_free(s->unwind);
 	s->unwind = NULL;
 	if (!sm)
@@ -418,6 +457,18 @@ static int sampler_attach(struct record_session *s, void *src)
 			return session_fail(s, err, "cannot attach the off-CPU tracer: %s",
 					    strerror(-err));
 	}
+	if (s->alloc) {
+		int err = alloc_attach(s->alloc);
+
+		if (privs_is_denial(err))
+			return session_priv_fail(s, PRIV_STEP_BPF, err, "--alloc");
+		/* The targets' own allocator files are still probed as they are seen. */
+		if (err)
+			session_warn(s, "cannot probe the C library's allocator: %s%s; allocations "
+				     "through it are not recorded", strerror(-err), err == -EINVAL ?
+				     " (another tracer's uprobe on the same functions, with a "
+				     "semaphore, makes the kernel refuse ours: see dmesg)" : "");
+	}
 	for (size_t i = 0; i < sm->nr_pfds; i++) {
 		struct bpf_link *l;
 
@@ -448,6 +499,8 @@ static void sampler_detach(struct record_session *s, void *src)
 	}
 	if (s->offcpu)
 		offcpu_detach(s->offcpu);
+	if (s->alloc)
+		alloc_detach(s->alloc);
 }
 
 static int sampler_poll_fd(const struct record_session *s, const void *src)

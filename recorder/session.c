@@ -28,6 +28,7 @@
 #include "perfdata/events.h"
 #include "perfdata/writer.h"
 #include "recorder/buildid_cache.h"
+#include "recorder/alloc.h"
 #include "recorder/offcpu.h"
 #include "recorder/sampler.h"
 #include "recorder/session_int.h"
@@ -241,8 +242,8 @@ static void build_file_attr(struct record_session *s)
 		.period = s->opts.period,
 		.freq = s->opts.freq,
 		.cpu = s->opts.system_wide || s->opts.nr_cpus,
-		/* The off-CPU event shares the file. */
-		.shared = s->opts.off_cpu,
+		/* The off-CPU and allocation events share the file. */
+		.shared = s->opts.off_cpu || s->opts.alloc_interval,
 		.callchain = s->opts.callgraph != RECORD_CALLGRAPH_NONE,
 		.inherit = !s->opts.system_wide,
 	};
@@ -254,20 +255,24 @@ static void build_file_attr(struct record_session *s)
 	perfdata_sample_attr(&c, &s->attr);
 }
 
-/* One fd to wait on: the source's, the side-band's, the caller's wake_fd. */
+/*
+ * One fd to wait on: the source's, the side-band's, the caller's wake_fd,
+ * the allocation tracer's ring.
+ */
 static int open_poll_set(struct record_session *s)
 {
-	int fds[3] = {
+	int fds[4] = {
 		s->src_ops->poll_fd ? s->src_ops->poll_fd(s, s->src) : -1,
 		/* A storm of mmaps filling its buffer half way wakes us before the timer. */
 		s->sideband ? sideband_epoll_fd(s->sideband) : -1,
 		s->opts.wake_fd,
+		s->alloc ? alloc_epoll_fd(s->alloc) : -1,
 	};
 
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return session_fail(s, -errno, "epoll: %s", strerror(errno));
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
 
 		if (fds[i] >= 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, fds[i], &ev) < 0)
@@ -491,6 +496,10 @@ static int session_stop(struct record_session *s)
 		return -EIO;
 	}
 	err = drain(s);
+	/* --alloc: the sampled allocations still live. */
+	if (!err && s->alloc &&
+	    (err = alloc_write_inuse(s->alloc, s->w, s->tracker, &s->last_time)))
+		err = session_write_error(s, err);
 	if (sideband_lost(s->sideband))
 		session_warn(s, "%" PRIu64 " mmap reports were lost (a full side-band buffer): "
 			     "processes that exited early may keep unresolved addresses",
@@ -585,6 +594,8 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 	st->cpu_samples = s->write_failed ? s->ckpt_cpu_written : s->cpu_written;
 	st->cpu_lost = s->lost;
 	st->lost = s->lost + offcpu_lost(s->offcpu);
+	alloc_stats(s->alloc, &st->alloc);
+	st->lost += st->alloc.lost;
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;
 	if (s->unwind)

@@ -177,6 +177,12 @@ struct record_opts {
 	void *on_switch_ctx;
 	bool off_cpu;		/* --off-cpu: also the offcpu-time event (recorder/offcpu.h) */
 	uint64_t off_cpu_thresh_ns;	/* --off-cpu-thresh: shorter intervals are summed */
+	/*
+	 * --alloc[=BYTES]: also the alloc and inuse events (recorder/alloc.h),
+	 * one sample per this many bytes allocated on average; 1 = every
+	 * allocation; 0 = off.
+	 */
+	uint64_t alloc_interval;
 	int compression_level;	/* -z: zstd level 1..22 (perfdata/writer.h); 0 = none */
 	/*
 	 * Copy the files with samples into $HOME/.debug (buildid_cache.h), at

@@ -82,6 +82,22 @@ int unwind_bpf_size_maps(struct bpf_map *rows, struct bpf_map *procs, uint64_t b
 	return err;
 }
 
+int unwind_bpf_share_maps(struct bpf_map *rows, struct bpf_map *procs, struct bpf_map *stops,
+			  struct bpf_map *stats, bool share, int rows_fd, int procs_fd,
+			  int stops_fd, int stats_fd)
+{
+	int err;
+
+	if (!share)
+		return unwind_bpf_size_maps(rows, procs, 0);
+	err = bpf_map__reuse_fd(rows, rows_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(procs, procs_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(stops, stops_fd);
+	return err ? err : bpf_map__reuse_fd(stats, stats_fd);
+}
+
 static int store_write_rows(void *ctx, uint32_t first, const struct unwind_row *rows, uint32_t nr)
 {
 	struct unwind_bpf *u = ctx;

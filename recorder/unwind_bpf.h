@@ -38,6 +38,16 @@ struct unwind_tables;
  */
 int unwind_bpf_size_maps(struct bpf_map *rows, struct bpf_map *procs, uint64_t bytes);
 
+/*
+ * Before load: make another BPF object that includes unwind.bpf.h (the
+ * off-CPU or allocation tracer) walk with the sampler's tables: its maps
+ * reuse the sampler's fds; share false: its maps shrink to one entry, its
+ * walker unused. 0 or -errno.
+ */
+int unwind_bpf_share_maps(struct bpf_map *rows, struct bpf_map *procs, struct bpf_map *stops,
+			  struct bpf_map *stats, bool share, int rows_fd, int procs_fd,
+			  int stops_fd, int stats_fd);
+
 struct unwind_bpf_opts {
 	int rows_fd;		/* unwind_rows, loaded */
 	int procs_fd;		/* unwind_procs */

@@ -180,3 +180,69 @@ int elf_load_segments(Elf *elf, bool exec_only, struct load_seg **segs, size_t *
 	}
 	return *nr ? 0 : -ENOENT;
 }
+
+/* The file offset of ELF address vaddr inside an executable segment, or 0. */
+static uint64_t exec_offset(const struct load_seg *segs, size_t nr, uint64_t vaddr)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (segs[i].exec && vaddr >= segs[i].vaddr && vaddr - segs[i].vaddr < segs[i].filesz)
+			return vaddr - segs[i].vaddr + segs[i].offset;
+	return 0;
+}
+
+int elf_func_offsets(Elf *elf, const char *const *names, size_t n, uint64_t *offsets)
+{
+	struct load_seg *segs;
+	Elf_Scn *scn = NULL;
+	size_t nr_segs, found = 0;
+	int err;
+
+	memset(offsets, 0, n * sizeof(*offsets));
+	err = elf_load_segments(elf, true, &segs, &nr_segs);
+	if (err)
+		return err;
+	/* .dynsym first: what a dynamic library exports is what callers reach. */
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t want = pass ? SHT_SYMTAB : SHT_DYNSYM;
+
+		scn = NULL;
+		while ((scn = elf_nextscn(elf, scn)) != NULL) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+			size_t nsyms;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want || !sh.sh_entsize)
+				continue;
+			d = elf_getdata(scn, NULL);
+			if (!d)
+				continue;
+			/* Never past the data the section really has. */
+			nsyms = d->d_size / sh.sh_entsize;
+			for (size_t i = 0; i < nsyms && i <= INT32_MAX; i++) {
+				GElf_Sym sym;
+				const char *name;
+				int type;
+
+				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+					continue;
+				/* An IFUNC symbol is its resolver, not the code called. */
+				type = GELF_ST_TYPE(sym.st_info);
+				if (type != STT_FUNC)
+					continue;
+				name = elf_strptr(elf, sh.sh_link, sym.st_name);
+				if (!name)
+					continue;
+				for (size_t k = 0; k < n; k++) {
+					if (offsets[k] || strcmp(name, names[k]))
+						continue;
+					offsets[k] = exec_offset(segs, nr_segs, sym.st_value);
+					found += offsets[k] != 0;
+				}
+			}
+		}
+		if (found)
+			break;
+	}
+	free(segs);
+	return found ? 0 : -ENOENT;
+}

@@ -62,4 +62,12 @@ struct load_seg {
  * ones), into a malloc'd array: 0, -ENOENT when there is none, -EINVAL, -ENOMEM. */
 int elf_load_segments(Elf *elf, bool exec_only, struct load_seg **segs, size_t *nr);
 
+/*
+ * The file offsets of the functions names[0, n) (defined STT_FUNC
+ * symbols, from .dynsym, else .symtab) into offsets[0, n):
+ * where a uprobe goes. 0 for a name not found. 0 when at least one was
+ * found, -ENOENT when none, -EINVAL, -ENOMEM.
+ */
+int elf_func_offsets(Elf *elf, const char *const *names, size_t n, uint64_t *offsets);
+
 #endif /* SYMBOLIZE_UTIL_H */

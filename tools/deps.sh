@@ -9,7 +9,7 @@ mode=${1:-build}
 build_pkgs="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
 libtraceevent-dev libzstd-dev pkg-config"
 test_pkgs="libcriterion-dev linux-perf golang-go hotspot binutils dwz libc6-dbg libsqlite3-0 python3.11
-libcap2-bin libclang-rt-14-dev bsdutils"
+libcap2-bin libclang-rt-14-dev bsdutils libjemalloc2"
 
 # heaptrack and memleak-bpfcc (bpfcc-tools) for scenario 8; memleak compiles
 # against kernel headers, and a kernel without its own headers package gets

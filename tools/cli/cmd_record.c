@@ -158,6 +158,26 @@ static void unwind_summary(const struct bpfrec_unwind_stats *u, bool verbose)
 			u->over_budget, budget);
 }
 
+/* --alloc (-v): what the probes saw; a full map of live allocations is a warning always. */
+static void alloc_summary(const struct bpfrec_alloc_stats *a, bool verbose)
+{
+	if (verbose)
+		fprintf(stderr, "bpfrec record: allocations: %llu calls, %llu sampled (1 per %llu "
+			"bytes), %llu written, %llu lost, %llu freed again, %llu still held "
+			"(inuse samples); %zu allocator files probed, %zu failed\n",
+			(unsigned long long)a->calls, (unsigned long long)a->sampled,
+			(unsigned long long)a->interval, (unsigned long long)a->written,
+			(unsigned long long)a->lost, (unsigned long long)a->freed,
+			(unsigned long long)a->inuse, a->files_probed, a->probe_errors);
+	if (a->probe_errors)
+		fprintf(stderr, "bpfrec record: warning: %zu allocator files could not be probed: "
+			"their allocations are not recorded (run with -v)\n", a->probe_errors);
+	if (a->live_full)
+		fprintf(stderr, "bpfrec record: warning: %llu sampled allocations did not fit in the "
+			"map of live ones and are missing from inuse: raise --alloc\n",
+			(unsigned long long)a->live_full);
+}
+
 static void summary(const struct bpfrec_record_stats *s, bool to_stdout, bool verbose)
 {
 	struct bpfrec_record_stats st = *s;
@@ -182,6 +202,8 @@ static void summary(const struct bpfrec_record_stats *s, bool to_stdout, bool ve
 			st.buildid_present, st.buildid_too_big, st.buildid_failed);
 	if (st.unwind.enabled)
 		unwind_summary(&st.unwind, verbose);
+	if (st.alloc.enabled)
+		alloc_summary(&st.alloc, verbose);
 	if (st.lost)
 		fprintf(stderr, "bpfrec record: warning: %llu samples were lost (ring buffer full): "
 			"raise -m or lower -F\n", (unsigned long long)st.lost);

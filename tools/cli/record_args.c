@@ -19,6 +19,7 @@ enum {
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_THRESH,
 	OPT_UNWIND_TABLES,
+	OPT_ALLOC,
 };
 
 /* The zstd levels -z takes, as in perf; include the writer's header for no more. */
@@ -44,6 +45,7 @@ static const struct option long_opts[] = {
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
 	{ "unwind-tables", required_argument, NULL, OPT_UNWIND_TABLES },
+	{ "alloc", optional_argument, NULL, OPT_ALLOC },
 	{ "compression-level", optional_argument, NULL, 'z' },
 	{ "no-buildid-cache", no_argument, NULL, 'N' },
 	{ "help", no_argument, NULL, 'h' },
@@ -105,6 +107,11 @@ void record_usage(FILE *f)
 "                         walked as cfi unless --call-graph fp or dwarf)\n"
 "      --off-cpu-thresh USEC  sum blocked intervals shorter than USEC per thread\n"
 "                         and stack, written at the end (default 0: none)\n"
+"      --alloc[=BYTES]    also record allocations: uprobes on malloc, calloc,\n"
+"                         realloc, free, memalign, anonymous mmap (glibc, jemalloc,\n"
+"                         tcmalloc); one sample per BYTES allocated on average\n"
+"                         (512K by default, 1 = every allocation), as the events\n"
+"                         alloc (bytes allocated) and inuse (still held at the end)\n"
 "\n"
 "Output:\n"
 "  -o, --output FILE      write FILE (default perf.data; an existing one becomes\n"
@@ -385,6 +392,18 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 		case OPT_OFF_CPU:
 			a->opts.off_cpu = true;
 			break;
+		case OPT_ALLOC: {
+			uint64_t bytes = 512 * 1024;
+
+			/* A size as --unwind-tables takes it (512K), or plain bytes (1). */
+			if (optarg && parse_u64(optarg, &bytes) && bpfrec_parse_size(optarg, &bytes))
+				bytes = 0;
+			if (!bytes || bytes > (1ull << 40))
+				return bad(err, errlen, "--alloc='%s': give the mean bytes between "
+					   "samples, from 1 to 1024G, e.g. 512K or 1", optarg);
+			a->opts.alloc_interval = bytes;
+			break;
+		}
 		case OPT_OFF_CPU_THRESH: {
 			uint64_t us;
 

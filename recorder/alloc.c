@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: MIT
+/* alloc.c - the allocation tracer and its events (contract in alloc.h). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <libelf.h>
+
+#include <bpfrec/record.h>
+
+#include "perfdata/attr.h"
+#include "perfdata/records.h"
+#include "perfdata/writer.h"
+#include "recorder/alloc.h"
+#include "recorder/batch.h"
+#include "recorder/callchain.h"
+#include "recorder/emit.h"
+#include "recorder/percpu.h"
+#include "recorder/procmaps.h"
+#include "recorder/tasks.h"
+#include "recorder/unwind_bpf.h"
+#include "symbolize/util.h"
+
+#include "bpf/alloc.h"
+#include "alloc.skel.h"
+
+/*
+ * Our ids for the two events: like offcpu-time's, far above the kernel's
+ * ids of real perf events, and apart from it.
+ */
+#define ALLOC_ID_BASE	(2ull << 48)
+#define INUSE_ID_BASE	(3ull << 48)
+
+/* A record in our batch that is an inuse sample (BPF never sends it). */
+#define ALLOC_KIND_INUSE	33
+
+/* Files probed at once: more are counted as probe errors. */
+#define MAX_FILES	256
+/* User addresses handed to the tracker for one task of one batch. */
+#define MAX_DESCRIBE_IPS	65536
+
+struct probed_file {
+	dev_t dev;
+	uint64_t ino;
+};
+
+struct alloc_tracer {
+	struct alloc *skel;
+	struct ring_buffer *rb;
+	struct batch batch;
+	int cb_err;
+	uint64_t interval;
+	struct perf_event_attr attr, inuse_attr;
+	uint64_t id, inuse_id;
+	uint64_t lost_written;		/* LOST_SAMPLES written so far */
+	uint64_t written, inuse;	/* SAMPLEs written, of each event */
+	const struct task_tracker_hooks *next_hooks;
+	void *next_hooks_ctx;
+	struct probed_file files[MAX_FILES];
+	size_t nr_files, probe_errors;
+	struct bpf_link **links;
+	size_t nr_links, cap_links;
+	/* Scratch of alloc_flush(), kept between batches. */
+	size_t *order;
+	size_t cap_order;
+	uint64_t *ips;
+};
+
+/* The names probed, in enum alloc_func order. */
+static const char *const func_names[ALLOC_FUNC_MAX] = {
+	[ALLOC_FUNC_MALLOC] = "malloc",
+	[ALLOC_FUNC_CALLOC] = "calloc",
+	[ALLOC_FUNC_REALLOC] = "realloc",
+	[ALLOC_FUNC_POSIX_MEMALIGN] = "posix_memalign",
+	[ALLOC_FUNC_ALIGNED_ALLOC] = "aligned_alloc",
+	[ALLOC_FUNC_MEMALIGN] = "memalign",
+	[ALLOC_FUNC_MMAP] = "mmap",
+	[ALLOC_FUNC_FREE] = "free",
+	[ALLOC_FUNC_MUNMAP] = "munmap",
+};
+
+const char *alloc_func_name(uint32_t func)
+{
+	return func < ALLOC_FUNC_MAX ? func_names[func] : NULL;
+}
+
+uint64_t alloc_weight(uint64_t size, uint64_t interval)
+{
+	double r, w;
+
+	if (!size || interval <= 1)
+		return size;
+	r = (double)size / (double)interval;
+	/* -expm1(-r) = 1 - exp(-r), without losing small r to rounding. */
+	w = (double)size / -expm1(-r);
+	return w >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)llround(w);
+}
+
+size_t alloc_raw_text(uint32_t func, uint64_t size, char *buf, size_t len)
+{
+	const char *name = alloc_func_name(func);
+	int ret;
+
+	if (len < ALLOC_RAW_TEXT_MAX)
+		return 0;
+	ret = snprintf(buf, len, "%s %llu", name ? name : "?", (unsigned long long)size);
+	if (ret < 0 || (size_t)ret >= len)
+		return 0;
+	return perfdata_raw_text_pad(buf, (size_t)ret, len);
+}
+
+void alloc_build_attr(const struct perf_event_attr *cpu_attr, uint64_t interval,
+		      struct perf_event_attr *a)
+{
+	perfdata_bpf_output_attr(cpu_attr, a);
+	a->sample_period = interval ? interval : 1;
+}
+
+bool alloc_is_allocator_lib(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "libjemalloc", 11) || !strncmp(base, "libtcmalloc", 11);
+}
+
+static int on_alloc_record(void *ctx, void *data, size_t size)
+{
+	struct alloc_tracer *a = ctx;
+	const struct alloc_sample *r = data;
+	void *p;
+
+	/* Drop anything malformed rather than read past it. */
+	if (size < ALLOC_SAMPLE_SIZE(0) || r->hdr.kind != ALLOC_KIND_SAMPLE ||
+	    r->nr_user > PROFILE_MAX_STACK || size < ALLOC_SAMPLE_SIZE(r->nr_user) ||
+	    r->func >= ALLOC_FUNC_FREE)
+		return 0;
+	size = ALLOC_SAMPLE_SIZE(r->nr_user);
+	p = batch_add(&a->batch, r->hdr.time, size);
+	if (!p)
+		return a->cb_err = -ENOMEM;
+	memcpy(p, data, size);
+	return 0;
+}
+
+int alloc_new(const struct alloc_opts *opts, struct alloc_tracer **out)
+{
+	struct alloc_tracer *a = calloc(1, sizeof(*a));
+	struct alloc *skel;
+	int err;
+
+	*out = NULL;
+	if (!a)
+		return -ENOMEM;
+	a->interval = opts->interval ? opts->interval : ALLOC_DEFAULT_INTERVAL;
+	if (a->interval > ALLOC_INTERVAL_MAX)
+		a->interval = ALLOC_INTERVAL_MAX;
+	alloc_build_attr(opts->cpu_attr, a->interval, &a->attr);
+	a->inuse_attr = a->attr;
+	a->id = ALLOC_ID_BASE + opts->cpu_event_id;
+	a->inuse_id = INUSE_ID_BASE + opts->cpu_event_id;
+	a->next_hooks = opts->next_hooks;
+	a->next_hooks_ctx = opts->next_hooks_ctx;
+
+	skel = alloc__open();
+	if (!skel) {
+		err = errno ? -errno : -EINVAL;
+		goto fail;
+	}
+	a->skel = skel;
+	skel->rodata->filter_mode = opts->filter_mode;
+	skel->rodata->interval = a->interval;
+	skel->rodata->self_tgid = (uint32_t)getpid();
+	skel->rodata->wakeup_bytes = opts->ring_bytes / 2;
+	skel->rodata->unwind_cfi = opts->unwind_cfi;
+	err = bpf_map__set_max_entries(skel->maps.alloc_events, (uint32_t)opts->ring_bytes);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.alloc_live,
+					       opts->live_max ? opts->live_max : ALLOC_LIVE_MAX);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.events, opts->events_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.target_tgids, opts->target_tgids_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.target_tids, opts->target_tids_fd);
+	if (!err)
+		err = unwind_bpf_share_maps(skel->maps.unwind_rows, skel->maps.unwind_procs,
+					    skel->maps.unwind_stops, skel->maps.unwind_stats,
+					    opts->unwind_cfi, opts->unwind_rows_fd,
+					    opts->unwind_procs_fd, opts->unwind_stops_fd,
+					    opts->unwind_stats_fd);
+	if (!err)
+		err = alloc__load(skel);
+	if (err)
+		goto fail;
+	a->rb = ring_buffer__new(bpf_map__fd(skel->maps.alloc_events), on_alloc_record, a, NULL);
+	if (!a->rb) {
+		err = errno ? -errno : -EINVAL;
+		goto fail;
+	}
+	*out = a;
+	return 0;
+fail:
+	alloc_free(a);
+	return err;
+}
+
+void alloc_free(struct alloc_tracer *a)
+{
+	if (!a)
+		return;
+	alloc_detach(a);
+	ring_buffer__free(a->rb);
+	alloc__destroy(a->skel);
+	batch_free(&a->batch);
+	free(a->links);
+	free(a->order);
+	free(a->ips);
+	free(a);
+}
+
+void alloc_detach(struct alloc_tracer *a)
+{
+	for (size_t i = 0; i < a->nr_links; i++)
+		bpf_link__destroy(a->links[i]);
+	a->nr_links = 0;
+}
+
+static int add_link(struct alloc_tracer *a, struct bpf_link *l)
+{
+	if (a->nr_links == a->cap_links) {
+		size_t cap = a->cap_links ? 2 * a->cap_links : 32;
+		struct bpf_link **p = realloc(a->links, cap * sizeof(*p));
+
+		if (!p) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		a->links = p;
+		a->cap_links = cap;
+	}
+	a->links[a->nr_links++] = l;
+	return 0;
+}
+
+static int attach_one(struct alloc_tracer *a, struct bpf_program *prog, const char *path,
+		      uint64_t offset, bool retprobe)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = retprobe);
+	struct bpf_link *l;
+
+	/* pid -1: every process that maps the file; the programs keep those in scope. */
+	l = bpf_program__attach_uprobe_opts(prog, -1, path, (size_t)offset, &uo);
+	if (!l)
+		return errno ? -errno : -EINVAL;
+	return add_link(a, l);
+}
+
+/* Probe the allocator entries of one file (path as this process reaches it). */
+static int probe_file(struct alloc_tracer *a, const char *path)
+{
+	struct bpf_program *entry[ALLOC_FUNC_MAX] = {
+		[ALLOC_FUNC_MALLOC] = a->skel->progs.malloc_entry,
+		[ALLOC_FUNC_CALLOC] = a->skel->progs.calloc_entry,
+		[ALLOC_FUNC_REALLOC] = a->skel->progs.realloc_entry,
+		[ALLOC_FUNC_POSIX_MEMALIGN] = a->skel->progs.posix_memalign_entry,
+		[ALLOC_FUNC_ALIGNED_ALLOC] = a->skel->progs.aligned_alloc_entry,
+		[ALLOC_FUNC_MEMALIGN] = a->skel->progs.memalign_entry,
+		[ALLOC_FUNC_MMAP] = a->skel->progs.mmap_entry,
+		[ALLOC_FUNC_FREE] = a->skel->progs.free_entry,
+		[ALLOC_FUNC_MUNMAP] = a->skel->progs.munmap_entry,
+	};
+	uint64_t offsets[ALLOC_FUNC_MAX];
+	Elf *elf;
+	int fd, err;
+
+	err = elf_open_path(path, &fd, &elf);
+	if (err)
+		return err;
+	err = elf_func_offsets(elf, func_names, ALLOC_FUNC_MAX, offsets);
+	elf_end(elf);
+	close(fd);
+	if (err)
+		return err;
+	for (uint32_t f = 0; f < ALLOC_FUNC_MAX && !err; f++) {
+		bool alias = false;
+
+		for (uint32_t g = 0; g < f; g++)
+			alias |= offsets[g] == offsets[f];
+		if (!offsets[f] || alias)
+			continue;	/* absent, or already probed under another name */
+		/* The return probe first: an entry seen always has its return. */
+		if (f < ALLOC_FUNC_FREE)
+			err = attach_one(a, a->skel->progs.alloc_return, path, offsets[f], true);
+		if (!err)
+			err = attach_one(a, entry[f], path, offsets[f], false);
+	}
+	return err;
+}
+
+/* Probe a file once (by device and inode); failures are counted, not retried. */
+static int probe_once(struct alloc_tracer *a, const char *path, dev_t dev, uint64_t ino)
+{
+	int err;
+
+	for (size_t i = 0; i < a->nr_files; i++)
+		if (a->files[i].dev == dev && a->files[i].ino == ino)
+			return 0;
+	if (a->nr_files == MAX_FILES) {
+		a->probe_errors++;
+		return -E2BIG;
+	}
+	a->files[a->nr_files++] = (struct probed_file){ .dev = dev, .ino = ino };
+	err = probe_file(a, path);
+	a->probe_errors += err != 0;
+	return err;
+}
+
+int alloc_attach(struct alloc_tracer *a)
+{
+	Dl_info libc;
+	struct stat st;
+
+	if (!dladdr((void *)(uintptr_t)free, &libc) || !libc.dli_fname ||
+	    libc.dli_fname[0] != '/' || stat(libc.dli_fname, &st))
+		return 0;	/* a static recorder: the targets' maps name their library */
+	return probe_once(a, libc.dli_fname, st.st_dev, st.st_ino);
+}
+
+static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_entry *maps,
+			      size_t nr)
+{
+	struct alloc_tracer *a = ctx;
+
+	for (size_t i = 0; i < nr; i++) {
+		const struct procmaps_entry *e = &maps[i];
+		dev_t dev = makedev(e->maj, e->min);
+		char root_path[PATH_MAX];
+		const char *path = e->path;
+		struct stat st;
+
+		if (e->path[0] != '/' || !alloc_is_allocator_lib(e->path))
+			continue;
+		/* The same file as the process maps: else through its root (a container). */
+		if (stat(path, &st) || st.st_ino != e->ino || st.st_dev != dev) {
+			snprintf(root_path, sizeof(root_path), "/proc/%u/root%s", pid, e->path);
+			path = root_path;
+			if (stat(path, &st) || st.st_ino != e->ino)
+				continue;
+		}
+		probe_once(a, path, dev, e->ino);
+	}
+	if (a->next_hooks && a->next_hooks->maps_changed)
+		a->next_hooks->maps_changed(a->next_hooks_ctx, pid, maps, nr);
+}
+
+static void hook_forget(void *ctx, uint32_t pid)
+{
+	struct alloc_tracer *a = ctx;
+
+	if (a->next_hooks && a->next_hooks->forget)
+		a->next_hooks->forget(a->next_hooks_ctx, pid);
+}
+
+const struct task_tracker_hooks alloc_tracker_hooks = {
+	.maps_changed = hook_maps_changed,
+	.forget = hook_forget,
+};
+
+const struct perf_event_attr *alloc_attr(const struct alloc_tracer *a)
+{
+	return &a->attr;
+}
+
+const uint64_t *alloc_event_id(const struct alloc_tracer *a)
+{
+	return &a->id;
+}
+
+const struct perf_event_attr *alloc_inuse_attr(const struct alloc_tracer *a)
+{
+	return &a->inuse_attr;
+}
+
+const uint64_t *alloc_inuse_event_id(const struct alloc_tracer *a)
+{
+	return &a->inuse_id;
+}
+
+int alloc_epoll_fd(const struct alloc_tracer *a)
+{
+	return ring_buffer__epoll_fd(a->rb);
+}
+
+int alloc_consume(struct alloc_tracer *a)
+{
+	int n = ring_buffer__consume(a->rb);
+
+	if (a->cb_err)
+		return a->cb_err;
+	return n < 0 ? n : 0;
+}
+
+/* A tracer counter (enum alloc_stat); 0 when it cannot be read. */
+static uint64_t read_stat(const struct alloc_tracer *a, uint32_t key)
+{
+	uint64_t sum = 0;
+
+	percpu_sum(bpf_map__fd(a->skel->maps.alloc_stats), key, &sum);
+	return sum;
+}
+
+/* Batch indexes ordered by (pid, tid), then by time (the batch's order). */
+static int by_task(const void *pa, const void *pb, void *ctx)
+{
+	size_t ia = *(const size_t *)pa, ib = *(const size_t *)pb, len;
+	const struct alloc_sample *x = batch_get(ctx, ia, &len);
+	const struct alloc_sample *y = batch_get(ctx, ib, &len);
+
+	if (x->hdr.pid != y->hdr.pid)
+		return x->hdr.pid < y->hdr.pid ? -1 : 1;
+	if (x->hdr.tid != y->hdr.tid)
+		return x->hdr.tid < y->hdr.tid ? -1 : 1;
+	return ia < ib ? -1 : ia > ib;
+}
+
+/*
+ * Describe each (pid, tid) of the batch once, at its first record's time,
+ * with the user addresses of all its records: what the file lacks for
+ * them (COMM, MMAP2s, a library loaded since) comes before any of them.
+ */
+static int describe_batch(struct alloc_tracer *a, struct task_tracker *t)
+{
+	size_t nr = a->batch.nr;
+	int err = 0;
+
+	if (nr > a->cap_order) {
+		size_t *p = realloc(a->order, nr * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		a->order = p;
+		a->cap_order = nr;
+	}
+	if (!a->ips) {
+		a->ips = malloc(MAX_DESCRIBE_IPS * sizeof(*a->ips));
+		if (!a->ips)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++)
+		a->order[i] = i;
+	qsort_r(a->order, nr, sizeof(*a->order), by_task, &a->batch);
+	for (size_t i = 0; i < nr && !err;) {
+		size_t len, j, nr_ips = 0;
+		const struct alloc_sample *first = batch_get(&a->batch, a->order[i], &len);
+		char comm[PROFILE_COMM_LEN + 1];
+		uint64_t time = first->hdr.time;
+
+		for (j = i; j < nr; j++) {
+			const struct alloc_sample *r = batch_get(&a->batch, a->order[j], &len);
+			size_t n = r->nr_user;
+
+			if (r->hdr.pid != first->hdr.pid || r->hdr.tid != first->hdr.tid)
+				break;
+			if (r->hdr.time < time)
+				time = r->hdr.time;
+			if (n > MAX_DESCRIBE_IPS - nr_ips)
+				n = MAX_DESCRIBE_IPS - nr_ips;
+			memcpy(a->ips + nr_ips, r->frames, n * sizeof(*a->ips));
+			nr_ips += n;
+		}
+		memcpy(comm, first->comm, PROFILE_COMM_LEN);
+		comm[PROFILE_COMM_LEN] = '\0';
+		err = task_tracker_see(t, first->hdr.pid, first->hdr.tid, comm, time,
+				       first->hdr.cpu, a->ips, nr_ips);
+		i = j;
+	}
+	return err;
+}
+
+static int write_record(struct alloc_tracer *a, struct perfdata_writer *w,
+			const struct alloc_sample *r)
+{
+	bool inuse = r->hdr.kind == ALLOC_KIND_INUSE;
+	char raw[ALLOC_RAW_TEXT_MAX];
+	struct callchain_input in = {
+		.ip = r->nr_user ? r->frames[0] : 0,
+		.user = (const uint64_t *)r->frames,
+		.nr_user = r->nr_user,
+	};
+	struct callchain cc;
+
+	callchain_build(&in, &cc);
+	struct perfdata_sample s = {
+		.misc = cc.misc, .id = inuse ? a->inuse_id : a->id, .ip = cc.ip,
+		.pid = r->hdr.pid, .tid = r->hdr.tid, .time = r->hdr.time, .cpu = r->hdr.cpu,
+		.period = alloc_weight(r->size, a->interval),
+		.nr_callchain = cc.nr, .callchain = cc.ips,
+		.raw = raw, .raw_size = (uint32_t)alloc_raw_text(r->func, r->size, raw, sizeof(raw)),
+	};
+	int err = perfdata_write_sample(w, &s);
+
+	if (!err) {
+		a->written += !inuse;
+		a->inuse += inuse;
+	}
+	return err;
+}
+
+int alloc_flush(struct alloc_tracer *a, struct perfdata_writer *w, struct task_tracker *t,
+		uint64_t *last_time)
+{
+	uint64_t lost = read_stat(a, ALLOC_STAT_LOST);
+	int err;
+
+	batch_sort(&a->batch);
+	err = describe_batch(a, t);
+	for (size_t i = 0; i < a->batch.nr && !err; i++) {
+		size_t len;
+		const struct alloc_sample *r = batch_get(&a->batch, i, &len);
+
+		err = write_record(a, w, r);
+		if (r->hdr.time > *last_time)
+			*last_time = r->hdr.time;
+	}
+	batch_clear(&a->batch);
+	if (!err && lost > a->lost_written) {
+		struct perfdata_sample_id sid = { .time = *last_time, .id = a->id };
+
+		err = perfdata_write_lost_samples(w, lost - a->lost_written, &sid);
+		if (!err)
+			a->lost_written = lost;
+	}
+	return err;
+}
+
+static int key_cmp(const void *pa, const void *pb)
+{
+	const struct alloc_live_key *x = pa, *y = pb;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int alloc_write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct task_tracker *t,
+		      uint64_t *last_time)
+{
+	struct bpf_map *map = a->skel->maps.alloc_live;
+	size_t max = bpf_map__max_entries(map), nr = 0;
+	struct alloc_live_key *keys, key, next;
+	struct alloc_sample *v;
+	bool first = true;
+	int err;
+
+	/* What the ring buffer still holds is older than any inuse sample. */
+	err = alloc_consume(a);
+	if (!err)
+		err = alloc_flush(a, w, t, last_time);
+	if (err)
+		return err;
+	keys = calloc(max ? max : 1, sizeof(*keys));
+	v = malloc(sizeof(*v));
+	if (!keys || !v) {
+		free(keys);
+		free(v);
+		return -ENOMEM;
+	}
+	/*
+	 * The keys first: the map may still change (--switch-output), and a
+	 * walk whose key was deleted restarts, so duplicates are dropped.
+	 */
+	while (nr < max && !bpf_map__get_next_key(map, first ? NULL : &key, &next, sizeof(next))) {
+		first = false;
+		key = next;
+		keys[nr++] = next;
+	}
+	qsort(keys, nr, sizeof(*keys), key_cmp);
+	for (size_t i = 0; i < nr && !err; i++) {
+		void *p;
+
+		if ((i && !key_cmp(&keys[i - 1], &keys[i])) ||
+		    bpf_map__lookup_elem(map, &keys[i], sizeof(keys[i]), v, sizeof(*v), 0))
+			continue;
+		if (v->nr_user > PROFILE_MAX_STACK || v->func >= ALLOC_FUNC_FREE)
+			continue;
+		v->hdr.kind = ALLOC_KIND_INUSE;
+		if (v->hdr.time < *last_time)
+			v->hdr.time = *last_time;
+		p = batch_add(&a->batch, v->hdr.time, ALLOC_SAMPLE_SIZE(v->nr_user));
+		if (!p)
+			err = -ENOMEM;
+		else
+			memcpy(p, v, ALLOC_SAMPLE_SIZE(v->nr_user));
+	}
+	free(keys);
+	free(v);
+	if (!err) {
+		/* No LOST_SAMPLES among them: flush writes only what is new. */
+		err = alloc_flush(a, w, t, last_time);
+	}
+	batch_clear(&a->batch);
+	return err;
+}
+
+void alloc_stats(struct alloc_tracer *a, struct bpfrec_alloc_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!a)
+		return;
+	out->enabled = true;
+	out->interval = a->interval;
+	out->calls = read_stat(a, ALLOC_STAT_CALLS);
+	out->sampled = read_stat(a, ALLOC_STAT_SAMPLED);
+	out->lost = read_stat(a, ALLOC_STAT_LOST);
+	out->live_full = read_stat(a, ALLOC_STAT_LIVE_FULL);
+	out->freed = read_stat(a, ALLOC_STAT_FREED);
+	out->no_storage = read_stat(a, ALLOC_STAT_NO_STORAGE);
+	out->written = a->written;
+	out->inuse = a->inuse;
+	out->files_probed = a->nr_files - (a->probe_errors < a->nr_files ? a->probe_errors :
+					   a->nr_files);
+	out->probe_errors = a->probe_errors;
+}
