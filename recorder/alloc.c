@@ -215,6 +215,11 @@ fail:
 	return err;
 }
 
+const struct bpf_object *alloc_object(const struct alloc_tracer *a)
+{
+	return a ? a->skel->obj : NULL;
+}
+
 void alloc_free(struct alloc_tracer *a)
 {
 	if (!a)

@@ -70,6 +70,9 @@ void alloc_free(struct alloc_tracer *a);
 int alloc_attach(struct alloc_tracer *a);
 /* Remove every probe. */
 void alloc_detach(struct alloc_tracer *a);
+/* Its BPF object, loaded (for progstats_add_object()). */
+struct bpf_object;
+const struct bpf_object *alloc_object(const struct alloc_tracer *a);
 
 /*
  * For task_tracker_opts.hooks, ctx = the tracer: probes the allocator

@@ -148,6 +148,24 @@ static size_t ring_bytes(const struct record_session *s)
 	return ring;
 }
 
+/*
+ * After loading a tracer that rides on the sampler (off-CPU, allocations):
+ * its failure as the message naming the option that asked for it, else
+ * its programs counted with the sampler's.
+ */
+static int tracer_loaded(struct record_session *s, struct sampler *sm, int err,
+			 const struct bpf_object *obj, const char *what, const char *option)
+{
+	if (privs_is_denial(err))
+		return session_priv_fail(s, PRIV_STEP_BPF, err, option);
+	if (err)
+		return session_fail(s, err, "cannot load %s: %s (run with -v for the verifier log, "
+				    "or drop %s)", what, strerror(-err), option);
+	if (progstats_add_object(sm->progstats, obj))
+		return session_fail(s, -ENOMEM, "out of memory");
+	return 0;
+}
+
 static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring)
 {
 	struct profile *skel = sm->skel;
@@ -169,14 +187,8 @@ static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring
 	};
 	int err = offcpu_new(&oo, &s->offcpu);
 
-	if (privs_is_denial(err))
-		return session_priv_fail(s, PRIV_STEP_BPF, err, "--off-cpu");
-	if (err)
-		return session_fail(s, err, "cannot load the off-CPU tracer: %s (run with -v for "
-				    "the verifier log, or drop --off-cpu)", strerror(-err));
-	if (progstats_add_object(sm->progstats, offcpu_object(s->offcpu)))
-		return session_fail(s, -ENOMEM, "out of memory");
-	return 0;
+	return tracer_loaded(s, sm, err, s->offcpu ? offcpu_object(s->offcpu) : NULL,
+			     "the off-CPU tracer", "--off-cpu");
 }
 
 /* --alloc: its tracer, on the sampler's target and unwind maps, with its own ring buffer. */
@@ -201,12 +213,8 @@ static int load_alloc(struct record_session *s, struct sampler *sm, size_t ring)
 	};
 	int err = alloc_new(&ao, &s->alloc);
 
-	if (privs_is_denial(err))
-		return session_priv_fail(s, PRIV_STEP_BPF, err, "--alloc");
-	if (err)
-		return session_fail(s, err, "cannot load the allocation tracer: %s (run with -v for "
-				    "the verifier log, or drop --alloc)", strerror(-err));
-	return 0;
+	return tracer_loaded(s, sm, err, s->alloc ? alloc_object(s->alloc) : NULL,
+			     "the allocation tracer", "--alloc");
 }
 
 static int load_bpf(struct record_session *s, struct sampler *sm)
