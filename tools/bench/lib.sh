@@ -68,9 +68,10 @@ bpf_poll() {
 # bpf_cost DIR WHAT: ns per run and run count of the programs of DIR's last
 # snapshot, summed over programs of kind WHAT: "sample" (perf_event
 # programs: one run per sampling interrupt), "switch" (the program whose
-# name mentions switch: one run per context switch) or "uprobe" (kprobe-type
-# programs, which uprobes are: one run per probe hit). Prints "NS_PER_RUN
-# RUNS" or nothing.
+# name mentions switch: one run per context switch), "wakeup" (programs
+# whose name mentions wakeup: one run per sched_wakeup or sched_wakeup_new)
+# or "uprobe" (kprobe-type programs, which uprobes are: one run per probe
+# hit). Prints "NS_PER_RUN RUNS" or nothing.
 bpf_cost() {
 	[ -s "$1/bpf.snap" ] || return 0
 	awk -v what="$2" '
@@ -87,9 +88,10 @@ bpf_cost() {
 				if (!(f in rc) || seen[i]++) continue
 				is_sample = pt[f] == 7 || type[i] == "perf_event"
 				is_switch = name[i] ~ /switch/
+				is_wakeup = name[i] ~ /wakeup/
 				is_uprobe = pt[f] == 2 || type[i] == "kprobe"
 				if ((what == "sample" && is_sample) || (what == "switch" && is_switch) ||
-				    (what == "uprobe" && is_uprobe)) {
+				    (what == "wakeup" && is_wakeup) || (what == "uprobe" && is_uprobe)) {
 					ns += rt[f]; n += rc[f]
 				}
 			}
