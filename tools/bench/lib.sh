@@ -152,6 +152,32 @@ show_failure() {
 	tail -n 5 "$1/err" | sed 's/^/    /' >&2
 }
 
+# rotate REP WORD...: the words, one per line, starting at the (REP mod
+# count)th: each repetition runs the tools in another order.
+rotate() {
+	local rep=$1
+	shift
+	printf '%s\n' "$@" | awk -v r="$rep" '{ t[NR - 1] = $0 } END { for (i = 0; i < NR; i++) print t[(i + r) % NR] }'
+}
+
+# tool_rows SEC ROWS NA_ROW BASE_S BASE_CPU_S TOOL...: for each TOOL, the
+# rows of each repetition done, by `ROWS SEC $W/sSEC/TOOL/REP TOOL BASE_S
+# BASE_CPU_S`; a TOOL whose have[TOOL] (the caller's associative array) is
+# not 1 gets the caller's why[TOOL] as text in row NA_ROW instead.
+tool_rows() {
+	local sec=$1 rows=$2 na_row=$3 base=$4 base_cpu=$5 tool rep
+	shift 5
+	for tool in "$@"; do
+		if [ "${have[$tool]}" != 1 ]; then
+			text "$sec" "$na_row" "$tool" "${why[$tool]}"
+			continue
+		fi
+		for rep in $(seq "$REPS_DONE"); do
+			"$rows" "$sec" "$W/s$sec/$tool/$rep" "$tool" "$base" "$base_cpu"
+		done
+	done
+}
+
 # Time budget. Each scenario gets a deadline (seconds since the bench
 # started, cumulative over the scenarios); a repetition after the first
 # starts only if one more like the previous fits before it. On a machine

@@ -84,7 +84,7 @@ sched_rows() {
 
 # bench_sched DEADLINE: scenario 9.
 bench_sched() {
-	local sec=9 rep d tool order base=() base_cpu=() base_med base_cpu_med
+	local sec=9 rep d tool base=() base_cpu=() base_med base_cpu_med
 	local tools="sched offcpu perf"
 	local -A have=([sched]=$HAVE_SCHED [offcpu]=$HAVE_OFFCPU [perf]=1)
 	local -A why=([sched]="bpfrec record --sched: not available" [offcpu]="bpfrec record --off-cpu: not available")
@@ -106,8 +106,7 @@ bench_sched() {
 			die "bench_pingpong failed: $(cat "$d/err")"
 		base+=("$(calc "$(kv "$d/wl" elapsed_ns) / 1e9")")
 		base_cpu+=("$(calc "$(kv "$d/wl" cpu_ns) / 1e9")")
-		order=$(echo $tools | tr ' ' '\n' | awk -v r="$rep" '{ t[NR - 1] = $0 } END { for (i = 0; i < NR; i++) print t[(i + r) % NR] }')
-		for tool in $order; do
+		for tool in $(rotate "$rep" $tools); do
 			[ "${have[$tool]}" = 1 ] || continue
 			say "  rep $rep/$REPS: $tool"
 			sched_recording "$W/s$sec/$tool/$rep" "$tool"
@@ -120,15 +119,7 @@ bench_sched() {
 		val "$sec" "workload context switches per second" base \
 			"$(calc "($(kv "$d/wl" vcsw) + $(kv "$d/wl" ivcsw)) / ($(kv "$d/wl" elapsed_ns) / 1e9)")"
 	done
-	for tool in $tools; do
-		if [ "${have[$tool]}" != 1 ]; then
-			text "$sec" "workload time (s)" "$tool" "${why[$tool]}"
-			continue
-		fi
-		for rep in $(seq "$REPS_DONE"); do
-			sched_rows "$sec" "$W/s$sec/$tool/$rep" "$tool" "$base_med" "$base_cpu_med"
-		done
-	done
+	tool_rows "$sec" sched_rows "workload time (s)" "$base_med" "$base_cpu_med" $tools
 	budget_note "$sec" "$REPS"
 	note "$sec" "Workload: \`bench_pingpong -n $PONG_ROUNDS -w $PONG_WORK\` (scenario 3's: two threads, one byte over two pipes); unprofiled: $(fmt_spread "${base[@]}") wall, $(fmt_spread "${base_cpu[@]}") CPU."
 	note "$sec" "Commands: \`bpfrec record --sched -g -o FILE -- W\` (default --sched-thresh), \`bpfrec record --off-cpu -g -o FILE -- W\`, \`perf sched record -o FILE -- W\`; post-processing: \`bpfrec sched -i FILE\` and \`perf sched timehist -s -i FILE\`, output to /dev/null."
