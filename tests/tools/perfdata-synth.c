@@ -4,7 +4,8 @@
  * checking the writer against the stock perf tools.
  *
  *   perfdata-synth -o OUT|- --elf PATH [--pipe] [--pid N] [--lost N]
- *                  [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] STACK...
+ *                  [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] [--sched]
+ *                  STACK...
  *
  * STACK is "COUNT:FRAME,FRAME,..." leaf first; a FRAME is "u:SYMBOL" (a
  * function of --elf, mapped as a running process would map it) or
@@ -21,6 +22,10 @@
  * COUNT samples of that event with RAW "FUNC SIZE" and the period the
  * contract gives a SIZE-byte allocation at that interval. inuse samples
  * come last, as a recorder writes them at its end.
+ *
+ * --sched adds the sched-delay event of `record --sched` (perfdata/events.h)
+ * and allows run-queue wait stacks, "sched:REASON:NS:COUNT:FRAME,...":
+ * COUNT waits of NS nanoseconds each with RAW "REASON" (preempted, woken).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfdata/events.h"
 #include "perfdata/writer.h"
 #include "symbolize/buildid.h"
 
@@ -42,6 +48,7 @@
 #define EVENT_ID 42
 #define ALLOC_ID 43
 #define INUSE_ID 44
+#define SCHED_ID 45
 
 struct elf_info {
 	uint64_t seg_vaddr, seg_offset, seg_memsz;	/* the executable PT_LOAD */
@@ -143,39 +150,47 @@ struct stack {
 	size_t nr;
 	bool kernel;
 	uint64_t ip;
-	uint64_t id;			/* EVENT_ID, ALLOC_ID or INUSE_ID */
-	uint64_t period;		/* allocation stacks; else 1 ms */
-	char raw[96];			/* allocation stacks: "FUNC SIZE", padded */
+	uint64_t id;			/* EVENT_ID, ALLOC_ID, INUSE_ID or SCHED_ID */
+	uint64_t period;		/* allocation and wait stacks; else 1 ms */
+	char raw[96];			/* "FUNC SIZE" or "REASON", padded */
 	uint32_t raw_size;
 };
 
 /*
- * The period of a sampled SIZE-byte allocation at interval rate, and its
- * RAW text, both as perfdata/events.h defines them: the text padded with
- * spaces so that its NUL ends the 8-byte aligned RAW field (perf prints
- * it as a string then).
+ * The RAW text as perfdata/events.h defines it for bpfrec's BPF_OUTPUT
+ * events: padded with spaces so that its NUL ends the 8-byte aligned RAW
+ * field (perf prints it as a string then).
  */
-static void alloc_sample(struct stack *st, const char *func, uint64_t size, uint64_t rate)
+static void raw_text(struct stack *st, const char *text)
 {
-	size_t n;
-	int len;
+	size_t n = strlen(text);
 
-	if (rate <= 1)
-		st->period = size;
-	else
-		st->period = (uint64_t)llround((double)size / -expm1(-(double)size / (double)rate));
-	len = snprintf(st->raw, sizeof(st->raw), "%s %llu", func, (unsigned long long)size);
-	if (len < 0 || (size_t)len + 8 > sizeof(st->raw))
-		die("allocation FUNC too long");
-	n = (size_t)len;
+	if (n + 8 > sizeof(st->raw))
+		die("RAW text too long");
+	memcpy(st->raw, text, n);
 	while ((n + 1 + 4) % 8)
 		st->raw[n++] = ' ';
 	st->raw[n] = '\0';
 	st->raw_size = (uint32_t)n + 1;
 }
 
-/* "[alloc|inuse:FUNC:SIZE:]COUNT:k:a,u:b,..." -> a perf callchain with context markers. */
-static void parse_stack(const char *spec, struct elf_info *ei, uint64_t rate, struct stack *st)
+/* The period of a sampled SIZE-byte allocation at interval rate, and its RAW text. */
+static void alloc_sample(struct stack *st, const char *func, uint64_t size, uint64_t rate)
+{
+	char text[sizeof(st->raw)];
+
+	if (rate <= 1)
+		st->period = size;
+	else
+		st->period = (uint64_t)llround((double)size / -expm1(-(double)size / (double)rate));
+	snprintf(text, sizeof(text), "%s %llu", func, (unsigned long long)size);
+	raw_text(st, text);
+}
+
+/* "[alloc|inuse:FUNC:SIZE:|sched:REASON:NS:]COUNT:k:a,u:b,..." -> a perf
+ * callchain with context markers. */
+static void parse_stack(const char *spec, struct elf_info *ei, uint64_t rate, bool sched,
+			struct stack *st)
 {
 	char *copy = strdup(spec), *save = NULL, *frame, *colon;
 	uint64_t kern[MAX_FRAMES], user[MAX_FRAMES];
@@ -197,6 +212,18 @@ static void parse_stack(const char *spec, struct elf_info *ei, uint64_t rate, st
 		*size++ = '\0';
 		*count++ = '\0';
 		alloc_sample(st, func, strtoull(size, NULL, 10), rate);
+	} else if (!strncmp(copy, "sched:", 6)) {
+		char *reason = copy + 6, *ns = strchr(reason, ':');
+
+		if (!sched)
+			die("wait stacks need --sched");
+		st->id = SCHED_ID;
+		if (!ns || !(count = strchr(ns + 1, ':')))
+			die("a wait STACK is sched:REASON:NS:COUNT:FRAME,...");
+		*ns++ = '\0';
+		*count++ = '\0';
+		st->period = strtoull(ns, NULL, 10);
+		raw_text(st, reason);
 	}
 	colon = strchr(count, ':');
 	if (!colon)
@@ -264,6 +291,7 @@ int main(int argc, char **argv)
 	struct stack stacks[32];
 	size_t nr_stacks = 0;
 	unsigned long pid = 4242, lost = 0, snapshot_at = 0, alloc_rate = 0;
+	bool sched = false;
 	struct elf_info ei = { 0 };
 	struct perfdata_writer *w;
 	int fd;
@@ -285,11 +313,13 @@ int main(int argc, char **argv)
 			snapshot_at = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--alloc") && i + 1 < argc)
 			alloc_rate = strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--sched"))
+			sched = true;
 		else if (argv[i][0] != '-' && nr_stacks < 32 && elf_path)
 			parse_stack(argv[i], (ei.elf ? &ei : (elf_open_info(elf_path, &ei), &ei)),
-				    alloc_rate, &stacks[nr_stacks++]);
+				    alloc_rate, sched, &stacks[nr_stacks++]);
 		else
-			die("usage: perfdata-synth -o OUT --elf PATH [--pipe] [--pid N] [--lost N] [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] STACK...");
+			die("usage: perfdata-synth -o OUT --elf PATH [--pipe] [--pid N] [--lost N] [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] [--sched] STACK...");
 	}
 	if (!out || !elf_path || !nr_stacks)
 		die("need -o, --elf and at least one STACK");
@@ -327,6 +357,19 @@ int main(int argc, char **argv)
 		heap.mmap = heap.comm = heap.mmap2 = heap.comm_exec = heap.task = 0;
 		check(perfdata_writer_add_event(w, "alloc", &heap, &alloc_id, 1), "add alloc");
 		check(perfdata_writer_add_event(w, "inuse", &heap, &inuse_id, 1), "add inuse");
+	}
+	if (sched) {
+		/* As perfdata/events.h has it: BPF_OUTPUT, RAW, period 1. */
+		struct perf_event_attr wait = attr;
+		uint64_t sched_id = SCHED_ID;
+
+		wait.config = PERF_COUNT_SW_BPF_OUTPUT;
+		wait.freq = 0;
+		wait.sample_period = 1;
+		wait.sample_type |= PERF_SAMPLE_RAW;
+		wait.mmap = wait.comm = wait.mmap2 = wait.comm_exec = wait.task = 0;
+		check(perfdata_writer_add_event(w, PERFDATA_SCHED_DELAY_EVENT_NAME, &wait, &sched_id, 1),
+		      "add sched-delay");
 	}
 	check(perfdata_writer_start(w), "start");
 

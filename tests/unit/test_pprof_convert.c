@@ -1009,6 +1009,196 @@ Test(convert, heap_profile_with_labels)
 	free_result(&res);
 }
 
+/* ---- run-queue waits: record --sched's sched-delay event ---- */
+
+#define EV_SCHED 500
+
+/* cpu-clock, then sched-delay as perfdata/events.h describes it. */
+static void sched_file_open(struct file *f, const char *name)
+{
+	struct perf_event_attr a = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT);
+	uint64_t id = EV_SCHED;
+
+	file_begin(f);
+	a.sample_type |= PERF_SAMPLE_RAW;
+	a.sample_period = 1;
+	a.mmap = a.comm = a.mmap2 = 0;
+	cr_assert_eq(perfdata_writer_add_event(f->w, name, &a, &id, 1), 0);
+	cr_assert_eq(perfdata_writer_start(f->w), 0);
+	comm(f, PID, PID, "pp_shares", true, 10);
+	struct perfdata_mmap m = fixture_mmap(PID, false);
+
+	mmap2(f, &m, 10);
+}
+
+/* One wait of `ns` ns; raw NULL = no RAW, else its text and size. */
+static void sched_wait(struct file *f, uint32_t tid, uint64_t time, uint64_t ns, const char *raw,
+		       uint32_t raw_size, const uint64_t *chain, size_t n)
+{
+	struct perfdata_sample s = {
+		.misc = PERF_RECORD_MISC_USER, .id = EV_SCHED, .pid = PID, .tid = tid, .time = time,
+		.period = ns, .nr_callchain = n, .callchain = chain, .ip = chain[1],
+		.raw = raw, .raw_size = raw ? raw_size : 0,
+	};
+
+	cr_assert_eq(perfdata_write_sample(f->w, &s), 0);
+}
+
+/* The value of label `key` of sample s, NULL when it has none. */
+static const char *label_str(const struct tp_sample *s, const char *key)
+{
+	for (size_t i = 0; i < s->nr_labels; i++)
+		if (!strcmp(s->labels[i].key, key))
+			return s->labels[i].str;
+	return NULL;
+}
+
+/* The sample with leaf function `leaf` and reason label `reason` (NULL: none). */
+static const struct tp_sample *wait_at(const struct tp_profile *p, const char *leaf,
+				       const char *reason)
+{
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct tp_sample *s = &p->samples[i];
+		const char *r = label_str(s, "reason");
+
+		if (s->nr_locs && !strcmp(name_of(p, s->locs[0]), leaf) &&
+		    (reason ? r && !strcmp(r, reason) : !r))
+			return s;
+	}
+	return NULL;
+}
+
+static void expect_wait(const struct tp_profile *p, const char *leaf, const char *reason,
+			int64_t count, int64_t ns)
+{
+	const struct tp_sample *s = wait_at(p, leaf, reason);
+
+	cr_assert_not_null(s, "no sample at %s with reason %s", leaf, reason ? reason : "(none)");
+	cr_assert_eq(s->nr_values, 2);
+	cr_assert_eq(s->values[0], count, "%s %s: %ld waits", leaf, reason, (long)s->values[0]);
+	cr_assert_eq(s->values[1], ns, "%s %s: %ld ns", leaf, reason, (long)s->values[1]);
+}
+
+/*
+ * leaf_a: preempted 3 times (1, 2 and 3 us), woken once (500 ns), the
+ * texts padded as the recorder pads them; leaf_b: woken twice (7 us);
+ * leaf_c: three waits whose RAW is bad or missing: no reason label, their
+ * time still counts.
+ */
+static void write_sched_file(struct file *f)
+{
+	uint64_t a[] = { PERF_CONTEXT_USER, rt("leaf_a", 8), rt("work", 0x20), rt("main", 0x30) };
+	uint64_t b[] = { PERF_CONTEXT_USER, rt("leaf_b", 8), rt("work", 0x20), rt("main", 0x30) };
+	uint64_t c[] = { PERF_CONTEXT_USER, rt("leaf_c", 4), rt("work", 0x20), rt("main", 0x30) };
+	static const char preempted[] = "preempted  ", woken[] = "woken  ";
+	uint64_t t = 100;
+
+	sched_file_open(f, "sched-delay");
+	sample(f, EV_CPU, PID, TID, 0, t++, 1000000, PERF_RECORD_MISC_USER, a, 4);
+	for (uint64_t i = 1; i <= 3; i++)
+		sched_wait(f, TID, t++, i * 1000, preempted, sizeof(preempted), a, 4);
+	sched_wait(f, TID, t++, 500, woken, sizeof(woken), a, 4);
+	sched_wait(f, TID, t++, 7000, woken, sizeof(woken), b, 4);
+	perfdata_write_finished_round(f->w);
+	sched_wait(f, TID, t++, 7000, "woken", 6, b, 4);	/* unpadded */
+	sched_wait(f, TID, t++, 100, "pre empted", 11, c, 4);
+	sched_wait(f, TID, t++, 200, "Preempted", 10, c, 4);
+	sched_wait(f, TID, t++, 300, NULL, 0, c, 4);
+	perfdata_write_finished_round(f->w);
+	file_close(f);
+}
+
+Test(convert, sched_delay_profile)
+{
+	struct file f;
+	struct pp_convert_opts o = { 0 };
+	struct result res;
+
+	write_sched_file(&f);
+	convert(f.path, &o, &res);
+	cr_assert_eq(res.n, 2);
+	cr_assert_str_eq(res.name[0], "cpu-clock");
+	cr_assert_str_eq(res.name[1], "sched-delay");
+	cr_assert_eq(res.p[0]->nr_samples, 1);
+	cr_assert_eq(res.p[0]->samples[0].nr_labels, 0, "CPU samples get no reason");
+
+	const struct tp_profile *p = res.p[1];
+
+	cr_assert_eq(p->nr_types, 2);
+	cr_assert_str_eq(p->types[0][0], "samples");
+	cr_assert_str_eq(p->types[0][1], "count");
+	cr_assert_str_eq(p->types[1][0], "runq_delay");
+	cr_assert_str_eq(p->types[1][1], "nanoseconds");
+	cr_assert_str_eq(p->period_type[0], "runq_delay");
+	cr_assert_str_eq(p->period_type[1], "nanoseconds");
+	cr_assert_eq(p->period, 0, "no sampling interval: every wait is a sample");
+	cr_assert_eq(p->nr_samples, 4, "one per (stack, reason)");
+	expect_wait(p, "leaf_a", "preempted", 3, 6000);
+	expect_wait(p, "leaf_a", "woken", 1, 500);
+	expect_wait(p, "leaf_b", "woken", 2, 14000);
+	expect_wait(p, "leaf_c", NULL, 3, 600);
+	cr_assert_eq(wait_at(p, "leaf_a", "preempted")->nr_labels, 1);
+	cr_assert_eq(wait_at(p, "leaf_a", "preempted")->nr_locs, 3);
+	cr_assert_eq(total(p, 1), 6000 + 500 + 14000 + 600);
+	cr_assert(strstr(p->comments[0], "event sched-delay"), "%s", p->comments[0]);
+	free_result(&res);
+}
+
+/* --labels come first, the reason after them; --event picks the profile. */
+Test(convert, sched_delay_with_labels)
+{
+	struct file f;
+	struct pp_label_spec tid = { PP_LABEL_TID, NULL };
+	struct pp_convert_opts o = { .event = "sched-delay", .labels = &tid, .nr_labels = 1 };
+	struct result res;
+	uint64_t a[] = { PERF_CONTEXT_USER, rt("leaf_a", 8), rt("work", 0x20), rt("main", 0x30) };
+
+	sched_file_open(&f, "sched-delay");
+	sched_wait(&f, TID, 50, 1000, "preempted", 10, a, 4);
+	sched_wait(&f, TID + 1, 60, 2000, "preempted", 10, a, 4);
+	sched_wait(&f, TID + 1, 70, 4000, "woken", 6, a, 4);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	cr_assert_eq(res.n, 1);
+	cr_assert_eq(res.p[0]->nr_samples, 3, "two threads, two reasons");
+	for (size_t i = 0; i < 3; i++) {
+		const struct tp_sample *s = &res.p[0]->samples[i];
+
+		cr_assert_eq(s->nr_labels, 2);
+		cr_assert_str_eq(s->labels[0].key, "tid");
+		cr_assert_str_eq(s->labels[1].key, "reason");
+	}
+	cr_assert_eq(total(res.p[0], 1), 7000);
+	free_result(&res);
+}
+
+/* Only bpfrec's BPF_OUTPUT event is read as one: another "sched-delay" is any event. */
+Test(convert, sched_delay_needs_the_bpf_output_attr)
+{
+	struct file f;
+	struct pp_convert_opts o = { .event = "sched-delay" };
+	struct result res;
+	struct perf_event_attr a = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+	uint64_t id = EV_SCHED, chain[4];
+
+	shares_chain(chain);
+	file_begin(&f);
+	a.sample_type |= PERF_SAMPLE_RAW;
+	a.sample_period = 1;
+	cr_assert_eq(perfdata_writer_add_event(f.w, "sched-delay", &a, &id, 1), 0);
+	cr_assert_eq(perfdata_writer_start(f.w), 0);
+	sched_wait(&f, TID, 50, 1000, "preempted", 10, chain, 4);
+	file_close(&f);
+
+	convert(f.path, &o, &res);
+	cr_assert_eq(res.n, 1);
+	cr_assert_str_eq(res.p[0]->types[1][0], "sched-delay");
+	cr_assert_str_eq(res.p[0]->types[1][1], "count");
+	cr_assert_eq(res.p[0]->samples[0].nr_labels, 0);
+	free_result(&res);
+}
+
 /* Build-ids recorded in the BUILD_ID feature (not in MMAP2) reach the mapping. */
 Test(convert, build_id_from_feature)
 {

@@ -84,10 +84,10 @@ Test(events, heap_kinds_need_the_bpf_output_attr)
 	struct perfdata_event inuse = ev(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, "inuse");
 	struct perfdata_event other = ev(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "alloc");
 
-	cr_assert_eq(pp_event_heap_kind(&alloc, "alloc"), PP_HEAP_ALLOC);
-	cr_assert_eq(pp_event_heap_kind(&inuse, "inuse"), PP_HEAP_INUSE);
-	cr_assert_eq(pp_event_heap_kind(&alloc, "offcpu-time"), PP_HEAP_NONE);
-	cr_assert_eq(pp_event_heap_kind(&other, "alloc"), PP_HEAP_NONE, "not our event");
+	cr_assert_eq(pp_event_output_kind(&alloc, "alloc"), PP_OUTPUT_ALLOC);
+	cr_assert_eq(pp_event_output_kind(&inuse, "inuse"), PP_OUTPUT_INUSE);
+	cr_assert_eq(pp_event_output_kind(&alloc, "offcpu-time"), PP_OUTPUT_NONE);
+	cr_assert_eq(pp_event_output_kind(&other, "alloc"), PP_OUTPUT_NONE, "not our event");
 }
 
 static void expect_size(const char *raw, size_t size, uint64_t want)
@@ -127,4 +127,74 @@ Test(events, heap_raw_size)
 	expect_size(long_func, sizeof(long_func), 0);
 	memcpy(long_func + 64, " 42", 4);
 	expect_size(long_func, 68, 42);
+}
+
+Test(events, sched_delay_kind_needs_the_bpf_output_attr)
+{
+	struct perfdata_event sched = ev(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, "sched-delay");
+	struct perfdata_event other = ev(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "sched-delay");
+
+	cr_assert_eq(pp_event_output_kind(&sched, "sched-delay"), PP_OUTPUT_SCHED_DELAY);
+	cr_assert(!pp_output_is_heap(PP_OUTPUT_SCHED_DELAY));
+	cr_assert(pp_output_is_heap(PP_OUTPUT_ALLOC) && pp_output_is_heap(PP_OUTPUT_INUSE));
+	cr_assert_eq(pp_event_output_kind(&other, "sched-delay"), PP_OUTPUT_NONE, "not our event");
+}
+
+/* The one tokenizer both RAW texts go through. */
+Test(events, raw_words)
+{
+	struct pp_raw_word w[3];
+
+	cr_assert_eq(pp_raw_words("a bc   ", 8, w, 3), 2);
+	cr_assert_eq(w[0].len, 1);
+	cr_assert_eq(w[1].len, 2);
+	cr_assert_eq(memcmp(w[1].s, "bc", 2), 0);
+	cr_assert_eq(pp_raw_words("a b c d", 8, w, 3), 0, "more words than asked for");
+	cr_assert_eq(pp_raw_words("a\0\x01\x02", 4, w, 3), 1, "nothing is read after the NUL");
+	cr_assert_eq(pp_raw_words("a \x01", 4, w, 3), 0, "padding is spaces only");
+	cr_assert_eq(pp_raw_words("   ", 4, w, 3), 0, "no word");
+	cr_assert_eq(pp_raw_words("abc", 2, w, 3), 1, "cut by its size");
+	cr_assert_eq(w[0].len, 2);
+	cr_assert_eq(pp_raw_words(NULL, 8, w, 3), 0);
+	cr_assert_eq(pp_raw_words("x", 0, w, 3), 0);
+}
+
+static void expect_reason(const char *raw, size_t size, const char *want)
+{
+	const char *r = NULL;
+	size_t n = pp_sched_raw_reason(raw, size, &r);
+
+	if (!want) {
+		cr_assert_eq(n, 0, "'%.*s' (%zu bytes) is no reason", (int)size, raw, size);
+		return;
+	}
+	cr_assert_eq(n, strlen(want), "'%.*s' (%zu bytes)", (int)size, raw, size);
+	cr_assert_eq(memcmp(r, want, n), 0);
+}
+
+/* One word of [a-z0-9_-], space-padded and NUL-terminated; anything else is none. */
+Test(events, sched_raw_reason)
+{
+	static const char padded[] = "preempted      ";
+	char long_word[80], longest[PP_RAW_WORD_MAX + 1];
+
+	expect_reason(padded, sizeof(padded), "preempted");
+	expect_reason("woken", 6, "woken");
+	expect_reason("woken", 5, "woken");		/* no NUL: the size bounds it */
+	expect_reason("woken\0preempted", 16, "woken");
+	expect_reason("wok", 3, "wok");			/* cut by its size */
+	expect_reason("io-wait_2", 10, "io-wait_2");
+	expect_reason("pre empted", 11, NULL);
+	expect_reason("Preempted", 10, NULL);
+	expect_reason("woken!", 7, NULL);
+	expect_reason(" woken", 7, NULL);
+	expect_reason("woken \x01", 8, NULL);
+	expect_reason("", 1, NULL);
+	expect_reason("", 0, NULL);
+	expect_reason(NULL, 16, NULL);
+	memset(long_word, 'a', sizeof(long_word));
+	expect_reason(long_word, sizeof(long_word), NULL);
+	memset(longest, 'a', PP_RAW_WORD_MAX);
+	longest[PP_RAW_WORD_MAX] = '\0';
+	expect_reason(long_word, PP_RAW_WORD_MAX, longest);	/* the longest word */
 }

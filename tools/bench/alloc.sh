@@ -135,7 +135,7 @@ alloc_rows() {
 
 # bench_alloc_profilers DEADLINE: scenario 8.
 bench_alloc_profilers() {
-	local sec=8 rep d tool order base=() base_cpu=() base_med base_cpu_med
+	local sec=8 rep d tool base=() base_cpu=() base_med base_cpu_med
 	local tools="bpfrec bpfrec_1 heaptrack memleak memleak_s"
 	local -A have=([bpfrec]=$HAVE_ALLOC [bpfrec_1]=$HAVE_ALLOC [heaptrack]=1 [memleak]=1 [memleak_s]=1)
 	local -A why=([bpfrec]="bpfrec record --alloc: not available" [bpfrec_1]="bpfrec record --alloc: not available")
@@ -166,8 +166,7 @@ bench_alloc_profilers() {
 		measure "$d" "$FIX/bench_alloc" -n "$ALLOC_M" -r "$d/wl" || die "bench_alloc failed: $(cat "$d/err")"
 		base+=("$(calc "$(kv "$d/wl" elapsed_ns) / 1e9")")
 		base_cpu+=("$(calc "$(kv "$d/wl" cpu_ns) / 1e9")")
-		order=$(echo $tools | tr ' ' '\n' | awk -v r="$rep" '{ t[NR - 1] = $0 } END { for (i = 0; i < NR; i++) print t[(i + r) % NR] }')
-		for tool in $order; do
+		for tool in $(rotate "$rep" $tools); do
 			[ "${have[$tool]}" = 1 ] || continue
 			say "  rep $rep/$REPS: $tool"
 			case $tool in
@@ -178,15 +177,7 @@ bench_alloc_profilers() {
 		done
 	done
 	base_med=$(median "${base[@]}") base_cpu_med=$(median "${base_cpu[@]}")
-	for tool in $tools; do
-		if [ "${have[$tool]}" != 1 ]; then
-			text "$sec" "workload slowdown (%)" "$tool" "${why[$tool]}"
-			continue
-		fi
-		for rep in $(seq "$REPS_DONE"); do
-			alloc_rows "$sec" "$W/s$sec/$tool/$rep" "$tool" "$base_med" "$base_cpu_med"
-		done
-	done
+	tool_rows "$sec" alloc_rows "workload slowdown (%)" "$base_med" "$base_cpu_med" $tools
 	budget_note "$sec" "$REPS"
 	note "$sec" "Workload: \`bench_alloc -n $ALLOC_M\` ($ALLOC_M million allocations and frees, 16 B-64 KiB); unprofiled: $(fmt_spread "${base[@]}") wall, $(fmt_spread "${base_cpu[@]}") CPU."
 	note "$sec" "Commands: \`bpfrec record --alloc[=1] -o FILE -- W\`, \`heaptrack -o FILE W\`, \`memleak-bpfcc -p PID [-s $MEMLEAK_RATE] 3600\` (attached before W starts; its CPU is counted over W's run only)."

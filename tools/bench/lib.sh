@@ -68,9 +68,10 @@ bpf_poll() {
 # bpf_cost DIR WHAT: ns per run and run count of the programs of DIR's last
 # snapshot, summed over programs of kind WHAT: "sample" (perf_event
 # programs: one run per sampling interrupt), "switch" (the program whose
-# name mentions switch: one run per context switch) or "uprobe" (kprobe-type
-# programs, which uprobes are: one run per probe hit). Prints "NS_PER_RUN
-# RUNS" or nothing.
+# name mentions switch: one run per context switch), "wakeup" (programs
+# whose name mentions wakeup: one run per sched_wakeup or sched_wakeup_new)
+# or "uprobe" (kprobe-type programs, which uprobes are: one run per probe
+# hit). Prints "NS_PER_RUN RUNS" or nothing.
 bpf_cost() {
 	[ -s "$1/bpf.snap" ] || return 0
 	awk -v what="$2" '
@@ -87,9 +88,10 @@ bpf_cost() {
 				if (!(f in rc) || seen[i]++) continue
 				is_sample = pt[f] == 7 || type[i] == "perf_event"
 				is_switch = name[i] ~ /switch/
+				is_wakeup = name[i] ~ /wakeup/
 				is_uprobe = pt[f] == 2 || type[i] == "kprobe"
 				if ((what == "sample" && is_sample) || (what == "switch" && is_switch) ||
-				    (what == "uprobe" && is_uprobe)) {
+				    (what == "wakeup" && is_wakeup) || (what == "uprobe" && is_uprobe)) {
 					ns += rt[f]; n += rc[f]
 				}
 			}
@@ -148,6 +150,32 @@ file_counts() {
 show_failure() {
 	echo "bench: $2 failed (status $(kv "$1/ru" status)); its stderr ends with:" >&2
 	tail -n 5 "$1/err" | sed 's/^/    /' >&2
+}
+
+# rotate REP WORD...: the words, one per line, starting at the (REP mod
+# count)th: each repetition runs the tools in another order.
+rotate() {
+	local rep=$1
+	shift
+	printf '%s\n' "$@" | awk -v r="$rep" '{ t[NR - 1] = $0 } END { for (i = 0; i < NR; i++) print t[(i + r) % NR] }'
+}
+
+# tool_rows SEC ROWS NA_ROW BASE_S BASE_CPU_S TOOL...: for each TOOL, the
+# rows of each repetition done, by `ROWS SEC $W/sSEC/TOOL/REP TOOL BASE_S
+# BASE_CPU_S`; a TOOL whose have[TOOL] (the caller's associative array) is
+# not 1 gets the caller's why[TOOL] as text in row NA_ROW instead.
+tool_rows() {
+	local sec=$1 rows=$2 na_row=$3 base=$4 base_cpu=$5 tool rep
+	shift 5
+	for tool in "$@"; do
+		if [ "${have[$tool]}" != 1 ]; then
+			text "$sec" "$na_row" "$tool" "${why[$tool]}"
+			continue
+		fi
+		for rep in $(seq "$REPS_DONE"); do
+			"$rows" "$sec" "$W/s$sec/$tool/$rep" "$tool" "$base" "$base_cpu"
+		done
+	done
 }
 
 # Time budget. Each scenario gets a deadline (seconds since the bench

@@ -60,6 +60,7 @@ print_targets() {
 	fi
 	[[ " $ONLY " == *" 7 "* ]] && callgraph_targets
 	[[ " $ONLY " == *" 8 "* ]] && alloc_targets
+	[[ " $ONLY " == *" 9 "* ]] && sched_targets
 	[[ " $ONLY " == *" 4 "* ]] || { echo; return 0; }
 	local size
 	for size in $CONV_SIZES; do
@@ -114,4 +115,17 @@ alloc_targets() {
 			"$(cell_median 8 "workload slowdown (%)" bpfrec)" \
 			"$(cell_median 8 "workload slowdown (%)" $ref)" le
 	done
+}
+
+# sched_targets: issue 14's targets for record --sched (scenario 9): less
+# BPF time per context switch than --off-cpu, and a recording at least 10
+# times smaller than perf sched record's of the same workload.
+sched_targets() {
+	local perf_mb
+	target "BPF program per context switch under --sched below --off-cpu's (ns)" \
+		"$(cell_median 9 "BPF program per context switch (ns)" sched)" \
+		"$(cell_median 9 "BPF program per context switch (ns)" offcpu)" le
+	perf_mb=$(cell_median 9 "recording size (MB)" perf)
+	target "--sched recording at least 10x smaller than perf sched record's (MB, against a tenth of perf's)" \
+		"$(cell_median 9 "recording size (MB)" sched)" "${perf_mb:+$(calc "$perf_mb / 10")}" le
 }

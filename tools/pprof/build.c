@@ -354,7 +354,11 @@ static int location_id(struct pp_convert *c, struct build_ctx *bc, uint32_t fid,
 
 static const char *label_key(const struct pp_convert *c, uint32_t spec)
 {
-	const struct pp_label_spec *s = &c->opts.labels[spec];
+	const struct pp_label_spec *s;
+
+	if (spec == LABEL_SPEC_SCHED_REASON)
+		return PP_SCHED_REASON_LABEL;
+	s = &c->opts.labels[spec];
 
 	switch (s->kind) {
 	case PP_LABEL_PID:
@@ -426,6 +430,11 @@ static int setup_header(struct pp_convert *c, struct pprof_builder *b,
 		err = pprof_add_sample_type(b, "off_cpu", "nanoseconds");
 		if (!err)
 			err = pprof_set_period(b, "off_cpu", "nanoseconds", 0);
+	} else if (pp_event_output_kind(ev, pi->name) == PP_OUTPUT_SCHED_DELAY) {
+		/* period = ns runnable but not running; no sampling interval */
+		err = pprof_add_sample_type(b, "runq_delay", "nanoseconds");
+		if (!err)
+			err = pprof_set_period(b, "runq_delay", "nanoseconds", 0);
 	} else if (pp_event_is_timer(ev)) {
 		int64_t period = a->freq ? (a->sample_freq ? (int64_t)(1000000000ULL / a->sample_freq) : 0)
 					 : (int64_t)a->sample_period;
@@ -496,7 +505,7 @@ static int main_mapping_first(struct pp_convert *c, struct build_ctx *bc, size_t
 static void heap_values(const struct pp_convert *c, uint32_t event, const struct counts *n,
 			int64_t values[4])
 {
-	bool inuse = event < c->nr_ev_sel && c->ev_heap[event] == PP_HEAP_INUSE;
+	bool inuse = event < c->nr_ev_sel && c->ev_output[event] == PP_OUTPUT_INUSE;
 	double objects = n->objects + 0.5;
 	int64_t o = objects < (double)INT64_MAX ? (int64_t)objects : INT64_MAX;
 

@@ -114,7 +114,7 @@ void pp_convert_free(struct pp_convert *c)
 	free(c->bid_vals);
 	free(c->ev_profile);
 	free(c->ev_sel);
-	free(c->ev_heap);
+	free(c->ev_output);
 	free(c->tid_comm);
 	free(c->counts);
 	for (size_t i = 0; i < c->nr_profiles; i++) {
@@ -152,28 +152,29 @@ static bool event_selected(const struct pp_convert *c, const struct perfdata_eve
 {
 	if (!c->opts.event)
 		return true;
-	if (pp_event_heap_kind(ev, name) && !strcmp(c->opts.event, PP_HEAP_PROFILE_NAME))
+	if (pp_output_is_heap(pp_event_output_kind(ev, name)) &&
+	    !strcmp(c->opts.event, PP_HEAP_PROFILE_NAME))
 		return true;
 	return pp_event_matches(name, c->opts.event);
 }
 
-/* event_selected() and event_index() of a sample's event, and its heap
- * kind (c->ev_heap), cached per event. */
+/* event_selected() and event_index() of a sample's event, and its
+ * BPF_OUTPUT kind (c->ev_output), cached per event. */
 static int sample_event(struct pp_convert *c, const struct perfdata_event *ev, size_t *idx)
 {
 	size_t n = perfdata_reader_nr_events(c->r);
 
 	if (n > c->nr_ev_sel) {
 		int8_t *sel = realloc(c->ev_sel, n);
-		uint8_t *heap = sel ? realloc(c->ev_heap, n) : NULL;
+		uint8_t *kind = sel ? realloc(c->ev_output, n) : NULL;
 
 		if (sel)
 			c->ev_sel = sel;
-		if (!heap)
+		if (!kind)
 			return -ENOMEM;
-		c->ev_heap = heap;
+		c->ev_output = kind;
 		memset(sel + c->nr_ev_sel, -1, n - c->nr_ev_sel);
-		memset(heap + c->nr_ev_sel, PP_HEAP_NONE, n - c->nr_ev_sel);
+		memset(kind + c->nr_ev_sel, PP_OUTPUT_NONE, n - c->nr_ev_sel);
 		c->nr_ev_sel = n;
 	}
 	*idx = event_index(c, ev);
@@ -184,7 +185,7 @@ static int sample_event(struct pp_convert *c, const struct perfdata_event *ev, s
 
 		if (!name)
 			return -ENOMEM;
-		c->ev_heap[*idx] = pp_event_heap_kind(ev, name);
+		c->ev_output[*idx] = pp_event_output_kind(ev, name);
 		c->ev_sel[*idx] = event_selected(c, ev, name) && !pp_event_is_dummy(ev);
 		free(name);
 	}
@@ -730,6 +731,9 @@ static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t tim
 		}
 		nl++;
 	}
+	if (s->reason && nl < 16)
+		lv[nl++] = (struct label_val){ .spec = LABEL_SPEC_SCHED_REASON, .is_str = 1,
+					       .value = s->reason - 1 };
 	labels = pp_intern_put(&c->labelsets, lv, nl * sizeof(lv[0]), NULL);
 	if (labels < 0)
 		return labels;
@@ -790,6 +794,34 @@ static bool wants_raw(const struct pp_convert *c)
 		if (c->opts.labels[i].kind == PP_LABEL_TRACE)
 			return true;
 	return false;
+}
+
+/* What the RAW text of bpfrec's BPF_OUTPUT events says (events.h): an
+ * allocation's size, a run-queue wait's reason. Bad text leaves them 0. */
+static int raw_text_values(struct pp_convert *c, enum pp_output_kind kind,
+			   const struct perfdata_sample *s, struct csample *cs)
+{
+	const char *reason;
+	char buf[PP_RAW_WORD_MAX + 1];
+	size_t len;
+	int64_t sid;
+
+	if (pp_output_is_heap(kind)) {
+		cs->alloc_size = pp_heap_raw_size(s->raw, s->raw_size);
+		return 0;
+	}
+	if (kind != PP_OUTPUT_SCHED_DELAY)
+		return 0;
+	len = pp_sched_raw_reason(s->raw, s->raw_size, &reason);
+	if (!len)
+		return 0;
+	memcpy(buf, reason, len);
+	buf[len] = '\0';
+	sid = pp_cv_sid(c, buf);
+	if (sid < 0)
+		return sid;
+	cs->reason = (uint32_t)sid + 1;
+	return 0;
 }
 
 /* Shrink a SAMPLE to a csample and queue it. */
@@ -867,8 +899,11 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 		memcpy(cs + 1, s.callchain, nr_ips * 8);
 	if (raw)
 		memcpy((uint8_t *)(cs + 1) + nr_ips * 8, s.raw, raw);
-	if (c->ev_heap[idx] && (ev->attr.sample_type & PERF_SAMPLE_RAW))
-		cs->alloc_size = pp_heap_raw_size(s.raw, s.raw_size);
+	if (ev->attr.sample_type & PERF_SAMPLE_RAW) {
+		ret = raw_text_values(c, c->ev_output[idx], &s, cs);
+		if (ret)
+			return ret;
+	}
 	if (ustack) {
 		cs->flags |= CSAMPLE_HAS_USTACK;
 		cs->ustack_len = ustack;
@@ -969,7 +1004,7 @@ int pp_cv_make_profiles(struct pp_convert *c)
 			free(name);
 			continue;
 		}
-		heap = pp_event_heap_kind(ev, name) != PP_HEAP_NONE;
+		heap = pp_output_is_heap(pp_event_output_kind(ev, name));
 		if (heap) {	/* alloc and inuse: one heap profile */
 			free(name);
 			name = strdup(PP_HEAP_PROFILE_NAME);

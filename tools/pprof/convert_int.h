@@ -33,6 +33,8 @@ struct csample {
 	uint64_t period;
 	uint64_t ip;
 	uint64_t alloc_size;		/* allocation samples: S from RAW; 0 = unknown */
+	uint32_t reason;		/* sched-delay samples: sid + 1 of the RAW reason; 0 = none */
+	uint32_t pad;
 	/* then nr_ips u64, then raw_size bytes, then (8-aligned) ustack_len bytes */
 };
 
@@ -62,8 +64,11 @@ struct sample_key {
 	uint32_t event, stack, labels, pad;
 };
 
+/* label_val.spec of a sched-delay sample's reason (not one of opts.labels) */
+#define LABEL_SPEC_SCHED_REASON UINT32_MAX
+
 struct label_val {
-	uint32_t spec;			/* index into opts.labels */
+	uint32_t spec;			/* index into opts.labels, or LABEL_SPEC_SCHED_REASON */
 	uint32_t is_str;
 	uint64_t value;			/* number, or sid */
 };
@@ -144,7 +149,7 @@ struct pp_convert {
 	bool build_ids_loaded;
 	uint32_t *ev_profile;		/* reader event index -> profile, UINT32_MAX = none */
 	int8_t *ev_sel;			/* reader event index -> selected? -1 = not known yet */
-	uint8_t *ev_heap;		/* reader event index -> enum pp_heap_kind (once ev_sel is known) */
+	uint8_t *ev_output;		/* reader event index -> enum pp_output_kind (once ev_sel is known) */
 	size_t nr_ev_sel;
 	size_t nr_ev_profile;
 	int64_t kernel_delta;		/* add to recorded kernel addresses for kallsyms */

@@ -44,50 +44,83 @@ bool pp_event_is_offcpu(const char *name)
 	return !strcmp(name, PERFDATA_OFFCPU_EVENT_NAME);
 }
 
-enum pp_heap_kind pp_event_heap_kind(const struct perfdata_event *ev, const char *name)
+enum pp_output_kind pp_event_output_kind(const struct perfdata_event *ev, const char *name)
 {
 	if (ev->attr.type != PERF_TYPE_SOFTWARE || ev->attr.config != PERF_COUNT_SW_BPF_OUTPUT)
-		return PP_HEAP_NONE;
+		return PP_OUTPUT_NONE;
 	if (!strcmp(name, PERFDATA_ALLOC_EVENT_NAME))
-		return PP_HEAP_ALLOC;
+		return PP_OUTPUT_ALLOC;
 	if (!strcmp(name, PERFDATA_INUSE_EVENT_NAME))
-		return PP_HEAP_INUSE;
-	return PP_HEAP_NONE;
+		return PP_OUTPUT_INUSE;
+	if (!strcmp(name, PERFDATA_SCHED_DELAY_EVENT_NAME))
+		return PP_OUTPUT_SCHED_DELAY;
+	return PP_OUTPUT_NONE;
 }
 
-/* Names are short identifiers; a size has at most 20 digits. */
-#define HEAP_FUNC_MAX 64
-#define HEAP_SIZE_DIGITS_MAX 20
+static bool is_word_char(char ch)
+{
+	return ch > ' ' && ch <= '~';
+}
 
-uint64_t pp_heap_raw_size(const void *raw, size_t size)
+size_t pp_raw_words(const void *raw, size_t size, struct pp_raw_word *words, size_t max)
 {
 	const char *s = raw;
-	size_t i = 0, func = 0, digits = 0;
-	uint64_t v = 0;
+	size_t i = 0, n = 0;
 
 	if (!s)
 		return 0;
-	while (i < size && s[i] > ' ' && s[i] <= '~' && func <= HEAP_FUNC_MAX) {
-		i++;
-		func++;
-	}
-	if (!func || func > HEAP_FUNC_MAX || i >= size || s[i] != ' ')
-		return 0;
-	i++;
-	for (; i < size && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
-		unsigned int d = (unsigned int)(s[i] - '0');
+	while (i < size && is_word_char(s[i])) {
+		size_t start = i;
 
-		if (digits == HEAP_SIZE_DIGITS_MAX || v > (UINT64_MAX - d) / 10)
+		while (i < size && is_word_char(s[i]) && i - start <= PP_RAW_WORD_MAX)
+			i++;
+		if (i - start > PP_RAW_WORD_MAX || n == max)
 			return 0;
-		v = v * 10 + d;
+		words[n++] = (struct pp_raw_word){ .s = s + start, .len = i - start };
+		if (i < size && s[i] == ' ')
+			i++;	/* the separator, or the first space of the padding */
 	}
-	if (!digits)
-		return 0;
 	/* Only padding may follow, up to the NUL or the end. */
 	for (; i < size && s[i]; i++)
 		if (s[i] != ' ')
 			return 0;
+	return n;
+}
+
+/* A size has at most 20 digits (UINT64_MAX). */
+#define HEAP_SIZE_DIGITS_MAX 20
+
+uint64_t pp_heap_raw_size(const void *raw, size_t size)
+{
+	struct pp_raw_word w[2];
+	uint64_t v = 0;
+
+	if (pp_raw_words(raw, size, w, 2) != 2 || w[1].len > HEAP_SIZE_DIGITS_MAX)
+		return 0;
+	for (size_t i = 0; i < w[1].len; i++) {
+		unsigned int d = (unsigned int)(w[1].s[i] - '0');
+
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return 0;
+		v = v * 10 + d;
+	}
 	return v;
+}
+
+size_t pp_sched_raw_reason(const void *raw, size_t size, const char **reason)
+{
+	struct pp_raw_word w;
+
+	if (pp_raw_words(raw, size, &w, 1) != 1)
+		return 0;
+	for (size_t i = 0; i < w.len; i++) {
+		char ch = w.s[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
+			return 0;
+	}
+	*reason = w.s;
+	return w.len;
 }
 
 /*
