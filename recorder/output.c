@@ -19,6 +19,7 @@
 
 #include "perfdata/writer.h"
 #include "recorder/offcpu.h"
+#include "recorder/sched.h"
 #include "recorder/rotate.h"
 #include "recorder/session_int.h"
 #include "recorder/tasks.h"
@@ -165,6 +166,9 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 	if (!err && s->offcpu)
 		err = perfdata_writer_add_event(s->w, OFFCPU_EVENT_NAME, offcpu_attr(s->offcpu),
 						offcpu_event_id(s->offcpu), 1);
+	if (!err && s->sched)
+		err = perfdata_writer_add_event(s->w, SCHED_EVENT_NAME, sched_attr(s->sched),
+						sched_event_id(s->sched), 1);
 	if (!err)
 		err = perfdata_writer_start(s->w);
 	/* A source without a kernel (a test's) leaves ktext empty: no kernel map. */

@@ -29,6 +29,7 @@
 #include "perfdata/writer.h"
 #include "recorder/buildid_cache.h"
 #include "recorder/offcpu.h"
+#include "recorder/sched.h"
 #include "recorder/sampler.h"
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
@@ -242,7 +243,7 @@ static void build_file_attr(struct record_session *s)
 		.freq = s->opts.freq,
 		.cpu = s->opts.system_wide || s->opts.nr_cpus,
 		/* The off-CPU event shares the file. */
-		.shared = s->opts.off_cpu,
+		.shared = s->opts.off_cpu || s->opts.sched,
 		.callchain = s->opts.callgraph != RECORD_CALLGRAPH_NONE,
 		.inherit = !s->opts.system_wide,
 	};
@@ -476,6 +477,18 @@ static int drain(struct record_session *s)
 		if (werr)
 			return session_write_error(s, werr);
 	}
+	/* So are short run-queue waits; the metrics follow the last round. */
+	if (s->sched) {
+		err = sched_collect(s->sched, &s->batch, s->last_time);
+		if (err)
+			return session_fail(s, err, "cannot read the run-queue sums: %s",
+					    strerror(-err));
+		werr = session_flush_batch(s);
+		if (!werr)
+			werr = sched_write_metrics(s->sched, s->w);
+		if (werr)
+			return session_write_error(s, werr);
+	}
 	return 0;
 }
 
@@ -584,7 +597,7 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 	st->seen = s->seen;
 	st->cpu_samples = s->write_failed ? s->ckpt_cpu_written : s->cpu_written;
 	st->cpu_lost = s->lost;
-	st->lost = s->lost + offcpu_lost(s->offcpu);
+	st->lost = s->lost + offcpu_lost(s->offcpu) + sched_lost(s->sched);
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;
 	if (s->unwind)
@@ -599,6 +612,14 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 		st->bpf_run_ns = c.bpf_run_ns;
 		st->bpf_runs = c.bpf_runs;
 	}
+}
+
+int record_session_sched_metrics(struct record_session *s, struct bpfrec_sched_metrics **out)
+{
+	*out = NULL;
+	if (!s->sched)
+		return -ENOENT;
+	return sched_read_metrics(s->sched, out);
 }
 
 const char *record_session_error(const struct record_session *s)

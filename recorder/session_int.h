@@ -84,6 +84,7 @@ struct record_session {
 	void *src;
 	bool src_opened;	/* src_ops->open() was called: detach and free are due */
 	struct offcpu_tracer *offcpu;	/* --off-cpu */
+	struct sched_tracer *sched;	/* --sched */
 	struct unwind_bpf *unwind;	/* cfi: the tables of the in-kernel unwinder */
 	struct sideband *sideband;	/* NULL: processes are described from /proc only */
 	int epfd;
