@@ -33,11 +33,9 @@ ssize_t perfdata_sched_encode(void *buf, size_t cap, const struct bpfrec_sched_t
 	uint8_t *p = buf;
 
 	*taken = 0;
-	if (!nr)
-		return -EINVAL;
 	if (cap > 0xffff)
 		cap = 0xffff;	/* header.size is a u16 */
-	if (cap < PERFDATA_SCHED_HEAD_SIZE + PERFDATA_SCHED_ENTRY_SIZE)
+	if (cap < PERFDATA_SCHED_HEAD_SIZE + (nr ? PERFDATA_SCHED_ENTRY_SIZE : 0))
 		return -ENOSPC;
 	fit = (cap - PERFDATA_SCHED_HEAD_SIZE) / PERFDATA_SCHED_ENTRY_SIZE;
 	if (fit > nr)

@@ -27,7 +27,7 @@
  *            u64 runq_total_ns, u64 runq_max_ns, u64 switches[4] (preempted,
  *            sleep, io, exit), u32 hist[32] (log2 microseconds)
  * A recording's metrics fill as many records as needed (a record is at most
- * 64 KiB), written once at the end of the recording.
+ * 64 KiB), at least one, written once at the end of the recording.
  */
 #ifndef PERFDATA_SCHEDSTATS_H
 #define PERFDATA_SCHEDSTATS_H
@@ -52,8 +52,9 @@ struct bpfrec_sched_metrics {
 
 /*
  * Encode up to nr threads into buf (cap bytes) as one record; *taken says
- * how many went in (at least one when cap allows). Returns the record's
- * size, or -ENOSPC when not even one fits, -EINVAL when nr is 0.
+ * how many went in (at least one when cap allows; nr 0 makes a record that
+ * says "recorded, no thread ran"). Returns the record's size, or -ENOSPC
+ * when not even one fits.
  */
 ssize_t perfdata_sched_encode(void *buf, size_t cap, const struct bpfrec_sched_thread *t,
 			      size_t nr, size_t *taken);

@@ -724,13 +724,15 @@ int perfdata_write_sched_metrics(struct perfdata_writer *w, const struct bpfrec_
 {
 	int err = check_writable(w);
 
-	while (!err && nr) {
+	/* At least one record: a file recorded with --sched says so even without threads. */
+	do {
 		size_t taken = 0;
 
-		err = APPEND(w, perfdata_sched_encode(p, cap, t, nr, &taken));
+		if (!err)
+			err = APPEND(w, perfdata_sched_encode(p, cap, t, nr, &taken));
 		t += taken;
 		nr -= taken;
-	}
+	} while (!err && nr);
 	return err;
 }
 

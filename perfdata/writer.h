@@ -90,7 +90,7 @@ int perfdata_write_lost_samples(struct perfdata_writer *w, uint64_t lost,
 int perfdata_write_finished_round(struct perfdata_writer *w);
 /*
  * record --sched: per-thread metrics as the records of perfdata/schedstats.h
- * (as many as they need; none when nr is 0). Untimed: write them last.
+ * (as many as they need, at least one). Untimed: write them last.
  */
 struct bpfrec_sched_thread;
 int perfdata_write_sched_metrics(struct perfdata_writer *w, const struct bpfrec_sched_thread *t,
