@@ -57,8 +57,8 @@ struct bpfrec_sched_metrics;
 
 BPFREC_API size_t bpfrec_sched_metrics_nr_threads(const struct bpfrec_sched_metrics *m);
 /* Row i (by pid, then tid), or NULL when out of range. */
-BPFREC_API const struct bpfrec_sched_thread *
-bpfrec_sched_metrics_thread(const struct bpfrec_sched_metrics *m, size_t i);
+BPFREC_API const struct bpfrec_sched_thread *bpfrec_sched_metrics_thread(
+	const struct bpfrec_sched_metrics *m, size_t i);
 BPFREC_API void bpfrec_sched_metrics_free(struct bpfrec_sched_metrics *m);
 
 /*
