@@ -62,9 +62,10 @@ BPFREC_API const struct bpfrec_sched_thread *bpfrec_sched_metrics_thread(
 BPFREC_API void bpfrec_sched_metrics_free(struct bpfrec_sched_metrics *m);
 
 /*
- * The metrics a perf.data holds (file or pipe format). 0; -ENOENT when it
- * has none (recorded without --sched); -errno, with a one-line message in
- * err, when it cannot be read.
+ * The metrics a perf.data holds (file or pipe format; path "-" is stdin).
+ * 0; -ENOENT when it has none (recorded without --sched); -EINVAL when a
+ * metrics record is malformed; -errno when the file cannot be read. err
+ * gets a one-line message whenever it is not 0.
  */
 BPFREC_API int bpfrec_sched_metrics_read(const char *path, struct bpfrec_sched_metrics **out,
 					 char *err, size_t errlen);

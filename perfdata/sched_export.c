@@ -28,6 +28,8 @@ int bpfrec_sched_metrics_read(const char *path, struct bpfrec_sched_metrics **ou
 	int fd, ret;
 
 	*out = NULL;
+	if (errlen)
+		*err = '\0';
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -41,23 +43,26 @@ int bpfrec_sched_metrics_read(const char *path, struct bpfrec_sched_metrics **ou
 	}
 	ret = perfdata_reader_open(fd, path, &r);
 	while (!ret && (ret = perfdata_reader_next(r, &rec)) == 1) {
-		int d = perfdata_sched_decode(rec, m);
-
-		if (d == -ENOENT)
-			ret = 0;
-		else if (d == -EINVAL)
-			ret = 0;	/* counted as none; the rest may still be whole */
-		else if (d)
-			ret = d;
-		else
-			found = true, ret = 0;
+		ret = perfdata_sched_decode(rec, m);
+		if (ret == -ENOENT) {
+			ret = 0;	/* another record */
+		} else if (ret == -EINVAL) {
+			snprintf(err, errlen, "%s: the scheduler metrics record at offset %#llx is "
+				 "malformed: the file is damaged, record it again", path,
+				 (unsigned long long)perfdata_reader_offset(r));
+			break;
+		} else if (!ret) {
+			found = true;
+		}
 	}
-	if (ret < 0)
-		snprintf(err, errlen, "%s", r && *perfdata_reader_error(r) ?
-			 perfdata_reader_error(r) : strerror(-ret));
-	else if (!found)
+	if (ret < 0) {
+		if (errlen && !*err)
+			snprintf(err, errlen, "%s", r && *perfdata_reader_error(r) ?
+				 perfdata_reader_error(r) : strerror(-ret));
+	} else if (!found) {
 		snprintf(err, errlen, "%s has no scheduler metrics: record it with "
 			 "`bpfrec record --sched`", path);
+	}
 	perfdata_reader_free(r);
 	if (fd)
 		close(fd);

@@ -211,6 +211,11 @@ uint64_t sched_lost(const struct sched_tracer *t)
 	return t ? t->lost : 0;
 }
 
+uint64_t sched_threads_dropped(struct sched_tracer *t)
+{
+	return read_stat(t, SCHED_STAT_NO_THREAD);
+}
+
 int sched_collect(struct sched_tracer *t, struct batch *b, uint64_t min_time)
 {
 	return offcpu_collect_map(t->skel->maps.aggs, SCHED_KIND_SAMPLE, b, min_time);

@@ -80,6 +80,8 @@ uint64_t sched_lost(const struct sched_tracer *t);
 /* The summed short waits into the batch, stamped max(last, min_time). After detaching. */
 int sched_collect(struct sched_tracer *t, struct batch *b, uint64_t min_time);
 
+/* Switches not counted in the metrics: their thread found the map full (bpf/sched.h). */
+uint64_t sched_threads_dropped(struct sched_tracer *t);
 /* The metrics so far, sorted by pid and tid; the caller frees *out. */
 int sched_read_metrics(struct sched_tracer *t, struct bpfrec_sched_metrics **out);
 /* The metrics so far into the file (after its last round). */

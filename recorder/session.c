@@ -488,6 +488,10 @@ static int drain(struct record_session *s)
 			werr = sched_write_metrics(s->sched, s->w);
 		if (werr)
 			return session_write_error(s, werr);
+		if (sched_threads_dropped(s->sched))
+			session_warn(s, "%" PRIu64 " switches were not counted in the scheduler "
+				     "metrics: more threads ran than its map holds (their waits are "
+				     "still sched-delay samples)", sched_threads_dropped(s->sched));
 	}
 	return 0;
 }

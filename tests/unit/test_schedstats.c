@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpfrec/sched.h>
 
@@ -298,4 +299,50 @@ Test(schedstats, console_exporter_cleans_names_from_the_file)
 	bpfrec_sched_exporter_free(e);
 	bpfrec_sched_metrics_free(m);
 	free(text);
+}
+
+/* A pipe-format file: the 16-byte header, then the records given. */
+static char *write_pipe_file(const void *records, size_t len)
+{
+	static char path[] = "/tmp/test_schedstats.XXXXXX";
+	uint64_t head[2] = { 0, 16 };
+	int fd;
+
+	strcpy(path, "/tmp/test_schedstats.XXXXXX");
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	memcpy(head, "PERFILE2", 8);
+	cr_assert_eq(write(fd, head, sizeof(head)), (ssize_t)sizeof(head));
+	cr_assert_eq(write(fd, records, len), (ssize_t)len);
+	close(fd);
+	return path;
+}
+
+Test(schedstats, read_finds_metrics_in_a_file_and_names_a_damaged_record)
+{
+	struct bpfrec_sched_thread in = thread(7, 8, "reader");
+	struct bpfrec_sched_metrics *m = NULL;
+	char err[256] = "", *path;
+	uint32_t nr = 9;
+	size_t taken;
+	ssize_t n = perfdata_sched_encode(rec, sizeof(rec), &in, 1, &taken);
+
+	path = write_pipe_file(rec, (size_t)n);
+	cr_assert_eq(bpfrec_sched_metrics_read(path, &m, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bpfrec_sched_metrics_nr_threads(m), 1);
+	cr_assert_eq(bpfrec_sched_metrics_thread(m, 0)->tid, 8);
+	bpfrec_sched_metrics_free(m);
+	unlink(path);
+
+	memcpy((char *)rec + 24, &nr, 4);	/* claims 9 threads, holds 1 */
+	path = write_pipe_file(rec, (size_t)n);
+	cr_assert_eq(bpfrec_sched_metrics_read(path, &m, err, sizeof(err)), -EINVAL);
+	cr_assert_null(m);
+	cr_assert(strstr(err, "malformed"), "%s", err);
+	unlink(path);
+
+	path = write_pipe_file(rec, 0);
+	cr_assert_eq(bpfrec_sched_metrics_read(path, &m, err, sizeof(err)), -ENOENT);
+	cr_assert(strstr(err, "record it with `bpfrec record --sched`"), "%s", err);
+	unlink(path);
 }
