@@ -48,7 +48,7 @@ LIB_SRCS       := $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) $(wildcard recorder/*.c) \
 APP_SRCS       := $(LIB_SRCS) $(CLI_SRCS)
 # The public headers: each in its module as bpfrec_*.h, installed (and, for
 # in-tree users, copied to $(BUILD)/include) under include/bpfrec/.
-PUB_HDRS       := $(addprefix $(BUILD)/include/bpfrec/,common.h perfdata.h record.h pprof.h bpfrec.h)
+PUB_HDRS       := $(addprefix $(BUILD)/include/bpfrec/,common.h perfdata.h record.h pprof.h bpfrec.h sched.h)
 LIB_MAJOR      := 0
 LIB_MINOR      := 1
 LIB_SONAME     := libbpfrec.so.$(LIB_MAJOR)
@@ -106,6 +106,7 @@ $(BUILD)/include/bpfrec/perfdata.h: perfdata/bpfrec_perfdata.h
 $(BUILD)/include/bpfrec/record.h: recorder/bpfrec_record.h
 $(BUILD)/include/bpfrec/pprof.h: tools/pprof/bpfrec_pprof.h
 $(BUILD)/include/bpfrec/bpfrec.h: recorder/bpfrec_lib.h
+$(BUILD)/include/bpfrec/sched.h: perfdata/bpfrec_sched.h
 $(PUB_HDRS):
 	@mkdir -p $(dir $@)
 	cp $< $@

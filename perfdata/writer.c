@@ -16,6 +16,7 @@
 
 #include "compress.h"
 #include "features.h"
+#include "schedstats.h"
 #include "writer.h"
 
 #define DEFAULT_BUFFER_SIZE	(1u << 20)
@@ -716,6 +717,23 @@ int perfdata_write_sample(struct perfdata_writer *w, const struct perfdata_sampl
 		w->last_time = s->time;
 	w->nr_samples++;
 	return 0;
+}
+
+int perfdata_write_sched_metrics(struct perfdata_writer *w, const struct bpfrec_sched_thread *t,
+				 size_t nr)
+{
+	int err = check_writable(w);
+
+	/* At least one record: a file recorded with --sched says so even without threads. */
+	do {
+		size_t taken = 0;
+
+		if (!err)
+			err = APPEND(w, perfdata_sched_encode(p, cap, t, nr, &taken));
+		t += taken;
+		nr -= taken;
+	} while (!err && nr);
+	return err;
 }
 
 int perfdata_write_finished_round(struct perfdata_writer *w)

@@ -89,6 +89,13 @@ int perfdata_write_lost_samples(struct perfdata_writer *w, uint64_t lost,
 				const struct perfdata_sample_id *sid);
 int perfdata_write_finished_round(struct perfdata_writer *w);
 /*
+ * record --sched: per-thread metrics as the records of perfdata/schedstats.h
+ * (as many as they need, at least one). Untimed: write them last.
+ */
+struct bpfrec_sched_thread;
+int perfdata_write_sched_metrics(struct perfdata_writer *w, const struct bpfrec_sched_thread *t,
+				 size_t nr);
+/*
  * Record a build-id for the BUILD_ID feature (file mode, written at finish)
  * or emit it now as HEADER_BUILD_ID (pipe mode). cpumode is
  * PERF_RECORD_MISC_KERNEL for the kernel ("[kernel.kallsyms]") and

@@ -8,6 +8,7 @@
  *   <bpfrec/record.h>    record with BPF into perf.data (path, fd, callback)
  *   <bpfrec/pprof.h>     perf.data to pprof profiles
  *   <bpfrec/perfdata.h>  read perf.data record by record
+ *   <bpfrec/sched.h>     scheduler metrics (record --sched) and their exporters
  *
  * Installed under include/bpfrec/ (each public header lives in the module
  * that implements it, named bpfrec_*.h there; the build copies them under
@@ -20,5 +21,6 @@
 #include <bpfrec/perfdata.h>
 #include <bpfrec/pprof.h>
 #include <bpfrec/record.h>
+#include <bpfrec/sched.h>
 
 #endif /* BPFREC_BPFREC_H */

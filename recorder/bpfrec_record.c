@@ -13,6 +13,7 @@
 #include <bpfrec/record.h>
 
 #include "perfdata/opts.h"
+#include "recorder/sched.h"
 #include "recorder/session.h"
 #include "symbolize/cfiwalk.h"
 
@@ -157,6 +158,8 @@ static int session_opts(struct bpfrec_record *r, struct record_opts *o)
 	o->compression_level = p->compression_level;
 	o->no_buildid_cache = p->no_buildid_cache;
 	o->buildid_cache_log = r->debug_log;
+	o->sched = p->sched;
+	o->sched_thresh_ns = p->sched_thresh_ns ? p->sched_thresh_ns : SCHED_DEFAULT_THRESH_NS;
 	return 0;
 }
 
@@ -299,6 +302,12 @@ int bpfrec_record_get_stats(const struct bpfrec_record *r, struct bpfrec_record_
 		record_session_status(r->s, &out);
 	/* An older caller gets the part it knows; a newer one zeros beyond ours. */
 	return opts_copy_out(stats, &out, sizeof(out));
+}
+
+int bpfrec_record_sched_metrics(struct bpfrec_record *r, struct bpfrec_sched_metrics **out)
+{
+	*out = NULL;
+	return r->s ? record_session_sched_metrics(r->s, out) : -ENOENT;
 }
 
 const char *bpfrec_unwind_stop_name(unsigned int stop)

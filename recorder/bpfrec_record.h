@@ -53,6 +53,7 @@
 #include <sys/types.h>
 
 #include <bpfrec/common.h>
+#include <bpfrec/sched.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -152,6 +153,15 @@ struct bpfrec_record_opts {
 	 * (Poisson); 1 = every allocation; 0 = off.
 	 */
 	uint64_t alloc_interval;
+	/*
+	 * Scheduler metrics and run-queue waits (bpfrec/sched.h): per-thread
+	 * metrics kept in BPF (bpfrec_record_sched_metrics) and written at the
+	 * end of the file, and the sched-delay event, one sample per wait of
+	 * at least sched_thresh_ns (0 = 1 ms; 1 = every wait), shorter ones
+	 * summed per stack.
+	 */
+	bool sched;
+	uint64_t sched_thresh_ns;
 };
 
 enum bpfrec_record_state {
@@ -264,6 +274,13 @@ BPFREC_API enum bpfrec_record_state bpfrec_record_state(const struct bpfrec_reco
 /* A snapshot, at any time. stats->sz says how much of it the caller has. */
 BPFREC_API int bpfrec_record_get_stats(const struct bpfrec_record *rec,
 				       struct bpfrec_record_stats *stats);
+/*
+ * With opts.sched, after open: the per-thread scheduler metrics so far, a
+ * snapshot the caller frees with bpfrec_sched_metrics_free(). -ENOENT
+ * without sched or before open.
+ */
+BPFREC_API int bpfrec_record_sched_metrics(struct bpfrec_record *rec,
+					   struct bpfrec_sched_metrics **out);
 /* "root", "no-row", ... for an index of bpfrec_unwind_stats.stops; NULL past the last. */
 BPFREC_API const char *bpfrec_unwind_stop_name(unsigned int stop);
 /* The last error's message, "" when none. */

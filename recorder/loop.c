@@ -16,6 +16,7 @@
 #include "recorder/emit.h"
 #include "recorder/alloc.h"
 #include "recorder/offcpu.h"
+#include "recorder/sched.h"
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
 #include "recorder/tasks.h"
@@ -63,7 +64,7 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 		   h->kind == PROFILE_KIND_EXEC) {
 		if (size < sizeof(struct profile_task))
 			return 0;
-	} else if (!offcpu_record_ok(data, size)) {
+	} else if (!offcpu_record_ok(data, size) && !sched_record_ok(data, size)) {
 		return 0;
 	}
 	p = batch_add(&s->batch, h->time, size);
@@ -201,6 +202,8 @@ int session_flush_batch(struct record_session *s)
 			err = sideband_apply(h, s->tracker);
 		else if (s->offcpu && offcpu_record_ok(h, len))
 			err = offcpu_write(s->offcpu, s->w, s->tracker, h, len);
+		else if (s->sched && sched_record_ok(h, len))
+			err = sched_write(s->sched, s->w, s->tracker, h, len);
 		else
 			err = write_task(s, (const struct profile_task *)h);
 		if (h->time > s->last_time)
@@ -223,6 +226,12 @@ int session_flush_batch(struct record_session *s)
 
 		err = offcpu_write_lost(s->offcpu, s->w, s->last_time);
 		wrote |= offcpu_lost(s->offcpu) != before;
+	}
+	if (!err && s->sched) {
+		uint64_t before = sched_lost(s->sched);
+
+		err = sched_write_lost(s->sched, s->w, s->last_time);
+		wrote |= sched_lost(s->sched) != before;
 	}
 	/* Tasks that exited before this round have had their last samples. */
 	task_tracker_round_end(s->tracker);

@@ -73,6 +73,17 @@ int offcpu_schedule_range(const char *kallsyms_path, uint64_t *start, uint64_t *
 	return err;
 }
 
+size_t offcpu_pad_text(const char *text, char *buf, size_t size)
+{
+	int len;
+
+	if (size < OFFCPU_STATE_TEXT_MAX)
+		return 0;
+	len = snprintf(buf, size, "%s", text);
+	return perfdata_raw_text_pad(buf, len < 0 ? 0 : (size_t)len < size ? (size_t)len : size - 1,
+				     size);
+}
+
 size_t offcpu_state_text(uint32_t state, char *buf, size_t size)
 {
 	static const struct {
@@ -87,16 +98,13 @@ size_t offcpu_state_text(uint32_t state, char *buf, size_t size)
 		{ OFFCPU_STATE_TRACED, "t (tracing stop)" },
 		{ OFFCPU_STATE_PARKED, "P (parked)" },
 	};
-	int len = -1;
+	char other[OFFCPU_STATE_TEXT_MAX];
 
-	if (size < OFFCPU_STATE_TEXT_MAX)
-		return 0;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i].state == state)
-			len = snprintf(buf, size, "%s", names[i].text);
-	if (len < 0)
-		len = snprintf(buf, size, "? (state 0x%x)", (unsigned int)state);
-	return perfdata_raw_text_pad(buf, (size_t)len, size);
+			return offcpu_pad_text(names[i].text, buf, size);
+	snprintf(other, sizeof(other), "? (state 0x%x)", (unsigned int)state);
+	return offcpu_pad_text(other, buf, size);
 }
 
 size_t offcpu_trampoline_frames(const uint64_t *kernel, size_t nr, uint64_t sched_start,
@@ -214,15 +222,13 @@ const uint64_t *offcpu_event_id(const struct offcpu_tracer *o)
 	return &o->id;
 }
 
-bool offcpu_record_ok(const void *data, size_t size)
+bool offcpu_record_shape_ok(const void *data, size_t size)
 {
 	const struct offcpu_sample *r = data;
 	struct emit_ustack u;
 	size_t head;
 
 	if (size < OFFCPU_SAMPLE_SIZE(0))
-		return false;
-	if (r->hdr.kind != OFFCPU_KIND_SAMPLE && r->hdr.kind != OFFCPU_KIND_DESCRIBE)
 		return false;
 	if (r->nr_kernel > PROFILE_MAX_STACK || r->nr_user > PROFILE_MAX_STACK)
 		return false;
@@ -233,18 +239,29 @@ bool offcpu_record_ok(const void *data, size_t size)
 	       emit_ustack_parse((const char *)data + head, size - head, &u);
 }
 
-int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task_tracker *t,
-		 const void *rec, size_t size)
+bool offcpu_record_ok(const void *data, size_t size)
+{
+	const struct offcpu_sample *r = data;
+
+	if (size < OFFCPU_SAMPLE_SIZE(0))
+		return false;
+	if (r->hdr.kind != OFFCPU_KIND_SAMPLE && r->hdr.kind != OFFCPU_KIND_DESCRIBE)
+		return false;
+	return offcpu_record_shape_ok(data, size);
+}
+
+int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct offcpu_emit_ctx *c,
+		const void *rec, size_t size, const char *raw, uint32_t raw_size,
+		bool describe_only)
 {
 	const struct offcpu_sample *r = rec;
 	const uint64_t *frames = (const uint64_t *)r->frames;
-	size_t skip = offcpu_trampoline_frames(frames, r->nr_kernel, o->sched_start,
-					       o->sched_end);
-	char state[OFFCPU_STATE_TEXT_MAX];
+	size_t skip = offcpu_trampoline_frames(frames, r->nr_kernel, c->sched_start,
+					       c->sched_end);
 	/* A task switches out in the kernel: the chain starts in __schedule. */
 	struct emit_sample e = {
 		.pid = r->hdr.pid, .tid = r->hdr.tid, .cpu = r->hdr.cpu,
-		.time = r->hdr.time, .period = r->period, .id = o->id,
+		.time = r->hdr.time, .period = r->period, .id = c->id,
 		.comm = r->comm, .comm_len = sizeof(r->comm),
 		.chain = {
 			.kernel_mode = r->nr_kernel > skip,
@@ -254,19 +271,34 @@ int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task
 			.user = frames + r->nr_kernel,
 			.nr_user = r->nr_user,
 		},
-		.raw = state,
-		.raw_size = (uint32_t)offcpu_state_text(r->state, state, sizeof(state)),
+		.raw = raw,
+		.raw_size = raw_size,
 	};
 
-	/* offcpu_record_ok() checked the block. */
-	if (o->attr.sample_type & PERF_SAMPLE_STACK_USER)
+	/* offcpu_record_shape_ok() checked the block. */
+	if (c->attr->sample_type & PERF_SAMPLE_STACK_USER)
 		e.ustack.present = true;
 	if (r->flags & PROFILE_SAMPLE_USTACK) {
 		size_t head = OFFCPU_SAMPLE_SIZE(r->nr_kernel + r->nr_user);
 
 		emit_ustack_parse((const char *)r + head, size - head, &e.ustack);
 	}
-	return emit_sample(w, t, &e, r->hdr.kind == OFFCPU_KIND_DESCRIBE);
+	return emit_sample(w, t, &e, describe_only);
+}
+
+int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task_tracker *t,
+		 const void *rec, size_t size)
+{
+	const struct offcpu_sample *r = rec;
+	struct offcpu_emit_ctx c = {
+		.id = o->id, .attr = &o->attr,
+		.sched_start = o->sched_start, .sched_end = o->sched_end,
+	};
+	char state[OFFCPU_STATE_TEXT_MAX];
+	uint32_t raw_size = (uint32_t)offcpu_state_text(r->state, state, sizeof(state));
+
+	return offcpu_emit(w, t, &c, rec, size, state, raw_size,
+			   r->hdr.kind == OFFCPU_KIND_DESCRIBE);
 }
 
 /* A tracer counter (enum offcpu_stat); 0 when it cannot be read. */
@@ -297,9 +329,8 @@ uint64_t offcpu_lost(const struct offcpu_tracer *o)
 	return o ? o->lost : 0;
 }
 
-int offcpu_collect(struct offcpu_tracer *o, struct batch *b, uint64_t min_time)
+int offcpu_collect_map(struct bpf_map *map, uint32_t kind, struct batch *b, uint64_t min_time)
 {
-	struct bpf_map *map = o->skel->maps.aggs;
 	struct offcpu_agg_key key, next;
 	struct offcpu_sample *v;
 	bool first = true;
@@ -317,10 +348,10 @@ int offcpu_collect(struct offcpu_tracer *o, struct batch *b, uint64_t min_time)
 		key = next;
 		if (bpf_map__lookup_elem(map, &key, sizeof(key), v, sizeof(*v), 0))
 			continue;
-		v->hdr.kind = OFFCPU_KIND_SAMPLE;
+		v->hdr.kind = kind;
 		if (v->hdr.time < min_time)
 			v->hdr.time = min_time;
-		if (!offcpu_record_ok(v, sizeof(*v)))
+		if (!offcpu_record_shape_ok(v, sizeof(*v)))
 			continue;
 		size = OFFCPU_SAMPLE_SIZE(v->nr_kernel + v->nr_user);
 		p = batch_add(b, v->hdr.time, size);
@@ -332,4 +363,9 @@ int offcpu_collect(struct offcpu_tracer *o, struct batch *b, uint64_t min_time)
 	}
 	free(v);
 	return err;
+}
+
+int offcpu_collect(struct offcpu_tracer *o, struct batch *b, uint64_t min_time)
+{
+	return offcpu_collect_map(o->skel->maps.aggs, OFFCPU_KIND_SAMPLE, b, min_time);
 }

@@ -95,6 +95,32 @@ uint64_t offcpu_lost(const struct offcpu_tracer *o);
  */
 int offcpu_collect(struct offcpu_tracer *o, struct batch *b, uint64_t min_time);
 
+/*
+ * What --sched (recorder/sched.c) shares with this module: its records have
+ * the off-CPU layout (bpf/sched.h), so they are checked, written and
+ * collected by the same code with another event id, RAW text and kind.
+ */
+struct offcpu_emit_ctx {
+	uint64_t id;				/* the event's sample id */
+	const struct perf_event_attr *attr;	/* the event's attr */
+	uint64_t sched_start, sched_end;	/* __schedule: where chains start */
+};
+struct bpf_map;
+/* The layout checks of offcpu_record_ok(), whatever the record's kind. */
+bool offcpu_record_shape_ok(const void *data, size_t size);
+/* Write a record of that layout as a SAMPLE of c's event, raw as its RAW data. */
+int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct offcpu_emit_ctx *c,
+		const void *rec, size_t size, const char *raw, uint32_t raw_size,
+		bool describe_only);
+/* offcpu_collect() over any map of aggregates, each batched as a record of kind. */
+int offcpu_collect_map(struct bpf_map *aggs, uint32_t kind, struct batch *b, uint64_t min_time);
+/*
+ * text as a RAW payload: space-padded so that perf shows it as a string,
+ * NUL-terminated. Returns its size (NUL included), or 0 when size <
+ * OFFCPU_STATE_TEXT_MAX; longer text is cut.
+ */
+size_t offcpu_pad_text(const char *text, char *buf, size_t size);
+
 /* Longest state text, NUL and padding included. */
 #define OFFCPU_STATE_TEXT_MAX	32
 /*

@@ -20,6 +20,7 @@
 #include "perfdata/writer.h"
 #include "recorder/alloc.h"
 #include "recorder/offcpu.h"
+#include "recorder/sched.h"
 #include "recorder/rotate.h"
 #include "recorder/session_int.h"
 #include "recorder/tasks.h"
@@ -173,6 +174,9 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 		err = perfdata_writer_add_event(s->w, PERFDATA_INUSE_EVENT_NAME,
 						alloc_inuse_attr(s->alloc),
 						alloc_inuse_event_id(s->alloc), 1);
+	if (!err && s->sched)
+		err = perfdata_writer_add_event(s->w, SCHED_EVENT_NAME, sched_attr(s->sched),
+						sched_event_id(s->sched), 1);
 	if (!err)
 		err = perfdata_writer_start(s->w);
 	/* A source without a kernel (a test's) leaves ktext empty: no kernel map. */

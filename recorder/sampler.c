@@ -20,6 +20,7 @@
 
 #include "recorder/alloc.h"
 #include "recorder/offcpu.h"
+#include "recorder/sched.h"
 #include "recorder/percpu.h"
 #include "recorder/privs.h"
 #include "recorder/procmaps.h"
@@ -217,6 +218,31 @@ static int load_alloc(struct record_session *s, struct sampler *sm, size_t ring)
 			     "the allocation tracer", "--alloc");
 }
 
+/* --sched: the run-queue tracer, on the sampler's maps as the off-CPU one. */
+static int load_sched(struct record_session *s, struct sampler *sm, size_t ring)
+{
+	struct profile *skel = sm->skel;
+	struct sched_opts so = {
+		.events_fd = bpf_map__fd(skel->maps.events),
+		.target_tgids_fd = bpf_map__fd(skel->maps.target_tgids),
+		.target_tids_fd = bpf_map__fd(skel->maps.target_tids),
+		.filter_mode = skel->rodata->filter_mode,
+		.wakeup_bytes = ring / 2,
+		.thresh_ns = s->opts.sched_thresh_ns,
+		/* Its stacks walk as the off-CPU ones: the tables unless fp or dwarf. */
+		.unwind_cfi = sm->unwind_bytes != 0,
+		.unwind_rows_fd = bpf_map__fd(skel->maps.unwind_rows),
+		.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
+		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
+		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
+		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
+	};
+	int err = sched_new(&so, &s->sched);
+
+	return tracer_loaded(s, sm, err, s->sched ? sched_object(s->sched) : NULL,
+			     "the run-queue tracer", "--sched");
+}
+
 static int load_bpf(struct record_session *s, struct sampler *sm)
 {
 	size_t ring = ring_bytes(s);
@@ -246,7 +272,7 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	skel->rodata->unwind_cfi = s->opts.callgraph == RECORD_CALLGRAPH_CFI;
 	/* --off-cpu walks its user stacks with the tables too, unless fp or dwarf is asked for. */
 	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI ||
-	    ((s->opts.off_cpu || s->opts.alloc_interval) &&
+	    ((s->opts.off_cpu || s->opts.alloc_interval || s->opts.sched) &&
 	     s->opts.callgraph == RECORD_CALLGRAPH_NONE))
 		sm->unwind_bytes = s->opts.unwind_table_bytes ? s->opts.unwind_table_bytes :
 								UNWIND_BPF_DEFAULT_BYTES;
@@ -308,6 +334,11 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 		if (err)
 			return err;
 	}
+	if (s->opts.sched) {
+		err = load_sched(s, sm, ring);
+		if (err)
+			return err;
+	}
 
 	sm->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), record_source_deliver, s, NULL);
 	if (!sm->rb)
@@ -331,6 +362,8 @@ static void sampler_free(struct record_session *s, void *src)
 	s->offcpu = NULL;
 	alloc_free(s->alloc);
 	s->alloc = NULL;
+	sched_free(s->sched);
+	s->sched = NULL;
 	unwind_bpf_free(s->unwind);
 	s->unwind = NULL;
 	if (!sm)
@@ -477,6 +510,15 @@ static int sampler_attach(struct record_session *s, void *src)
 				     " (another tracer's uprobe on the same functions, with a "
 				     "semaphore, makes the kernel refuse ours: see dmesg)" : "");
 	}
+	if (s->sched) {
+		int err = sched_attach(s->sched);
+
+		if (privs_is_denial(err))
+			return session_priv_fail(s, PRIV_STEP_BPF, err, "--sched");
+		if (err)
+			return session_fail(s, err, "cannot attach the run-queue tracer: %s",
+					    strerror(-err));
+	}
 	for (size_t i = 0; i < sm->nr_pfds; i++) {
 		struct bpf_link *l;
 
@@ -509,6 +551,8 @@ static void sampler_detach(struct record_session *s, void *src)
 		offcpu_detach(s->offcpu);
 	if (s->alloc)
 		alloc_detach(s->alloc);
+	if (s->sched)
+		sched_detach(s->sched);
 }
 
 static int sampler_poll_fd(const struct record_session *s, const void *src)

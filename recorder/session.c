@@ -30,6 +30,7 @@
 #include "recorder/buildid_cache.h"
 #include "recorder/alloc.h"
 #include "recorder/offcpu.h"
+#include "recorder/sched.h"
 #include "recorder/sampler.h"
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
@@ -242,8 +243,8 @@ static void build_file_attr(struct record_session *s)
 		.period = s->opts.period,
 		.freq = s->opts.freq,
 		.cpu = s->opts.system_wide || s->opts.nr_cpus,
-		/* The off-CPU and allocation events share the file. */
-		.shared = s->opts.off_cpu || s->opts.alloc_interval,
+		/* The off-CPU, allocation and run-queue events share the file. */
+		.shared = s->opts.off_cpu || s->opts.alloc_interval || s->opts.sched,
 		.callchain = s->opts.callgraph != RECORD_CALLGRAPH_NONE,
 		.inherit = !s->opts.system_wide,
 	};
@@ -481,6 +482,22 @@ static int drain(struct record_session *s)
 		if (werr)
 			return session_write_error(s, werr);
 	}
+	/* So are short run-queue waits; the metrics follow the last round. */
+	if (s->sched) {
+		err = sched_collect(s->sched, &s->batch, s->last_time);
+		if (err)
+			return session_fail(s, err, "cannot read the run-queue sums: %s",
+					    strerror(-err));
+		werr = session_flush_batch(s);
+		if (!werr)
+			werr = sched_write_metrics(s->sched, s->w);
+		if (werr)
+			return session_write_error(s, werr);
+		if (sched_threads_dropped(s->sched))
+			session_warn(s, "%" PRIu64 " switches were not counted in the scheduler "
+				     "metrics: more threads ran than its map holds (their waits are "
+				     "still sched-delay samples)", sched_threads_dropped(s->sched));
+	}
 	return 0;
 }
 
@@ -593,7 +610,7 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 	st->seen = s->seen;
 	st->cpu_samples = s->write_failed ? s->ckpt_cpu_written : s->cpu_written;
 	st->cpu_lost = s->lost;
-	st->lost = s->lost + offcpu_lost(s->offcpu);
+	st->lost = s->lost + offcpu_lost(s->offcpu) + sched_lost(s->sched);
 	alloc_stats(s->alloc, &st->alloc);
 	st->lost += st->alloc.lost;
 	st->lost_task = s->lost_task;
@@ -610,6 +627,14 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 		st->bpf_run_ns = c.bpf_run_ns;
 		st->bpf_runs = c.bpf_runs;
 	}
+}
+
+int record_session_sched_metrics(struct record_session *s, struct bpfrec_sched_metrics **out)
+{
+	*out = NULL;
+	if (!s->sched)
+		return -ENOENT;
+	return sched_read_metrics(s->sched, out);
 }
 
 const char *record_session_error(const struct record_session *s)

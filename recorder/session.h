@@ -190,6 +190,9 @@ struct record_opts {
 	 */
 	bool no_buildid_cache;
 	FILE *buildid_cache_log;	/* files skipped or failed (-v); NULL = none */
+	/* --sched: the sched-delay event and per-thread metrics (recorder/sched.h). */
+	bool sched;
+	uint64_t sched_thresh_ns;	/* --sched-thresh: shorter waits are summed */
 	/*
 	 * Internal (not in bpfrec/record.h): where the records come from.
 	 * NULL = the BPF sampler; tests pass a fake (recorder/source.h) and
@@ -223,6 +226,12 @@ void record_session_close(struct record_session *s);
  * session.
  */
 void record_session_status(const struct record_session *s, struct bpfrec_record_stats *st);
+/*
+ * --sched: the per-thread metrics so far (the caller frees *out with
+ * bpfrec_sched_metrics_free). -ENOENT without --sched or before open.
+ */
+struct bpfrec_sched_metrics;
+int record_session_sched_metrics(struct record_session *s, struct bpfrec_sched_metrics **out);
 /* The last error, "" when none. */
 const char *record_session_error(const struct record_session *s);
 /*

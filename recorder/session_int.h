@@ -85,6 +85,7 @@ struct record_session {
 	bool src_opened;	/* src_ops->open() was called: detach and free are due */
 	struct offcpu_tracer *offcpu;	/* --off-cpu */
 	struct alloc_tracer *alloc;	/* --alloc (recorder/alloc.h) */
+	struct sched_tracer *sched;	/* --sched */
 	struct unwind_bpf *unwind;	/* cfi: the tables of the in-kernel unwinder */
 	struct sideband *sideband;	/* NULL: processes are described from /proc only */
 	int epfd;

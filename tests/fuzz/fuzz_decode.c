@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "perfdata/records.h"
+#include "perfdata/schedstats.h"
 #include "fuzz.h"
 
 #define RECORD_MAX 65535
@@ -56,5 +57,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!perfdata_decode_comm(h, &c))
 		(void)strlen(c.comm);
 	perfdata_decode_task(h, &t);
+	/* record --sched's metrics: every entry it accepts lies inside the record. */
+	{
+		struct bpfrec_sched_metrics *sm = perfdata_sched_metrics_new();
+
+		if (sm && !perfdata_sched_decode(h, sm))
+			for (size_t i = 0; i < bpfrec_sched_metrics_nr_threads(sm); i++)
+				(void)strlen(bpfrec_sched_metrics_thread(sm, i)->comm);
+		bpfrec_sched_metrics_free(sm);
+	}
 	return 0;
 }

@@ -20,7 +20,8 @@ make -s -C "$TOP" BUILD="$BUILD" install DESTDIR="$D" PREFIX=/usr >"$T/install.l
 	{ cat "$T/install.log" >&2; fail "make install failed"; }
 for f in bin/bpfrec lib/libbpfrec.a lib/libbpfrec.so.0.1 lib/pkgconfig/bpfrec.pc \
 	 include/bpfrec/bpfrec.h include/bpfrec/common.h include/bpfrec/record.h \
-	 include/bpfrec/pprof.h include/bpfrec/perfdata.h share/doc/bpfrec/bpfrec-record.md; do
+	 include/bpfrec/pprof.h include/bpfrec/perfdata.h include/bpfrec/sched.h \
+	 share/doc/bpfrec/bpfrec-record.md; do
 	[ -f "$D/usr/$f" ] || fail "make install did not install usr/$f"
 done
 [ "$(readlink "$D/usr/lib/libbpfrec.so.0")" = libbpfrec.so.0.1 ] || fail "libbpfrec.so.0 link"
@@ -32,7 +33,8 @@ assert_grep 'SONAME.*\[libbpfrec\.so\.0\]' "$T/dyn.txt" "no versioned soname"
 nm -D --defined-only "$D/usr/lib/libbpfrec.so.0.1" | awk '{ print $3 }' | sort >"$T/exports.txt"
 assert_no_grep '^[^b]|^b[^p]|^bp[^f]|^bpf[^r]|^bpfr[^e]|^bpfre[^c]|^bpfrec[^_]' "$T/exports.txt" \
 	"symbols other than bpfrec_* are exported"
-grep -ho 'BPFREC_API [^(]*(' "$D"/usr/include/bpfrec/*.h | grep -o 'bpfrec_[a-z_]*' | sort -u \
+# The name is the identifier right before "(" (a return type may be a bpfrec_ struct).
+grep -ho 'BPFREC_API [^(]*(' "$D"/usr/include/bpfrec/*.h | grep -o 'bpfrec_[a-z_]*($' | tr -d '(' | sort -u \
 	>"$T/declared.txt"
 [ "$(wc -l <"$T/declared.txt")" -gt 30 ] || fail "too few BPFREC_API declarations found"
 diff "$T/declared.txt" "$T/exports.txt" >&2 || fail "exports differ from the BPFREC_API declarations"
@@ -40,7 +42,7 @@ echo "exports: $(wc -l <"$T/exports.txt") symbols, all bpfrec_*"
 
 # The headers as an outside compiler sees them: no internal header, C99 and C++.
 assert_no_grep '#include "' "$D/usr/include/bpfrec/record.h" "internal include in a public header"
-for h in bpfrec common record pprof perfdata; do
+for h in bpfrec common record pprof perfdata sched; do
 	echo "#include <bpfrec/$h.h>" >"$T/h.c"
 	cc -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -I"$D/usr/include" "$T/h.c" ||
 		fail "bpfrec/$h.h is not clean C99"

@@ -115,6 +115,12 @@ Test(api_record, nothing_but_new_works_before_start)
 	cr_assert(strstr(bpfrec_record_error(rec), "stop"), "%s", bpfrec_record_error(rec));
 	cr_assert_eq(bpfrec_record_switch_output(rec), -EINVAL);
 	cr_assert_eq(bpfrec_record_poll_fd(rec), -EINVAL);
+	{
+		struct bpfrec_sched_metrics *m = (void *)1;
+
+		cr_assert_eq(bpfrec_record_sched_metrics(rec, &m), -ENOENT, "no sched, no metrics");
+		cr_assert_null(m);
+	}
 	cr_assert_eq(bpfrec_record_state(rec), BPFREC_RECORD_NEW, "failed calls change nothing");
 	bpfrec_record_free(rec);
 }

@@ -218,6 +218,8 @@ Test(record_args, bad_input_names_the_problem)
 		{ { "--duration", "soon" }, "--duration 'soon'" },
 		{ { "-m", "1000" }, "-m '1000'" },
 		{ { "-F", "10", "-c", "5" }, "-F and -c exclude each other" },
+		{ { "--sched-thresh", "10" }, "--sched-thresh needs --sched" },
+		{ { "--sched", "--sched-thresh", "1ms" }, "--sched-thresh '1ms': give microseconds" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -234,6 +236,26 @@ Test(record_args, bad_input_names_the_problem)
 			  cases[i].needle);
 		record_args_free(&a);
 	}
+}
+
+Test(record_args, sched_and_its_threshold)
+{
+	struct record_args a;
+	char err[256];
+
+	cr_assert_eq(parse(&a, err, sizeof(err), "--sched", NULL), 0, "%s", err);
+	cr_assert(a.opts.sched);
+	cr_assert_eq(a.opts.sched_thresh_ns, 0, "0: the library's default");
+	record_args_free(&a);
+	cr_assert_eq(parse(&a, err, sizeof(err), "--sched", "--sched-thresh", "250", NULL), 0, "%s",
+		     err);
+	cr_assert_eq(a.opts.sched_thresh_ns, 250000);
+	record_args_free(&a);
+	cr_assert_eq(parse(&a, err, sizeof(err), "--sched", "--sched-thresh", "0", "--off-cpu", NULL),
+		     0, "%s", err);
+	cr_assert_eq(a.opts.sched_thresh_ns, 1, "0 us: every wait is a sample");
+	cr_assert(a.opts.off_cpu);
+	record_args_free(&a);
 }
 
 /* ---- cpulist ---- */

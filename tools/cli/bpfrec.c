@@ -15,6 +15,7 @@ static const struct {
 	{ "record", cmd_record, "sample CPUs with BPF and write perf.data" },
 	{ "pprof", cmd_pprof, "convert perf.data to a symbolized pprof profile" },
 	{ "dump", cmd_dump, "print a perf.data file's header, features and records" },
+	{ "sched", cmd_sched, "scheduler metrics per process and thread (record --sched)" },
 };
 
 static void usage(FILE *f)

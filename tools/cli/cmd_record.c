@@ -212,6 +212,38 @@ static void summary(const struct bpfrec_record_stats *s, bool to_stdout, bool ve
 			(unsigned long long)st.lost_task);
 }
 
+/* --sched: the metrics of every thread summed, in one line. */
+static void sched_summary(struct bpfrec_record *rec)
+{
+	struct bpfrec_sched_thread sum = { 0 };
+	struct bpfrec_sched_metrics *m;
+	size_t nr;
+
+	if (bpfrec_record_sched_metrics(rec, &m))
+		return;
+	nr = bpfrec_sched_metrics_nr_threads(m);
+	for (size_t i = 0; i < nr; i++) {
+		const struct bpfrec_sched_thread *t = bpfrec_sched_metrics_thread(m, i);
+
+		sum.oncpu_ns += t->oncpu_ns;
+		sum.runq_count += t->runq_count;
+		sum.runq_total_ns += t->runq_total_ns;
+		if (t->runq_max_ns > sum.runq_max_ns)
+			sum.runq_max_ns = t->runq_max_ns;
+		for (int k = 0; k < BPFREC_SCHED_NR_SWITCH; k++)
+			sum.switches[k] += t->switches[k];
+	}
+	fprintf(stderr, "bpfrec record: sched: %zu threads, %.3f ms on CPU, %llu run-queue waits "
+		"(%.3f ms, max %.3f ms); switches: %llu preempted, %llu sleep, %llu io, %llu exit "
+		"(bpfrec sched -i FILE for details)\n", nr, sum.oncpu_ns / 1e6,
+		(unsigned long long)sum.runq_count, sum.runq_total_ns / 1e6, sum.runq_max_ns / 1e6,
+		(unsigned long long)sum.switches[BPFREC_SCHED_PREEMPTED],
+		(unsigned long long)sum.switches[BPFREC_SCHED_SLEEP],
+		(unsigned long long)sum.switches[BPFREC_SCHED_IO],
+		(unsigned long long)sum.switches[BPFREC_SCHED_EXIT]);
+	bpfrec_sched_metrics_free(m);
+}
+
 /*
  * The event loop: the recording's fd and the signalfd polled together, the
  * recording served when it has samples and at least every flush interval.
@@ -345,6 +377,8 @@ int cmd_record(int argc, char **argv)
 	bpfrec_record_get_stats(rec, &st);
 	if (!a.quiet)
 		summary(&st, a.opts.output_path && !strcmp(a.opts.output_path, "-"), a.verbose);
+	if (!a.quiet && a.opts.sched)
+		sched_summary(rec);
 	/* A recording that could not be written is a failure, whatever the command did. */
 	code = st.write_failed ? 1 : st.exit_code >= 0 ? st.exit_code : err ? 1 : 0;
 out:

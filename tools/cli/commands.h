@@ -6,5 +6,6 @@
 int cmd_record(int argc, char **argv);	/* tools/cli/cmd_record.c */
 int cmd_pprof(int argc, char **argv);	/* tools/cli/cmd_pprof.c */
 int cmd_dump(int argc, char **argv);	/* tools/cli/dump.c */
+int cmd_sched(int argc, char **argv);	/* tools/cli/cmd_sched.c */
 
 #endif

@@ -20,6 +20,9 @@ enum {
 	OPT_OFF_CPU_THRESH,
 	OPT_UNWIND_TABLES,
 	OPT_ALLOC,
+	/* --sched */
+	OPT_SCHED,
+	OPT_SCHED_THRESH,
 };
 
 /* The zstd levels -z takes, as in perf; include the writer's header for no more. */
@@ -48,6 +51,8 @@ static const struct option long_opts[] = {
 	{ "alloc", optional_argument, NULL, OPT_ALLOC },
 	{ "compression-level", optional_argument, NULL, 'z' },
 	{ "no-buildid-cache", no_argument, NULL, 'N' },
+	{ "sched", no_argument, NULL, OPT_SCHED },
+	{ "sched-thresh", required_argument, NULL, OPT_SCHED_THRESH },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -112,6 +117,13 @@ void record_usage(FILE *f)
 "                         tcmalloc); one sample per BYTES allocated on average\n"
 "                         (512K by default, 1 = every allocation), as the events\n"
 "                         alloc (bytes allocated) and inuse (still held at the end)\n"
+"      --sched            also record scheduler metrics per thread (on-CPU time,\n"
+"                         run-queue latency, switch-outs by reason; see bpfrec\n"
+"                         sched) and a third event, sched-delay, one sample per\n"
+"                         wait for a CPU (period = ns runnable, call chain where\n"
+"                         it was preempted or fell asleep)\n"
+"      --sched-thresh USEC  sum waits shorter than USEC per thread and stack,\n"
+"                         written at the end (default 1000; 0: every wait)\n"
 "\n"
 "Output:\n"
 "  -o, --output FILE      write FILE (default perf.data; an existing one becomes\n"
@@ -266,7 +278,7 @@ static int parse_call_graph(const char *arg, struct bpfrec_record_opts *o)
 
 int record_args_parse(int argc, char **argv, struct record_args *a, char *err, size_t errlen)
 {
-	bool freq_given = false, thresh_given = false;
+	bool freq_given = false, thresh_given = false, sched_thresh_given = false;
 	size_t nr;
 	int c;
 
@@ -414,6 +426,20 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			thresh_given = true;
 			break;
 		}
+		case OPT_SCHED:
+			a->opts.sched = true;
+			break;
+		case OPT_SCHED_THRESH: {
+			uint64_t us;
+
+			if (parse_u64(optarg, &us) || us > UINT64_MAX / 1000)
+				return bad(err, errlen,
+					   "--sched-thresh '%s': give microseconds, e.g. 1000", optarg);
+			/* 0 is the library's default: every wait is 1 ns and up. */
+			a->opts.sched_thresh_ns = us ? us * 1000 : 1;
+			sched_thresh_given = true;
+			break;
+		}
 		case 'z': {
 			uint64_t level = COMPRESSION_LEVEL_DEFAULT;
 
@@ -448,6 +474,8 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 	    a->opts.callgraph == BPFREC_CALLGRAPH_DWARF)
 		return bad(err, errlen, "--off-cpu-thresh cannot sum intervals with --call-graph "
 			   "dwarf: drop --off-cpu-thresh or use --call-graph fp");
+	if (sched_thresh_given && !a->opts.sched)
+		return bad(err, errlen, "--sched-thresh needs --sched: add --sched");
 	if (optind < argc)
 		a->opts.command = &argv[optind];
 	return 0;

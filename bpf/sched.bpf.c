@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * sched.bpf.c - run-queue waits and per-thread scheduler metrics:
+ * `bpfrec record --sched`.
+ *
+ * Three tracepoints (tp_btf: no tracefs needed):
+ *   sched_switch      prev leaves the CPU: its on-CPU time since it came in
+ *                     and the reason it left are counted; its stacks are
+ *                     kept in its task storage (the stack a later wait is
+ *                     charged to); when it is still runnable (preempted) its
+ *                     wait starts now. next gets the CPU: a wait ends, its
+ *                     length goes into the thread's count, total, max and
+ *                     log2 histogram, and, when at least thresh_ns, one
+ *                     record into the ring buffer (shorter ones are summed
+ *                     per stack and reason in `aggs`, as offcpu.bpf.c does).
+ *   sched_wakeup(_new) a task in scope becomes runnable: its wait starts.
+ *
+ * The metrics stay in BPF (`sched_threads`, keyed by tid) and user space
+ * reads them when it wants them: nothing per event crosses to user space
+ * but the waits above the threshold.
+ *
+ * It shares the sampler's ring buffer, target maps and unwind tables
+ * (bpf_map__reuse_fd, like offcpu.bpf.c).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "sched.h"
+#include "scope.bpf.h"
+#include "unwind.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Shorter waits are summed (0: every wait is a sample). */
+const volatile __u64 thresh_ns = 0;
+/* User stacks walked with the unwind tables (maps shared with the sampler). */
+const volatile bool unwind_cfi = false;
+/* No callchains at all (the sampler records none either). */
+const volatile bool no_stacks = false;
+
+/* What a task in scope carries between tracepoints. */
+struct sched_task {
+	__u64 last_in;		/* switch-in time; 0 = not seen on a CPU */
+	__u64 runnable_since;	/* start of the current wait; 0 = not waiting */
+	struct offcpu_sample rec;	/* stacks at the last switch-out; state = SCHED_WAIT_* */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sched_task);
+} sched_tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SCHED_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct sched_thread);
+} sched_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct offcpu_agg_key);
+	__type(value, struct offcpu_sample);
+} aggs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCHED_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sched_stats SEC(".maps");
+
+static __always_inline void count(__u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(&sched_stats, &stat);
+
+	if (v)
+		*v += 1;
+}
+
+/* The thread's metrics, created on first use; NULL when the map is full. */
+static __always_inline struct sched_thread *thread_of(struct task_struct *t)
+{
+	__u32 tid = t->pid;
+	struct sched_thread *m = bpf_map_lookup_elem(&sched_threads, &tid);
+	struct sched_thread zero = {};
+
+	if (m)
+		return m;
+	zero.pid = t->tgid;
+	zero.tid = tid;
+	bpf_probe_read_kernel_str(zero.comm, sizeof(zero.comm), t->comm);
+	bpf_map_update_elem(&sched_threads, &tid, &zero, BPF_NOEXIST);
+	m = bpf_map_lookup_elem(&sched_threads, &tid);
+	if (!m)
+		count(SCHED_STAT_NO_THREAD);
+	return m;
+}
+
+static __always_inline __u32 log2_slot(__u64 us)
+{
+	__u32 slot = 0;
+
+	for (int i = 0; i < SCHED_HIST_SLOTS - 1; i++) {
+		if (us < 2)
+			break;
+		us >>= 1;
+		slot++;
+	}
+	return slot;
+}
+
+static __always_inline enum sched_switch_reason switch_reason(bool preempt, unsigned int state)
+{
+	state &= OFFCPU_STATE_MASK;
+	if (preempt || state == OFFCPU_STATE_RUNNING)
+		return SCHED_SW_PREEMPTED;
+	if (state & OFFCPU_STATE_DEAD)
+		return SCHED_SW_EXIT;
+	if ((state & OFFCPU_STATE_UNINTERRUPTIBLE) && state != OFFCPU_STATE_IDLE)
+		return SCHED_SW_IO;
+	return SCHED_SW_SLEEP;
+}
+
+/* prev (current) leaves the CPU. */
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
+				       unsigned int prev_state, __u64 now)
+{
+	__u32 tgid = prev->tgid, tid = prev->pid, nr_kernel = 0, nr_user = 0;
+	enum sched_switch_reason why = switch_reason(preempt, prev_state);
+	struct sched_thread *m;
+	struct sched_task *st;
+	long n;
+
+	if (!tid)
+		return;
+	if (why == SCHED_SW_EXIT) {
+		/*
+		 * The sampler's exit hook may have taken the task out of the
+		 * target maps already: a thread we counted is still ours.
+		 */
+		m = bpf_map_lookup_elem(&sched_threads, &tid);
+		st = bpf_task_storage_get(&sched_tasks, prev, NULL, 0);
+	} else {
+		if (!in_scope(tgid, tid))
+			return;
+		m = thread_of(prev);
+		st = bpf_task_storage_get(&sched_tasks, prev, NULL,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	}
+	if (m) {
+		__sync_fetch_and_add(&m->switches[why & 3], 1);
+		if (st && st->last_in && now > st->last_in)
+			__sync_fetch_and_add(&m->oncpu_ns, now - st->last_in);
+		bpf_get_current_comm(m->comm, sizeof(m->comm));
+	}
+	if (!st) {
+		if (why != SCHED_SW_EXIT)
+			count(SCHED_STAT_NO_STORAGE);
+		return;
+	}
+	st->last_in = 0;
+	st->runnable_since = why == SCHED_SW_PREEMPTED ? now : 0;
+	if (why == SCHED_SW_EXIT)
+		return;
+
+	/* The stacks a later wait is charged to: where it was preempted or fell asleep. */
+	st->rec.hdr.kind = SCHED_KIND_SAMPLE;
+	st->rec.hdr.pid = tgid;
+	st->rec.hdr.tid = tid;
+	st->rec.state = why == SCHED_SW_PREEMPTED ? SCHED_WAIT_PREEMPTED : SCHED_WAIT_WOKEN;
+	st->rec.flags = 0;
+	bpf_get_current_comm(st->rec.comm, sizeof(st->rec.comm));
+	if (!no_stacks) {
+		n = bpf_get_stack(ctx, st->rec.frames, PROFILE_MAX_STACK * sizeof(__u64), 0);
+		if (n > 0)
+			nr_kernel = (n / sizeof(__u64)) & 0x7f;
+		if (prev->mm && unwind_cfi) {
+			nr_user = unwind_user_callchain(&st->rec.frames[nr_kernel]);
+		} else if (prev->mm) {
+			n = bpf_get_stack(ctx, &st->rec.frames[nr_kernel],
+					  PROFILE_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+			if (n > 0)
+				nr_user = (n / sizeof(__u64)) & 0x7f;
+		}
+	}
+	st->rec.nr_kernel = nr_kernel;
+	st->rec.nr_user = nr_user;
+}
+
+/* Sum a short wait into its aggregate; false when there is no room for one. */
+static __always_inline bool aggregate(struct offcpu_sample *b, __u64 delta, __u64 now)
+{
+	struct offcpu_agg_key key = {};
+	struct offcpu_sample *a;
+	__u32 nr = (b->nr_kernel + b->nr_user) & 0xff;
+	__u64 h = 0xcbf29ce484222325ull;	/* FNV-1a over whole frames */
+	__u64 size;
+
+	for (__u32 i = 0; i < 2 * PROFILE_MAX_STACK; i++) {
+		if (i >= nr)
+			break;
+		h = (h ^ b->frames[i]) * 0x100000001b3ull;
+	}
+	key.pid = b->hdr.pid;
+	key.tid = b->hdr.tid;
+	key.state = b->state;
+	key.nr_kernel = b->nr_kernel;
+	key.nr_user = b->nr_user;
+	key.stack_hash = h;
+
+	a = bpf_map_lookup_elem(&aggs, &key);
+	if (a) {
+		__sync_fetch_and_add(&a->period, delta);
+		__sync_fetch_and_add(&a->count, 1);
+		if (now > a->hdr.time)
+			a->hdr.time = now;
+		return true;
+	}
+	b->hdr.kind = SCHED_KIND_SAMPLE;
+	b->period = delta;
+	b->count = 1;
+	b->hdr.time = now;
+	if (bpf_map_update_elem(&aggs, &key, b, BPF_NOEXIST)) {
+		a = bpf_map_lookup_elem(&aggs, &key);
+		if (!a)
+			return false;	/* full */
+		__sync_fetch_and_add(&a->period, delta);
+		__sync_fetch_and_add(&a->count, 1);
+		return true;
+	}
+	/* A new aggregate: have user space describe the process while it lives. */
+	b->hdr.kind = SCHED_KIND_DESCRIBE;
+	size = OFFCPU_SAMPLE_SIZE(nr);
+	if (size > sizeof(*b))	/* never true; keeps the bound visible to the verifier */
+		size = sizeof(*b);
+	if (bpf_ringbuf_output(&events, b, size, submit_flags()))
+		count(SCHED_STAT_LOST);
+	b->hdr.kind = SCHED_KIND_SAMPLE;
+	return true;
+}
+
+/* next gets the CPU: its wait, if any, ends now. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	__u32 tgid = next->tgid, tid = next->pid;
+	struct sched_thread *m;
+	struct sched_task *st;
+	__u64 delta, size;
+
+	if (!tid || !in_scope(tgid, tid))
+		return;
+	st = bpf_task_storage_get(&sched_tasks, next, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(SCHED_STAT_NO_STORAGE);
+		return;
+	}
+	st->last_in = now;
+	if (!st->runnable_since || now < st->runnable_since) {
+		st->runnable_since = 0;
+		return;
+	}
+	delta = now - st->runnable_since;
+	st->runnable_since = 0;
+	count(SCHED_STAT_WAITS);
+	m = thread_of(next);
+	if (m) {
+		__u32 slot = log2_slot(delta / 1000);
+
+		__sync_fetch_and_add(&m->runq_count, 1);
+		__sync_fetch_and_add(&m->runq_total_ns, delta);
+		if (delta > m->runq_max_ns)
+			m->runq_max_ns = delta;
+		if (slot < SCHED_HIST_SLOTS)
+			__sync_fetch_and_add(&m->hist[slot], 1);
+	}
+	if (st->rec.hdr.kind != SCHED_KIND_SAMPLE)
+		return;		/* never switched out while we watched: no stack to charge */
+	st->rec.hdr.cpu = bpf_get_smp_processor_id();
+	if (delta < thresh_ns && aggregate(&st->rec, delta, now))
+		return;
+	st->rec.hdr.time = now;
+	st->rec.period = delta;
+	st->rec.count = 1;
+	size = OFFCPU_SAMPLE_SIZE((st->rec.nr_kernel + st->rec.nr_user) & 0xff);
+	if (size > sizeof(st->rec))	/* never true; keeps the bound visible to the verifier */
+		size = sizeof(st->rec);
+	if (bpf_ringbuf_output(&events, &st->rec, size, submit_flags()))
+		count(SCHED_STAT_LOST);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_out(ctx, prev, preempt, prev_state, now);
+	switch_in(next, now);
+	return 0;
+}
+
+/* p is runnable again: its wait starts, charged to where it fell asleep. */
+static __always_inline void woken(struct task_struct *p, bool is_new)
+{
+	__u32 tgid = p->tgid, tid = p->pid;
+	struct sched_task *st;
+
+	if (!tid || !in_scope(tgid, tid))
+		return;
+	st = bpf_task_storage_get(&sched_tasks, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(SCHED_STAT_NO_STORAGE);
+		return;
+	}
+	if (st->runnable_since)
+		return;
+	st->runnable_since = bpf_ktime_get_ns();
+	if (is_new || st->rec.hdr.kind != SCHED_KIND_SAMPLE) {
+		/* Never switched out while we watched: a wait without a stack. */
+		st->rec.hdr.kind = SCHED_KIND_SAMPLE;
+		st->rec.hdr.pid = tgid;
+		st->rec.hdr.tid = tid;
+		st->rec.nr_kernel = 0;
+		st->rec.nr_user = 0;
+		st->rec.flags = 0;
+		bpf_probe_read_kernel_str(st->rec.comm, sizeof(st->rec.comm), p->comm);
+	}
+	st->rec.state = SCHED_WAIT_WOKEN;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_on_wakeup, struct task_struct *p)
+{
+	woken(p, false);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_on_wakeup_new, struct task_struct *p)
+{
+	woken(p, true);
+	return 0;
+}

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/* sched.c - the run-queue tracer and its event (contract in sched.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "perfdata/schedstats.h"
+#include "perfdata/writer.h"
+#include "recorder/offcpu.h"
+#include "recorder/percpu.h"
+#include "recorder/sched.h"
+#include "recorder/unwind_bpf.h"
+
+#include "bpf/sched.h"
+#include "sched.skel.h"
+
+/* The BPF struct and the public one count the same things in the same order. */
+_Static_assert((int)SCHED_SW_MAX == (int)BPFREC_SCHED_NR_SWITCH, "switch reasons");
+_Static_assert((int)SCHED_SW_PREEMPTED == (int)BPFREC_SCHED_PREEMPTED &&
+	       (int)SCHED_SW_SLEEP == (int)BPFREC_SCHED_SLEEP &&
+	       (int)SCHED_SW_IO == (int)BPFREC_SCHED_IO &&
+	       (int)SCHED_SW_EXIT == (int)BPFREC_SCHED_EXIT, "switch reasons");
+_Static_assert(SCHED_HIST_SLOTS == BPFREC_SCHED_HIST_SLOTS, "histogram slots");
+
+/* Our event's id: far above the kernel's ids, and apart from offcpu-time's (1 << 48). */
+#define SCHED_ID_BASE	(2ull << 48)
+
+struct sched_tracer {
+	struct sched *skel;
+	struct bpf_link *links[3];
+	struct perf_event_attr attr;
+	uint64_t id;
+	uint64_t lost;		/* written as LOST_SAMPLES so far */
+	uint64_t sched_start, sched_end;	/* __schedule, where chains start */
+};
+
+size_t sched_reason_text(uint32_t reason, char *buf, size_t size)
+{
+	return offcpu_pad_text(reason == SCHED_WAIT_PREEMPTED ? "preempted" : "woken", buf, size);
+}
+
+void sched_build_attr(const struct perf_event_attr *cpu_attr, struct perf_event_attr *out)
+{
+	struct perf_event_attr cpu = *cpu_attr;
+
+	/* No user-stack copies: the waits carry walked callchains only. */
+	cpu.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	offcpu_build_attr(&cpu, out);
+}
+
+int sched_new(const struct sched_opts *opts, struct sched_tracer **out)
+{
+	struct sched_tracer *t = calloc(1, sizeof(*t));
+	struct sched *skel;
+	int err;
+
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	sched_build_attr(opts->cpu_attr, &t->attr);
+	/* Without it the chains keep the tracer's frames on top: still readable. */
+	offcpu_schedule_range(opts->kallsyms, &t->sched_start, &t->sched_end);
+	t->id = SCHED_ID_BASE + opts->cpu_event_id;
+
+	skel = sched__open();
+	if (!skel) {
+		err = errno ? -errno : -EINVAL;
+		goto fail;
+	}
+	t->skel = skel;
+	skel->rodata->filter_mode = opts->filter_mode;
+	skel->rodata->wakeup_bytes = opts->wakeup_bytes;
+	skel->rodata->thresh_ns = opts->thresh_ns;
+	skel->rodata->no_stacks = opts->no_stacks;
+	skel->rodata->unwind_cfi = opts->unwind_cfi;
+	err = bpf_map__reuse_fd(skel->maps.events, opts->events_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.target_tgids, opts->target_tgids_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.target_tids, opts->target_tids_fd);
+	if (!err && opts->unwind_cfi) {
+		err = bpf_map__reuse_fd(skel->maps.unwind_rows, opts->unwind_rows_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.unwind_procs, opts->unwind_procs_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.unwind_stops, opts->unwind_stops_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.unwind_stats, opts->unwind_stats_fd);
+	} else if (!err) {
+		err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs, 0);
+	}
+	if (!err && !opts->thresh_ns)
+		err = bpf_map__set_max_entries(skel->maps.aggs, 1);
+	if (!err)
+		err = sched__load(skel);
+	if (err)
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	sched_free(t);
+	return err;
+}
+
+void sched_free(struct sched_tracer *t)
+{
+	if (!t)
+		return;
+	sched_detach(t);
+	sched__destroy(t->skel);
+	free(t);
+}
+
+int sched_attach(struct sched_tracer *t)
+{
+	struct bpf_program *progs[3] = {
+		t->skel->progs.sched_on_wakeup, t->skel->progs.sched_on_wakeup_new,
+		t->skel->progs.sched_on_switch,
+	};
+
+	for (int i = 0; i < 3; i++) {
+		t->links[i] = bpf_program__attach(progs[i]);
+		if (!t->links[i]) {
+			int err = errno ? -errno : -EINVAL;
+
+			sched_detach(t);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void sched_detach(struct sched_tracer *t)
+{
+	for (int i = 0; i < 3; i++) {
+		bpf_link__destroy(t->links[i]);
+		t->links[i] = NULL;
+	}
+}
+
+const struct bpf_object *sched_object(const struct sched_tracer *t)
+{
+	return t ? t->skel->obj : NULL;
+}
+
+const struct perf_event_attr *sched_attr(const struct sched_tracer *t)
+{
+	return &t->attr;
+}
+
+const uint64_t *sched_event_id(const struct sched_tracer *t)
+{
+	return &t->id;
+}
+
+bool sched_record_ok(const void *data, size_t size)
+{
+	const struct offcpu_sample *r = data;
+
+	if (size < OFFCPU_SAMPLE_SIZE(0))
+		return false;
+	if (r->hdr.kind != SCHED_KIND_SAMPLE && r->hdr.kind != SCHED_KIND_DESCRIBE)
+		return false;
+	/* Never a user-stack copy: the tracer sends none. */
+	return !(r->flags & PROFILE_SAMPLE_USTACK) && offcpu_record_shape_ok(data, size);
+}
+
+int sched_write(struct sched_tracer *t, struct perfdata_writer *w, struct task_tracker *tt,
+		const void *rec, size_t size)
+{
+	const struct offcpu_sample *r = rec;
+	struct offcpu_emit_ctx c = {
+		.id = t->id, .attr = &t->attr,
+		.sched_start = t->sched_start, .sched_end = t->sched_end,
+	};
+	char reason[OFFCPU_STATE_TEXT_MAX];
+	uint32_t raw_size = (uint32_t)sched_reason_text(r->state, reason, sizeof(reason));
+
+	return offcpu_emit(w, tt, &c, rec, size, reason, raw_size,
+			   r->hdr.kind == SCHED_KIND_DESCRIBE);
+}
+
+static uint64_t read_stat(struct sched_tracer *t, uint32_t key)
+{
+	uint64_t sum = 0;
+
+	percpu_sum(bpf_map__fd(t->skel->maps.sched_stats), key, &sum);
+	return sum;
+}
+
+int sched_write_lost(struct sched_tracer *t, struct perfdata_writer *w, uint64_t time)
+{
+	uint64_t lost = read_stat(t, SCHED_STAT_LOST);
+	struct perfdata_sample_id sid = { .time = time, .id = t->id };
+	int err;
+
+	if (lost <= t->lost)
+		return 0;
+	err = perfdata_write_lost_samples(w, lost - t->lost, &sid);
+	if (!err)
+		t->lost = lost;
+	return err;
+}
+
+uint64_t sched_lost(const struct sched_tracer *t)
+{
+	return t ? t->lost : 0;
+}
+
+uint64_t sched_threads_dropped(struct sched_tracer *t)
+{
+	return read_stat(t, SCHED_STAT_NO_THREAD);
+}
+
+int sched_collect(struct sched_tracer *t, struct batch *b, uint64_t min_time)
+{
+	return offcpu_collect_map(t->skel->maps.aggs, SCHED_KIND_SAMPLE, b, min_time);
+}
+
+static void to_public(const struct sched_thread *in, struct bpfrec_sched_thread *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pid = in->pid;
+	out->tid = in->tid;
+	memcpy(out->comm, in->comm, sizeof(out->comm) - 1);
+	out->oncpu_ns = in->oncpu_ns;
+	out->runq_count = in->runq_count;
+	out->runq_total_ns = in->runq_total_ns;
+	out->runq_max_ns = in->runq_max_ns;
+	memcpy(out->switches, in->switches, sizeof(out->switches));
+	memcpy(out->hist, in->hist, sizeof(out->hist));
+}
+
+int sched_read_metrics(struct sched_tracer *t, struct bpfrec_sched_metrics **out)
+{
+	struct bpf_map *map = t->skel->maps.sched_threads;
+	struct bpfrec_sched_metrics *m = perfdata_sched_metrics_new();
+	uint32_t key = 0, next;
+	bool first = true;
+
+	*out = NULL;
+	if (!m)
+		return -ENOMEM;
+	/*
+	 * A thread that exits while we walk may end the walk early (its key
+	 * is gone): what was read stays right, the rest is read next time.
+	 */
+	while (!bpf_map__get_next_key(map, first ? NULL : &key, &next, sizeof(next))) {
+		struct bpfrec_sched_thread pub;
+		struct sched_thread v;
+
+		first = false;
+		key = next;
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), &v, sizeof(v), 0))
+			continue;
+		to_public(&v, &pub);
+		if (perfdata_sched_metrics_put(m, &pub)) {
+			bpfrec_sched_metrics_free(m);
+			return -ENOMEM;
+		}
+	}
+	perfdata_sched_metrics_sort(m);
+	*out = m;
+	return 0;
+}
+
+int sched_write_metrics(struct sched_tracer *t, struct perfdata_writer *w)
+{
+	struct bpfrec_sched_metrics *m;
+	int err = sched_read_metrics(t, &m);
+
+	if (err)
+		return err;
+	err = perfdata_write_sched_metrics(w, m->t, m->nr);
+	bpfrec_sched_metrics_free(m);
+	return err;
+}
