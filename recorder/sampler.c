@@ -499,7 +499,9 @@ static int sampler_attach(struct record_session *s, void *src)
 					    strerror(-err));
 	}
 	if (s->alloc) {
-		int err = alloc_attach(s->alloc);
+		/* A launched command with the preloaded library: its markers only. */
+		int err = s->alloc_preload[0] ? alloc_attach_preload(s->alloc, s->alloc_preload) :
+						alloc_attach(s->alloc);
 
 		if (privs_is_denial(err))
 			return session_priv_fail(s, PRIV_STEP_BPF, err, "--alloc");
