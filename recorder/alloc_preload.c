@@ -21,6 +21,7 @@
  * jumped to, so the entry point's frame is on the stack when it is probed.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,6 +54,12 @@ static struct alloc_set sampled;
 /* Initial-exec: a TLS access that never calls the allocator back. */
 static __thread struct alloc_countdown countdown __attribute__((tls_model("initial-exec")));
 
+/* A forked child draws its own numbers, not its parent's thread's again. */
+static void reseed_child(void)
+{
+	countdown.rng = 0;
+}
+
 __attribute__((constructor)) static void read_interval(void)
 {
 	const char *v = getenv("BPFREC_ALLOC_INTERVAL");
@@ -66,6 +73,7 @@ __attribute__((constructor)) static void read_interval(void)
 	if (errno || *end || !n)
 		return;
 	interval = n > ALLOC_INTERVAL_MAX ? ALLOC_INTERVAL_MAX : n;
+	pthread_atfork(NULL, NULL, reseed_child);
 }
 
 /* Arguments (func, size, ptr) in rdi, rsi, rdx for the probe. */
@@ -131,11 +139,15 @@ EXPORT void *calloc(size_t n, size_t size)
 
 EXPORT void *realloc(void *ptr, size_t size)
 {
-	void *p = __libc_realloc(ptr, size);
+	void *p;
 
-	/* A failed realloc keeps the old block; realloc(p, 0) frees it. */
-	if (ptr && (p || !size))
-		before_free(ptr);
+	/*
+	 * The old block is reported before it goes back: after, another
+	 * thread could be given its address and sample it first. A realloc
+	 * that then fails (out of memory) keeps a block no longer followed.
+	 */
+	before_free(ptr);
+	p = __libc_realloc(ptr, size);
 	after_alloc(ALLOC_FUNC_REALLOC, size, p);
 	return p;
 }
