@@ -5,9 +5,10 @@
 # tables). A launched command runs on the in-process fast path
 # (libbpfrec-alloc.so preloaded), -p on the C library's uprobes. Every
 # allocation at --alloc=1 (exact totals per function, for a command, a -p
-# target, jemalloc, a library dlopen()ed late and threads), and at the
-# default interval within 10 % of the truth (the fixture scaled so that 10 %
-# is several standard deviations of the sampling error it prints).
+# target, a command's child, jemalloc, a library dlopen()ed late and
+# threads), and at the default interval within 10 % of the truth (the
+# fixture scaled so that 10 % is several standard deviations of the
+# sampling error it prints).
 . "$(dirname "$0")/lib.sh"
 need_root
 need_tool perf linux-perf
@@ -211,6 +212,19 @@ assert_grep 'malloc \(.*libjemalloc' je.txt "no allocation went through jemalloc
 for f in free_small keep_big calloc_grow; do
 	exact "jemalloc, rate 1" je.err je.txt alloc_known $f inuse
 done
+
+# --- children: a shell forks and execs the fixture, which inherits the
+# preloaded library (`; true` keeps the shell from exec'ing it in place).
+"$BPFREC" record --alloc=1 -o sh.data -- sh -c '"$0" 1; true' "$FIX/alloc_known" 2>sh.err ||
+	{ rc=$?; cat sh.err; fail "bpfrec record sh -c alloc_known exited $rc"; }
+script_of sh.data sh.txt
+for f in free_small keep_big calloc_grow; do
+	exact "child, rate 1" sh.err sh.txt alloc_known $f inuse
+done
+run_clean sh.dso perf script -i sh.data -F event,ip,sym,dso
+top_frames sh.dso >sh.top
+assert_grep 'malloc \(.*libbpfrec-alloc\.so\)' sh.top "the child's allocations did not go through libbpfrec-alloc.so"
+assert_no_grep 'libc[.-]' sh.top
 
 # --- a library dlopen()ed late, and threads --------------------------------------
 "$BPFREC" record --alloc=1 -o d.data -- "$FIX/alloc_dlopen" 2>d.err ||
