@@ -43,7 +43,9 @@ SYMBOLIZE_SRCS := $(wildcard symbolize/*.c)
 CLI_MAIN       := tools/cli/bpfrec.c
 CLI_SRCS       := $(filter-out $(CLI_MAIN),$(wildcard tools/cli/*.c))
 # libbpfrec: everything else.
-LIB_SRCS       := $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) $(wildcard recorder/*.c) \
+# recorder/alloc_preload.c is libbpfrec-alloc.so only: it defines malloc.
+ALLOC_PRELOAD  := recorder/alloc_preload.c
+LIB_SRCS       := $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) $(filter-out $(ALLOC_PRELOAD),$(wildcard recorder/*.c)) \
 		  $(filter-out $(CLI_MAIN) $(CLI_SRCS),$(wildcard tools/*.c) $(wildcard tools/*/*.c))
 APP_SRCS       := $(LIB_SRCS) $(CLI_SRCS)
 # The public headers: each in its module as bpfrec_*.h, installed (and, for
@@ -67,7 +69,8 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 	bench-long clean
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/bpfrec $(BUILD)/libbpfrec.a $(BUILD)/$(LIB_SO) $(BUILD)/libperfdata.a
+all: $(BUILD)/bpfrec $(BUILD)/libbpfrec.a $(BUILD)/$(LIB_SO) $(BUILD)/libperfdata.a \
+     $(BUILD)/libbpfrec-alloc.so
 
 deps:
 	@sh tools/deps.sh build
@@ -125,6 +128,16 @@ INCDIR  ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
 DOCDIR  ?= $(PREFIX)/share/doc/bpfrec
 
+# record --alloc's fast path for a launched command (recorder/alloc_preload.c):
+# preloaded into it, so its own small object with no dependency but libc.
+# Frame pointers and no sibling calls: the probed marker's callers are on
+# the stack. The recorder looks for it next to itself, then in $(LIBDIR)/bpfrec.
+$(BUILD)/libbpfrec-alloc.so: $(ALLOC_PRELOAD) recorder/alloc_inproc.c recorder/alloc_inproc.h bpf/alloc.h
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -fPIC -fvisibility=hidden \
+	      -fno-omit-frame-pointer -fno-optimize-sibling-calls -ftls-model=initial-exec \
+	      -shared -Wl,--build-id=sha1 -o $@ $(ALLOC_PRELOAD) recorder/alloc_inproc.c
+$(BUILD)/obj/recorder/alloc.o: CFLAGS += -DBPFREC_ALLOC_LIBDIR='"$(LIBDIR)/bpfrec"'
+
 # The reference pages (Documentation/*.md) go in as they are: Markdown reads
 # fine in a terminal, and no man-page converter is a build dependency.
 install: all
@@ -133,6 +146,8 @@ install: all
 	install -m 755 $(BUILD)/bpfrec $(DESTDIR)$(BINDIR)/bpfrec
 	install -m 644 $(BUILD)/libbpfrec.a $(DESTDIR)$(LIBDIR)/libbpfrec.a
 	install -m 755 $(BUILD)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_SO)
+	install -d $(DESTDIR)$(LIBDIR)/bpfrec
+	install -m 755 $(BUILD)/libbpfrec-alloc.so $(DESTDIR)$(LIBDIR)/bpfrec/libbpfrec-alloc.so
 	ln -sf $(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libbpfrec.so
 	install -m 644 $(PUB_HDRS) $(DESTDIR)$(INCDIR)/bpfrec/
@@ -151,7 +166,9 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/bpfrec $(DESTDIR)$(LIBDIR)/libbpfrec.a \
 	      $(DESTDIR)$(LIBDIR)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME) \
 	      $(DESTDIR)$(LIBDIR)/libbpfrec.so $(DESTDIR)$(LIBDIR)/pkgconfig/bpfrec.pc \
-	      $(addprefix $(DESTDIR)$(INCDIR)/bpfrec/,$(notdir $(PUB_HDRS)))
+	      $(addprefix $(DESTDIR)$(INCDIR)/bpfrec/,$(notdir $(PUB_HDRS))) \
+	      $(DESTDIR)$(LIBDIR)/bpfrec/libbpfrec-alloc.so
+	-rmdir $(DESTDIR)$(LIBDIR)/bpfrec
 	rm -rf $(DESTDIR)$(DOCDIR)
 	-rmdir $(DESTDIR)$(INCDIR)/bpfrec
 

@@ -211,12 +211,29 @@ static __always_inline void forget(__u32 tgid, __u64 addr)
 		count(ALLOC_STAT_FREED);
 }
 
+/* A sampled allocation at addr, its record in t->rec: remember it and send it. */
+static __always_inline void submit(struct alloc_thread *t, __u32 tgid, __u64 addr)
+{
+	struct alloc_live_key key = { .pid = tgid, .addr = addr };
+	__u64 size;
+
+	count(ALLOC_STAT_SAMPLED);
+	t->rec.addr = addr;
+	t->rec.hdr.cpu = bpf_get_smp_processor_id();
+	if (bpf_map_update_elem(&alloc_live, &key, &t->rec, BPF_ANY))
+		count(ALLOC_STAT_LIVE_FULL);
+	size = ALLOC_SAMPLE_SIZE(t->rec.nr_user & 0x7f);
+	if (size > sizeof(t->rec))	/* never true; keeps the bound visible to the verifier */
+		size = sizeof(t->rec);
+	if (bpf_ringbuf_output(&alloc_events, &t->rec, size, alloc_submit_flags()))
+		count(ALLOC_STAT_LOST);
+}
+
 /* The outermost allocator call returns ret. */
 static __always_inline void leave(__u64 ret)
 {
 	struct alloc_thread *t;
-	struct alloc_live_key key = {};
-	__u64 addr = ret, size;
+	__u64 addr = ret;
 	__u32 tgid;
 
 	t = bpf_task_storage_get(&alloc_threads, bpf_get_current_task_btf(), NULL, 0);
@@ -244,18 +261,7 @@ static __always_inline void leave(__u64 ret)
 	if (!t->sampled || !addr)
 		return;
 	t->sampled = 0;
-	count(ALLOC_STAT_SAMPLED);
-	t->rec.addr = addr;
-	t->rec.hdr.cpu = bpf_get_smp_processor_id();
-	key.pid = tgid;
-	key.addr = addr;
-	if (bpf_map_update_elem(&alloc_live, &key, &t->rec, BPF_ANY))
-		count(ALLOC_STAT_LIVE_FULL);
-	size = ALLOC_SAMPLE_SIZE(t->rec.nr_user & 0x7f);
-	if (size > sizeof(t->rec))	/* never true; keeps the bound visible to the verifier */
-		size = sizeof(t->rec);
-	if (bpf_ringbuf_output(&alloc_events, &t->rec, size, alloc_submit_flags()))
-		count(ALLOC_STAT_LOST);
+	submit(t, tgid, addr);
 }
 
 SEC("uprobe")
@@ -343,5 +349,90 @@ SEC("uprobe")
 int BPF_KPROBE(munmap_entry, __u64 addr)
 {
 	release(addr);
+	return 0;
+}
+
+/*
+ * The stack of a sampled allocation at the fast path's marker: the
+ * allocator's entry point in the library (the marker's return address),
+ * its caller, then theirs. The library keeps frame pointers, so those two
+ * are known whatever the walk gives: a walk that agrees (its second frame
+ * is the return address) loses only the marker's frame; one that went by
+ * frame pointers from the marker's entry skipped the entry point, which is
+ * put back; anything else is replaced by the two frames known.
+ */
+static __always_inline __u32 marker_stack(struct pt_regs *ctx, __u64 *frames, __u32 tgid)
+{
+	__u64 ret = 0, caller = 0;
+	__u32 n = entry_stack(ctx, frames, tgid);
+
+	bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx));
+	bpf_probe_read_user(&caller, sizeof(caller), (void *)(PT_REGS_FP(ctx) + 8));
+	if (n > PROFILE_MAX_STACK)
+		n = PROFILE_MAX_STACK;
+	if (n >= 3 && frames[1] == ret && frames[2] == caller) {
+		for (__u32 i = 0; i + 1 < PROFILE_MAX_STACK; i++) {
+			if (i + 1 >= n)
+				break;
+			frames[i] = frames[i + 1];
+			asm volatile("" ::: "memory");	/* a loop, not a memmove BPF has not */
+		}
+		return n - 1;
+	}
+	if (n >= 2 && frames[1] == caller) {
+		frames[0] = ret;
+		return n;
+	}
+	frames[0] = ret;
+	frames[1] = caller;
+	return caller ? 2 : 1;
+}
+
+/*
+ * The fast path (recorder/alloc_preload.c, libbpfrec-alloc.so, preloaded
+ * into a launched command): the process samples by itself and calls these
+ * two markers only for a sampled allocation and for the free of one. The
+ * stack is walked at the marker's entry; its first frame (the marker) is
+ * dropped, so the record starts at the allocator's entry point in the
+ * library, then its caller, as a uprobe on the allocator gives.
+ */
+SEC("uprobe")
+int BPF_KPROBE(marker_sampled, __u32 func, __u64 size, __u64 ptr)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, n;
+	struct alloc_thread *t;
+
+	if (!ptr || func >= ALLOC_FUNC_FREE || tgid == self_tgid || !in_scope(tgid, tid))
+		return 0;
+	t = bpf_task_storage_get(&alloc_threads, bpf_get_current_task_btf(), NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		count(ALLOC_STAT_NO_STORAGE);
+		return 0;
+	}
+	count(ALLOC_STAT_CALLS);
+	t->rec.hdr.kind = ALLOC_KIND_SAMPLE;
+	t->rec.hdr.time = bpf_ktime_get_ns();
+	t->rec.hdr.pid = tgid;
+	t->rec.hdr.tid = tid;
+	t->rec.size = size;
+	t->rec.func = func;
+	bpf_get_current_comm(t->rec.comm, sizeof(t->rec.comm));
+	n = marker_stack(ctx, t->rec.frames, tgid);
+	t->rec.nr_user = n;
+	submit(t, tgid, ptr);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(marker_freed, __u64 ptr)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+
+	if (!ptr || tgid == self_tgid || !in_scope(tgid, (__u32)pid_tgid))
+		return 0;
+	forget(tgid, ptr);
 	return 0;
 }

@@ -69,6 +69,7 @@ struct alloc_tracer {
 	size_t nr_files, probe_errors;
 	struct bpf_link **links;
 	size_t nr_links, cap_links;
+	bool preload;		/* the fast path: only its markers are probed */
 	/* Scratch of alloc_flush(), kept between batches. */
 	size_t *order;
 	size_t cap_order;
@@ -125,13 +126,26 @@ void alloc_build_attr(const struct perf_event_attr *cpu_attr, uint64_t interval,
 	a->sample_period = interval ? interval : 1;
 }
 
-bool alloc_is_allocator_lib(const char *path)
+static const char *base_name(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
-	base = base ? base + 1 : path;
-	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
-	       !strncmp(base, "libjemalloc", 11) || !strncmp(base, "libtcmalloc", 11);
+	return base ? base + 1 : path;
+}
+
+static bool is_c_library(const char *path)
+{
+	const char *base = base_name(path);
+
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
+bool alloc_is_allocator_lib(const char *path)
+{
+	const char *base = base_name(path);
+
+	return is_c_library(path) || !strncmp(base, "libjemalloc", 11) ||
+	       !strncmp(base, "libtcmalloc", 11);
 }
 
 static int on_alloc_record(void *ctx, void *data, size_t size)
@@ -342,6 +356,75 @@ int alloc_attach(struct alloc_tracer *a)
 	return probe_once(a, libc.dli_fname, st.st_dev, st.st_ino);
 }
 
+#ifndef BPFREC_ALLOC_LIBDIR
+#define BPFREC_ALLOC_LIBDIR	"/usr/local/lib/bpfrec"
+#endif
+
+int alloc_preload_find(char *path, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+	int len;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			len = snprintf(path, size, "%s/%s", exe, ALLOC_PRELOAD_LIB);
+			if (len > 0 && (size_t)len < size && !access(path, R_OK))
+				return 0;
+		}
+	}
+	len = snprintf(path, size, "%s/%s", BPFREC_ALLOC_LIBDIR, ALLOC_PRELOAD_LIB);
+	if (len > 0 && (size_t)len < size && !access(path, R_OK))
+		return 0;
+	path[0] = '\0';
+	return -ENOENT;
+}
+
+int alloc_preload_env(const char *path, uint64_t interval, char *preload, size_t preload_len,
+		      char *interval_env, size_t interval_len)
+{
+	const char *old = getenv("LD_PRELOAD");
+	int n;
+
+	/* Appended: a library the user preloads keeps its place first. */
+	if (old && *old)
+		n = snprintf(preload, preload_len, "LD_PRELOAD=%s:%s", old, path);
+	else
+		n = snprintf(preload, preload_len, "LD_PRELOAD=%s", path);
+	if (n < 0 || (size_t)n >= preload_len)
+		return -ENAMETOOLONG;
+	n = snprintf(interval_env, interval_len, "BPFREC_ALLOC_INTERVAL=%llu",
+		     (unsigned long long)(interval ? interval : ALLOC_DEFAULT_INTERVAL));
+	if (n < 0 || (size_t)n >= interval_len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int alloc_attach_preload(struct alloc_tracer *a, const char *path)
+{
+	static const char *const names[] = { "bpfrec_alloc_sampled", "bpfrec_alloc_freed" };
+	struct bpf_program *progs[] = { a->skel->progs.marker_sampled,
+					a->skel->progs.marker_freed };
+	uint64_t offsets[2];
+	Elf *elf;
+	int fd, err;
+
+	a->preload = true;
+	err = elf_open_path(path, &fd, &elf);
+	if (err)
+		return err;
+	err = elf_func_offsets(elf, names, 2, offsets);
+	elf_end(elf);
+	close(fd);
+	for (size_t i = 0; i < 2 && !err; i++)
+		err = offsets[i] ? attach_one(a, progs[i], path, offsets[i], false) : -ENOENT;
+	return err;
+}
+
 static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_entry *maps,
 			      size_t nr)
 {
@@ -355,6 +438,14 @@ static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_ent
 		struct stat st;
 
 		if (e->path[0] != '/' || !alloc_is_allocator_lib(e->path))
+			continue;
+		/*
+		 * The fast path: the preloaded library calls the C library's
+		 * allocator, which a probe would count twice and slow down for
+		 * every call. Another allocator (jemalloc, tcmalloc preloaded by
+		 * the command itself) replaces ours, so it is still probed.
+		 */
+		if (a->preload && is_c_library(e->path))
 			continue;
 		/* The same file as the process maps: else through its root (a container). */
 		if (stat(path, &st) || st.st_ino != e->ino || st.st_dev != dev) {

@@ -14,7 +14,7 @@
  * are LOST_SAMPLES of the alloc event. alloc_write_inuse() writes, at the
  * end of a file, one inuse SAMPLE per sampled allocation still live.
  *
- * Probes (uprobe at each entry, uretprobe at each return, per library
+ * Probes for -p, -a and anything not launched (uprobe at each entry, uretprobe at each return, per library
  * FILE, for every process that maps it): the C library the recorder runs
  * with is probed from the start (alloc_attach), so a launched command's
  * first allocations count; other files as the task tracker reports the
@@ -68,6 +68,26 @@ void alloc_free(struct alloc_tracer *a);
 
 /* Probe the recorder's own C library (see above). */
 int alloc_attach(struct alloc_tracer *a);
+
+/*
+ * The fast path for a command the recorder launches: the command runs with
+ * libbpfrec-alloc.so preloaded (recorder/alloc_preload.c), which samples in
+ * process and calls two marker functions; only those are probed, and no C
+ * library is (not alloc_attach(), nor through the tracker's hooks).
+ *
+ * alloc_preload_find() puts the library's path in path: next to the
+ * recorder's executable, else in the install directory. -ENOENT when
+ * neither has it (the caller then stays on the uprobes).
+ * alloc_preload_env() fills the "LD_PRELOAD=..." (after any the recorder
+ * has) and "BPFREC_ALLOC_INTERVAL=..." strings for the command.
+ * alloc_attach_preload() probes the markers of the library at path.
+ */
+#define ALLOC_PRELOAD_LIB	"libbpfrec-alloc.so"
+#define ALLOC_PRELOAD_ENV_MAX	8192
+int alloc_preload_find(char *path, size_t size);
+int alloc_preload_env(const char *path, uint64_t interval, char *preload, size_t preload_len,
+		      char *interval_env, size_t interval_len);
+int alloc_attach_preload(struct alloc_tracer *a, const char *path);
 /* Remove every probe. */
 void alloc_detach(struct alloc_tracer *a);
 /* Its BPF object, loaded (for progstats_add_object()). */

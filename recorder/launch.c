@@ -57,7 +57,7 @@ int launch_resolve(const char *name, char *path, size_t size)
 }
 
 static void __attribute__((noreturn)) child(const char *path, char *const argv[], int go,
-					    int errpipe, bool stdout_to_stderr)
+					    int errpipe, char *const env[], bool stdout_to_stderr)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE, SIGQUIT };
 	sigset_t none;
@@ -75,6 +75,8 @@ static void __attribute__((noreturn)) child(const char *path, char *const argv[]
 		;
 	if (c != 'g')
 		_exit(127);
+	for (size_t i = 0; env && env[i]; i++)
+		putenv(env[i]);
 	execv(path, argv);
 	e = errno;
 	if (write(errpipe, &e, sizeof(e)) < 0)
@@ -83,6 +85,12 @@ static void __attribute__((noreturn)) child(const char *path, char *const argv[]
 }
 
 int launch_fork(struct launch *l, const char *path, char *const argv[], bool stdout_to_stderr)
+{
+	return launch_fork_env(l, path, argv, NULL, stdout_to_stderr);
+}
+
+int launch_fork_env(struct launch *l, const char *path, char *const argv[], char *const env[],
+		    bool stdout_to_stderr)
 {
 	int go[2], errp[2];
 	pid_t pid;
@@ -108,7 +116,7 @@ int launch_fork(struct launch *l, const char *path, char *const argv[], bool std
 	if (pid == 0) {
 		close(go[1]);
 		close(errp[0]);
-		child(path, argv, go[0], errp[1], stdout_to_stderr);
+		child(path, argv, go[0], errp[1], env, stdout_to_stderr);
 	}
 	close(go[0]);
 	close(errp[1]);

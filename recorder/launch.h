@@ -34,6 +34,12 @@ struct launch {
 int launch_resolve(const char *name, char *path, size_t size);
 /* Fork the held child for path/argv. stdout_to_stderr: the child's fd 1 becomes fd 2. */
 int launch_fork(struct launch *l, const char *path, char *const argv[], bool stdout_to_stderr);
+/*
+ * The same, the child's environment also given the "NAME=VALUE" strings of
+ * env (NULL-terminated; NULL = none), which must outlive the exec.
+ */
+int launch_fork_env(struct launch *l, const char *path, char *const argv[], char *const env[],
+		    bool stdout_to_stderr);
 /* Let the child exec. 0, or -errno of the failed exec (the child is reaped). */
 int launch_release(struct launch *l);
 /* Reap without blocking: 1 when the child is gone, 0 while it runs. */

@@ -499,12 +499,17 @@ static int sampler_attach(struct record_session *s, void *src)
 					    strerror(-err));
 	}
 	if (s->alloc) {
-		int err = alloc_attach(s->alloc);
+		/* A launched command with the preloaded library: its markers only. */
+		int err = s->alloc_preload[0] ? alloc_attach_preload(s->alloc, s->alloc_preload) :
+						alloc_attach(s->alloc);
 
 		if (privs_is_denial(err))
 			return session_priv_fail(s, PRIV_STEP_BPF, err, "--alloc");
 		/* The targets' own allocator files are still probed as they are seen. */
-		if (err)
+		if (err && s->alloc_preload[0])
+			session_warn(s, "cannot probe the markers of %s: %s; the command's "
+				     "allocations are not recorded", s->alloc_preload, strerror(-err));
+		else if (err)
 			session_warn(s, "cannot probe the C library's allocator: %s%s; allocations "
 				     "through it are not recorded", strerror(-err), err == -EINVAL ?
 				     " (another tracer's uprobe on the same functions, with a "

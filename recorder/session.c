@@ -282,6 +282,32 @@ static int open_poll_set(struct record_session *s)
 	return 0;
 }
 
+/*
+ * --alloc for a command the recorder launches alone (no -p, -t, -a): the
+ * in-process fast path, when its library is found (else the uprobes, noted).
+ */
+static void set_alloc_preload(struct record_session *s)
+{
+	if (!s->alloc || s->opts.system_wide || s->opts.nr_pids || s->opts.nr_tids)
+		return;
+	if (alloc_preload_find(s->alloc_preload, sizeof(s->alloc_preload))) {
+		session_note(s, "--alloc: " ALLOC_PRELOAD_LIB " not found next to bpfrec nor "
+			     "installed; the allocator is probed with uprobes (slower)");
+		return;
+	}
+	if (alloc_preload_env(s->alloc_preload, s->opts.alloc_interval, s->alloc_env_preload,
+			      sizeof(s->alloc_env_preload), s->alloc_env_interval,
+			      sizeof(s->alloc_env_interval))) {
+		session_note(s, "--alloc: LD_PRELOAD too long; the allocator is probed with "
+			     "uprobes (slower)");
+		s->alloc_preload[0] = '\0';
+		return;
+	}
+	s->alloc_env[0] = s->alloc_env_preload;
+	s->alloc_env[1] = s->alloc_env_interval;
+	s->alloc_env[2] = NULL;
+}
+
 static int session_open(struct record_session *s)
 {
 	int err = 0;
@@ -312,7 +338,9 @@ static int session_open(struct record_session *s)
 	open_buildid_cache(s);
 
 	if (s->opts.command) {
-		err = launch_fork(&s->child, s->cmd_path, s->opts.command, s->to_stdout);
+		set_alloc_preload(s);
+		err = launch_fork_env(&s->child, s->cmd_path, s->opts.command,
+				      s->alloc_preload[0] ? s->alloc_env : NULL, s->to_stdout);
 		if (err)
 			return session_fail(s, err, "cannot fork: %s", strerror(-err));
 		if (!s->opts.system_wide && s->src_ops->add_target)

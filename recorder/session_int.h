@@ -101,6 +101,10 @@ struct record_session {
 	/* The launched command. */
 	char cmd_path[PATH_MAX];
 	struct launch child;
+	/* --alloc's fast path (recorder/alloc.h): the library preloaded into it, "" = none. */
+	char alloc_preload[PATH_MAX];
+	char alloc_env_preload[2 * PATH_MAX], alloc_env_interval[64];
+	char *alloc_env[3];
 
 	struct batch batch;
 	size_t batch_max;	/* bytes: see BATCH_MAX_BYTES */

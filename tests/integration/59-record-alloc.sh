@@ -2,10 +2,13 @@
 # bpfrec record --alloc: the alloc and inuse events against fixtures that
 # print what they asked the allocator for (built without frame pointers:
 # stacks come from the caller at the allocator's entry and the unwind
-# tables). Every allocation at --alloc=1 (exact totals per function, for a
-# command, a -p target, jemalloc, a library dlopen()ed late and threads), and at the
-# default interval within 10 % of the truth (the fixture scaled so that 10 %
-# is several standard deviations of the sampling error it prints).
+# tables). A launched command runs on the in-process fast path
+# (libbpfrec-alloc.so preloaded), -p on the C library's uprobes. Every
+# allocation at --alloc=1 (exact totals per function, for a command, a -p
+# target, a command's child, jemalloc, a library dlopen()ed late and
+# threads), and at the default interval within 10 % of the truth (the
+# fixture scaled so that 10 % is several standard deviations of the
+# sampling error it prints).
 . "$(dirname "$0")/lib.sh"
 need_root
 need_tool perf linux-perf
@@ -54,6 +57,15 @@ script_of one.data one.txt
 for f in free_small keep_big calloc_grow; do
 	exact "rate 1" one.err one.txt alloc_known $f inuse
 done
+# A launched command takes the in-process fast path: its stacks start at
+# libbpfrec-alloc.so's entry points and no C library is probed.
+# top_frames FILE: the first frame of each alloc sample in `perf script -F event,ip,sym,dso`.
+top_frames() { awk '/alloc: *$/ { getline; print }' "$1"; }
+run_clean one.dso perf script -i one.data -F event,ip,sym,dso
+top_frames one.dso >one.top
+assert_grep 'malloc \(.*libbpfrec-alloc\.so\)' one.top "the command's allocations did not go through libbpfrec-alloc.so"
+assert_no_grep 'libc[.-]' one.top
+assert_grep 'allocations: .* 0 allocator files probed' one.err
 # The RAW text names the entry and the size.
 run_clean one.raw perf script -i one.data
 assert_grep 'BPF string: "malloc 4096"' one.raw
@@ -162,6 +174,11 @@ run_clean p.pids perf script -i p.data -F pid
 for f in free_small keep_big calloc_grow; do
 	exact "-p, rate 1" p.err p.txt alloc_known $f
 done
+# -p: no preloading into a running process, the C library's uprobes.
+run_clean p.dso perf script -i p.data -F event,ip,sym,dso
+top_frames p.dso >p.top
+assert_grep 'malloc \(.*libc[.-]' p.top "-p did not probe the C library's malloc"
+assert_no_grep 'libbpfrec-alloc' p.top
 
 # --- jemalloc (LD_PRELOAD): its own malloc and free are probed ---------------------
 # The library maps after the command starts: the fixture waits until the
@@ -195,6 +212,19 @@ assert_grep 'malloc \(.*libjemalloc' je.txt "no allocation went through jemalloc
 for f in free_small keep_big calloc_grow; do
 	exact "jemalloc, rate 1" je.err je.txt alloc_known $f inuse
 done
+
+# --- children: a shell forks and execs the fixture, which inherits the
+# preloaded library (`; true` keeps the shell from exec'ing it in place).
+"$BPFREC" record --alloc=1 -o sh.data -- sh -c '"$0" 1; true' "$FIX/alloc_known" 2>sh.err ||
+	{ rc=$?; cat sh.err; fail "bpfrec record sh -c alloc_known exited $rc"; }
+script_of sh.data sh.txt
+for f in free_small keep_big calloc_grow; do
+	exact "child, rate 1" sh.err sh.txt alloc_known $f inuse
+done
+run_clean sh.dso perf script -i sh.data -F event,ip,sym,dso
+top_frames sh.dso >sh.top
+assert_grep 'malloc \(.*libbpfrec-alloc\.so\)' sh.top "the child's allocations did not go through libbpfrec-alloc.so"
+assert_no_grep 'libc[.-]' sh.top
 
 # --- a library dlopen()ed late, and threads --------------------------------------
 "$BPFREC" record --alloc=1 -o d.data -- "$FIX/alloc_dlopen" 2>d.err ||
