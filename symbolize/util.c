@@ -173,6 +173,10 @@ int elf_load_segments(Elf *elf, bool exec_only, struct load_seg **segs, size_t *
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
 		    (exec_only && !(ph.p_flags & PF_X)))
 			continue;
+		/* A segment whose end wraps around cannot be mapped: not one of the file's. */
+		if (ph.p_offset > UINT64_MAX - ph.p_filesz || ph.p_vaddr > UINT64_MAX - ph.p_memsz ||
+		    ph.p_vaddr > UINT64_MAX - ph.p_filesz)
+			continue;
 		(*segs)[(*nr)++] = (struct load_seg){
 			.offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz,
 			.memsz = ph.p_memsz, .exec = ph.p_flags & PF_X,
