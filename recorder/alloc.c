@@ -28,6 +28,7 @@
 #include "recorder/procmaps.h"
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
+#include "symbolize/safeopen.h"
 #include "symbolize/util.h"
 
 #include "bpf/alloc.h"
@@ -285,8 +286,11 @@ static int attach_one(struct alloc_tracer *a, struct bpf_program *prog, const ch
 	return add_link(a, l);
 }
 
-/* Probe the allocator entries of one file (path as this process reaches it). */
-static int probe_file(struct alloc_tracer *a, const char *path)
+/*
+ * Probe the allocator entries of one file, open as fd; path names it for
+ * the kernel (this process's path, or /proc/self/fd/N).
+ */
+static int probe_file(struct alloc_tracer *a, int fd, const char *path)
 {
 	struct bpf_program *entry[ALLOC_FUNC_MAX] = {
 		[ALLOC_FUNC_MALLOC] = a->skel->progs.malloc_entry,
@@ -301,14 +305,13 @@ static int probe_file(struct alloc_tracer *a, const char *path)
 	};
 	uint64_t offsets[ALLOC_FUNC_MAX];
 	Elf *elf;
-	int fd, err;
+	int err;
 
-	err = elf_open_path(path, &fd, &elf);
+	err = elf_open_fd(fd, &elf);
 	if (err)
 		return err;
 	err = elf_func_offsets(elf, func_names, ALLOC_FUNC_MAX, offsets);
 	elf_end(elf);
-	close(fd);
 	if (err)
 		return err;
 	for (uint32_t f = 0; f < ALLOC_FUNC_MAX && !err; f++) {
@@ -327,20 +330,39 @@ static int probe_file(struct alloc_tracer *a, const char *path)
 	return err;
 }
 
-/* Probe a file once (by device and inode); failures are counted, not retried. */
-static int probe_once(struct alloc_tracer *a, const char *path, dev_t dev, uint64_t ino)
+/* The file (by device and inode) was probed already, or tried. */
+static bool probed(const struct alloc_tracer *a, dev_t dev, uint64_t ino)
 {
-	int err;
-
 	for (size_t i = 0; i < a->nr_files; i++)
 		if (a->files[i].dev == dev && a->files[i].ino == ino)
-			return 0;
+			return true;
+	return false;
+}
+
+/*
+ * Probe a file once (by device and inode), open as fd and named name where
+ * the process maps it: failures are counted, not retried. The kernel is
+ * told name when that is the same file here (so bpftool and dmesg show
+ * it), else /proc/self/fd/N, the very file opened.
+ */
+static int probe_once(struct alloc_tracer *a, int fd, const char *name, dev_t dev,
+		      uint64_t ino)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int err;
+
+	if (probed(a, dev, ino))
+		return 0;
 	if (a->nr_files == MAX_FILES) {
 		a->probe_errors++;
 		return -E2BIG;
 	}
 	a->files[a->nr_files++] = (struct probed_file){ .dev = dev, .ino = ino };
-	err = probe_file(a, path);
+	if (stat(name, &st) || st.st_dev != dev || st.st_ino != ino ||
+	    snprintf(path, sizeof(path), "%s", name) >= (int)sizeof(path))
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	err = probe_file(a, fd, path);
 	a->probe_errors += err != 0;
 	return err;
 }
@@ -349,11 +371,17 @@ int alloc_attach(struct alloc_tracer *a)
 {
 	Dl_info libc;
 	struct stat st;
+	int fd, err;
 
 	if (!dladdr((void *)(uintptr_t)free, &libc) || !libc.dli_fname ||
-	    libc.dli_fname[0] != '/' || stat(libc.dli_fname, &st))
+	    libc.dli_fname[0] != '/')
 		return 0;	/* a static recorder: the targets' maps name their library */
-	return probe_once(a, libc.dli_fname, st.st_dev, st.st_ino);
+	err = safeopen(-1, libc.dli_fname, NULL, &fd, &st);
+	if (err)
+		return err;
+	err = probe_once(a, fd, libc.dli_fname, st.st_dev, st.st_ino);
+	close(fd);
+	return err;
 }
 
 #ifndef BPFREC_ALLOC_LIBDIR
@@ -432,10 +460,7 @@ static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_ent
 
 	for (size_t i = 0; i < nr; i++) {
 		const struct procmaps_entry *e = &maps[i];
-		dev_t dev = makedev(e->maj, e->min);
-		char root_path[PATH_MAX];
-		const char *path = e->path;
-		struct stat st;
+		int fd;
 
 		if (e->path[0] != '/' || !alloc_is_allocator_lib(e->path))
 			continue;
@@ -447,14 +472,14 @@ static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_ent
 		 */
 		if (a->preload && is_c_library(e->path))
 			continue;
-		/* The same file as the process maps: else through its root (a container). */
-		if (stat(path, &st) || st.st_ino != e->ino || st.st_dev != dev) {
-			snprintf(root_path, sizeof(root_path), "/proc/%u/root%s", pid, e->path);
-			path = root_path;
-			if (stat(path, &st) || st.st_ino != e->ino)
-				continue;
-		}
-		probe_once(a, path, dev, e->ino);
+		if (probed(a, makedev(e->maj, e->min), e->ino))
+			continue;
+		/* The very file the process maps (its map_files, or its root: a container). */
+		if (safeopen_mapped(NULL, pid, e->start, e->end, e->path, e->maj, e->min, e->ino,
+				    &fd, NULL))
+			continue;
+		probe_once(a, fd, e->path, makedev(e->maj, e->min), e->ino);
+		close(fd);
 	}
 	if (a->next_hooks && a->next_hooks->maps_changed)
 		a->next_hooks->maps_changed(a->next_hooks_ctx, pid, maps, nr);
