@@ -655,13 +655,8 @@ int alloc_flush(struct alloc_tracer *a, struct perfdata_writer *w, struct task_t
 			*last_time = r->hdr.time;
 	}
 	batch_clear(&a->batch);
-	if (!err && lost > a->lost_written) {
-		struct perfdata_sample_id sid = { .time = *last_time, .id = a->id };
-
-		err = perfdata_write_lost_samples(w, lost - a->lost_written, &sid);
-		if (!err)
-			a->lost_written = lost;
-	}
+	if (!err)
+		err = emit_lost(w, a->id, lost, &a->lost_written, *last_time);
 	return err;
 }
 

@@ -31,6 +31,20 @@ int emit_desc(struct perfdata_writer *w, const struct task_desc *d)
 	return err;
 }
 
+int emit_lost(struct perfdata_writer *w, uint64_t id, uint64_t total, uint64_t *written,
+	      uint64_t time)
+{
+	struct perfdata_sample_id sid = { .time = time, .id = id };
+	int err;
+
+	if (total <= *written)
+		return 0;
+	err = perfdata_write_lost_samples(w, total - *written, &sid);
+	if (!err)
+		*written = total;
+	return err;
+}
+
 int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct emit_sample *e,
 		bool describe_only)
 {

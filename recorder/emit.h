@@ -57,6 +57,14 @@ size_t emit_ustack_parse(const void *p, size_t len, struct emit_ustack *u);
 
 /* Write a description, its records in order. 0 or the writer's -errno. */
 int emit_desc(struct perfdata_writer *w, const struct task_desc *d);
+/*
+ * A LOST_SAMPLES record of event id, stamped time, for what a loss counter
+ * gained since the file last said: total is the counter now, *written what
+ * the file already counts (raised once the record is written). 0 when there
+ * is nothing new, else what the writer returns.
+ */
+int emit_lost(struct perfdata_writer *w, uint64_t id, uint64_t total, uint64_t *written,
+	      uint64_t time);
 
 /* Describe the sample's task; with describe_only, write no SAMPLE. 0 or -errno. */
 int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct emit_sample *e,

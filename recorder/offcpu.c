@@ -312,16 +312,7 @@ static uint64_t read_stat(struct offcpu_tracer *o, uint32_t key)
 
 int offcpu_write_lost(struct offcpu_tracer *o, struct perfdata_writer *w, uint64_t time)
 {
-	uint64_t lost = read_stat(o, OFFCPU_STAT_LOST);
-	struct perfdata_sample_id sid = { .time = time, .id = o->id };
-	int err;
-
-	if (lost <= o->lost)
-		return 0;
-	err = perfdata_write_lost_samples(w, lost - o->lost, &sid);
-	if (!err)
-		o->lost = lost;
-	return err;
+	return emit_lost(w, o->id, read_stat(o, OFFCPU_STAT_LOST), &o->lost, time);
 }
 
 uint64_t offcpu_lost(const struct offcpu_tracer *o)

@@ -10,6 +10,7 @@
 
 #include "perfdata/schedstats.h"
 #include "perfdata/writer.h"
+#include "recorder/emit.h"
 #include "recorder/offcpu.h"
 #include "recorder/percpu.h"
 #include "recorder/sched.h"
@@ -194,16 +195,7 @@ static uint64_t read_stat(struct sched_tracer *t, uint32_t key)
 
 int sched_write_lost(struct sched_tracer *t, struct perfdata_writer *w, uint64_t time)
 {
-	uint64_t lost = read_stat(t, SCHED_STAT_LOST);
-	struct perfdata_sample_id sid = { .time = time, .id = t->id };
-	int err;
-
-	if (lost <= t->lost)
-		return 0;
-	err = perfdata_write_lost_samples(w, lost - t->lost, &sid);
-	if (!err)
-		t->lost = lost;
-	return err;
+	return emit_lost(w, t->id, read_stat(t, SCHED_STAT_LOST), &t->lost, time);
 }
 
 uint64_t sched_lost(const struct sched_tracer *t)

@@ -13,6 +13,7 @@
 #include <linux/types.h>
 
 #include "perfdata/reader.h"
+#include "perfdata/records.h"
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
 #include "recorder/taskdesc.h"
@@ -141,4 +142,47 @@ Test(emit, a_description_is_written_in_order_with_its_names)
 	cr_assert_eq(d.names.len, 0);
 	task_desc_free(&d);
 	close(fd);
+}
+
+Test(emit, lost_writes_only_what_the_counter_gained)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1, .sample_id_all = 1,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_IDENTIFIER,
+	};
+	struct perfdata_writer_opts wo = { .pipe = true };
+	struct perfdata_writer *w;
+	struct perfdata_reader *r;
+	const struct perf_event_header *h;
+	int fd = memfd_create("lost", MFD_CLOEXEC), records = 0;
+	uint64_t id = 42, written = 0, sum = 0;
+
+	cr_assert_eq(perfdata_writer_new(fd, &wo, &w), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &a, &id, 1), 0);
+	cr_assert_eq(perfdata_writer_start(w), 0);
+	cr_assert_eq(emit_lost(w, id, 0, &written, 1), 0);	/* nothing yet */
+	cr_assert_eq(emit_lost(w, id, 5, &written, 2), 0);
+	cr_assert_eq(written, 5);
+	cr_assert_eq(emit_lost(w, id, 5, &written, 3), 0);	/* no change: no record */
+	cr_assert_eq(emit_lost(w, id, 12, &written, 4), 0);
+	cr_assert_eq(written, 12);
+	cr_assert_eq(perfdata_writer_finish(w), 0);
+	perfdata_writer_free(w);
+
+	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	cr_assert_eq(perfdata_reader_open(fd, "lost", &r), 0);
+	while (perfdata_reader_next(r, &h) == 1) {
+		uint64_t n, got_id;
+
+		if (h->type != PERF_RECORD_LOST_SAMPLES)
+			continue;
+		records++;
+		cr_assert_eq(perfdata_decode_lost(h, &got_id, &n), 0);
+		sum += n;
+	}
+	perfdata_reader_free(r);
+	cr_assert_eq(records, 2, "one LOST_SAMPLES per gain, none for no change");
+	cr_assert_eq(sum, 12);
 }
