@@ -188,7 +188,7 @@ static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring
 	};
 	int err = offcpu_new(&oo, &s->offcpu);
 
-	return tracer_loaded(s, sm, err, s->offcpu ? offcpu_object(s->offcpu) : NULL,
+	return tracer_loaded(s, sm, err, offcpu_object(s->offcpu),
 			     "the off-CPU tracer", "--off-cpu");
 }
 
@@ -214,7 +214,7 @@ static int load_alloc(struct record_session *s, struct sampler *sm, size_t ring)
 	};
 	int err = alloc_new(&ao, &s->alloc);
 
-	return tracer_loaded(s, sm, err, s->alloc ? alloc_object(s->alloc) : NULL,
+	return tracer_loaded(s, sm, err, alloc_object(s->alloc),
 			     "the allocation tracer", "--alloc");
 }
 
@@ -239,7 +239,7 @@ static int load_sched(struct record_session *s, struct sampler *sm, size_t ring)
 	};
 	int err = sched_new(&so, &s->sched);
 
-	return tracer_loaded(s, sm, err, s->sched ? sched_object(s->sched) : NULL,
+	return tracer_loaded(s, sm, err, sched_object(s->sched),
 			     "the run-queue tracer", "--sched");
 }
 
