@@ -8,7 +8,9 @@
  * kernel with the task, so nothing leaks when a task dies blocked). When
  * it switches back in, the blocked time becomes the sample's period and
  * the stored record, already in its final layout, is copied into the ring
- * buffer as is: the stacks are walked once, at switch-out.
+ * buffer as is: the stacks are walked once, at switch-out. A switch-in the
+ * kernel does not report is noticed at the task's next switch-out, which
+ * closes the interval first (close_unpaired()): no interval is overwritten.
  *
  * This is a separate BPF object from profile.bpf.c, so a recording without
  * --off-cpu loads nothing of it and the sampler stays as it was. It shares
@@ -32,6 +34,7 @@
 #include "scope.bpf.h"
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
+#include "unseen_switch.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -117,9 +120,12 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		return;
 	if (!in_scope(tgid, tid))
 		return;
+	count(OFFCPU_STAT_BLOCKED);
 	b = bpf_task_storage_get(&blocked, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!b) {
+		/* Nowhere to keep it: this interval is lost, and said so. */
 		count(OFFCPU_STAT_NO_STORAGE);
+		count(OFFCPU_STAT_LOST);
 		return;
 	}
 	b->hdr.kind = OFFCPU_KIND_SAMPLE;
@@ -212,10 +218,10 @@ static __always_inline bool aggregate(struct offcpu_sample *b, __u64 delta, __u6
  * The sample (size bytes of b) followed by the user registers and the valid
  * part of the stack saved at switch-out. Returns the reservation's error.
  */
-static __always_inline long send_with_ustack(struct task_struct *next, struct offcpu_sample *b,
+static __always_inline long send_with_ustack(struct task_struct *task, struct offcpu_sample *b,
 					     __u64 size)
 {
-	struct offcpu_ustack *us = bpf_task_storage_get(&blocked_ustack, next, NULL, 0);
+	struct offcpu_ustack *us = bpf_task_storage_get(&blocked_ustack, task, NULL, 0);
 	struct bpf_dynptr rec;
 	__u64 len;
 	long err;
@@ -238,37 +244,69 @@ static __always_inline long send_with_ustack(struct task_struct *next, struct of
 	return 0;
 }
 
-/* next is switching in: send how long it was away, from where. */
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+/* task's stored switch-out, if it has one not yet sent. */
+static __always_inline struct offcpu_sample *open_interval(struct task_struct *task)
 {
-	struct offcpu_sample *b;
+	struct offcpu_sample *b = bpf_task_storage_get(&blocked, task, NULL, 0);
+
+	if (!b || !b->hdr.time || b->hdr.kind != OFFCPU_KIND_SAMPLE)
+		return NULL;
+	return b;
+}
+
+/* task (b its stored switch-out) got the CPU back at `back`: send how long it was away. */
+static __always_inline void close_interval(struct task_struct *task, struct offcpu_sample *b,
+					   __u64 back)
+{
 	__u64 delta, size;
 	long err;
 
-	b = bpf_task_storage_get(&blocked, next, NULL, 0);
-	if (!b || !b->hdr.time || b->hdr.kind != OFFCPU_KIND_SAMPLE)
-		return;
-	delta = now - b->hdr.time;
+	delta = back - b->hdr.time;
 	b->hdr.cpu = bpf_get_smp_processor_id();
 	count(OFFCPU_STAT_INTERVALS);
-	if (delta < thresh_ns && aggregate(b, delta, now)) {
+	if (delta < thresh_ns && aggregate(b, delta, back)) {
 		b->hdr.time = 0;
 		return;
 	}
 	b->hdr.kind = OFFCPU_KIND_SAMPLE;
-	b->hdr.time = now;
+	b->hdr.time = back;
 	b->period = delta;
 	b->count = 1;
 	size = OFFCPU_SAMPLE_SIZE((b->nr_kernel + b->nr_user) & 0xff);
 	if (size > sizeof(*b))	/* never true; keeps the bound visible to the verifier */
 		size = sizeof(*b);
 	if (b->flags & PROFILE_SAMPLE_USTACK)
-		err = send_with_ustack(next, b, size);
+		err = send_with_ustack(task, b, size);
 	else
 		err = bpf_ringbuf_output(&events, b, size, submit_flags());
 	if (err)
 		count(OFFCPU_STAT_LOST);
 	b->hdr.time = 0;	/* sent: a second switch-in must not send it again */
+}
+
+/*
+ * prev is switching out while its last switch-out is still open: the
+ * kernel gave it the CPU back without a sched_switch event naming it, and
+ * the next switch-out would overwrite the interval. Close it first, ended
+ * when the task most likely got the CPU back (offcpu_unseen_switch_in()).
+ */
+static __always_inline void close_unpaired(struct task_struct *prev, __u64 now)
+{
+	struct offcpu_sample *b = open_interval(prev);
+
+	if (!b)
+		return;
+	count(OFFCPU_STAT_UNPAIRED);
+	close_interval(prev, b, unseen_switch_in(prev, b->hdr.time, now));
+}
+
+/* next is switching in: send how long it was away, from where. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	struct offcpu_sample *b = open_interval(next);
+
+	if (b)
+		close_interval(next, b, now);
 }
 
 SEC("tp_btf/sched_switch")
@@ -277,7 +315,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
 	__u64 now = bpf_ktime_get_ns();
 
+	/* Before anything overwrites it, and whatever prev's state or scope now. */
+	close_unpaired(prev, now);
 	switch_out(ctx, prev, preempt, prev_state, now);
 	switch_in(next, now);
+	note_switch(now);
 	return 0;
 }

@@ -28,13 +28,42 @@ enum offcpu_kind {
 	OFFCPU_KIND_DESCRIBE = 17,
 };
 
-/* Indexes into the per-CPU map `offcpu_stats`. */
+/*
+ * Indexes into the per-CPU map `offcpu_stats`. Each switch-out counted in
+ * BLOCKED is an interval that is closed (INTERVALS: sent, summed, or lost
+ * to a full ring buffer), lost for want of task storage, or still open
+ * when recording stops (a task blocked at the end); so the intervals
+ * written, plus LOST, plus those open, make BLOCKED.
+ */
 enum offcpu_stat {
-	OFFCPU_STAT_INTERVALS = 0,	/* blocked intervals of tasks in scope */
-	OFFCPU_STAT_LOST = 1,		/* intervals lost: ring buffer full */
-	OFFCPU_STAT_NO_STORAGE = 2,	/* switch-outs not tracked: no task storage */
-	OFFCPU_STAT_MAX = 3,
+	OFFCPU_STAT_INTERVALS = 0,	/* blocked intervals of tasks in scope, closed */
+	OFFCPU_STAT_LOST = 1,		/* intervals lost: ring buffer full, or no task storage */
+	OFFCPU_STAT_NO_STORAGE = 2,	/* switch-outs or stack copies without task storage */
+	OFFCPU_STAT_BLOCKED = 3,	/* switch-outs of tasks in scope */
+	OFFCPU_STAT_UNPAIRED = 4,	/* of the intervals, closed at a switch-out (below) */
+	OFFCPU_STAT_MAX = 5,
 };
+
+/*
+ * A blocked task got the CPU back without a sched_switch event naming it
+ * (some kernels leave out switches away from some tasks: seen on a VM's
+ * kernel, for the threads of its guest agent), so its interval is closed
+ * when it switches out again. When did it get the CPU back? After `since` (its own
+ * switch-out) and after `seen` (the last switch the program saw on this
+ * CPU, which it has run on since: a running task does not move); `ran` ns
+ * before `now` by the scheduler's own clock, when that is known (0: not
+ * known, or 0 ns). The answer lies in [max(since, seen), now].
+ */
+static inline __u64 offcpu_unseen_switch_in(__u64 since, __u64 seen, __u64 ran, __u64 now)
+{
+	__u64 low = seen > since ? seen : since;
+
+	if (low >= now)
+		return now;
+	if (ran && ran < now - low)
+		return now - ran;
+	return low;
+}
 
 /*
  * Task states as struct offcpu_sample.state carries them (the kernel's

@@ -2,8 +2,8 @@
 /*
  * profile.bpf.c - the sampler behind `bpfrec record`.
  *
- * on_sample runs on every cpu-clock (or hardware) perf event tick of every
- * CPU it is attached to. It decides whether the interrupted task is in scope
+ * on_sample (or on_sample_cfi, for -g) runs on every cpu-clock (or
+ * hardware) perf event tick of every CPU it is attached to. It decides whether the interrupted task is in scope
  * (filter_mode and the target maps), then fills a per-CPU profile_sample
  * with who, where, when and, with capture_stacks, both stacks, and copies
  * its used part into the ring buffer (bpf_ringbuf_output: reservations
@@ -33,6 +33,7 @@
 #include "scope.bpf.h"
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
+#include "perf_ctx.bpf.h"
 
 /* bpf_get_stack() is GPL-only: the kernel accepts this dual licence as GPL-compatible. */
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -46,11 +47,11 @@ const volatile bool capture_stacks = false;
  */
 const volatile __u32 stack_user_size = 0;
 /*
- * --call-graph cfi: the user stack is walked here with the unwind tables
- * user space loads from each file's .eh_frame (unwind.bpf.h), frame
- * pointers only where a frame has no table; an ordinary callchain results.
+ * Without bpf_ringbuf_reserve_dynptr (before 6.0) a ring-buffer record has a
+ * constant size: each DWARF sample then reserves its longest form
+ * (send_with_ustack_fixed), and user space keeps the used part.
  */
-const volatile bool unwind_cfi = false;
+const volatile bool ustack_fixed = false;
 /*
  * Fork, exit and exec notices have a ring of their own: a flood of samples
  * must not crowd them out, or the recorder would miss an exit and describe a
@@ -128,7 +129,7 @@ static __always_inline long send_with_ustack(struct profile_sample *s, __u64 siz
 	u = bpf_map_lookup_elem(&ustack_hdr, &zero);
 	if (!u || size > sizeof(*s))	/* never true; a sample not sent is counted lost */
 		return -1;
-	sp = ustack_read_regs(bpf_get_current_task_btf(), u, stack_user_size);
+	sp = ustack_read_regs(current_task(), u, stack_user_size);
 	if (u->abi != PROFILE_UREGS_ABI_NONE)
 		room = ustack_room(stack_user_size);
 	s->flags |= PROFILE_SAMPLE_USTACK;
@@ -145,16 +146,62 @@ static __always_inline long send_with_ustack(struct profile_sample *s, __u64 siz
 	return 0;
 }
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+/*
+ * send_with_ustack() for kernels without dynptrs: the same layout (the
+ * sample's used part, the registers, the copy) in a record reserved at its
+ * longest; the sample's frame counts and dyn_size say where each part ends.
+ */
+static __always_inline long send_with_ustack_fixed(struct profile_sample *s, __u64 size,
+						   __u64 flags)
+{
+	const __u32 room = ustack_room(stack_user_size);
+	struct profile_ustack *u;
+	__u32 zero = 0;
+	char *rec;
+	__u64 sp;
+
+	u = bpf_map_lookup_elem(&ustack_hdr, &zero);
+	if (!u || size > sizeof(*s))	/* never true; a sample not sent is counted lost */
+		return -1;
+	sp = ustack_read_regs(current_task(), u, stack_user_size);
+	s->flags |= PROFILE_SAMPLE_USTACK;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*s) + sizeof(*u) + room, 0);
+	if (!rec)
+		return -1;
+	size &= 0xffff;		/* a bound the verifier keeps at each use below */
+	if (size > sizeof(*s)) {
+		bpf_ringbuf_discard(rec, 0);
+		return -1;
+	}
+	bpf_probe_read_kernel(rec, size, s);
+	if (u->abi != PROFILE_UREGS_ABI_NONE)
+		u->dyn_size = ustack_copy_mem(rec + size + sizeof(*u), room, sp, stack_user_size);
+	bpf_probe_read_kernel(rec + size, sizeof(*u), u);
+	bpf_ringbuf_submit(rec, flags);
+	return 0;
+}
+
+/* How a sample program walks user stacks with the tables (a constant in each). */
+enum sample_walk {
+	SAMPLE_WALK_NONE,	/* it does not: no -g, fp or dwarf */
+	SAMPLE_WALK_LOOP,	/* with bpf_loop (5.17+) */
+	SAMPLE_WALK_BOUNDED,	/* with bounded loops, for older kernels */
+};
+
+/*
+ * One sample. walk compiles the table walker in or out: a program that
+ * merely contains bpf_loop() does not load before 5.17.
+ */
+static __always_inline int sample(void *ctx, enum sample_walk walk)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u32 zero = 0, nr_kernel = 0, nr_user = 0;
+	const struct bpfrec_perf_ctx *pctx = (const void *)ctx;
 	struct profile_sample *s;
 	struct task_struct *task;
 	struct pt_regs *uregs;
-	__u64 cs, ip, size, flags;
+	__u64 ip, size, flags;
 	long n, err;
 
 	if (!in_scope(tgid, tid))
@@ -169,23 +216,21 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.time = bpf_ktime_get_ns();
 	s->hdr.pid = tgid;
 	s->hdr.tid = tid;
-	s->period = ctx->sample_period;
-	/* perf_event contexts only allow 8-byte loads of the registers. */
-	cs = *(volatile __u64 *)&ctx->regs.cs;
-	ip = *(volatile __u64 *)&ctx->regs.ip;
+	s->period = pctx->sample_period;
+	ip = pctx->ip;
 	s->ip = ip;
-	s->flags = (cs & 3) ? 0 : PROFILE_SAMPLE_KERNEL;
+	s->flags = perf_ctx_in_kernel(ctx) ? PROFILE_SAMPLE_KERNEL : 0;
 	s->user_ip = 0;
 	s->pad = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	/* The user ip, also for samples taken in kernel mode; none for kernel threads. */
-	task = bpf_get_current_task_btf();
+	task = current_task();
 	if (BPF_CORE_READ(task, mm)) {
 		if (first_sample_of(tgid))
 			s->flags |= PROFILE_SAMPLE_NEW_PROC;
 		if (s->flags & PROFILE_SAMPLE_KERNEL) {
-			uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+			uregs = task_user_regs(task);
 			s->user_ip = BPF_CORE_READ(uregs, ip);
 		} else {
 			s->user_ip = ip;
@@ -198,8 +243,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			if (n > 0)
 				nr_kernel = (n / sizeof(__u64)) & 0x7f;	/* <= 127 */
 		}
-		if (s->user_ip && unwind_cfi) {
-			nr_user = unwind_user_callchain(&s->frames[nr_kernel]);
+		if (s->user_ip && walk != SAMPLE_WALK_NONE) {
+			nr_user = unwind_user_callchain_with(&s->frames[nr_kernel],
+							     walk == SAMPLE_WALK_BOUNDED);
 		} else if (s->user_ip && !stack_user_size) {
 			n = bpf_get_stack(ctx, &s->frames[nr_kernel],
 					  PROFILE_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
@@ -213,13 +259,40 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (size > sizeof(*s))	/* never true; keeps the bound visible to the verifier */
 		return 0;
 	flags = (s->flags & PROFILE_SAMPLE_NEW_PROC) ? BPF_RB_FORCE_WAKEUP : submit_flags();
-	if (stack_user_size)
+	if (stack_user_size && ustack_fixed)
+		err = send_with_ustack_fixed(s, size, flags);
+	else if (stack_user_size)
 		err = send_with_ustack(s, size, flags);
 	else
 		err = bpf_ringbuf_output(&events, s, size, flags);
 	if (err)
 		count(PROFILE_STAT_LOST);
 	return 0;
+}
+
+/* Without -g, with --call-graph fp or dwarf: loads on every supported kernel. */
+SEC("perf_event")
+int on_sample(void *ctx)
+{
+	return sample(ctx, SAMPLE_WALK_NONE);
+}
+
+/*
+ * -g (--call-graph cfi): the user stack is walked here with the unwind
+ * tables user space loads from each file's .eh_frame (unwind.bpf.h), frame
+ * pointers only where a frame has no table; an ordinary callchain results.
+ */
+SEC("perf_event")
+int on_sample_cfi(void *ctx)
+{
+	return sample(ctx, SAMPLE_WALK_LOOP);
+}
+
+/* The same on kernels without bpf_loop (before 5.17). */
+SEC("perf_event")
+int on_sample_cfi_bounded(void *ctx)
+{
+	return sample(ctx, SAMPLE_WALK_BOUNDED);
 }
 
 static __always_inline void send_task(__u32 kind, struct task_struct *p, __u32 ppid,

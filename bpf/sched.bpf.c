@@ -15,6 +15,11 @@
  *                     per stack and reason in `aggs`, as offcpu.bpf.c does).
  *   sched_wakeup(_new) a task in scope becomes runnable: its wait starts.
  *
+ * A task the kernel switched in without a sched_switch event naming it
+ * (unseen_switch.bpf.h) still has its wait open when it switches out: the
+ * wait ends there, at the best estimate of when it got the CPU, rather than
+ * being overwritten and lost.
+ *
  * The metrics stay in BPF (`sched_threads`, keyed by tid) and user space
  * reads them when it wants them: nothing per event crosses to user space
  * but the waits above the threshold.
@@ -30,6 +35,7 @@
 #include "sched.h"
 #include "scope.bpf.h"
 #include "unwind.bpf.h"
+#include "unseen_switch.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -246,30 +252,21 @@ static __always_inline bool aggregate(struct offcpu_sample *b, __u64 delta, __u6
 	return true;
 }
 
-/* next gets the CPU: its wait, if any, ends now. */
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+/* task (st its state) got the CPU at `back`: its wait, if one is open, ends then. */
+static __always_inline void end_wait(struct task_struct *task, struct sched_task *st, __u64 back)
 {
-	__u32 tgid = next->tgid, tid = next->pid;
 	struct sched_thread *m;
-	struct sched_task *st;
 	__u64 delta, size;
 
-	if (!tid || !in_scope(tgid, tid))
-		return;
-	st = bpf_task_storage_get(&sched_tasks, next, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		count(SCHED_STAT_NO_STORAGE);
-		return;
-	}
-	st->last_in = now;
-	if (!st->runnable_since || now < st->runnable_since) {
+	st->last_in = back;
+	if (!st->runnable_since || back < st->runnable_since) {
 		st->runnable_since = 0;
 		return;
 	}
-	delta = now - st->runnable_since;
+	delta = back - st->runnable_since;
 	st->runnable_since = 0;
 	count(SCHED_STAT_WAITS);
-	m = thread_of(next);
+	m = thread_of(task);
 	if (m) {
 		__u32 slot = log2_slot(delta / 1000);
 
@@ -283,9 +280,9 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	if (st->rec.hdr.kind != SCHED_KIND_SAMPLE)
 		return;		/* never switched out while we watched: no stack to charge */
 	st->rec.hdr.cpu = bpf_get_smp_processor_id();
-	if (delta < thresh_ns && aggregate(&st->rec, delta, now))
+	if (delta < thresh_ns && aggregate(&st->rec, delta, back))
 		return;
-	st->rec.hdr.time = now;
+	st->rec.hdr.time = back;
 	st->rec.period = delta;
 	st->rec.count = 1;
 	size = OFFCPU_SAMPLE_SIZE((st->rec.nr_kernel + st->rec.nr_user) & 0xff);
@@ -295,14 +292,51 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		count(SCHED_STAT_LOST);
 }
 
+/* next gets the CPU: its wait, if any, ends now. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	__u32 tgid = next->tgid, tid = next->pid;
+	struct sched_task *st;
+
+	if (!tid || !in_scope(tgid, tid))
+		return;
+	st = bpf_task_storage_get(&sched_tasks, next, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(SCHED_STAT_NO_STORAGE);
+		return;
+	}
+	end_wait(next, st, now);
+}
+
+/*
+ * prev switches out with a wait still open and no switch-in seen since:
+ * the kernel gave it the CPU without a sched_switch event naming it. The
+ * wait ended then (unseen_switch_in()); its on-CPU time runs from there.
+ */
+static __always_inline void close_unseen(struct task_struct *prev, __u64 now)
+{
+	struct sched_task *st;
+
+	if (!prev->pid)
+		return;
+	st = bpf_task_storage_get(&sched_tasks, prev, NULL, 0);
+	if (!st || !st->runnable_since || st->last_in)
+		return;
+	count(SCHED_STAT_UNPAIRED);
+	end_wait(prev, st, unseen_switch_in(prev, st->runnable_since, now));
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
 
+	/* Before switch_out() resets it, and whatever prev's scope now. */
+	close_unseen(prev, now);
 	switch_out(ctx, prev, preempt, prev_state, now);
 	switch_in(next, now);
+	note_switch(now);
 	return 0;
 }
 

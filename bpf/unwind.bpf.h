@@ -28,6 +28,7 @@
 #define BPFREC_UNWIND_BPF_H
 
 #include "unwind.h"
+#include "task_regs.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -76,9 +77,23 @@ struct {
  *     several frames (each call costs about as much as a search).
  */
 #define UNWIND_HINT_BITS	10
+#define UNWIND_BOUNDED_FRAMES	48
 #define UNWIND_WIN_BYTES	1024
 
+/* One binary search: the answer is lo - 1. */
+struct unwind_range {
+	__u32 lo, hi;
+};
+
+struct unwind_search {
+	const struct unwind_proc *proc;	/* mapping search: its maps */
+	__u64 key;
+	__u32 first;			/* row search: the table's first row */
+	struct unwind_range r;
+};
+
 struct unwind_walk_cache {
+	struct unwind_range range;	/* a bounded search's: see unwind_search_rows() */
 	__u32 hint[1 << UNWIND_HINT_BITS];	/* row store indexes */
 	__u64 win_base;
 	__u64 win_len;
@@ -94,48 +109,93 @@ struct {
 
 /*
  * The binary searches of UNWIND_LAST_LE, one step per bpf_loop iteration:
- * written as one bounded loop, the verifier follows every path through
- * its steps (2^steps) and gives up past a million instructions; a
- * bpf_loop callback is checked once. Same steps, same answer.
+ * a bpf_loop callback is checked once. Kernels before 5.17 have no
+ * bpf_loop: there the same steps run as a bounded loop (`bounded`, a
+ * constant in each program, so a program holds one kind or the other).
+ * Same steps, same answer.
  */
-struct unwind_search {
-	const struct unwind_proc *proc;	/* mapping search: its maps */
-	__u64 key;
-	__u32 first;			/* row search: the table's first row */
-	__u32 lo, hi;			/* the answer is lo - 1 */
-};
+static __always_inline int unwind_row_step_at(struct unwind_range *r, __u32 first, __u64 key)
+{
+	const struct unwind_row *row;
+	__u32 mid, idx;
+
+	if (r->lo >= r->hi)
+		return 1;
+	mid = r->lo + (r->hi - r->lo) / 2;
+	idx = first + mid;
+	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (row && row->pc <= key)
+		r->lo = mid + 1;
+	else
+		r->hi = mid;	/* past the store's end counts as "after key" */
+	return 0;
+}
+
+static __always_inline int unwind_mapping_step_at(struct unwind_range *r,
+						  const struct unwind_proc *proc, __u64 key)
+{
+	__u32 mid;
+
+	if (r->lo >= r->hi || !proc)
+		return 1;
+	mid = r->lo + (r->hi - r->lo) / 2;
+	if (proc->maps[mid & (UNWIND_MAX_MAPPINGS - 1)].start <= key)
+		r->lo = mid + 1;
+	else
+		r->hi = mid;
+	return 0;
+}
 
 static int unwind_row_step(__u32 step, void *ctx)
 {
 	struct unwind_search *s = ctx;
-	const struct unwind_row *r;
-	__u32 mid, idx;
 
-	if (s->lo >= s->hi)
-		return 1;
-	mid = s->lo + (s->hi - s->lo) / 2;
-	idx = s->first + mid;
-	r = bpf_map_lookup_elem(&unwind_rows, &idx);
-	if (r && r->pc <= s->key)
-		s->lo = mid + 1;
-	else
-		s->hi = mid;	/* past the store's end counts as "after key" */
-	return 0;
+	return unwind_row_step_at(&s->r, s->first, s->key);
 }
 
 static int unwind_mapping_step(__u32 step, void *ctx)
 {
 	struct unwind_search *s = ctx;
-	__u32 mid;
 
-	if (s->lo >= s->hi || !s->proc)
-		return 1;
-	mid = s->lo + (s->hi - s->lo) / 2;
-	if (s->proc->maps[mid & (UNWIND_MAX_MAPPINGS - 1)].start <= s->key)
-		s->lo = mid + 1;
-	else
-		s->hi = mid;
-	return 0;
+	return unwind_mapping_step_at(&s->r, s->proc, s->key);
+}
+
+/*
+ * The bounded loops keep lo and hi in map memory (k->range) and read them
+ * back each step: the verifier knows nothing of map memory, so both sides
+ * of a step reach the next one in the same state and it checks one path,
+ * not 2^steps (it would track them exactly in registers).
+ */
+static __always_inline void unwind_search_rows(struct unwind_search *s,
+					       struct unwind_walk_cache *k, bool bounded)
+{
+	if (!bounded) {
+		bpf_loop(UNWIND_SEARCH_STEPS, unwind_row_step, s, 0);
+		return;
+	}
+	k->range = s->r;
+	for (__u32 i = 0; i < UNWIND_SEARCH_STEPS; i++) {
+		asm volatile("" ::: "memory");
+		if (unwind_row_step_at(&k->range, s->first, s->key))
+			break;
+	}
+	s->r.lo = k->range.lo;
+}
+
+static __always_inline void unwind_search_mappings(struct unwind_search *s,
+						   struct unwind_walk_cache *k, bool bounded)
+{
+	if (!bounded) {
+		bpf_loop(UNWIND_MAPPING_STEPS, unwind_mapping_step, s, 0);
+		return;
+	}
+	k->range = s->r;
+	for (__u32 i = 0; i < UNWIND_MAPPING_STEPS; i++) {
+		asm volatile("" ::: "memory");
+		if (unwind_mapping_step_at(&k->range, s->proc, s->key))
+			break;
+	}
+	s->r.lo = k->range.lo;
 }
 
 /* What every frame of one walk needs, on the walker's stack (bpf_loop's ctx). */
@@ -144,12 +204,11 @@ struct unwind_walk_ctx {
 	struct unwind_walk_cache *cache;
 	const struct unwind_proc *proc;	/* NULL: the process has no tables */
 	__u32 nr_maps;
-	__u32 by_fp;			/* st->pc was found by frame pointer */
 };
 
 /* The mapping holding pc, or NULL: the last frame's first, else a binary search. */
 static __always_inline const struct unwind_mapping *unwind_mapping_of(struct unwind_walk_ctx *c,
-								       __u64 pc)
+								       __u64 pc, bool bounded)
 {
 	const struct unwind_proc *proc = c->proc;
 	struct unwind_walk_state *st = c->st;
@@ -166,12 +225,12 @@ static __always_inline const struct unwind_mapping *unwind_mapping_of(struct unw
 	s.proc = proc;
 	s.key = pc;
 	s.first = 0;
-	s.lo = 0;
-	s.hi = c->nr_maps;
-	bpf_loop(UNWIND_MAPPING_STEPS, unwind_mapping_step, &s, 0);
-	if (s.lo == 0)
+	s.r.lo = 0;
+	s.r.hi = c->nr_maps;
+	unwind_search_mappings(&s, c->cache, bounded);
+	if (s.r.lo == 0)
 		return NULL;
-	idx = (s.lo - 1) & (UNWIND_MAX_MAPPINGS - 1);
+	idx = (s.r.lo - 1) & (UNWIND_MAX_MAPPINGS - 1);
 	m = &proc->maps[idx];
 	if (pc >= m->end)
 		return NULL;
@@ -195,12 +254,25 @@ static __always_inline int unwind_read(struct unwind_walk_cache *k, __u64 addr, 
 		k->win_base = addr;
 		k->win_len = 0;
 		if (bpf_probe_read_user(k->win, sizeof(k->win), (const void *)addr)) {
-			len = 4096 - (addr & 4095);
-			if (len > sizeof(k->win))
-				len = sizeof(k->win);
-			if (bpf_probe_read_user(k->win, len, (const void *)addr))
+			/*
+			 * Only a window that crosses into the next page can
+			 * fault where a shorter one would not: len is what is
+			 * left of addr's page. barrier_var() and the mask keep
+			 * the bound in the register the helper gets: clang
+			 * would otherwise drop the mask as implied by the
+			 * check, and older verifiers (6.1) lose the check's
+			 * bound when len is spilled across the first call.
+			 */
+			len = -addr & 4095;
+			if (!len || len >= sizeof(k->win))
 				return -1;
 			k->win_len = len;
+			barrier_var(len);
+			if (bpf_probe_read_user(k->win, len & (UNWIND_WIN_BYTES - 1),
+						(const void *)addr)) {
+				k->win_len = 0;
+				return -1;
+			}
 		} else {
 			k->win_len = sizeof(k->win);
 		}
@@ -212,7 +284,7 @@ static __always_inline int unwind_read(struct unwind_walk_cache *k, __u64 addr, 
 
 /* The row of rows[first, first + nr) covering key, or -1: a checked hint, else a search. */
 static __always_inline int unwind_find_row(struct unwind_walk_cache *k, __u32 first, __u32 nr,
-					   __u32 key)
+					   __u32 key, bool bounded)
 {
 	__u32 slot = ((key ^ first) * 2654435761u) >> (32 - UNWIND_HINT_BITS);
 	const struct unwind_row *r;
@@ -232,17 +304,18 @@ static __always_inline int unwind_find_row(struct unwind_walk_cache *k, __u32 fi
 	s.proc = NULL;
 	s.key = key;
 	s.first = first;
-	s.lo = 0;
-	s.hi = nr;
-	bpf_loop(UNWIND_SEARCH_STEPS, unwind_row_step, &s, 0);
-	if (s.lo == 0)
+	s.r.lo = 0;
+	s.r.hi = nr;
+	unwind_search_rows(&s, k, bounded);
+	if (s.r.lo == 0)
 		return -1;
-	k->hint[slot & ((1 << UNWIND_HINT_BITS) - 1)] = first + s.lo - 1;
-	return (int)(s.lo - 1);
+	k->hint[slot & ((1 << UNWIND_HINT_BITS) - 1)] = first + s.r.lo - 1;
+	return (int)(s.r.lo - 1);
 }
 
 /* One frame by its table: -1 to go on with the caller's registers in st, or why it ends. */
-static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 frame)
+static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 frame,
+					     bool bounded)
 {
 	struct unwind_walk_state *st = c->st;
 	struct unwind_walk_cache *k = c->cache;
@@ -255,7 +328,7 @@ static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 fr
 	if (!k)
 		return UNWIND_STOP_NO_ROW;
 
-	m = unwind_mapping_of(c, st->pc);
+	m = unwind_mapping_of(c, st->pc, bounded);
 	if (!m)
 		return UNWIND_STOP_NO_MAPPING;
 	if (!m->nr_rows)
@@ -263,7 +336,7 @@ static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 fr
 	key = st->pc - (frame ? 1 : 0) - m->bias;
 	if (key > 0xffffffffULL)
 		return UNWIND_STOP_NO_ROW;
-	i = unwind_find_row(k, m->first_row, m->nr_rows, (__u32)key);
+	i = unwind_find_row(k, m->first_row, m->nr_rows, (__u32)key, bounded);
 	if (i < 0)
 		return UNWIND_STOP_NO_ROW;
 	idx = m->first_row + (__u32)i;
@@ -318,9 +391,9 @@ static __always_inline int unwind_fp_step(struct unwind_walk_ctx *c)
 	return 0;
 }
 
-static int unwind_loop_cb(__u32 frame, void *ctx)
+/* One frame of the walk: 0 to go on, 1 when it has ended (st->stop says why). */
+static __always_inline int unwind_frame(struct unwind_walk_ctx *c, __u32 frame, bool bounded)
 {
-	struct unwind_walk_ctx *c = ctx;
 	struct unwind_walk_state *st = c->st;
 	int stop;
 
@@ -332,17 +405,22 @@ static int unwind_loop_cb(__u32 frame, void *ctx)
 	}
 	st->pcs[st->nr & UNWIND_MAX_FRAMES] = st->pc;
 	st->nr++;
-	st->fp_frames += c->by_fp;
-	stop = unwind_table_step(c, frame);
+	st->fp_frames += st->by_fp;
+	stop = unwind_table_step(c, frame, bounded);
 	if (stop < 0)
 		return 0;
-	if (unwind_stop_takes_fp(stop) && unwind_fp_chain_ends(c->by_fp, st->bp_known, st->bp))
+	if (unwind_stop_takes_fp(stop) && unwind_fp_chain_ends(st->by_fp, st->bp_known, st->bp))
 		stop = UNWIND_STOP_ROOT;
-	c->by_fp = unwind_stop_takes_fp(stop) && !unwind_fp_step(c);
-	if (c->by_fp)
+	st->by_fp = unwind_stop_takes_fp(stop) && !unwind_fp_step(c);
+	if (st->by_fp)
 		return 0;
 	st->stop = (__u32)stop;
 	return 1;
+}
+
+static int unwind_loop_cb(__u32 frame, void *ctx)
+{
+	return unwind_frame(ctx, frame, false);
 }
 
 static __always_inline void unwind_count(__u32 stat, __u64 n)
@@ -358,26 +436,27 @@ static __always_inline void unwind_count(__u32 stat, __u64 n)
  * the sample interrupted the kernel, and in tp_btf/sched_switch, where the
  * current task is the one switched out). NULL for tasks without user
  * memory; else the per-CPU state with pcs[0, nr), the stop reason and
- * fp_frames, valid until the next walk on this CPU.
+ * fp_frames, valid until the next walk on this CPU. bounded: without
+ * bpf_loop, for kernels before 5.17.
  */
-static __always_inline struct unwind_walk_state *unwind_user_stack(void)
+static __always_inline struct unwind_walk_state *unwind_user_stack_with(bool bounded)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct unwind_walk_ctx c;
 	struct unwind_walk_state *st;
 	struct pt_regs *regs;
 	__u32 zero = 0, stop;
 	__u64 *count;
 
-	if (!task->mm)
+	if (!BPF_CORE_READ(task, mm))
 		return NULL;
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!st)
 		return NULL;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	st->pc = regs->ip;
-	st->sp = regs->sp;
-	st->bp = regs->bp;
+	regs = task_user_regs(task);
+	st->pc = BPF_CORE_READ(regs, ip);
+	st->sp = BPF_CORE_READ(regs, sp);
+	st->bp = BPF_CORE_READ(regs, bp);
 	st->tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
 	st->bp_known = 1;
 	st->nr = 0;
@@ -390,12 +469,18 @@ static __always_inline struct unwind_walk_state *unwind_user_stack(void)
 	c.st = st;
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
 	c.nr_maps = 0;
-	c.by_fp = 0;
+	st->by_fp = 0;
 	if (c.proc)
 		c.nr_maps = c.proc->nr < UNWIND_MAX_MAPPINGS ? c.proc->nr : UNWIND_MAX_MAPPINGS;
 	else
 		unwind_count(UNWIND_STAT_NO_PROC, 1);
-	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind_loop_cb, &c, 0);
+	if (bounded) {
+		for (__u32 frame = 0; frame < UNWIND_BOUNDED_FRAMES + 1; frame++)
+			if (unwind_frame(&c, frame, true))
+				break;
+	} else {
+		bpf_loop(UNWIND_MAX_FRAMES + 1, unwind_loop_cb, &c, 0);
+	}
 	stop = st->stop < UNWIND_STOP_MAX ? st->stop : UNWIND_STOP_DEPTH;
 	count = bpf_map_lookup_elem(&unwind_stops, &stop);
 	if (count)
@@ -409,13 +494,18 @@ static __always_inline struct unwind_walk_state *unwind_user_stack(void)
 	return st;
 }
 
+static __always_inline struct unwind_walk_state *unwind_user_stack(void)
+{
+	return unwind_user_stack_with(false);
+}
+
 /*
  * Walk the current task's user stack into frames[0, PROFILE_MAX_STACK) (a
  * sample's user callchain, pcs[0] = the user ip first); how many frames.
  */
-static __always_inline __u32 unwind_user_callchain(__u64 *frames)
+static __always_inline __u32 unwind_user_callchain_with(__u64 *frames, bool bounded)
 {
-	struct unwind_walk_state *st = unwind_user_stack();
+	struct unwind_walk_state *st = unwind_user_stack_with(bounded);
 	__u32 n;
 
 	if (!st)
@@ -426,6 +516,11 @@ static __always_inline __u32 unwind_user_callchain(__u64 *frames)
 	if (bpf_probe_read_kernel(frames, n * sizeof(__u64), st->pcs))
 		return 0;
 	return n;
+}
+
+static __always_inline __u32 unwind_user_callchain(__u64 *frames)
+{
+	return unwind_user_callchain_with(frames, false);
 }
 
 #endif /* BPFREC_UNWIND_BPF_H */

@@ -271,6 +271,8 @@ struct unwind_walk_state {
 	__u32 nr, stop;				/* frames in pcs; enum unwind_stop */
 	__u32 fp_frames;			/* of pcs[1, nr), those found by frame pointer */
 	__u32 map_idx;				/* the last frame's mapping: tried first */
+	__u32 by_fp;				/* pc was found by frame pointer */
+	__u32 pad;
 	__u64 pcs[UNWIND_MAX_FRAMES + 1];	/* +1: indexes are masked with 127 */
 };
 

@@ -16,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "unwind.bpf.h"
+#include "perf_ctx.bpf.h"
 
 /* bpf_probe_read_user() is GPL-only: the kernel accepts this dual licence as GPL-compatible. */
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -40,14 +41,12 @@ struct {
 static __always_inline struct fp_stack *sampled(struct bpf_perf_event_data *ctx)
 {
 	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32), zero = 0;
-	/* perf_event contexts only allow 8-byte loads of the registers. */
-	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
 	struct fp_stack *buf;
 
 	if (target_tgid && tgid != target_tgid)
 		return NULL;
 	buf = bpf_map_lookup_elem(&fp_scratch, &zero);
-	if (buf && !(cs & 3))
+	if (buf && perf_ctx_in_kernel(ctx))
 		bpf_get_stack(ctx, buf->kernel, sizeof(buf->kernel), 0);
 	return buf;
 }
@@ -57,6 +56,15 @@ int unwind_check(struct bpf_perf_event_data *ctx)
 {
 	if (sampled(ctx))
 		unwind_user_stack();
+	return 0;
+}
+
+/* The walker as kernels without bpf_loop (before 5.17) run it. */
+SEC("perf_event")
+int unwind_check_bounded(struct bpf_perf_event_data *ctx)
+{
+	if (sampled(ctx))
+		unwind_user_stack_with(true);
 	return 0;
 }
 

@@ -5,7 +5,7 @@
  * and the off-CPU tracer (offcpu.bpf.c). Both run in the context of the
  * task whose stack they copy (current), so its user memory is mapped.
  *
- * The registers are the task's saved user registers (bpf_task_pt_regs),
+ * The registers are the task's saved user registers (task_regs.bpf.h),
  * also when the sample hit kernel code. A task without an mm (a kernel
  * thread) has none: abi NONE, no stack.
  *
@@ -18,6 +18,8 @@
  */
 #ifndef BPFREC_USTACK_BPF_H
 #define BPFREC_USTACK_BPF_H
+
+#include "task_regs.bpf.h"
 
 #define USTACK_PAGE_SIZE	4096
 
@@ -44,7 +46,7 @@ static __always_inline __u64 ustack_read_regs(struct task_struct *task,
 	u->dyn_size = 0;
 	if (!r || !BPF_CORE_READ(task, mm))
 		return 0;
-	if (bpf_probe_read_kernel(r, sizeof(*r), (void *)bpf_task_pt_regs(task)))
+	if (bpf_probe_read_kernel(r, sizeof(*r), task_user_regs(task)))
 		return 0;
 	/* perf_regs order for mask PROFILE_UREGS_MASK. */
 	u->regs[0] = r->ax;
@@ -103,6 +105,37 @@ static __always_inline __u32 ustack_copy(struct bpf_dynptr *dst, __u32 off, __u6
 		to_page = USTACK_PAGE_SIZE - (addr & (USTACK_PAGE_SIZE - 1));
 		if (to_page < len &&
 		    !bpf_probe_read_user(p, to_page & (PROFILE_USTACK_CHUNK - 1), (void *)addr))
+			done += to_page;
+		break;
+	}
+	return done;
+}
+
+/*
+ * ustack_copy() into plain memory, for kernels without dynptrs (before 6.0):
+ * dst has room bytes (a constant: the verifier checks every write against
+ * it, so each offset is clamped right where it is used). Returns dyn_size.
+ */
+static __always_inline __u32 ustack_copy_mem(char *dst, __u32 room, __u64 sp, __u32 size)
+{
+	__u32 done = 0;
+
+	for (int i = 0; i < PROFILE_USTACK_MAX / PROFILE_USTACK_CHUNK + 1; i++) {
+		__u64 addr = sp + done;
+		__u32 len, to_page;
+
+		if (done >= size || room < PROFILE_USTACK_CHUNK || done > room - PROFILE_USTACK_CHUNK)
+			break;
+		len = size - done;
+		if (len > PROFILE_USTACK_CHUNK)
+			len = PROFILE_USTACK_CHUNK;
+		if (!bpf_probe_read_user(dst + done, len, (void *)addr)) {
+			done += len;
+			continue;
+		}
+		to_page = USTACK_PAGE_SIZE - (addr & (USTACK_PAGE_SIZE - 1));
+		if (to_page < len &&
+		    !bpf_probe_read_user(dst + done, to_page & (PROFILE_USTACK_CHUNK - 1), (void *)addr))
 			done += to_page;
 		break;
 	}

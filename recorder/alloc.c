@@ -24,6 +24,7 @@
 #include "recorder/batch.h"
 #include "recorder/callchain.h"
 #include "recorder/emit.h"
+#include "recorder/loadlog.h"
 #include "recorder/percpu.h"
 #include "recorder/procmaps.h"
 #include "recorder/tasks.h"
@@ -56,6 +57,7 @@ struct probed_file {
 
 struct alloc_tracer {
 	struct alloc *skel;
+	char *proc_root;	/* where the targets' maps and files are found */
 	struct ring_buffer *rb;
 	struct batch batch;
 	int cb_err;
@@ -186,6 +188,11 @@ int alloc_new(const struct alloc_opts *opts, struct alloc_tracer **out)
 	a->inuse_id = INUSE_ID_BASE + opts->cpu_event_id;
 	a->next_hooks = opts->next_hooks;
 	a->next_hooks_ctx = opts->next_hooks_ctx;
+	a->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
+	if (!a->proc_root) {
+		err = -ENOMEM;
+		goto fail;
+	}
 
 	skel = alloc__open();
 	if (!skel) {
@@ -214,8 +221,12 @@ int alloc_new(const struct alloc_opts *opts, struct alloc_tracer **out)
 					    opts->unwind_cfi, opts->unwind_rows_fd,
 					    opts->unwind_procs_fd, opts->unwind_stops_fd,
 					    opts->unwind_stats_fd);
-	if (!err)
+	if (!err) {
+		load_log_attach(opts->load_log, skel->obj);
 		err = alloc__load(skel);
+		if (err)
+			load_log_failed(opts->load_log, skel->obj);
+	}
 	if (err)
 		goto fail;
 	a->rb = ring_buffer__new(bpf_map__fd(skel->maps.alloc_events), on_alloc_record, a, NULL);
@@ -246,6 +257,7 @@ void alloc_free(struct alloc_tracer *a)
 	free(a->links);
 	free(a->order);
 	free(a->ips);
+	free(a->proc_root);
 	free(a);
 }
 
@@ -475,8 +487,8 @@ static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_ent
 		if (probed(a, makedev(e->maj, e->min), e->ino))
 			continue;
 		/* The very file the process maps (its map_files, or its root: a container). */
-		if (safeopen_mapped(NULL, pid, e->start, e->end, e->path, e->maj, e->min, e->ino,
-				    &fd, NULL))
+		if (safeopen_mapped(a->proc_root, pid, e->start, e->end, e->path, e->maj, e->min,
+				    e->ino, &fd, NULL))
 			continue;
 		probe_once(a, fd, e->path, makedev(e->maj, e->min), e->ino);
 		close(fd);

@@ -36,6 +36,7 @@
 #include "perfdata/events.h"
 
 struct alloc_tracer;
+struct load_log;
 struct perfdata_writer;
 struct task_tracker;
 struct task_tracker_hooks;
@@ -57,6 +58,10 @@ struct alloc_opts {
 	/* The CPU event: the trailer bits and clock to share, and its id. */
 	const struct perf_event_attr *cpu_attr;
 	uint64_t cpu_event_id;
+	/* Keeps the verifier's log of a failed load (recorder/loadlog.h); NULL = libbpf's. */
+	struct load_log *load_log;
+	/* Where the targets' maps and files are (the tracker's); NULL = "/proc". */
+	const char *proc_root;
 	/* Hooks the tracer's own pass on to (the unwinder's); NULL = none. */
 	const struct task_tracker_hooks *next_hooks;
 	void *next_hooks_ctx;

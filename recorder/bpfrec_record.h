@@ -216,6 +216,22 @@ struct bpfrec_alloc_stats {
 	size_t probe_errors;	/* allocator files that could not be probed */
 };
 
+/* Off-CPU intervals (off_cpu), when used. */
+struct bpfrec_offcpu_stats {
+	bool enabled;
+	/*
+	 * Switch-outs of tasks in scope. Each is an interval that ends written
+	 * (alone or in a sum), lost (in lost too), or still open when recording
+	 * stops (a task blocked at the end): for a command whose threads all
+	 * exited first, blocked == written + lost.
+	 */
+	uint64_t blocked;
+	uint64_t written;	/* intervals in offcpu-time samples, all files */
+	uint64_t lost;		/* ring buffer full, or no task storage for it */
+	/* Of those closed, how many the kernel gave the CPU back to unreported. */
+	uint64_t unpaired;
+};
+
 /* Declare with BPFREC_OPTS(bpfrec_record_stats, st) so sz is set. */
 struct bpfrec_record_stats {
 	size_t sz;
@@ -249,6 +265,7 @@ struct bpfrec_record_stats {
 	uint64_t bpf_run_ns;
 	uint64_t bpf_runs;
 	struct bpfrec_alloc_stats alloc;
+	struct bpfrec_offcpu_stats offcpu;
 };
 
 /*

@@ -177,6 +177,32 @@ static void warn_denied(struct record_session *s)
 	}
 }
 
+/* A copy of a batch record into batch b. */
+static int copy_into(struct batch *b, const struct profile_hdr *h, size_t len)
+{
+	void *p = batch_add(b, h->time, len);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, h, len);
+	return 0;
+}
+
+/* The records held back (session_int.h): the first of the next round. */
+static int unhold(struct record_session *s)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < s->held.nr && !err; i++) {
+		size_t len;
+		const struct profile_hdr *h = batch_get(&s->held, i, &len);
+
+		err = copy_into(&s->batch, h, len);
+	}
+	batch_clear(&s->held);
+	return err;
+}
+
 /* Write the batch as one time-sorted round, with the samples lost meanwhile. */
 int session_flush_batch(struct record_session *s)
 {
@@ -196,6 +222,11 @@ int session_flush_batch(struct record_session *s)
 		size_t len;
 		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
 
+		/* Past where this round ends: it waits for the next one. */
+		if (h->time > s->horizon) {
+			err = copy_into(&s->held, h, len);
+			continue;
+		}
 		if (h->kind == PROFILE_KIND_SAMPLE)
 			err = write_sample(s, (const struct profile_sample *)h, len);
 		else if (sideband_record_ok(h, len))
@@ -245,6 +276,8 @@ int session_flush_batch(struct record_session *s)
 		s->ckpt_cpu_written = s->cpu_written;
 	}
 	batch_clear(&s->batch);
+	if (!err)
+		err = unhold(s);
 	warn_denied(s);
 	return err;
 }
@@ -264,9 +297,16 @@ int record_source_deliver(void *session, void *data, size_t size)
 
 int session_consume(struct record_session *s, bool *batch_full)
 {
+	uint64_t start = session_mono_ns();
 	int err = s->src_ops->consume(s, s->src);
 
+	/*
+	 * Read whole, the rings hold nothing from before `start` any more: the
+	 * round can end there. Detached, they hold nothing more at all; a
+	 * full batch is written whole (the rings are behind anyway).
+	 */
 	*batch_full = err == BATCH_FULL;
+	s->horizon = *batch_full || s->draining ? UINT64_MAX : start;
 	if (s->cb_err)
 		return session_fail(s, s->cb_err, "cannot keep up: %s", strerror(-s->cb_err));
 	if (err < 0 && err != BATCH_FULL)

@@ -7,12 +7,14 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <bpfrec/record.h>
 
 #include "perfdata/attr.h"
 #include "perfdata/records.h"
 #include "perfdata/writer.h"
 #include "recorder/batch.h"
 #include "recorder/emit.h"
+#include "recorder/loadlog.h"
 #include "recorder/offcpu.h"
 #include "recorder/percpu.h"
 #include "recorder/tasks.h"
@@ -35,6 +37,7 @@ struct offcpu_tracer {
 	struct perf_event_attr attr;
 	uint64_t id;
 	uint64_t lost;		/* written as LOST_SAMPLES so far */
+	uint64_t written;	/* intervals written in SAMPLEs (a sum counts each) */
 	uint64_t sched_start, sched_end;	/* __schedule, where chains start */
 };
 
@@ -175,8 +178,12 @@ int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
 	/* Without a threshold nothing is aggregated: keep the map minimal. */
 	if (!err && !opts->thresh_ns)
 		err = bpf_map__set_max_entries(skel->maps.aggs, 1);
-	if (!err)
+	if (!err) {
+		load_log_attach(opts->load_log, skel->obj);
 		err = offcpu__load(skel);
+		if (err)
+			load_log_failed(opts->load_log, skel->obj);
+	}
 	if (err)
 		goto fail;
 	*out = o;
@@ -296,13 +303,17 @@ int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task
 	};
 	char state[OFFCPU_STATE_TEXT_MAX];
 	uint32_t raw_size = (uint32_t)offcpu_state_text(r->state, state, sizeof(state));
+	bool describe_only = r->hdr.kind == OFFCPU_KIND_DESCRIBE;
+	int err;
 
-	return offcpu_emit(w, t, &c, rec, size, state, raw_size,
-			   r->hdr.kind == OFFCPU_KIND_DESCRIBE);
+	err = offcpu_emit(w, t, &c, rec, size, state, raw_size, describe_only);
+	if (!err && !describe_only)
+		o->written += r->count;
+	return err;
 }
 
 /* A tracer counter (enum offcpu_stat); 0 when it cannot be read. */
-static uint64_t read_stat(struct offcpu_tracer *o, uint32_t key)
+static uint64_t read_stat(const struct offcpu_tracer *o, uint32_t key)
 {
 	uint64_t sum = 0;
 
@@ -318,6 +329,17 @@ int offcpu_write_lost(struct offcpu_tracer *o, struct perfdata_writer *w, uint64
 uint64_t offcpu_lost(const struct offcpu_tracer *o)
 {
 	return o ? o->lost : 0;
+}
+
+void offcpu_stats(const struct offcpu_tracer *o, struct bpfrec_offcpu_stats *out)
+{
+	*out = (struct bpfrec_offcpu_stats){ .enabled = o != NULL };
+	if (!o)
+		return;
+	out->blocked = read_stat(o, OFFCPU_STAT_BLOCKED);
+	out->written = o->written;
+	out->lost = read_stat(o, OFFCPU_STAT_LOST);
+	out->unpaired = read_stat(o, OFFCPU_STAT_UNPAIRED);
 }
 
 int offcpu_collect_map(struct bpf_map *map, uint32_t kind, struct batch *b, uint64_t min_time)

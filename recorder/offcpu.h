@@ -35,6 +35,7 @@
 #include "perfdata/events.h"
 
 struct batch;
+struct load_log;
 struct offcpu_tracer;
 struct perfdata_writer;
 struct task_tracker;
@@ -63,6 +64,8 @@ struct offcpu_opts {
 	/* The CPU event: the trailer bits and clock to share, and its id. */
 	const struct perf_event_attr *cpu_attr;
 	uint64_t cpu_event_id;
+	/* Keeps the verifier's log of a failed load (recorder/loadlog.h); NULL = libbpf's. */
+	struct load_log *load_log;
 	const char *kallsyms;	/* NULL = /proc/kallsyms */
 };
 
@@ -88,6 +91,9 @@ int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task
 int offcpu_write_lost(struct offcpu_tracer *o, struct perfdata_writer *w, uint64_t time);
 /* Intervals lost so far, as written. */
 uint64_t offcpu_lost(const struct offcpu_tracer *o);
+struct bpfrec_offcpu_stats;
+/* What the tracer saw and what became of it so far (bpfrec_record.h). */
+void offcpu_stats(const struct offcpu_tracer *o, struct bpfrec_offcpu_stats *out);
 
 /*
  * Move every aggregate into the batch as a SAMPLE record (and empty the

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "recorder/alloc.h"
+#include "recorder/loadlog.h"
 #include "recorder/offcpu.h"
 #include "recorder/sched.h"
 #include "recorder/percpu.h"
@@ -28,6 +29,7 @@
 #include "recorder/sampler.h"
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
+#include "recorder/sysctl.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/safeopen.h"
 
@@ -39,6 +41,7 @@
 
 struct sampler {
 	struct profile *skel;
+	struct bpf_program *on_sample;	/* the sample program loaded: with or without cfi */
 	int *pfds;		/* one per CPU; -1 once owned by a link */
 	size_t nr_pfds;
 	struct bpf_link **links;	/* per CPU */
@@ -47,6 +50,24 @@ struct sampler {
 	uint64_t unwind_bytes;	/* the unwind tables' bound; 0 = no cfi walks */
 	struct progstats *progstats;	/* the programs' run time */
 };
+
+/* An option this kernel cannot record is refused before anything is written. */
+static int check_kernel_features(struct record_session *s)
+{
+	struct kfeatures_want want = {
+		.dwarf = s->opts.callgraph == RECORD_CALLGRAPH_DWARF,
+		.off_cpu = s->opts.off_cpu,
+		.sched = s->opts.sched,
+		.alloc = s->opts.alloc_interval != 0,
+	};
+	char msg[256];
+	int err;
+
+	err = kfeatures_check(&s->kfeatures, &want, msg, sizeof(msg));
+	if (err)
+		return session_fail(s, err, "%s", msg);
+	return 0;
+}
 
 /* Without these nothing works: say so before anything else. */
 static int sampler_check(struct record_session *s, void *src)
@@ -58,7 +79,7 @@ static int sampler_check(struct record_session *s, void *src)
 		return session_fail(s, -ENOTSUP,
 				    "the kernel has no BTF (%s is missing): bpfrec needs a kernel "
 				    "built with CONFIG_DEBUG_INFO_BTF=y", SYSFS_BTF);
-	return 0;
+	return check_kernel_features(s);
 }
 
 /*
@@ -118,8 +139,12 @@ static int open_events(struct record_session *s, struct sampler *sm)
 		if (err == -EINVAL && a.freq)
 			return session_fail(s, err, "cannot sample '%s' at %" PRIu64 " Hz: lower "
 					    "-F", s->event_name, s->opts.freq);
-		if (privs_is_denial(err))
+		if (privs_is_denial(err)) {
+			/* Read now: it decides between CAP_PERFMON and CAP_SYS_ADMIN. */
+			s->privs.perf_event_paranoid =
+				(int)sysctl_read("kernel.perf_event_paranoid", -9);
 			return session_priv_fail(s, PRIV_STEP_EVENTS, err, NULL);
+		}
 		return session_fail(s, err, "cannot open event '%s' on CPU %d: %s", s->event_name,
 				    s->cpus[i], strerror(-err));
 	}
@@ -150,18 +175,63 @@ static size_t ring_bytes(const struct record_session *s)
 }
 
 /*
+ * The verifier's log of the program it rejected, as the kernel wrote it,
+ * at debug level: the log callback shows it at -v only.
+ */
+static void log_verifier_log(const struct record_session *s, const struct load_log *log)
+{
+	char line[128];
+
+	if (!s->opts.verbose || s->opts.quiet || !s->opts.log)
+		return;
+	snprintf(line, sizeof(line), "-- the BPF verifier's log of program '%s' --", log->prog);
+	s->opts.log(s->opts.log_ctx, RECORD_LOG_DEBUG, line);
+	s->opts.log(s->opts.log_ctx, RECORD_LOG_DEBUG, log->text);
+	s->opts.log(s->opts.log_ctx, RECORD_LOG_DEBUG, "-- end of the verifier's log --");
+}
+
+/*
+ * A BPF load failed with err: the verifier's rejection of a program (it
+ * left a log), a refusal (privs.h), each said in one line naming option
+ * when one asked for the programs. 0 when it is neither: the caller says
+ * what failed.
+ */
+static int bpf_load_failed(struct record_session *s, int err, const struct load_log *log,
+			   const char *option)
+{
+	char msg[400];
+
+	switch (privs_bpf_cause(&s->privs, err, log->text != NULL)) {
+	case PRIVS_BPF_VERIFIER:
+		log_verifier_log(s, log);
+		privs_verifier_message(&s->privs, log->prog, msg, sizeof(msg));
+		if (option)
+			return session_fail(s, err, "%s: %s", option, msg);
+		return session_fail(s, err, "%s", msg);
+	case PRIVS_BPF_OTHER:
+		return 0;
+	default:
+		return session_priv_fail(s, PRIV_STEP_BPF, err, option);
+	}
+}
+
+/*
  * After loading a tracer that rides on the sampler (off-CPU, allocations):
  * its failure as the message naming the option that asked for it, else
- * its programs counted with the sampler's.
+ * its programs counted with the sampler's. The load's log is freed.
  */
 static int tracer_loaded(struct record_session *s, struct sampler *sm, int err,
-			 const struct bpf_object *obj, const char *what, const char *option)
+			 struct load_log *log, const struct bpf_object *obj, const char *what,
+			 const char *option)
 {
-	if (privs_is_denial(err))
-		return session_priv_fail(s, PRIV_STEP_BPF, err, option);
+	int ret = err ? bpf_load_failed(s, err, log, option) : 0;
+
+	load_log_free(log);
+	if (ret)
+		return ret;
 	if (err)
-		return session_fail(s, err, "cannot load %s: %s (run with -v for the verifier log, "
-				    "or drop %s)", what, strerror(-err), option);
+		return session_fail(s, err, "cannot load %s: %s (run with -v for libbpf's "
+				    "messages, or drop %s)", what, strerror(-err), option);
 	if (progstats_add_object(sm->progstats, obj))
 		return session_fail(s, -ENOMEM, "out of memory");
 	return 0;
@@ -170,6 +240,7 @@ static int tracer_loaded(struct record_session *s, struct sampler *sm, int err,
 static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring)
 {
 	struct profile *skel = sm->skel;
+	struct load_log log = { 0 };
 	struct offcpu_opts oo = {
 		.events_fd = bpf_map__fd(skel->maps.events),
 		.target_tgids_fd = bpf_map__fd(skel->maps.target_tgids),
@@ -185,10 +256,11 @@ static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring
 		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
 		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
 		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
+		.load_log = &log,
 	};
 	int err = offcpu_new(&oo, &s->offcpu);
 
-	return tracer_loaded(s, sm, err, offcpu_object(s->offcpu),
+	return tracer_loaded(s, sm, err, &log, offcpu_object(s->offcpu),
 			     "the off-CPU tracer", "--off-cpu");
 }
 
@@ -196,6 +268,7 @@ static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring
 static int load_alloc(struct record_session *s, struct sampler *sm, size_t ring)
 {
 	struct profile *skel = sm->skel;
+	struct load_log log = { 0 };
 	struct alloc_opts ao = {
 		.interval = s->opts.alloc_interval,
 		.events_fd = bpf_map__fd(skel->maps.events),
@@ -209,12 +282,13 @@ static int load_alloc(struct record_session *s, struct sampler *sm, size_t ring)
 		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
 		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
 		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
+		.load_log = &log,
 		.next_hooks = s->unwind ? &unwind_bpf_hooks : NULL,
 		.next_hooks_ctx = s->unwind,
 	};
 	int err = alloc_new(&ao, &s->alloc);
 
-	return tracer_loaded(s, sm, err, alloc_object(s->alloc),
+	return tracer_loaded(s, sm, err, &log, alloc_object(s->alloc),
 			     "the allocation tracer", "--alloc");
 }
 
@@ -222,6 +296,7 @@ static int load_alloc(struct record_session *s, struct sampler *sm, size_t ring)
 static int load_sched(struct record_session *s, struct sampler *sm, size_t ring)
 {
 	struct profile *skel = sm->skel;
+	struct load_log log = { 0 };
 	struct sched_opts so = {
 		.events_fd = bpf_map__fd(skel->maps.events),
 		.target_tgids_fd = bpf_map__fd(skel->maps.target_tgids),
@@ -236,18 +311,20 @@ static int load_sched(struct record_session *s, struct sampler *sm, size_t ring)
 		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
 		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
 		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
+		.load_log = &log,
 	};
 	int err = sched_new(&so, &s->sched);
 
-	return tracer_loaded(s, sm, err, sched_object(s->sched),
+	return tracer_loaded(s, sm, err, &log, sched_object(s->sched),
 			     "the run-queue tracer", "--sched");
 }
 
 static int load_bpf(struct record_session *s, struct sampler *sm)
 {
 	size_t ring = ring_bytes(s);
+	struct load_log log = { 0 };
 	struct profile *skel;
-	int nr_cpus, err;
+	int nr_cpus, err, ret = 0;
 
 	/* The per-CPU counters (percpu.h) have one value per possible CPU. */
 	nr_cpus = libbpf_num_possible_cpus();
@@ -267,9 +344,25 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	else
 		skel->rodata->filter_mode = PROFILE_FILTER_ALL;
 	skel->rodata->capture_stacks = s->opts.callgraph != RECORD_CALLGRAPH_NONE;
-	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF)
+	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF) {
 		skel->rodata->stack_user_size = s->opts.stack_user_size;
-	skel->rodata->unwind_cfi = s->opts.callgraph == RECORD_CALLGRAPH_CFI;
+		skel->rodata->ustack_fixed = !s->kfeatures.ringbuf_dynptr;
+	}
+	/*
+	 * One of the sample programs: the others would only cost load time,
+	 * or not load at all (bpf_loop is 5.17+).
+	 */
+	if (s->opts.callgraph != RECORD_CALLGRAPH_CFI)
+		sm->on_sample = skel->progs.on_sample;
+	else if (s->kfeatures.bpf_loop)
+		sm->on_sample = skel->progs.on_sample_cfi;
+	else
+		sm->on_sample = skel->progs.on_sample_cfi_bounded;
+	bpf_program__set_autoload(skel->progs.on_sample, sm->on_sample == skel->progs.on_sample);
+	bpf_program__set_autoload(skel->progs.on_sample_cfi,
+				  sm->on_sample == skel->progs.on_sample_cfi);
+	bpf_program__set_autoload(skel->progs.on_sample_cfi_bounded,
+				  sm->on_sample == skel->progs.on_sample_cfi_bounded);
 	/* --off-cpu walks its user stacks with the tables too, unless fp or dwarf is asked for. */
 	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI ||
 	    ((s->opts.off_cpu || s->opts.alloc_interval || s->opts.sched) &&
@@ -277,7 +370,7 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 		sm->unwind_bytes = s->opts.unwind_table_bytes ? s->opts.unwind_table_bytes :
 								UNWIND_BPF_DEFAULT_BYTES;
 	err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs,
-				   sm->unwind_bytes);
+				   sm->unwind_bytes, !s->kfeatures.hash_nonprealloc);
 	if (err)
 		return session_fail(s, err, "cannot size the unwind tables: %s", strerror(-err));
 	skel->rodata->wakeup_bytes = ring / 2;
@@ -286,15 +379,21 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	err = bpf_map__set_max_entries(skel->maps.events, (uint32_t)ring);
 	if (err)
 		return session_fail(s, err, "cannot size the ring buffer: %s", strerror(-err));
+	load_log_attach(&log, skel->obj);
 	err = profile__load(skel);
-	if (privs_is_denial(err))
-		return session_priv_fail(s, PRIV_STEP_BPF, err, NULL);
+	if (err) {
+		load_log_failed(&log, skel->obj);
+		ret = bpf_load_failed(s, err, &log, NULL);
+	}
+	load_log_free(&log);
+	if (ret)
+		return ret;
 	if (err == -ENOMEM && sm->unwind_bytes)
 		return session_fail(s, err, "cannot allocate %" PRIu64 " MB of unwind tables: "
 				    "lower --unwind-tables", sm->unwind_bytes >> 20);
 	if (err)
-		return session_fail(s, err, "cannot load the BPF sampler: %s (run with -v for the "
-				    "verifier log)", strerror(-err));
+		return session_fail(s, err, "cannot load the BPF sampler: %s (run with -v for "
+				    "libbpf's messages)", strerror(-err));
 	if (progstats_new(&sm->progstats) || progstats_add_object(sm->progstats, skel->obj))
 		return session_fail(s, -ENOMEM, "out of memory");
 	if (sm->unwind_bytes) {
@@ -304,6 +403,7 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 			.stops_fd = bpf_map__fd(skel->maps.unwind_stops),
 			.stats_fd = bpf_map__fd(skel->maps.unwind_stats),
 			.bytes = sm->unwind_bytes,
+			.max_procs = bpf_map__max_entries(skel->maps.unwind_procs),
 		};
 
 		err = unwind_bpf_new(&uo, &s->unwind);
@@ -527,7 +627,7 @@ static int sampler_attach(struct record_session *s, void *src)
 	for (size_t i = 0; i < sm->nr_pfds; i++) {
 		struct bpf_link *l;
 
-		l = bpf_program__attach_perf_event_opts(sm->skel->progs.on_sample, sm->pfds[i],
+		l = bpf_program__attach_perf_event_opts(sm->on_sample, sm->pfds[i],
 							NULL);
 		if (!l && privs_is_denial(-errno))
 			return session_priv_fail(s, PRIV_STEP_BPF, -errno, NULL);

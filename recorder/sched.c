@@ -11,6 +11,7 @@
 #include "perfdata/schedstats.h"
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
+#include "recorder/loadlog.h"
 #include "recorder/offcpu.h"
 #include "recorder/percpu.h"
 #include "recorder/sched.h"
@@ -92,12 +93,16 @@ int sched_new(const struct sched_opts *opts, struct sched_tracer **out)
 		if (!err)
 			err = bpf_map__reuse_fd(skel->maps.unwind_stats, opts->unwind_stats_fd);
 	} else if (!err) {
-		err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs, 0);
+		err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs, 0, true);
 	}
 	if (!err && !opts->thresh_ns)
 		err = bpf_map__set_max_entries(skel->maps.aggs, 1);
-	if (!err)
+	if (!err) {
+		load_log_attach(opts->load_log, skel->obj);
 		err = sched__load(skel);
+		if (err)
+			load_log_failed(opts->load_log, skel->obj);
+	}
 	if (err)
 		goto fail;
 	*out = t;

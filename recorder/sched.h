@@ -28,6 +28,7 @@
 
 struct batch;
 struct bpfrec_sched_metrics;
+struct load_log;
 struct perfdata_writer;
 struct sched_tracer;
 struct task_tracker;
@@ -57,6 +58,8 @@ struct sched_opts {
 	/* The CPU event: the trailer bits and clock to share, and its id. */
 	const struct perf_event_attr *cpu_attr;
 	uint64_t cpu_event_id;
+	/* Keeps the verifier's log of a failed load (recorder/loadlog.h); NULL = libbpf's. */
+	struct load_log *load_log;
 	const char *kallsyms;	/* NULL = /proc/kallsyms */
 };
 

@@ -315,6 +315,7 @@ static int session_open(struct record_session *s)
 	/* Events per CPU and the files of every process: more than 1024 fds. */
 	fd_limit_raise();
 	privs_facts_read(&s->privs, s->exe, sizeof(s->exe));
+	kfeatures_probe(&s->kfeatures);
 	if (s->src_ops->check)
 		err = s->src_ops->check(s, s->src);
 	if (!err)
@@ -492,6 +493,7 @@ static int drain(struct record_session *s)
 	bool full;
 	int err, werr;
 
+	s->draining = true;
 	do {
 		err = session_consume(s, &full);
 		werr = session_flush_batch(s);
@@ -603,6 +605,7 @@ void record_session_close(struct record_session *s)
 			rename(s->old_path, s->output);
 	}
 	batch_free(&s->batch);
+	batch_free(&s->held);
 	free(s->old_path);
 	free(s->pids);
 	free(s->tids);
@@ -641,6 +644,7 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 	st->lost = s->lost + offcpu_lost(s->offcpu) + sched_lost(s->sched);
 	alloc_stats(s->alloc, &st->alloc);
 	st->lost += st->alloc.lost;
+	offcpu_stats(s->offcpu, &st->offcpu);
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;
 	if (s->unwind)

@@ -25,6 +25,7 @@
 #include <linux/perf_event.h>
 
 #include "recorder/batch.h"
+#include "recorder/kfeatures.h"
 #include "recorder/launch.h"
 #include "recorder/pidset.h"
 #include "recorder/privs.h"
@@ -68,6 +69,7 @@ struct record_session {
 	char err[512];
 	int failure_code;
 	struct privs_facts privs;
+	struct kfeatures kfeatures;	/* what the kernel's BPF can do: probed at open, before check */
 	char exe[PATH_MAX];
 	struct kernel_text ktext;	/* set by the source; empty = no kernel map */
 	bool warned_maps, noted_map_files;	/* said once per recording */
@@ -108,6 +110,16 @@ struct record_session {
 
 	struct batch batch;
 	size_t batch_max;	/* bytes: see BATCH_MAX_BYTES */
+	/*
+	 * Where this round ends (CLOCK_MONOTONIC ns): when the rings were last
+	 * read whole. The side-band is read after them, to the present, so past
+	 * that time it may hold reports that belong after records the rings
+	 * still hold (an exec's, before the notice of its process's fork):
+	 * records past it wait in `held` for the next round.
+	 */
+	uint64_t horizon;
+	struct batch held;
+	bool draining;		/* detached: the rings hold everything there is */
 	int cb_err;
 	uint64_t next_flush_ns, last_flush_ns;
 	bool describe_soon;	/* a new process arrived: write a round early */

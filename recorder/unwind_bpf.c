@@ -60,7 +60,8 @@ struct unwind_bpf {
 static void *worker_main(void *arg);
 static void job_free(struct unwind_job *j);
 
-int unwind_bpf_size_maps(struct bpf_map *rows, struct bpf_map *procs, uint64_t bytes)
+int unwind_bpf_size_maps(struct bpf_map *rows, struct bpf_map *procs, uint64_t bytes,
+			 bool preallocated)
 {
 	uint64_t nr = bytes / sizeof(struct unwind_row);
 	int err;
@@ -75,9 +76,10 @@ int unwind_bpf_size_maps(struct bpf_map *rows, struct bpf_map *procs, uint64_t b
 	if (!err)
 		err = bpf_map__set_map_flags(rows, bpf_map__map_flags(rows) | BPF_F_MMAPABLE);
 	if (!err)
-		err = bpf_map__set_max_entries(procs, UNWIND_BPF_MAX_PROCS);
+		err = bpf_map__set_max_entries(procs, preallocated ? UNWIND_BPF_MAX_PROCS_PREALLOC :
+								     UNWIND_BPF_MAX_PROCS);
 	/* 16 KiB a process, only for the processes that have one. */
-	if (!err)
+	if (!err && !preallocated)
 		err = bpf_map__set_map_flags(procs, bpf_map__map_flags(procs) | BPF_F_NO_PREALLOC);
 	return err;
 }
@@ -89,7 +91,7 @@ int unwind_bpf_share_maps(struct bpf_map *rows, struct bpf_map *procs, struct bp
 	int err;
 
 	if (!share)
-		return unwind_bpf_size_maps(rows, procs, 0);
+		return unwind_bpf_size_maps(rows, procs, 0, true);
 	err = bpf_map__reuse_fd(rows, rows_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(procs, procs_fd);
@@ -165,7 +167,7 @@ int unwind_bpf_new(const struct unwind_bpf_opts *opts, struct unwind_bpf **out)
 	}
 	to.proc_root = opts->proc_root;
 	to.store_rows = u->store_rows;
-	to.max_procs = UNWIND_BPF_MAX_PROCS;
+	to.max_procs = opts->max_procs ? opts->max_procs : UNWIND_BPF_MAX_PROCS;
 	to.ops = &store_ops;
 	to.ctx = u;
 	err = unwind_tables_new(&to, &u->tables);

@@ -30,13 +30,21 @@ struct unwind_tables;
 #define UNWIND_BPF_DEFAULT_BYTES	(32ull << 20)
 /* Processes with tables at once (unwind_procs entries). */
 #define UNWIND_BPF_MAX_PROCS		4096
+/*
+ * The same where unwind_procs must be preallocated (16 KiB an entry, used
+ * or not): kernels before 6.1 refuse perf_event programs a hash map that
+ * allocates on update (kfeatures.h, hash_nonprealloc).
+ */
+#define UNWIND_BPF_MAX_PROCS_PREALLOC	512
 
 /*
  * Before load: size the maps of one BPF object that includes unwind.bpf.h.
  * bytes 0 = the walker is not used: every map shrinks to one entry.
+ * preallocated: unwind_procs is allocated whole, with fewer entries.
  * 0 or -errno.
  */
-int unwind_bpf_size_maps(struct bpf_map *rows, struct bpf_map *procs, uint64_t bytes);
+int unwind_bpf_size_maps(struct bpf_map *rows, struct bpf_map *procs, uint64_t bytes,
+			 bool preallocated);
 
 /*
  * Before load: make another BPF object that includes unwind.bpf.h (the
@@ -54,6 +62,7 @@ struct unwind_bpf_opts {
 	int stops_fd;		/* unwind_stops (per CPU) */
 	int stats_fd;		/* unwind_stats (per CPU) */
 	uint64_t bytes;		/* what unwind_bpf_size_maps() was given */
+	uint32_t max_procs;	/* unwind_procs' entries */
 	const char *proc_root;	/* NULL = "/proc" */
 };
 

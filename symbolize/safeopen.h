@@ -53,8 +53,8 @@ int safeopen(int root_fd, const char *path, const struct safeopen_want *w, int *
 
 /*
  * The file that a mapping of process pid (a line of <proc_root>/PID/maps:
- * start-end, device maj:min, inode ino, path) maps, for reading. Tried in
- * order, each checked against (device, inode):
+ * start-end, device maj:min, inode ino, path) maps, for reading; proc_root
+ * NULL is "/proc". Tried in order, each checked against (device, inode):
  *   1. <proc_root>/PID/map_files/START-END: the mapping itself, right even
  *      for a deleted file (needs CAP_SYS_ADMIN); the inode only, as stat()
  *      may name another device than maps does (btrfs subvolumes);
@@ -65,7 +65,11 @@ int safeopen(int root_fd, const char *path, const struct safeopen_want *w, int *
  *      from the kernel's reports) and ino is known, path in our own root,
  *      with the same (device, inode) check: only the file it mapped passes.
  * Otherwise there is no try of the bare path: in another mount namespace it
- * is another file. 0 and *fd, or -errno (-ESTALE when only other files were
+ * is another file. On overlayfs and btrfs, where stat() names a file by
+ * another device (overlayfs with xino: another inode too) than maps does,
+ * a regular file found there that fails only that check is opened and kept
+ * when a mapping of it shows the maps line's (device, inode) in our own
+ * maps: the kernel's own name for it. 0 and *fd, or -errno (-ESTALE when only other files were
  * found).
  * *map_files_err (when not NULL) gets what opening map_files gave: a denial
  * there names a missing capability even when the path then worked.

@@ -8,8 +8,13 @@ set -eu
 mode=${1:-build}
 build_pkgs="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
 libtraceevent-dev libzstd-dev pkg-config"
+# The VM runner (tests/vm/run.sh) boots Debian's kernels: qemu, a static
+# busybox for its initramfs, kmod's modprobe/depmod on the unpacked modules,
+# cpio, xz for compressed modules and kernels.
+vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils"
+
 test_pkgs="libcriterion-dev linux-perf golang-go hotspot binutils dwz libc6-dbg libsqlite3-0 python3.11
-libcap2-bin libclang-rt-14-dev bsdutils libjemalloc2"
+libcap2-bin libclang-rt-14-dev bsdutils libjemalloc2 $vm_pkgs"
 
 # heaptrack and memleak-bpfcc (bpfcc-tools) for scenario 8; memleak compiles
 # against kernel headers, and a kernel without its own headers package gets

@@ -256,8 +256,10 @@ static size_t read_proc_kallsyms(struct ksline **out)
 		cr_assert_geq(fields, 3, "kallsyms line: %s", line);
 		k.module = fields == 4;
 		/* Too long for here: an empty name makes its address untestable. */
-		if (strlen(name) < sizeof(k.name))
-			snprintf(k.name, sizeof(k.name), "%s", name);
+		size_t len = strlen(name);
+
+		if (len < sizeof(k.name))
+			memcpy(k.name, name, len + 1);
 		if (nr == cap) {
 			cap = cap ? 2 * cap : 4096;
 			all = realloc(all, cap * sizeof(*all));

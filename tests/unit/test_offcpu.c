@@ -68,6 +68,29 @@ Test(offcpu, trampoline_frames_end_at_schedule)
 		     "__schedule far down the stack is not the trampoline's end");
 }
 
+/*
+ * A switch-in the kernel did not report: the interval still ends inside
+ * what is known of it, never before the task's own switch-out or the last
+ * switch seen on its CPU, never after its next switch-out.
+ */
+Test(offcpu, unseen_switch_in_stays_within_what_is_known)
+{
+	uint64_t ms = 1000000;
+
+	/* The scheduler says it ran 2 ms: back 2 ms before now. */
+	cr_assert_eq(offcpu_unseen_switch_in(100 * ms, 140 * ms, 2 * ms, 150 * ms), 148 * ms);
+	/* Unknown run time: the last switch seen on the CPU. */
+	cr_assert_eq(offcpu_unseen_switch_in(100 * ms, 140 * ms, 0, 150 * ms), 140 * ms);
+	/* Nothing seen on the CPU since the switch-out: from the switch-out on. */
+	cr_assert_eq(offcpu_unseen_switch_in(100 * ms, 90 * ms, 0, 150 * ms), 100 * ms);
+	/* A run time longer than the CPU was free for is a stale clock: the bound holds. */
+	cr_assert_eq(offcpu_unseen_switch_in(100 * ms, 140 * ms, 20 * ms, 150 * ms), 140 * ms);
+	cr_assert_eq(offcpu_unseen_switch_in(100 * ms, 90 * ms, 60 * ms, 150 * ms), 100 * ms);
+	/* Never after now, whatever the other CPUs' clocks said. */
+	cr_assert_eq(offcpu_unseen_switch_in(100 * ms, 151 * ms, 0, 150 * ms), 150 * ms);
+	cr_assert_eq(offcpu_unseen_switch_in(150 * ms, 0, 1 * ms, 150 * ms), 150 * ms);
+}
+
 static char *write_tmp(const char *text)
 {
 	char *path = strdup("/tmp/test_offcpu.XXXXXX");

@@ -196,11 +196,50 @@ static inline const char *tp_str(const struct tp_profile *p, uint64_t i)
 	return p->strings[i];
 }
 
+/*
+ * Room for element n (zeroed) in an array that grows one element at a
+ * time: the capacity doubles at each power of two, so n appends copy O(n)
+ * bytes, not O(n^2) (a sample is kilobytes; ASan's realloc always copies,
+ * and 5,000 samples took minutes of a CI run).
+ */
 static inline void *tp_grow(void *a, size_t n, size_t size)
 {
-	a = realloc(a, (n + 1) * size);
+	if ((n & (n - 1)) == 0)	/* 0, 1, 2, 4, ...: full */
+		a = realloc(a, (n ? 2 * n : 1) * size);
+	cr_assert_not_null(a);
 	memset((char *)a + n * size, 0, size);
 	return a;
+}
+
+static inline int tp_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The ids (a uint64_t at OFF in each of N elements of SIZE) sorted; each non-zero and unique. */
+static inline uint64_t *tp_sorted_ids(const void *elems, size_t n, size_t size, size_t off,
+				      const char *what)
+{
+	uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+
+	cr_assert_not_null(ids);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&ids[i], (const char *)elems + i * size + off, sizeof(*ids));
+		if (!ids[i])
+			cr_assert_fail("%s id 0", what);
+	}
+	qsort(ids, n, sizeof(*ids), tp_cmp_u64);
+	for (size_t i = 1; i < n; i++)
+		if (ids[i] == ids[i - 1])
+			cr_assert_fail("duplicate %s id %lu", what, (unsigned long)ids[i]);
+	return ids;
+}
+
+static inline bool tp_has_id(const uint64_t *ids, size_t n, uint64_t id)
+{
+	return bsearch(&id, ids, n, sizeof(*ids), tp_cmp_u64) != NULL;
 }
 
 /* Decode an uncompressed Profile and check its invariants. */
@@ -216,7 +255,7 @@ static inline struct tp_profile *tp_decode(const uint8_t *data, size_t len)
 		cr_assert_eq(m.f[i].wt, 2);
 		cr_assert(tpb_utf8_valid(m.f[i].p, m.f[i].len), "string %zu is not UTF-8",
 			  p->nr_strings);
-		p->strings = realloc(p->strings, (p->nr_strings + 1) * sizeof(char *));
+		p->strings = tp_grow(p->strings, p->nr_strings, sizeof(char *));
 		p->strings[p->nr_strings] = strndup((const char *)m.f[i].p, m.f[i].len);
 		p->nr_strings++;
 	}
@@ -340,49 +379,41 @@ static inline struct tp_profile *tp_decode(const uint8_t *data, size_t len)
 	}
 	free(m.f);
 
-	/* Cross-references and ids. */
-	for (size_t i = 0; i < p->nr_mappings; i++) {
-		cr_assert_neq(p->mappings[i].id, 0, "mapping id 0");
-		for (size_t k = 0; k < i; k++)
-			cr_assert_neq(p->mappings[i].id, p->mappings[k].id, "duplicate mapping id");
-	}
-	for (size_t i = 0; i < p->nr_functions; i++) {
-		cr_assert_neq(p->functions[i].id, 0, "function id 0");
-		for (size_t k = 0; k < i; k++)
-			cr_assert_neq(p->functions[i].id, p->functions[k].id, "duplicate function id");
-	}
+	/*
+	 * Cross-references and ids, through sorted id lists: the profiles of
+	 * the larger tests have thousands of each, which pairwise checks made
+	 * quadratic (minutes under ASan).
+	 */
+	uint64_t *map_ids = tp_sorted_ids(p->mappings, p->nr_mappings, sizeof(*p->mappings),
+					  offsetof(struct tp_mapping, id), "mapping");
+	uint64_t *fn_ids = tp_sorted_ids(p->functions, p->nr_functions, sizeof(*p->functions),
+					 offsetof(struct tp_function, id), "function");
+	uint64_t *loc_ids = tp_sorted_ids(p->locations, p->nr_locations, sizeof(*p->locations),
+					  offsetof(struct tp_location, id), "location");
+
 	for (size_t i = 0; i < p->nr_locations; i++) {
 		const struct tp_location *l = &p->locations[i];
-		bool found = !l->mapping_id;
 
-		cr_assert_neq(l->id, 0, "location id 0");
-		for (size_t k = 0; k < i; k++)
-			cr_assert_neq(l->id, p->locations[k].id, "duplicate location id");
-		for (size_t k = 0; k < p->nr_mappings; k++)
-			found |= p->mappings[k].id == l->mapping_id;
-		cr_assert(found, "location %lu: unknown mapping %lu", (unsigned long)l->id,
-			  (unsigned long)l->mapping_id);
-		for (size_t n = 0; n < l->nr_lines; n++) {
-			found = false;
-			for (size_t k = 0; k < p->nr_functions; k++)
-				found |= p->functions[k].id == l->lines[n].function_id;
-			cr_assert(found, "location %lu: unknown function", (unsigned long)l->id);
-		}
+		if (l->mapping_id && !tp_has_id(map_ids, p->nr_mappings, l->mapping_id))
+			cr_assert_fail("location %lu: unknown mapping %lu", (unsigned long)l->id,
+				       (unsigned long)l->mapping_id);
+		for (size_t n = 0; n < l->nr_lines; n++)
+			if (!tp_has_id(fn_ids, p->nr_functions, l->lines[n].function_id))
+				cr_assert_fail("location %lu: unknown function", (unsigned long)l->id);
 	}
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct tp_sample *s = &p->samples[i];
 
 		cr_assert_eq(s->nr_values, p->nr_types, "sample %zu: %zu values for %zu types", i,
 			     s->nr_values, p->nr_types);
-		for (size_t n = 0; n < s->nr_locs; n++) {
-			bool found = false;
-
-			for (size_t k = 0; k < p->nr_locations; k++)
-				found |= p->locations[k].id == s->locs[n];
-			cr_assert(found, "sample %zu: unknown location %lu", i,
-				  (unsigned long)s->locs[n]);
-		}
+		for (size_t n = 0; n < s->nr_locs; n++)
+			if (!tp_has_id(loc_ids, p->nr_locations, s->locs[n]))
+				cr_assert_fail("sample %zu: unknown location %lu", i,
+					       (unsigned long)s->locs[n]);
 	}
+	free(map_ids);
+	free(fn_ids);
+	free(loc_ids);
 	return p;
 }
 

@@ -8,12 +8,19 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "symbolize/buildid.h"
@@ -25,6 +32,8 @@
 static char dir[256];		/* everything of one test lives here */
 static char exe[PATH_MAX];	/* this test binary: a "host" file with a build-id */
 static struct stat exe_st;
+
+static char *at(const char *rel);
 
 static void setup(void)
 {
@@ -42,6 +51,9 @@ static void teardown(void)
 {
 	char cmd[300];
 
+	/* What a failed overlayfs test left mounted (in its own mount namespace). */
+	umount2(at("merged"), MNT_DETACH);
+	umount2(at("lowerfs"), MNT_DETACH);
 	FMT(cmd, "rm -rf '%s'", dir);
 	cr_assert_eq(system(cmd), 0);
 }
@@ -248,6 +260,140 @@ Test(safeopen, mapped_file_of_a_process_gone_only_with_the_reported_inode)
 	cr_assert_eq(mkfifo(at("app"), 0600), 0);
 	cr_assert_neq(mapped(30, at("app"), &st, &fd), 0);
 	cr_assert_eq(fd, -1);
+}
+
+/* The maps line of this process's mapping of path (our own /proc): 0 or -ENOENT. */
+static int maps_line_of(pid_t pid, const char *path, uint64_t *start, uint64_t *end,
+			dev_t *dev, uint64_t *ino)
+{
+	char name[64], line[PATH_MAX + 128], p[PATH_MAX];
+	unsigned int maj, min;
+	FILE *f;
+	int err = -ENOENT;
+
+	FMT(name, "/proc/%d/maps", (int)pid);
+	f = fopen(name, "r");
+	cr_assert_not_null(f);
+	while (err && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*x %x:%x %" SCNu64 " %4095s", start,
+			   end, &maj, &min, ino, p) == 6 && !strcmp(p, path)) {
+			*dev = makedev(maj, min);
+			err = 0;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+/* No proc root given: the real /proc, never "(null)/PID/map_files". */
+Test(safeopen, mapped_with_no_proc_root_is_proc)
+{
+	uint64_t start, end, ino;
+	int fd = -1, mf_err = 0;
+	dev_t dev;
+
+	cr_assert_eq(maps_line_of(getpid(), exe, &start, &end, &dev, &ino), 0);
+	cr_assert_eq(safeopen_mapped(NULL, (uint32_t)getpid(), start, end, exe, major(dev),
+				     minor(dev), ino, &fd, &mf_err), 0);
+	close(fd);
+	/* Found, or refused for want of a capability: not a path that does not exist. */
+	cr_assert_neq(mf_err, -ENOENT, "map_files was looked up under another root");
+}
+
+/*
+ * A child that maps path and waits; its pid. Its maps line is what a
+ * traced process shows.
+ */
+static pid_t map_in_child(const char *path)
+{
+	int pipefd[2];
+	pid_t pid;
+	char c;
+
+	cr_assert_eq(pipe(pipefd), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		int fd = open(path, O_RDONLY);
+
+		/* Gone with the test, even one that fails before killing it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+
+		if (fd < 0 || mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED)
+			_exit(1);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	cr_assert_eq(read(pipefd[0], &c, 1), 1, "the child could not map %s", path);
+	close(pipefd[0]);
+	return pid;
+}
+
+/*
+ * An overlayfs whose lower layer is on another filesystem (a container
+ * image, a live system's root): stat() names its files by a per-layer
+ * device, /proc/PID/maps otherwise. With map_files closed (no
+ * CAP_CHECKPOINT_RESTORE) the file is still found by its path in the
+ * process's root, and only the very file mapped.
+ */
+Test(safeopen, mapped_file_on_overlayfs_by_the_kernels_name)
+{
+	char opts[4 * PATH_MAX], merged[PATH_MAX];
+	uint64_t start, end, ino;
+	struct stat st, got;
+	int fd = -1;
+	dev_t dev;
+	pid_t child;
+
+	/* Our own mount namespace: nothing stays mounted if the test fails. */
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		cr_skip_test("needs root to mount an overlayfs");
+	cr_assert_eq(mkdir(at("lowerfs"), 0755), 0);
+	cr_assert_eq(mount("tmpfs", at("lowerfs"), "tmpfs", 0, NULL), 0);
+	cr_assert_eq(mkdir(at("lowerfs/lower"), 0755), 0);
+	copy_file(exe, at("lowerfs/lower/lib.so"));
+	copy_file(exe, at("lowerfs/lower/other.so"));
+	cr_assert_eq(mkdir(at("upper"), 0755), 0);
+	cr_assert_eq(mkdir(at("work"), 0755), 0);
+	cr_assert_eq(mkdir(at("merged"), 0755), 0);
+	FMT(opts, "lowerdir=%s,upperdir=%s,workdir=%s", at("lowerfs/lower"), at("upper"),
+	    at("work"));
+	if (mount("overlay", at("merged"), "overlay", 0, opts))
+		cr_skip_test("no overlayfs here: %s", strerror(errno));
+
+	FMT(merged, "%s", at("merged/lib.so"));
+	child = map_in_child(merged);
+	cr_assert_eq(maps_line_of(child, merged, &start, &end, &dev, &ino), 0);
+	cr_assert_eq(stat(merged, &st), 0);
+	cr_assert(st.st_dev != dev || st.st_ino != ino,
+		  "stat() and maps agree here: nothing to test");
+	/* Our proc with the child's root and no map_files. */
+	fake_pid((unsigned int)child, "/");
+	cr_assert_eq(safeopen_mapped(at("proc"), (uint32_t)child, start, end, merged, major(dev),
+				     minor(dev), ino, &fd, NULL), 0);
+	cr_assert_eq(fstat(fd, &got), 0);
+	cr_assert_eq(got.st_ino, st.st_ino);
+	cr_assert_eq(got.st_dev, st.st_dev);
+	close(fd);
+	fd = -1;
+	/* Another file of the same overlay under the mapped one's name: refused. */
+	cr_assert_eq(safeopen_mapped(at("proc"), (uint32_t)child, start, end,
+				     at("merged/other.so"), major(dev), minor(dev), ino, &fd, NULL),
+		     -ESTALE);
+	cr_assert_eq(fd, -1);
+	/* The real /proc (map_files, as root) finds it too. */
+	cr_assert_eq(safeopen_mapped(NULL, (uint32_t)child, start, end, merged, major(dev),
+				     minor(dev), ino, &fd, NULL), 0);
+	close(fd);
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	cr_assert_eq(umount2(at("merged"), MNT_DETACH), 0);
+	cr_assert_eq(umount2(at("lowerfs"), MNT_DETACH), 0);
 }
 
 /* ---- perf maps ------------------------------------------------------------------ */

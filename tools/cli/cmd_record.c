@@ -204,6 +204,13 @@ static void summary(const struct bpfrec_record_stats *s, bool to_stdout, bool ve
 		unwind_summary(&st.unwind, verbose);
 	if (st.alloc.enabled)
 		alloc_summary(&st.alloc, verbose);
+	if (st.offcpu.enabled && verbose)
+		fprintf(stderr, "bpfrec record: off-CPU: BPF saw %llu blocked intervals: %llu "
+			"written, %llu lost, %llu open at the end; %llu closed without a reported "
+			"switch-in\n", (unsigned long long)st.offcpu.blocked,
+			(unsigned long long)st.offcpu.written, (unsigned long long)st.offcpu.lost,
+			(unsigned long long)(st.offcpu.blocked - st.offcpu.written - st.offcpu.lost),
+			(unsigned long long)st.offcpu.unpaired);
 	if (st.lost)
 		fprintf(stderr, "bpfrec record: warning: %llu samples were lost (ring buffer full): "
 			"raise -m or lower -F\n", (unsigned long long)st.lost);

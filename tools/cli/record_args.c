@@ -151,7 +151,8 @@ void record_usage(FILE *f)
 "after --duration; the file is complete in every case. bpfrec exits with the\n"
 "command's exit code (128+N when signal N killed it), 127 when the command\n"
 "was not found, 126 when it could not be executed, 1 on other errors, 2 on\n"
-"bad usage. See Documentation/bpfrec-record.md.\n", f);
+"bad usage. See Documentation/bpfrec-record.md; its KERNELS table gives the\n"
+"oldest Linux each option records on (5.10 for sampling with -g, fp or none).\n", f);
 }
 
 static int bad(char *err, size_t errlen, const char *fmt, ...)
