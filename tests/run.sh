@@ -4,6 +4,8 @@
 # unit: the Criterion binary of every tests/unit/test_*.c in BUILD/tests (and,
 # for `all`, BUILD/asan/tests).
 # integration: every tests/integration/*.sh; exit 0 = pass, 77 = skipped, else fail.
+# ONLY="30 52 75-record-cfi": only the integration tests of these numbers or names
+# (the kernel smoke set runs a few in a VM so).
 set -u
 mode=${1:-all}
 build=$(cd "${2:-build}" && pwd)
@@ -24,8 +26,10 @@ run_unit_dir() {
 		name="$label/$(basename "$t")"
 		: >"$tap"
 		# The synthesis line leaves skipped tests out: the TAP report counts them.
+		start=$(date +%s)
 		FIXTURES=$(fixtures_of "$(dirname "$dir")") "$t" --jobs 1 --tap="$tap" >"$log" 2>&1
 		rc=$?
+		secs=$(( $(date +%s) - start ))
 		s=$(grep -c '^ok .* # SKIP' "$tap")
 		skipped=$((skipped + s))
 		syn=$(grep 'Synthesis:' "$log" | tail -n 1)
@@ -39,19 +43,29 @@ run_unit_dir() {
 		fi
 		passed=$((passed + p)) failed=$((failed + f + c))
 		if [ "$((f + c))" != 0 ]; then
-			echo "FAIL $name (exit $rc)"
+			echo "FAIL $name (exit $rc, ${secs}s)"
 			sed 's/^/    /' "$log" | tail -n 40
 		else
-			echo "ok   $name: $p passed, $s skipped"
+			echo "ok   $name: $p passed, $s skipped (${secs}s)"
 			grep '^ok .* # SKIP' "$tap" | sed 's/^ok - /    skip /'
 		fi
 	done
+}
+
+# selected NAME: is integration test NAME (30-record-shares) in $ONLY?
+selected() {
+	[ -n "${ONLY:-}" ] || return 0
+	for w in $ONLY; do
+		{ [ "$w" = "${1%%-*}" ] || [ "$w" = "$1" ]; } && return 0
+	done
+	return 1
 }
 
 run_integration() {
 	for t in "$top"/tests/integration/[0-9]*.sh; do
 		[ -f "$t" ] || continue
 		name=$(basename "$t" .sh)
+		selected "$name" || continue
 		start=$(date +%s)
 		BUILD="$build" TOP="$top" bash "$t" >"$log" 2>&1
 		rc=$?

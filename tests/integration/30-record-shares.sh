@@ -16,9 +16,9 @@ a=$(self_share "$T/self.txt" leaf_a)
 b=$(self_share "$T/self.txt" leaf_b)
 c=$(self_share "$T/self.txt" leaf_c)
 echo "self: leaf_a=$a leaf_b=$b leaf_c=$c"
-assert_range leaf_a "$a" 54 66
-assert_range leaf_b "$b" 25 35
-assert_range leaf_c "$c" 6 14
+assert_leaf "leaf_a among the leaves" "$T/self.txt" leaf_a 52 68
+assert_leaf "leaf_b among the leaves" "$T/self.txt" leaf_b 24 36
+assert_leaf "leaf_c among the leaves" "$T/self.txt" leaf_c 6 14
 assert_grep 'Total Lost Samples: 0' "$T/self.txt"
 assert_grep "of event 'cpu-clock'" "$T/self.txt"
 
@@ -27,16 +27,23 @@ run_clean "$T/children.txt" perf report -i perf.data --stdio --children --comm r
 w=$(children_of "$T/children.txt" work)
 m=$(children_of "$T/children.txt" main)
 echo "children: work=$w main=$m"
-assert_range work "${w:-0}" 95 100.01
-assert_range main "${m:-0}" 95 100.01
+# Outside them: exec, page faults, exit, about 20 samples whatever the rate;
+# a slow timer (370 samples for the 1 s) makes them a larger share.
+n=$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' "$T/self.txt" | head -n 1)
+floor=$(awk -v n="${n:-0}" 'BEGIN { o = n ? 100 * 40 / n : 100; printf "%.2f\n", 100 - (o > 5 ? o : 5) }')
+assert_range work "${w:-0}" "$floor" 100.01
+assert_range main "${m:-0}" "$floor" 100.01
 
 # The chain leaf -> work -> main, leaf first, in every leaf sample.
 run_clean "$T/script.txt" perf script -i perf.data -F comm,pid,tid,ip,sym
 awk '
 	/^[^ \t]/ { if (n) check(); n = 0; head = $0; if ($1 == "rec_work") all++; next }
-	NF >= 2 { fr[n++] = $2 }
-	END { if (n) check(); printf "leaf samples %d of %d, broken chains %d\n", leaves, all, bad; exit !(leaves > 0.9 * all && bad == 0) }
+	NF >= 2 { ip[n] = $1; fr[n++] = $2 }
+	END { if (n) check(); printf "leaf samples %d of %d in user space (%d in the kernel), broken chains %d\n", leaves, all - kern, kern, bad
+	      exit !(leaves > 0.9 * (all - kern) && bad == 0) }
 	function check() {
+		# A sample in the kernel (the machine s interrupts, exit) is not a leaf.
+		if (ip[0] ~ /^ffff/) { kern++; return }
 		if (fr[0] !~ /^leaf_[abc]$/) return
 		leaves++
 		if (fr[1] != "work" || fr[2] != "main") { bad++; if (bad < 5) print "broken: " head " " fr[0] " " fr[1] " " fr[2] }

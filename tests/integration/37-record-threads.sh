@@ -22,4 +22,4 @@ awk '$3 == "worker_spin" { t++; if ($4 == "rec_worker") n++ }
 	END { printf "worker_spin under comm rec_worker: %d of %d\n", n, t; exit !(n >= 0.9 * t) }' \
 	"$T/leaves" || fail "thread names (comm rec_worker) not recorded"
 run_clean "$T/report.txt" perf report -i th.data --stdio --no-children --comm rec_worker -g none
-assert_range worker_spin "$(self_share "$T/report.txt" worker_spin)" 95 100
+assert_range "worker_spin among user samples" "$(user_share "$T/report.txt" worker_spin)" 95 100

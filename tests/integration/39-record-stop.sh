@@ -62,7 +62,7 @@ samples=$(sed -n 's/.*(\([0-9]*\) samples, .*/\1/p' "$T/lost.err")
 grep -v -e '^Warning:$' -e "^Processed $((samples + lost)) samples and lost [0-9.]*%!\$" -e '^$' "$T/perf.err" &&
 	fail "perf report warned about more than the lost samples"
 assert_grep "^# Total Lost Samples: $lost\$" "$T/lost.txt" "perf does not count the $lost lost samples"
-assert_range leaf_a "$(self_share "$T/lost.txt" leaf_a)" 50 70
+assert_range "leaf_a among the leaves" "$(leaf_share "$T/lost.txt" self_share leaf_a)" 50 70
 
 # How often: -c sets a fixed period, -F above the kernel's maximum is lowered
 # to it with a warning, -C limits the CPUs, -e cpu-clock is the default event.

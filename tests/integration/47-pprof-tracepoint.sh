@@ -8,7 +8,9 @@ need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
 # pp_ping and pp_pong each block in read(2) at every round trip.
-perf record -q -e sched:sched_switch -g -o "$T/perf.data" -- "$FIX/pp_pingpong" 2>"$T/rec.err" ||
+# perf's own recording: a loaded machine made it lose a chunk with perf's
+# default buffer (perf script then warns about perf's file, not ours).
+perf record -q -m 16M -e sched:sched_switch -g -o "$T/perf.data" -- "$FIX/pp_pingpong" 2>"$T/rec.err" ||
 	skip "perf cannot record sched:sched_switch here: $(tail -n 1 "$T/rec.err")"
 run_clean "$T/script.txt" perf script -i "$T/perf.data" -F trace:trace
 "$BPFREC" pprof -i "$T/perf.data" -o "$T/tp.pb.gz" --labels trace:prev_comm,trace:next_pid,comm \
@@ -41,7 +43,7 @@ echo "next_pid=$npid: perf script $want, profile $got"
 
 # Pipe mode: the tracing data travels as a HEADER_TRACING_DATA record; the
 # reader keeps it, so the labels are there and split as perf script splits them.
-perf record -q -e sched:sched_switch -g -o - -- "$FIX/pp_pingpong" 1000 2>/dev/null >"$T/pipe.data"
+perf record -q -m 16M -e sched:sched_switch -g -o - -- "$FIX/pp_pingpong" 1000 2>/dev/null >"$T/pipe.data"
 "$BPFREC" pprof -i - -o "$T/pipe.pb.gz" --labels trace:prev_comm <"$T/pipe.data" 2>"$T/pipe.err" ||
 	{ cat "$T/pipe.err" >&2; fail "pipe conversion failed"; }
 assert_no_grep 'warning' "$T/pipe.err" "pipe-mode tracing data is used"

@@ -23,7 +23,6 @@ raw_samples() {
 }
 n_perf=$(grep -c cpu-clock "$T/script.txt") n_prof=$(raw_samples "$T/raw.txt")
 echo "samples: perf script $n_perf, profile $n_prof"
-assert_samples "perf record samples" "$n_perf" "$(fixture_cpu "$T/rec.err" pp_shares)" 4000
 [ "$n_perf" = "$n_prof" ] || fail "profile has $n_prof samples, perf $n_perf"
 for f in leaf_a leaf_b leaf_c; do
 	a=$(self_share "$T/report.txt" "$f")

@@ -5,13 +5,14 @@
 # program on this machine (perf is the yardstick, measured in the test).
 . "$(dirname "$0")/lib.sh"
 need_root
+need_kernel_for --call-graph dwarf
 cd "$T"
 
 # --- The fixture: main -> mid_a -> leaf_a (75%), main -> mid_b -> leaf_b (25%). ---
 "$BPFREC" record --call-graph dwarf -- "$FIX/nofp_work" cpu 2>"$T/rec.err" ||
 	{ cat "$T/rec.err"; fail "bpfrec record --call-graph dwarf exited $?"; }
 cat "$T/rec.err"
-perf record -q --call-graph dwarf -o perf-ref.data -- "$FIX/nofp_work" cpu 2>/dev/null ||
+perf record -q -m 16M --call-graph dwarf -o perf-ref.data -- "$FIX/nofp_work" cpu 2>/dev/null ||
 	fail "perf record --call-graph dwarf failed"
 
 # The attr is perf's DWARF mode.
@@ -22,8 +23,10 @@ assert_grep 'sample_stack_user 8192' "$T/dump.txt"
 assert_grep 'exclude_callchain_user' "$T/dump.txt"
 
 run_clean "$T/self.txt" perf report -i perf.data --stdio --no-children --comm nofp_work
-a=$(self_share "$T/self.txt" leaf_a)
-b=$(self_share "$T/self.txt" leaf_b)
+# Shares among user-space samples: the kernel's part of a spinning process is
+# the machine's interrupts (a loaded machine's are many), not the fixture's work.
+a=$(user_share "$T/self.txt" leaf_a)
+b=$(user_share "$T/self.txt" leaf_b)
 # The split between the two leaves (the rest is exec and exit, whatever the machine's load).
 a_of_ab=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f\n", (a + b > 0 ? 100 * a / (a + b) : 0) }')
 echo "self: leaf_a=$a leaf_b=$b, leaf_a's part of both $a_of_ab%"
@@ -80,16 +83,27 @@ done
 # every mode's root share with perf's.
 
 # --- Off-CPU: the function that called nanosleep through libc, with its time. ---
-"$BPFREC" record -q --call-graph dwarf --off-cpu -o off.data -- "$FIX/nofp_work" sleep 100 \
-	>"$T/sleep.out" || fail "record --off-cpu --call-graph dwarf"
+stolen=$(steal_ns)
+"$BPFREC" record -v --call-graph dwarf --off-cpu -o off.data -- "$FIX/nofp_work" sleep 100 \
+	>"$T/sleep.out" 2>"$T/sleep.err" || { cat "$T/sleep.err"; fail "record --off-cpu --call-graph dwarf"; }
+stolen=$(( $(steal_ns) - stolen ))
+grep 'off-CPU:' "$T/sleep.err" || true
 slept=$(sed -n 's/^slept //p' "$T/sleep.out")
+slept_cpu=$(sed -n 's/^slept_cpu //p' "$T/sleep.out")
 run_clean "$T/off-report.txt" perf report -i off.data --stdio --children --comm nofp_work
 assert_grep "of event 'offcpu-time'" "$T/off-report.txt"
 run_clean "$T/off.txt" perf script -i off.data -F event,period,ip,sym --comm nofp_work
 in_sleeper=$(awk 'BEGIN { RS = ""; FS = "\n" }
 	$1 ~ /offcpu-time/ && $0 ~ / sleeper(\n|$)/ && $0 ~ / main(\n|$)/ { split($1, h, " "); t += h[1] }
 	END { printf "%d\n", t }' "$T/off.txt")
-echo "off-CPU under sleeper: $in_sleeper ns; the fixture measured $slept ns in nanosleep"
+echo "off-CPU under sleeper: $in_sleeper ns; the fixture measured $slept ns in nanosleep, $slept_cpu ns of it on CPU; $stolen ns stolen (steal_ns)"
+# Where the time under sleeper went when it falls short: the other stacks.
+awk 'BEGIN { RS = ""; FS = "\n" } $1 ~ /offcpu-time/ && !($0 ~ / sleeper(\n|$)/ && $0 ~ / main(\n|$)/) { n++; split($1, h, " "); t += h[1] }
+	END { printf "off-CPU elsewhere: %d ns in %d samples\n", t, n }' "$T/off.txt"
 ratio=$(awk -v a="$in_sleeper" -v b="$slept" 'BEGIN { printf "%.3f\n", b ? a / b : 0 }')
-assert_range "off-CPU time under sleeper / measured" "$ratio" 0.8 1.01
+# Off-CPU is the fixture's wall clock in nanosleep less its CPU time there
+# (a slow or overloaded machine makes that part large) and less what the
+# hypervisor stole, which is in neither clock of the guest's.
+assert_range "off-CPU time under sleeper / measured" "$ratio" \
+	"$(awk -v b="$slept" -v c="$slept_cpu" -v s="$stolen" 'BEGIN { r = b ? 0.8 * (b - c - s) / b : 0; printf "%.3f\n", r < 0 ? 0 : r }')" 1.01
 echo "PASS"

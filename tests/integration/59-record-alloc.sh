@@ -11,6 +11,7 @@
 # sampling error it prints).
 . "$(dirname "$0")/lib.sh"
 need_root
+need_kernel_for --alloc
 need_tool perf linux-perf
 need_tool bpftool bpftool
 need_tool go golang-go

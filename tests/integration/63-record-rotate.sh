@@ -20,8 +20,16 @@ check_files() {
 	for f in $1; do
 		[[ $f =~ \.[0-9]{16}$ ]] || fail "$f is not named FILE.YYYYmmddHHMMSScc"
 		run_clean "$T/r.txt" perf report -i "$f" --stdio --no-children -g none --sort comm,dso,sym
-		assert_grep 'rec_sleepspin +rec_sleepspin +\[\.\] late_spin$' "$T/r.txt" "$f: late_spin unresolved"
-		assert_grep '\[kernel\.kallsyms\] +\[k\] [a-z_]' "$T/r.txt" "$f: no kernel symbols"
+		# Nothing of the spinner unresolved in any file; late_spin and kernel
+		# symbols in every file of some size (the last file holds what came
+		# after the last switch: on a loaded machine a handful of samples,
+		# possibly none of the spinner's).
+		assert_no_grep 'rec_sleepspin +\[unknown\] +\[\.\]' "$T/r.txt" "$f: rec_sleepspin samples in no file"
+		n=$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' "$T/r.txt" | head -n 1)
+		if [ "${n:-0}" -ge 50 ]; then
+			assert_grep 'rec_sleepspin +rec_sleepspin +\[\.\] late_spin$' "$T/r.txt" "$f: late_spin unresolved"
+			assert_grep '\[kernel\.kallsyms\] +\[k\] [a-z_]' "$T/r.txt" "$f: no kernel symbols"
+		fi
 		run_clean "$T/s.txt" perf script -i "$f" -F pid
 		n=$(wc -l <"$T/s.txt")
 		total=$((total + n))
@@ -29,28 +37,35 @@ check_files() {
 	echo "$total"
 }
 
-# By size: 1 MB files from a -g recording of the spinner's CPU.
-"$BPFREC" record -C "$cpu" -a -g -F 4999 --switch-output=1M --duration 3.5 -o size.data 2>"$T/size.err" ||
-	fail "--switch-output=1M exited $?"
+# By size: 1 MB files from a -g recording of the spinner's CPU at 4999 Hz;
+# where this machine's timer delivers fewer samples (timer_hz), files as
+# much smaller, so that 3.5 s still fill several.
+rate=$(timer_hz 4999)
+kb=$((1024 * rate / 4999))
+[ "$kb" -ge 64 ] || kb=64
+size=$((kb << 10))
+echo "perf gets $rate Hz of 4999 here: files of ${kb}K"
+"$BPFREC" record -C "$cpu" -a -g -F 4999 --switch-output=${kb}K --duration 3.5 -o size.data 2>"$T/size.err" ||
+	fail "--switch-output=${kb}K exited $?"
 cat "$T/size.err"
 ls -l size.data* >&2
 [ -e size.data ] && fail "the last file was not renamed"
 n=$(ls size.data.* | wc -l)
 # How many files depends on the data rate; what must hold is that more than
-# 1 MB was recorded (one busy CPU at 4999 Hz with call chains), so there was
-# a switch, and a file is switched only once it has passed 1 MB.
+# the size was recorded (one busy CPU with call chains), so there was a
+# switch, and a file is switched only once it has passed the size.
 total_bytes=$(cat size.data.* | wc -c)
 echo "files by size: $n, $total_bytes bytes"
-assert_range "bytes recorded" "$total_bytes" $((1 << 20)) 1000000000000
+assert_range "bytes recorded" "$total_bytes" "$size" 1000000000000
 assert_range "files by size" "$n" 2 1000000
 for f in $(ls size.data.* | head -n $((n - 1))); do
-	assert_range "size of $f (not the last)" "$(stat -c %s "$f")" $((1 << 20)) $((3 << 20))
+	assert_range "size of $f (not the last)" "$(stat -c %s "$f")" "$size" $((3 * size))
 done
 [ "$(grep -c '^\[ bpfrec record: Dump size\.data\.[0-9]\{16\} \]$' "$T/size.err")" = "$n" ] ||
 	fail "not every file was announced"
 for f in size.data.*; do
 	# A file ends at the first round past 1 MB.
-	assert_range "size of $f" "$(stat -c %s "$f")" 1 $((3 << 20))
+	assert_range "size of $f" "$(stat -c %s "$f")" 1 $((3 * size))
 done
 written=$(sed -n 's/.*(\([0-9]*\) samples, .*/\1/p' "$T/size.err")
 total=$(check_files 'size.data.*' | tail -n 1)

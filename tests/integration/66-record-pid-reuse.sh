@@ -29,11 +29,20 @@ SH
 pid=$(cat reused)
 echo "pid $pid ran rec_sleepspin, then rec_work"
 run_clean "$T/script.txt" perf script -i reuse.data -F comm,pid,ip,sym -G
-awk -v p="$pid" '$2 == p { print $1, $NF }' "$T/script.txt" | sort | uniq -c | sort -rn >"$T/pid.txt"
+# User-space samples only: what the kernel did in the process (exec, page
+# faults, the machine's interrupts) is not the program's description.
+user_syms() { awk -v p="$2" '$2 == p && $3 !~ /^ffff/ { print $1, $NF }' "$1" | sort | uniq -c | sort -rn; }
+user_syms "$T/script.txt" "$pid" >"$T/pid.txt"
 cat "$T/pid.txt"
 n() { awk -v c="$1" -v s="$2" '$2 == c && $3 == s { t += $1 } END { print t + 0 }' "$T/pid.txt"; }
-assert_range "rec_sleepspin in late_spin" "$(n rec_sleepspin late_spin)" 50 100000
-assert_range "rec_work in leaf_a" "$(n rec_work leaf_a)" 20 100000
+# share COMM SYM: percent of COMM's user samples in SYM (each spin is timed
+# by the wall clock, so how many samples it gets is the machine's; where
+# they resolve is ours).
+share() { awk -v c="$1" -v s="$2" '$2 == c { a += $1; if ($3 == s) t += $1 } END { print a ? 100 * t / a : 0 }' "$T/pid.txt"; }
+at_least "rec_sleepspin samples in late_spin" "$(n rec_sleepspin late_spin)" 5
+at_least "rec_work samples in leaf_a" "$(n rec_work leaf_a)" 5
+assert_range "rec_sleepspin's user samples in late_spin (%)" "$(share rec_sleepspin late_spin)" 80 100
+assert_range "rec_work's user samples in leaf_a (%)" "$(share rec_work leaf_a)" 30 100
 # No sample of one program in the other's code or under the other's comm.
 assert_no_grep 'rec_work late_spin|rec_sleepspin leaf_' "$T/pid.txt" "the reused pid kept the old program's description"
 assert_no_grep 'rec_work \[unknown\]' "$T/pid.txt" "the reused pid's new program was not described"
@@ -43,8 +52,10 @@ assert_no_grep 'rec_work \[unknown\]' "$T/pid.txt" "the reused pid's new program
 run_clean "$T/exec.txt" perf script -i exec.data -F comm,pid,ip,sym -G
 epid=$(awk '$1 == "rec_exec" { print $2; exit }' "$T/exec.txt")
 [ -n "$epid" ] || fail "rec_exec was not sampled"
-awk -v p="$epid" '$2 == p { print $1, $NF }' "$T/exec.txt" | sort | uniq -c | sort -rn >"$T/pid.txt"
+user_syms "$T/exec.txt" "$epid" >"$T/pid.txt"
 cat "$T/pid.txt"
-assert_range "rec_exec in before_exec" "$(n rec_exec before_exec)" 50 100000
-assert_range "rec_work in leaf_a" "$(n rec_work leaf_a)" 50 100000
+at_least "rec_exec samples in before_exec" "$(n rec_exec before_exec)" 5
+at_least "rec_work samples in leaf_a" "$(n rec_work leaf_a)" 5
+assert_range "rec_exec's user samples in before_exec (%)" "$(share rec_exec before_exec)" 80 100
+assert_range "rec_work's user samples in leaf_a (%)" "$(share rec_work leaf_a)" 30 100
 assert_no_grep 'rec_work before_exec|rec_exec leaf_' "$T/pid.txt" "exec kept the old image's description"

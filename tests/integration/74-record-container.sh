@@ -37,12 +37,12 @@ check_names() {
 		echo "$name: $f perf report $(self_share "$T/$name.report" $f)%," \
 			"go tool pprof $(flat_share "$T/$name.top" $f)%"
 	done
-	assert_range "$name: leaf_a share (perf)" "$(self_share "$T/$name.report" leaf_a)" 52 68
-	assert_range "$name: leaf_b share (perf)" "$(self_share "$T/$name.report" leaf_b)" 24 36
-	assert_range "$name: leaf_c share (perf)" "$(self_share "$T/$name.report" leaf_c)" 6 14
-	assert_range "$name: leaf_a share (pprof)" "$(flat_share "$T/$name.top" leaf_a)" 52 68
-	assert_range "$name: leaf_b share (pprof)" "$(flat_share "$T/$name.top" leaf_b)" 24 36
-	assert_range "$name: leaf_c share (pprof)" "$(flat_share "$T/$name.top" leaf_c)" 6 14
+	assert_leaf "$name: leaf_a among the leaves (perf)" "$T/$name.report" leaf_a 52 68
+	assert_leaf "$name: leaf_b among the leaves (perf)" "$T/$name.report" leaf_b 24 36
+	assert_leaf "$name: leaf_c among the leaves (perf)" "$T/$name.report" leaf_c 6 14
+	assert_range "$name: leaf_a among the leaves (pprof)" "$(leaf_share "$T/$name.top" flat_share leaf_a)" 52 68
+	assert_range "$name: leaf_b among the leaves (pprof)" "$(leaf_share "$T/$name.top" flat_share leaf_b)" 24 36
+	assert_range "$name: leaf_c among the leaves (pprof)" "$(leaf_share "$T/$name.top" flat_share leaf_c)" 6 14
 }
 
 # record NAME ROOT_DIR [record options] -- command: in a fresh HOME, verbose.

@@ -39,21 +39,28 @@ for way in cfi g fp; do
 	fi
 	grep 'cfi unwinding' $way.err || true
 	sum=$(cfi_summary $way.err)
-	read -r stacks at_root _ _ tables _ over _ <<<"$sum"
-	# A walk may stop short (before the process's tables are built, say:
-	# that costs test 76's comparison with perf), but never name a wrong
-	# caller; and it is complete in nearly every sample.
+	read -r stacks at_root _ _ tables _ over _ before <<<"$sum"
+	# A walk may stop short, but never name a wrong caller; and it is
+	# complete in nearly every sample but those walked before the process
+	# had its tables (built at its first sample: the longer the machine
+	# takes, the more of them; test 76 compares the same with perf).
+	warmup=$(awk -v b="$before" -v s="$stacks" 'BEGIN { printf "%.1f\n", s ? 100 * b / s : 0 }')
+	echo "${opt[*]}: $warmup% of the walks came before the process had tables"
 	[ "$wrong" = 0 ] || fail "$wrong leaf samples with a wrong caller (${opt[*]})"
-	at_least "whole leaf -> mid -> main chains (${opt[*]})" "$chains" 90
+	at_least "whole leaf -> mid -> main chains (${opt[*]}, 90 - $warmup)" "$chains" \
+		"$(awk -v w="$warmup" 'BEGIN { print 90 - w }')"
 	assert_no_grep '^bpfrec record: warning' $way.err
 	[ "$over" = 0 ] || fail "$over mappings over the table budget for one small program"
 	at_least "tables built (${opt[*]})" "$tables" 2	# nofp_work and libc at least
 	# The walks are the file's samples: as many, and ending at the root as
-	# often as perf script finds (the kernel-only samples of exit aside).
+	# often as perf script finds (the kernel-only samples of exit aside; a
+	# walk before the tables that frame pointers carried to a root-named
+	# function is a root to perf script, not to the walker).
 	assert_range "stacks walked / samples in the file (${opt[*]})" \
 		"$(awk -v s="$stacks" -v n="$nall" 'BEGIN { print n ? s / n : 0 }')" 0.9 1.1
 	assert_range "root share, summary against perf script (points, ${opt[*]})" \
-		"$(abs_diff "$(awk -v r="$at_root" -v s="$stacks" 'BEGIN { print s ? 100 * r / s : 0 }')" "$root")" 0 5
+		"$(abs_diff "$(awk -v r="$at_root" -v s="$stacks" 'BEGIN { print s ? 100 * r / s : 0 }')" "$root")" \
+		0 "$(awk -v w="$warmup" 'BEGIN { print 5 + w }')"
 done
 
 # -q: no summary line.

@@ -10,37 +10,53 @@
 # --call-graph fp keeps the frame-pointer walk, which loses them.
 . "$(dirname "$0")/lib.sh"
 need_root
+need_kernel_for --off-cpu
 need_tool perf linux-perf
 cd "$T"
 
-# offcpu_under SCRIPT FUNC LIBC_RE OUTER1 OUTER2: "NS ALL_NS WHOLE_NS" of the
-# offcpu-time samples (perf script -F event,period,ip,sym --no-inline) whose
-# user chain has FUNC right above a libc frame matching LIBC_RE: their total
-# period, the total of every offcpu-time sample, and the part whose chain
-# goes on FUNC <- OUTER1 <- OUTER2.
+# The samples of SCRIPT (perf script -F event,period,ip,sym --no-inline)
+# one per line: "EVENT PERIOD FRAME...", kernel frames as "k:SYM", user
+# ones as "u:SYM". A sample starts at each line that is not a call-chain
+# line (those start with a tab), not at a blank line: a cpu-clock sample
+# without a chain is one line with no blank line after it, and the sample
+# after it would be read as its chain. Periods stay as text: awk's %d stops
+# at 2^31 ns, and a loaded machine waits longer than that.
+samples() {
+	awk '/^\t/ { split($0, f, " "); line = line " " (f[1] ~ /^ffff/ ? "k:" : "u:") f[2]; next }
+		/[^ ]/ { if (line != "") print line; split($0, h, " "); line = h[2] " " h[1] }
+		END { if (line != "") print line }' "$1"
+}
+# offcpu_under SCRIPT FUNC LIBC_RE OUTER1 OUTER2 KFUNC: "NS ALL_NS WHOLE_NS"
+# of the offcpu-time samples whose kernel chain has KFUNC (the waits
+# kernel_waits counts) and whose user chain has FUNC right above a libc
+# frame matching LIBC_RE: their total period, the total of every
+# offcpu-time sample, and the part whose chain goes on FUNC <- OUTER1 <-
+# OUTER2. (A preemption on the way out of the wrapper is under FUNC too,
+# but not one of those waits.)
 offcpu_under() {
-	awk -v fn="$2" -v lib="$3" -v o1="$4" -v o2="$5" 'BEGIN { RS = ""; FS = "\n" }
-		$1 ~ /offcpu-time/ { split($1, h, " "); all += h[1]; k = 0
-		  for (i = 2; i <= NF; i++) { split($i, f, " "); if (f[1] !~ /^ffff/) s[k++] = f[2] }
+	samples "$1" | awk -v fn="$2" -v lib="$3" -v o1="$4" -v o2="$5" -v kf="$6" '
+		$1 ~ /^offcpu-time/ { all += $2; k = 0; kin = 0
+		  for (i = 3; i <= NF; i++) if ($i ~ /^u:/) s[k++] = substr($i, 3)
+		  for (i = 3; i <= NF; i++) if ($i ~ /^k:/ && substr($i, 3) ~ kf) kin = 1
+		  if (!kin) next
 		  for (i = 1; i < k; i++) if (s[i] == fn) break
 		  if (i == k || s[i - 1] !~ lib) {
 			# Shown, to tell a chain cut short from time spent elsewhere.
 			for (j = 0; j < k && s[j] != fn; j++) ;
 			if (j < k && shown++ < 5)
-				printf "not counted under %s: %d ns, %s <- %s <- %s <- %s\n", fn, h[1], s[0], s[1], s[2], s[3] > "/dev/stderr"
+				printf "not counted under %s: %s ns, %s <- %s <- %s <- %s\n", fn, $2, s[0], s[1], s[2], s[3] > "/dev/stderr"
 			next }
-		  t += h[1]
-		  if (i + 2 < k && s[i + 1] == o1 && s[i + 2] == o2) whole += h[1] }
-		END { printf "%d %d %d\n", t, all, whole }' "$1"
+		  t += $2
+		  if (i + 2 < k && s[i + 1] == o1 && s[i + 2] == o2) whole += $2 }
+		END { printf "%.0f %.0f %.0f\n", t, all, whole }'
 }
 # kernel_waits SCRIPT KFUNC: total period of the offcpu-time samples whose
 # kernel chain has KFUNC (do_nanosleep, pipe_read): the waits themselves,
 # as the kernel saw them, whatever the user stack says.
 kernel_waits() {
-	awk -v k="$2" 'BEGIN { RS = ""; FS = "\n" }
-		$1 ~ /offcpu-time/ { split($1, h, " ")
-		  for (i = 2; i <= NF; i++) { split($i, f, " "); if (f[1] ~ /^ffff/ && f[2] ~ k) { t += h[1]; break } } }
-		END { printf "%d\n", t }' "$1"
+	samples "$1" | awk -v k="$2" '
+		$1 ~ /^offcpu-time/ { for (i = 3; i <= NF; i++) if ($i ~ /^k:/ && substr($i, 3) ~ k) { t += $2; break } }
+		END { printf "%.0f\n", t }'
 }
 # check WAY NAME FUNC LIBC_RE OUTER1 OUTER2 KEY KFUNC: FUNC's off-CPU time
 # against the same waits seen from the kernel side of the same file
@@ -49,9 +65,9 @@ check() {
 	local way=$1 name=$2 fn=$3 lib=$4 o1=$5 o2=$6 key=$7 kfn=$8 wall cpu calls got all whole kern lo hi
 	read -r wall cpu calls < <(sed -n "s/^$name: $key \([0-9]*\) cpu_ns \([0-9]*\) calls \([0-9]*\)\$/\1 \2 \3/p" $way.out)
 	[ -n "$wall" ] || { cat $way.out >&2; fail "the fixture did not report $name's wait"; }
-	read -r got all whole < <(offcpu_under $way.txt "$fn" "$lib" "$o1" "$o2")
+	read -r got all whole < <(offcpu_under $way.txt "$fn" "$lib" "$o1" "$o2" "$kfn")
 	kern=$(kernel_waits $way.txt "$kfn")
-	echo "$way: off-CPU under $fn: $got ns ($whole ns through $o1 <- $o2) of $all ns; in $kfn: $kern ns; the fixture: $wall ns in $calls calls, $cpu ns of it on a CPU"
+	echo "$way: off-CPU under $fn: $got ns ($whole ns through $o1 <- $o2) of $all ns; in $kfn: $kern ns; the fixture: $wall ns in $calls calls, $cpu ns of it on a CPU; $stolen ns stolen"
 	if [ "$way" = fp ]; then
 		# Frame pointers do not get past libc's wrapper.
 		[ "$got" -lt $((wall / 2)) ] || fail "--call-graph fp found $fn above libc's wrapper: is it walking CFI?"
@@ -60,15 +76,16 @@ check() {
 	# The recorder saw the waits the fixture measured: the wall time in
 	# the calls less their CPU time, less a per-call cost of entering and
 	# leaving the wait that the fixture's clocks include (10 %: about
-	# 100 us of a 2 ms call on a loaded VM), never more than the wall time.
+	# 100 us of a 2 ms call on a loaded VM), less what the hypervisor stole
+	# from the machine meanwhile (steal_ns), never more than the wall time.
 	assert_range "off-CPU ns in $kfn ($way)" "$kern" \
-		"$(awk -v w="$wall" -v c="$cpu" 'BEGIN { printf "%d", (w - c) * 0.9 }')" \
-		"$(awk -v w="$wall" 'BEGIN { printf "%d", w * 1.01 }')"
+		"$(awk -v w="$wall" -v c="$cpu" -v s="$stolen" 'BEGIN { printf "%.0f", (w - c - s) * 0.9 }')" \
+		"$(awk -v w="$wall" 'BEGIN { printf "%.0f", w * 1.01 }')"
 	# And the user stacks put all of it under FUNC, right above libc's
 	# wrapper: but for the walks taken before the process had its tables
 	# (the summary counts them, $early), each of which may have cost one
 	# average wait.
-	lo=$(awk -v k="$kern" -v e="${early:-0}" -v n="$calls" 'BEGIN { printf "%d", (k - e * k / n) * 0.999 }')
+	lo=$(awk -v k="$kern" -v e="${early:-0}" -v n="$calls" 'BEGIN { printf "%.0f", (k - e * k / n) * 0.999 }')
 	assert_range "off-CPU ns under $fn ($way)" "$got" "$lo" "$kern"
 	assert_range "off-CPU ns under $fn, whole chain ($way)" "$whole" "$lo" "$kern"
 }
@@ -76,8 +93,10 @@ check() {
 for way in default fp; do
 	opt=()
 	[ $way = fp ] && opt=(--call-graph fp)
+	stolen=$(steal_ns)
 	"$BPFREC" record -v -F 999 --off-cpu "${opt[@]}" -o $way.data -- "$FIX/nofp_work" block 100 \
 		>$way.out 2>$way.err || { cat $way.err >&2; fail "bpfrec record --off-cpu ${opt[*]} failed"; }
+	stolen=$(( $(steal_ns) - stolen ))
 	cat $way.out
 	if [ $way = default ]; then
 		grep 'cfi unwinding' $way.err || true

@@ -20,12 +20,14 @@ for way in tiny default; do
 		{ cat $way.err >&2; fail "bpfrec record --call-graph cfi ${opt[*]} failed"; }
 	grep 'cfi unwinding\|warning' $way.err || true
 	sum=$(cfi_summary $way.err)
-	read -r _ _ fp_stacks fp_frames tables mb over _ <<<"$sum"
+	read -r _ _ fp_stacks fp_frames tables mb over _ no_proc <<<"$sum"
 	run_clean $way.txt perf script -F comm,ip,sym --no-inline -i $way.data
 	run_clean $way.report perf report -i $way.data --stdio --no-children --sort sym -g none
 	read -r root n depth < <(root_share $way.txt python3)
 	echo "$way: $n samples, root reached in $root%, $depth user frames on average"
-	at_least "python3 samples ($way)" "$n" 100
+	# 0.3 s of CPU at 999 Hz, or what this machine's timer delivers (timer_hz,
+	# which moves: a quarter of it).
+	at_least "python3 samples ($way)" "$n" "$(( $(timer_hz 999) * 3 / 40 ))"
 	if [ $way = tiny ]; then
 		# python3 maps its interpreter, libc, ld.so and extension modules:
 		# python3.11 and libc.so.6 have tens of thousands of rows each, far
@@ -40,12 +42,15 @@ for way in tiny default; do
 			END { print n + 0 }' tiny.dso)
 		# Each such walk either went on by frame pointers or, python3 and
 		# libc having none, stopped at once for want of a table: counted
-		# either way, in the summary or in the stops by reason.
+		# either way, in the summary or in the stops by reason. Walks taken
+		# before the process had its tables (more of them the slower the
+		# machine) are counted apart and are not the budget's.
 		no_table=$(cfi_stops tiny.err no-table)
-		echo "64K: $big samples began in python3.11 or libc; $fp_stacks stacks used frame pointers ($fp_frames frames), $no_table stopped for want of a table"
+		echo "64K: $big samples began in python3.11 or libc; $fp_stacks stacks used frame pointers ($fp_frames frames), $no_table stopped for want of a table, $no_proc were walked before their process had tables"
 		at_least "samples in python3.11 or libc (64K)" "$big" 50
-		at_least "stacks counted as cut by the budget (64K), against the $big that began in python3.11 or libc" \
-			"$(( fp_stacks + no_table ))" "$(awk -v n="$big" 'BEGIN { printf "%d", n * 0.9 }')"
+		at_least "stacks counted as cut by the budget (64K), against the $big that began in python3.11 or libc less the $no_proc walked before tables" \
+			"$(( fp_stacks + no_table ))" "$(awk -v n="$big" -v e="$no_proc" 'BEGIN { printf "%d", (n - e) * 0.9 }')"
+		at_least "stacks counted as cut by the budget (64K)" "$(( fp_stacks + no_table ))" 1
 		assert_range "table memory (MB, 64K budget)" "$mb" 0 0.1
 		assert_grep '^bpfrec record: warning: .*--unwind-tables' tiny.err
 		tiny_root=$root

@@ -9,6 +9,7 @@
 # about the metrics records (Documentation/bpfrec-sched.md says why none does).
 . "$(dirname "$0")/lib.sh"
 need_root
+need_kernel_for --sched
 need_tool python3 python3
 
 cd "$T"
@@ -63,7 +64,11 @@ for line in open(sys.argv[2]):
         print("  on-CPU time off by more than 10 %"); ok = False
     if abs(t["runq_total_ns"] - runq) > 0.1 * runq:
         print("  run-queue total off by more than 10 %"); ok = False
-    if sw["preempted"] < 0.9 * total or sw["preempted"] < 10:
+    # Besides preemptions a thread switches out to exit and may sleep once
+    # or twice (start, join); how many preemptions a 0.5 s spin takes is the
+    # machine's slice (about 10 on an idle one, 4 with a loaded host's).
+    others = total - sw["preempted"]
+    if others > 2 + 0.1 * total or sw["preempted"] < 3:
         print("  switch-outs are not mostly preemptions"); ok = False
     if sum(t["runq_hist_log2_us"]) != t["runq_count"]:
         print("  the histogram does not count every wait"); ok = False

@@ -6,6 +6,7 @@
 # the same through the pipe, and --sched with --off-cpu and -p.
 . "$(dirname "$0")/lib.sh"
 need_root
+need_kernel_for --sched --off-cpu
 need_tool python3 python3
 
 cd "$T"

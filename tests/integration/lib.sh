@@ -10,6 +10,17 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root (BPF)"; }
+# need_kernel_for RECORD-OPTION...: skip, saying which Linux version is needed,
+# where bpfrec refuses these options on this kernel (recorder/kfeatures.h;
+# the table in Documentation/bpfrec-record.md). The options are checked
+# before the command is, so a command that does not exist costs nothing.
+need_kernel_for() {
+	local msg
+	msg=$("$BPFREC" record "$@" -o "$T/.kernel-probe.data" -- /nonexistent/bpfrec-probe 2>&1) && return 0
+	case $msg in
+	*"needs Linux"*) skip "$(printf '%s\n' "$msg" | grep -m1 'needs Linux')" ;;
+	esac
+}
 # need_tool CMD PACKAGE: a missing tool is a failure (tools/deps.sh installs it).
 need_tool() {
 	command -v "$1" >/dev/null ||
@@ -51,22 +62,96 @@ self_share() { # FILE SYMBOL
 flat_share() { # FILE FUNCTION
 	awk -v s="$2" '$6 == s && $2 ~ /%$/ { sub(/%/, "", $2); t += $2 } END { printf "%.2f\n", t + 0 }' "$1"
 }
-# Children share (percent) of a symbol in `perf report --stdio --children -g none` output.
+# leaf_share FILE GETTER LEAF: LEAF's share (percent) among leaf_a, leaf_b
+# and leaf_c, each read from FILE with GETTER (self_share, flat_share,
+# flat_of). The fixtures fix the leaves' ratio (6:3:1); the share of
+# everything else (start-up, the machine's interrupts and softirqs in the
+# process's time: 40 % on a loaded VM, for perf as for us) is not theirs.
+leaf_share() {
+	awk -v v="$($2 "$1" "$3")" -v a="$($2 "$1" leaf_a)" -v b="$($2 "$1" leaf_b)" -v c="$($2 "$1" leaf_c)" \
+		'BEGIN { t = a + b + c; printf "%.2f\n", t ? 100 * v / t : 0 }'
+}
+# assert_leaf NAME REPORT LEAF MIN MAX: LEAF's share among the fixture's
+# leaves in a `perf report --stdio --no-children` REPORT (leaf_share with
+# self_share) within [MIN, MAX], widened to four standard deviations of a
+# binomial share (plus 2 points) where the leaves have few samples: a slow
+# timer gives few (400 on a loaded machine), and the range is about
+# sampling, not the machine. The count is the report's "# Samples:" times
+# the leaves' share of them.
+assert_leaf() {
+	local name=$1 file=$2 leaf=$3 lo=$4 hi=$5 share n
+	share=$(leaf_share "$file" self_share "$leaf")
+	n=$(awk -v t="$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' "$file" | head -n 1)" \
+		-v a="$(self_share "$file" leaf_a)" -v b="$(self_share "$file" leaf_b)" \
+		-v c="$(self_share "$file" leaf_c)" 'BEGIN { printf "%d\n", t * (a + b + c) / 100 }')
+	read -r lo hi < <(awk -v lo="$lo" -v hi="$hi" -v n="$n" 'BEGIN {
+		m = (lo + hi) / 2; q = m / 100; w = n ? 400 * sqrt(q * (1 - q) / n) + 2 : 100
+		if (m - w < lo) lo = m - w; if (m + w > hi) hi = m + w; print lo, hi }')
+	assert_range "$name ($n leaf samples)" "$share" "$lo" "$hi"
+}
+# user_share FILE SYMBOL: SYMBOL's self share (percent) among the user-space
+# entries ([.]) of `perf report --stdio --no-children`: the kernel's part of
+# a spinning process is the machine's interrupts, not the fixture's work.
+user_share() {
+	awk -v s="$2" '$1 ~ /%$/ && / \[\.\] / { p = $1; sub(/%/, "", p); u += p; if ($NF == s) t += p }
+		END { printf "%.2f\n", u ? 100 * t / u : 0 }' "$1"
+}
+# Children share (percent) of a symbol in `perf report --stdio --children -g none` output,
+# summed over every object that has a symbol of that name (python3's _start and
+# ld.so's _start are two lines to perf, one function to go tool pprof -top);
+# empty when no line names it.
 children_of() { # FILE SYMBOL
-	awk -v s="$2" '$NF == s && $1 ~ /%$/ { sub(/%/, "", $1); print $1; exit }' "$1"
+	awk -v s="$2" '$NF == s && $1 ~ /%$/ { sub(/%/, "", $1); t += $1; n++ }
+		END { if (n) printf "%.2f\n", t }' "$1"
 }
 
 # fixture_cpu FILE NAME: the CPU seconds fixture NAME reported in FILE
 # ("NAME: cpu SECONDS s", tests/fixtures/cpu_budget.h); empty if it did not.
 fixture_cpu() { sed -n "s/^$2: cpu \([0-9.]*\) s\$/\1/p" "$1" | tail -n 1; }
 
-# assert_samples WHAT COUNT CPU_SECONDS HZ: a cpu-clock sample count is the
-# CPU time the fixture measured itself at HZ (within 15%), whatever the
-# machine's speed.
+# steal_ns: the machine's steal time so far, all CPUs, in ns (/proc/stat):
+# time the hypervisor gave this machine's CPUs to something else while a
+# thread here counted as running on one. A fixture's clocks include it, a
+# recorder cannot see it; an expectation taken from those clocks has to
+# leave out what was stolen over the recording (0 on bare metal).
+steal_ns() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { printf "%.0f\n", $9 * 1e9 / hz }' /proc/stat; }
+
+# timer_hz HZ: the cpu-clock sample rate this machine delivers when HZ is
+# asked, measured by perf record on pp_shares in this test (once per HZ).
+# Some virtual machines fire a guest's timers far less often than asked
+# (about 330 Hz whatever the request, seen in CI); perf loses the same
+# samples there as we do, so the machine's rate, not HZ, is what a
+# recorder can be held to.
+timer_hz() {
+	local hz=$1 cache="$T/.timer-hz.$1" n cpu
+	if [ ! -s "$cache" ]; then
+		perf record -q -e cpu-clock -F "$hz" -o "$T/.timer.data" -- "$FIX/pp_shares" 0.3 \
+			>/dev/null 2>"$T/.timer.err" || { cat "$T/.timer.err" >&2; fail "perf record (timer calibration) failed"; }
+		n=$(perf script -i "$T/.timer.data" -F event 2>/dev/null | grep -c cpu-clock || true)
+		cpu=$(fixture_cpu "$T/.timer.err" pp_shares)
+		[ -n "$cpu" ] || fail "timer calibration: pp_shares did not report its CPU time"
+		awk -v n="$n" -v c="$cpu" -v hz="$hz" 'BEGIN { r = n / c; printf "%d\n", r < hz ? r : hz }' >"$cache"
+		rm -f "$T/.timer.data"
+	fi
+	cat "$cache"
+}
+
+# assert_samples WHAT COUNT CPU_SECONDS HZ: a cpu-clock sample count against
+# the CPU time the fixture measured itself: never above HZ (+15 %), and at
+# least a quarter of what this machine's timer delivered to perf for HZ in this
+# test (timer_hz). A loaded VM's rate moves from second to second (perf got
+# 1,619 Hz of 4,000 in one calibration and 1,352 in the recording right
+# after; 482 of 999, then 239), hence a quarter; a recorder sampling at a
+# tenth of the rate, or losing most samples, still fails, and losses are
+# counted exactly elsewhere (test 60). Running under perf record at the same
+# time is no reference either: two samplers on one task move each other's
+# samples.
 assert_samples() {
 	[ -n "$3" ] || fail "$1: the fixture did not report its CPU time"
-	assert_range "$1 (fixture used $3 s of CPU, at $4 Hz)" "$2" \
-		"$(awk -v c="$3" -v f="$4" 'BEGIN { printf "%d", c * f * 0.85 }')" \
+	local rate
+	rate=$(timer_hz "$4")
+	assert_range "$1 (fixture used $3 s of CPU, at $4 Hz; perf got $rate Hz here)" "$2" \
+		"$(awk -v c="$3" -v f="$rate" 'BEGIN { printf "%d", c * f * 0.25 }')" \
 		"$(awk -v c="$3" -v f="$4" 'BEGIN { printf "%d", c * f * 1.15 + 5 }')"
 }
 
@@ -75,9 +160,11 @@ assert_samples() {
 # perf report and perf script must then read FILE without a warning,
 # rec_sleepspin's late_spin (left running by the caller) must be in it, and
 # its samples must cover the recording up to at most about a second before
-# the kill (the last checkpoint).
+# the kill (the last checkpoint): the last sample's time against the
+# monotonic clock at the kill (how long a loaded machine took to start the
+# recording is not what this checks).
 kill9_recording() {
-	local data=$1 min=$2 start killed rec first last covered ran
+	local data=$1 min=$2 start killed killed_mono rec first last covered ran gap
 	shift 2
 	start=$(date +%s.%N)
 	"$BPFREC" record -q "$@" -o "$data" & rec=$!
@@ -89,14 +176,23 @@ kill9_recording() {
 	kill -9 $rec
 	wait $rec 2>/dev/null || true
 	killed=$(date +%s.%N)
+	# Sample times are CLOCK_MONOTONIC; /proc/timer_list says where it is now.
+	killed_mono=$(awk '/^now at/ { printf "%.6f\n", $3 / 1e9; exit }' /proc/timer_list)
 	run_clean "$T/kill9.report" perf report -i "$data" --stdio --no-children -g none --sort comm,sym
 	assert_grep 'rec_sleepspin +\[\.\] late_spin$' "$T/kill9.report" "late_spin missing after kill -9"
 	run_clean "$T/kill9.times" perf script -i "$data" -F time
 	first=$(head -n 1 "$T/kill9.times" | tr -d ' :') last=$(tail -n 1 "$T/kill9.times" | tr -d ' :')
 	covered=$(awk -v a="$first" -v b="$last" 'BEGIN { print b - a }')
 	ran=$(awk -v a="$start" -v b="$killed" 'BEGIN { print b - a }')
-	echo "killed: recorded for ${ran}s, the file covers ${covered}s"
-	assert_range "missing seconds" "$(awk -v r="$ran" -v c="$covered" 'BEGIN { print r - c }')" 0 1.6
+	gap=$(awk -v k="$killed_mono" -v l="$last" 'BEGIN { print k - l }')
+	echo "killed: recorded for ${ran}s, the file covers ${covered}s, its last sample ${gap}s before the kill"
+	assert_range "seconds between the last sample and the kill" "$gap" 0 1.6
+}
+
+# sample_span FILE: seconds from the first sample to the last (perf's header).
+sample_span() {
+	perf report -i "$1" --header-only 2>/dev/null |
+		awk '/^# time of first sample :/ { a = $NF } /^# time of last sample :/ { b = $NF } END { print b - a }'
 }
 
 at_least() { # NAME VALUE MIN

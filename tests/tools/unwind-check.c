@@ -3,7 +3,7 @@
  * unwind-check - try the BPF user-stack walker (bpf/unwind.bpf.h) on one
  * running process, outside the recorder (needs root).
  *
- *   unwind-check [--fp] [--no-tables] PID SECONDS
+ *   unwind-check [--fp] [--no-tables] [--bounded] PID SECONDS
  *
  * Builds the unwind table of every file PID maps (symbolize/cfitable.h),
  * loads them and PID's mappings into the maps of bpf/unwind_check.bpf.c,
@@ -17,7 +17,10 @@
  * --fp also samples every thread with the frame-pointer program at the
  * same rate in the same run and prints its mean run time
  * ("fp_ns_per_sample N"): the baseline the walker's cost is measured
- * against. --no-tables leaves PID without tables (no unwind_procs entry),
+ * against. --bounded runs the walker as kernels without bpf_loop run it
+ * (bounded loops, at most UNWIND_BOUNDED_FRAMES frames), on any kernel;
+ * without it, the walker the recorder would pick for this kernel runs.
+ * --no-tables leaves PID without tables (no unwind_procs entry),
  * as the recorder does before it has built them: the walks are then
  * frame-pointer walks.
  */
@@ -34,6 +37,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "recorder/kfeatures.h"
 #include "recorder/percpu.h"
 #include "recorder/procmaps.h"
 #include "symbolize/cfitable.h"
@@ -133,7 +137,7 @@ static void print_run_time(const char *name, const struct bpf_program *prog)
 		printf("%s %llu\n", name, (unsigned long long)(info.run_time_ns / info.run_cnt));
 }
 
-static int print_results(struct unwind_check *skel, int fp)
+static int print_results(struct unwind_check *skel, struct bpf_program *walker, int fp)
 {
 	int ncpus = libbpf_num_possible_cpus(), err;
 	struct unwind_walk_state *st;
@@ -164,7 +168,7 @@ static int print_results(struct unwind_check *skel, int fp)
 				printf("last %d frames %u stop %s fp %u\n", c, st[c].nr,
 				       cfi_walk_stop_name(st[c].stop), st[c].fp_frames);
 	free(st);
-	print_run_time("ns_per_walk", skel->progs.unwind_check);
+	print_run_time("ns_per_walk", walker);
 	if (fp)
 		print_run_time("fp_ns_per_sample", skel->progs.fp_check);
 	return 0;
@@ -177,13 +181,15 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "fp", no_argument, NULL, 'f' },
 		{ "no-tables", no_argument, NULL, 'n' },
+		{ "bounded", no_argument, NULL, 'b' },
 		{ 0 },
 	};
 	struct bpf_link *links[2 * MAX_THREADS] = { 0 };
 	struct unwind_proc *proc = calloc(1, sizeof(*proc));
 	struct unwind_check *skel = NULL;
 	struct unwind_row *rows = NULL;
-	int fp = 0, tables = 1, nr_tids = 0, err = 0, stats_fd, opt;
+	int fp = 0, tables = 1, bounded = 0, nr_tids = 0, err = 0, stats_fd, opt;
+	struct bpf_program *walker;
 	pid_t tids[MAX_THREADS];
 	size_t nr_rows = 0;
 	uint32_t pid, seconds;
@@ -193,11 +199,13 @@ int main(int argc, char **argv)
 			fp = 1;
 		else if (opt == 'n')
 			tables = 0;
+		else if (opt == 'b')
+			bounded = 1;
 		else
 			argc = 0;
 	}
 	if (argc - optind != 2 || !proc) {
-		fprintf(stderr, "usage: unwind-check [--fp] [--no-tables] PID SECONDS\n");
+		fprintf(stderr, "usage: unwind-check [--fp] [--no-tables] [--bounded] PID SECONDS\n");
 		return 2;
 	}
 	pid = (uint32_t)strtoul(argv[optind], NULL, 10);
@@ -219,6 +227,15 @@ int main(int argc, char **argv)
 	if (!skel)
 		return 1;
 	skel->rodata->target_tgid = pid;
+	if (!bounded) {
+		struct kfeatures kf;
+
+		kfeatures_probe(&kf);
+		bounded = !kf.bpf_loop;
+	}
+	walker = bounded ? skel->progs.unwind_check_bounded : skel->progs.unwind_check;
+	bpf_program__set_autoload(bounded ? skel->progs.unwind_check : skel->progs.unwind_check_bounded,
+				  false);
 	bpf_map__set_max_entries(skel->maps.unwind_rows, nr_rows ? (uint32_t)nr_rows : 1);
 	err = unwind_check__load(skel);
 	if (err) {
@@ -236,7 +253,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);	/* -1: no timing, nothing else lost */
-	err = attach_threads(skel->progs.unwind_check, tids, nr_tids, links);
+	err = attach_threads(walker, tids, nr_tids, links);
 	if (!err && fp)
 		err = attach_threads(skel->progs.fp_check, tids, nr_tids, links + nr_tids);
 	if (err) {
@@ -247,7 +264,7 @@ int main(int argc, char **argv)
 			bpf_link__destroy(links[i]);
 			links[i] = NULL;
 		}
-		err = print_results(skel, fp);
+		err = print_results(skel, walker, fp);
 	}
 	if (stats_fd >= 0)
 		close(stats_fd);
