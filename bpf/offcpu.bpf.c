@@ -4,8 +4,9 @@
  *
  * on_switch runs on every context switch (tp_btf/sched_switch: no tracefs
  * needed). When a task in scope switches out, its switch-out time, its
- * state and both stacks go into its task-local storage (freed by the
- * kernel with the task, so nothing leaks when a task dies blocked). When
+ * state and both stacks go into its task state (task_state.bpf.h: task
+ * storage, or a tid-keyed hash in on_switch_compat for kernels before
+ * 5.17, so nothing leaks when a task dies blocked). When
  * it switches back in, the blocked time becomes the sample's period and
  * the stored record, already in its final layout, is copied into the ring
  * buffer as is: the stacks are walked once, at switch-out. A switch-in the
@@ -35,6 +36,8 @@
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
 #include "unseen_switch.bpf.h"
+#include "task_state.bpf.h"
+#include "run_state.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -46,14 +49,9 @@ const volatile __u32 stack_user_size = 0;
 const volatile bool unwind_cfi = false;
 
 /* Our own (events and the target maps are in scope.bpf.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct offcpu_sample);
-} blocked SEC(".maps");
+TASK_STATE_MAPS(blocked, struct offcpu_sample);
 
-/* --call-graph dwarf: the user registers and stack at switch-out. */
+/* --call-graph dwarf (current build only): the user registers and stack at switch-out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -105,7 +103,7 @@ static __always_inline void save_ustack(struct task_struct *prev, struct offcpu_
 
 /* prev (current) is switching out: remember when, why and where. */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
-				       unsigned int prev_state, __u64 now)
+				       unsigned int prev_state, __u64 now, bool compat)
 {
 	__u32 tgid = prev->tgid, tid = prev->pid;
 	__u32 nr_kernel = 0, nr_user = 0, state;
@@ -116,12 +114,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	if (!tid)
 		return;
 	state = preempt ? OFFCPU_STATE_RUNNING : prev_state & OFFCPU_STATE_MASK;
-	if (state & OFFCPU_STATE_DEAD)
+	if (state & OFFCPU_STATE_DEAD) {
+		task_state_drop(blocked, prev, compat);
 		return;
+	}
 	if (!in_scope(tgid, tid))
 		return;
 	count(OFFCPU_STAT_BLOCKED);
-	b = bpf_task_storage_get(&blocked, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	b = task_state_get(blocked, prev, true, compat);
 	if (!b) {
 		/* Nowhere to keep it: this interval is lost, and said so. */
 		count(OFFCPU_STAT_NO_STORAGE);
@@ -149,7 +149,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		nr_kernel = (n / sizeof(__u64)) & 0x7f;
 	if (prev->mm && unwind_cfi) {
 		/* current is still prev here: the walker reads prev's registers and stack. */
-		nr_user = unwind_user_callchain(&b->frames[nr_kernel]);
+		nr_user = unwind_user_callchain_with(&b->frames[nr_kernel], compat);
 	} else if (prev->mm && !stack_user_size) {
 		n = bpf_get_stack(ctx, &b->frames[nr_kernel], PROFILE_MAX_STACK * sizeof(__u64),
 				  BPF_F_USER_STACK);
@@ -158,7 +158,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	}
 	b->nr_kernel = nr_kernel;
 	b->nr_user = nr_user;
-	if (stack_user_size)
+	/* (--off-cpu with dwarf needs 6.0: user space never asks the compat build.) */
+	if (stack_user_size && !compat)
 		save_ustack(prev, b);
 }
 
@@ -245,9 +246,9 @@ static __always_inline long send_with_ustack(struct task_struct *task, struct of
 }
 
 /* task's stored switch-out, if it has one not yet sent. */
-static __always_inline struct offcpu_sample *open_interval(struct task_struct *task)
+static __always_inline struct offcpu_sample *open_interval(struct task_struct *task, bool compat)
 {
-	struct offcpu_sample *b = bpf_task_storage_get(&blocked, task, NULL, 0);
+	struct offcpu_sample *b = task_state_get(blocked, task, false, compat);
 
 	if (!b || !b->hdr.time || b->hdr.kind != OFFCPU_KIND_SAMPLE)
 		return NULL;
@@ -256,7 +257,7 @@ static __always_inline struct offcpu_sample *open_interval(struct task_struct *t
 
 /* task (b its stored switch-out) got the CPU back at `back`: send how long it was away. */
 static __always_inline void close_interval(struct task_struct *task, struct offcpu_sample *b,
-					   __u64 back)
+					   __u64 back, bool compat)
 {
 	__u64 delta, size;
 	long err;
@@ -275,7 +276,7 @@ static __always_inline void close_interval(struct task_struct *task, struct offc
 	size = OFFCPU_SAMPLE_SIZE((b->nr_kernel + b->nr_user) & 0xff);
 	if (size > sizeof(*b))	/* never true; keeps the bound visible to the verifier */
 		size = sizeof(*b);
-	if (b->flags & PROFILE_SAMPLE_USTACK)
+	if ((b->flags & PROFILE_SAMPLE_USTACK) && !compat)
 		err = send_with_ustack(task, b, size);
 	else
 		err = bpf_ringbuf_output(&events, b, size, submit_flags());
@@ -290,35 +291,52 @@ static __always_inline void close_interval(struct task_struct *task, struct offc
  * the next switch-out would overwrite the interval. Close it first, ended
  * when the task most likely got the CPU back (offcpu_unseen_switch_in()).
  */
-static __always_inline void close_unpaired(struct task_struct *prev, __u64 now)
+static __always_inline void close_unpaired(struct task_struct *prev, __u64 now, bool compat)
 {
-	struct offcpu_sample *b = open_interval(prev);
+	struct offcpu_sample *b = open_interval(prev, compat);
 
 	if (!b)
 		return;
 	count(OFFCPU_STAT_UNPAIRED);
-	close_interval(prev, b, unseen_switch_in(prev, b->hdr.time, now));
+	close_interval(prev, b, unseen_switch_in(prev, b->hdr.time, now), compat);
 }
 
 /* next is switching in: send how long it was away, from where. */
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+static __always_inline void switch_in(struct task_struct *next, __u64 now, bool compat)
 {
-	struct offcpu_sample *b = open_interval(next);
+	struct offcpu_sample *b = open_interval(next, compat);
 
 	if (b)
-		close_interval(next, b, now);
+		close_interval(next, b, now, compat);
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+static __always_inline void on_switch_with(void *ctx, bool preempt, struct task_struct *prev,
+					   struct task_struct *next, bool compat)
 {
+	unsigned int prev_state = task_run_state(prev);
 	__u64 now = bpf_ktime_get_ns();
 
 	/* Before anything overwrites it, and whatever prev's state or scope now. */
-	close_unpaired(prev, now);
-	switch_out(ctx, prev, preempt, prev_state, now);
-	switch_in(next, now);
+	close_unpaired(prev, now, compat);
+	switch_out(ctx, prev, preempt, prev_state, now, compat);
+	switch_in(next, now, compat);
 	note_switch(now);
+}
+
+/* Task storage and bpf_loop (5.17+). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	on_switch_with(ctx, preempt, prev, next, false);
+	return 0;
+}
+
+/* The same for older kernels: state keyed by tid, stacks walked with bounded loops. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch_compat, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	on_switch_with(ctx, preempt, prev, next, true);
 	return 0;
 }

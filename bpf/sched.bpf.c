@@ -6,7 +6,7 @@
  * Three tracepoints (tp_btf: no tracefs needed):
  *   sched_switch      prev leaves the CPU: its on-CPU time since it came in
  *                     and the reason it left are counted; its stacks are
- *                     kept in its task storage (the stack a later wait is
+ *                     kept in its task state (the stack a later wait is
  *                     charged to); when it is still runnable (preempted) its
  *                     wait starts now. next gets the CPU: a wait ends, its
  *                     length goes into the thread's count, total, max and
@@ -36,6 +36,8 @@
 #include "scope.bpf.h"
 #include "unwind.bpf.h"
 #include "unseen_switch.bpf.h"
+#include "task_state.bpf.h"
+#include "run_state.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -53,12 +55,7 @@ struct sched_task {
 	struct offcpu_sample rec;	/* stacks at the last switch-out; state = SCHED_WAIT_* */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sched_task);
-} sched_tasks SEC(".maps");
+TASK_STATE_MAPS(sched_tasks, struct sched_task);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -136,7 +133,7 @@ static __always_inline enum sched_switch_reason switch_reason(bool preempt, unsi
 
 /* prev (current) leaves the CPU. */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
-				       unsigned int prev_state, __u64 now)
+				       unsigned int prev_state, __u64 now, bool compat)
 {
 	__u32 tgid = prev->tgid, tid = prev->pid, nr_kernel = 0, nr_user = 0;
 	enum sched_switch_reason why = switch_reason(preempt, prev_state);
@@ -152,13 +149,12 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		 * target maps already: a thread we counted is still ours.
 		 */
 		m = bpf_map_lookup_elem(&sched_threads, &tid);
-		st = bpf_task_storage_get(&sched_tasks, prev, NULL, 0);
+		st = task_state_get(sched_tasks, prev, false, compat);
 	} else {
 		if (!in_scope(tgid, tid))
 			return;
 		m = thread_of(prev);
-		st = bpf_task_storage_get(&sched_tasks, prev, NULL,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		st = task_state_get(sched_tasks, prev, true, compat);
 	}
 	if (m) {
 		__sync_fetch_and_add(&m->switches[why & 3], 1);
@@ -173,8 +169,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	}
 	st->last_in = 0;
 	st->runnable_since = why == SCHED_SW_PREEMPTED ? now : 0;
-	if (why == SCHED_SW_EXIT)
+	if (why == SCHED_SW_EXIT) {
+		task_state_drop(sched_tasks, prev, compat);
 		return;
+	}
 
 	/* The stacks a later wait is charged to: where it was preempted or fell asleep. */
 	st->rec.hdr.kind = SCHED_KIND_SAMPLE;
@@ -188,7 +186,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		if (n > 0)
 			nr_kernel = (n / sizeof(__u64)) & 0x7f;
 		if (prev->mm && unwind_cfi) {
-			nr_user = unwind_user_callchain(&st->rec.frames[nr_kernel]);
+			nr_user = unwind_user_callchain_with(&st->rec.frames[nr_kernel], compat);
 		} else if (prev->mm) {
 			n = bpf_get_stack(ctx, &st->rec.frames[nr_kernel],
 					  PROFILE_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
@@ -293,14 +291,14 @@ static __always_inline void end_wait(struct task_struct *task, struct sched_task
 }
 
 /* next gets the CPU: its wait, if any, ends now. */
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+static __always_inline void switch_in(struct task_struct *next, __u64 now, bool compat)
 {
 	__u32 tgid = next->tgid, tid = next->pid;
 	struct sched_task *st;
 
 	if (!tid || !in_scope(tgid, tid))
 		return;
-	st = bpf_task_storage_get(&sched_tasks, next, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = task_state_get(sched_tasks, next, true, compat);
 	if (!st) {
 		count(SCHED_STAT_NO_STORAGE);
 		return;
@@ -313,42 +311,41 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
  * the kernel gave it the CPU without a sched_switch event naming it. The
  * wait ended then (unseen_switch_in()); its on-CPU time runs from there.
  */
-static __always_inline void close_unseen(struct task_struct *prev, __u64 now)
+static __always_inline void close_unseen(struct task_struct *prev, __u64 now, bool compat)
 {
 	struct sched_task *st;
 
 	if (!prev->pid)
 		return;
-	st = bpf_task_storage_get(&sched_tasks, prev, NULL, 0);
+	st = task_state_get(sched_tasks, prev, false, compat);
 	if (!st || !st->runnable_since || st->last_in)
 		return;
 	count(SCHED_STAT_UNPAIRED);
 	end_wait(prev, st, unseen_switch_in(prev, st->runnable_since, now));
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(sched_on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+static __always_inline void on_switch_with(void *ctx, bool preempt, struct task_struct *prev,
+					   struct task_struct *next, bool compat)
 {
+	unsigned int prev_state = task_run_state(prev);
 	__u64 now = bpf_ktime_get_ns();
 
 	/* Before switch_out() resets it, and whatever prev's scope now. */
-	close_unseen(prev, now);
-	switch_out(ctx, prev, preempt, prev_state, now);
-	switch_in(next, now);
+	close_unseen(prev, now, compat);
+	switch_out(ctx, prev, preempt, prev_state, now, compat);
+	switch_in(next, now, compat);
 	note_switch(now);
-	return 0;
 }
 
 /* p is runnable again: its wait starts, charged to where it fell asleep. */
-static __always_inline void woken(struct task_struct *p, bool is_new)
+static __always_inline void woken(struct task_struct *p, bool is_new, bool compat)
 {
 	__u32 tgid = p->tgid, tid = p->pid;
 	struct sched_task *st;
 
 	if (!tid || !in_scope(tgid, tid))
 		return;
-	st = bpf_task_storage_get(&sched_tasks, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = task_state_get(sched_tasks, p, true, compat);
 	if (!st) {
 		count(SCHED_STAT_NO_STORAGE);
 		return;
@@ -369,16 +366,50 @@ static __always_inline void woken(struct task_struct *p, bool is_new)
 	st->rec.state = SCHED_WAIT_WOKEN;
 }
 
+/*
+ * The programs, in two builds (task_state.bpf.h): task storage and
+ * bpf_loop (5.17+), and the compat build for older kernels.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_on_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	on_switch_with(ctx, preempt, prev, next, false);
+	return 0;
+}
+
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_on_wakeup, struct task_struct *p)
 {
-	woken(p, false);
+	woken(p, false, false);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_on_wakeup_new, struct task_struct *p)
 {
-	woken(p, true);
+	woken(p, true, false);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_on_switch_compat, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	on_switch_with(ctx, preempt, prev, next, true);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_on_wakeup_compat, struct task_struct *p)
+{
+	woken(p, false, true);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_on_wakeup_new_compat, struct task_struct *p)
+{
+	woken(p, true, true);
 	return 0;
 }

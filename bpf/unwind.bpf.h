@@ -500,14 +500,31 @@ static __always_inline struct unwind_walk_state *unwind_user_stack(void)
 }
 
 /*
+ * The bounded walk as a function of its own: a global function, which the
+ * verifier checks once, alone. Inlined, it is checked once for every way
+ * the program reached it that left different registers or stack behind: in
+ * a sched_switch tracer, with its branches before the walk, that passes the
+ * verifier's million instructions. Returns 0 or -1 when no walk was made;
+ * the walk is in unwind_scratch.
+ */
+__noinline int unwind_walk_bounded(void)
+{
+	return unwind_user_stack_with(true) ? 0 : -1;
+}
+
+/*
  * Walk the current task's user stack into frames[0, PROFILE_MAX_STACK) (a
  * sample's user callchain, pcs[0] = the user ip first); how many frames.
  */
 static __always_inline __u32 unwind_user_callchain_with(__u64 *frames, bool bounded)
 {
-	struct unwind_walk_state *st = unwind_user_stack_with(bounded);
-	__u32 n;
+	struct unwind_walk_state *st;
+	__u32 n, zero = 0;
 
+	if (bounded)
+		st = unwind_walk_bounded() ? NULL : bpf_map_lookup_elem(&unwind_scratch, &zero);
+	else
+		st = unwind_user_stack_with(false);
 	if (!st)
 		return 0;
 	n = st->nr;

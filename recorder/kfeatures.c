@@ -2,6 +2,7 @@
 /* kfeatures.c - the kernel's BPF features and the options they allow (kfeatures.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <linux/bpf.h>
 
 #include "recorder/kfeatures.h"
+#include "recorder/tracer_build.h"
 
 /*
  * Does the kernel let a perf_event program use a hash map created with
@@ -45,6 +47,33 @@ static bool probe_hash_nonprealloc(void)
 	return true;
 }
 
+/*
+ * BPFREC_KERNEL_LACKS=bpf_loop,task_storage,... takes features away from
+ * what the probes found (it never adds one): the older kernels' paths run
+ * and are tested on any kernel.
+ */
+static void take_away(struct kfeatures *kf, const char *lacks)
+{
+	const struct {
+		const char *name;
+		bool *have;
+	} names[] = {
+		{ "bpf_loop", &kf->bpf_loop },
+		{ "task_storage", &kf->task_storage },
+		{ "ringbuf_dynptr", &kf->ringbuf_dynptr },
+		{ "hash_nonprealloc", &kf->hash_nonprealloc },
+	};
+
+	while (lacks && *lacks) {
+		size_t len = strcspn(lacks, ",");
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i].name) == len && !strncmp(lacks, names[i].name, len))
+				*names[i].have = false;
+		lacks += len + (lacks[len] == ',');
+	}
+}
+
 void kfeatures_probe(struct kfeatures *kf)
 {
 	struct utsname u;
@@ -57,6 +86,7 @@ void kfeatures_probe(struct kfeatures *kf)
 	kf->ringbuf_dynptr = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
 						     BPF_FUNC_ringbuf_reserve_dynptr, NULL) > 0;
 	kf->hash_nonprealloc = probe_hash_nonprealloc();
+	take_away(kf, getenv("BPFREC_KERNEL_LACKS"));
 }
 
 /* One requirement: the option, the feature it needs, the first Linux with it, what instead. */
@@ -74,18 +104,15 @@ int kfeatures_check(const struct kfeatures *kf, const struct kfeatures_want *wan
 	/*
 	 * -g walks with bounded loops where bpf_loop is missing (unwind.bpf.h);
 	 * dwarf samples reserve their longest record where dynptrs are missing
-	 * (profile.bpf.c); the tracers always carry the bpf_loop walker (it
-	 * walks unless fp or dwarf is asked for) and keep per-task state in
-	 * task storage; off-CPU keeps its stack copy from switch-out to
-	 * switch-in and sends it with a dynptr.
+	 * (profile.bpf.c); the off-CPU and run-queue tracers have a compat
+	 * build (tracer_build.h) with per-task state in a hash and bounded
+	 * loops. Off-CPU's dwarf keeps its stack copy from switch-out to
+	 * switch-in in task storage and sends it with a dynptr: current build
+	 * only. The allocation tracer keeps task storage and bpf_loop.
 	 */
 	const struct kfeature_rule rules[] = {
-		{ want->off_cpu, kf->task_storage && kf->bpf_loop, "--off-cpu", "5.17",
-		  "record without it" },
-		{ want->off_cpu && want->dwarf, kf->ringbuf_dynptr, "--off-cpu with --call-graph dwarf",
-		  "6.0", "record it with -g or --call-graph fp" },
-		{ want->sched, kf->task_storage && kf->bpf_loop, "--sched", "5.17",
-		  "record without it" },
+		{ want->off_cpu && want->dwarf, kf->ringbuf_dynptr && !tracer_build_compat(kf),
+		  "--off-cpu with --call-graph dwarf", "6.0", "record it with -g or --call-graph fp" },
 		{ want->alloc, kf->task_storage && kf->bpf_loop, "--alloc", "5.17",
 		  "record without it" },
 	};

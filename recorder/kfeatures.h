@@ -35,7 +35,12 @@ struct kfeatures_want {
 	bool off_cpu, sched, alloc;
 };
 
-/* Probe the running kernel. Never fails: a probe that cannot run counts as "missing". */
+/*
+ * Probe the running kernel. Never fails: a probe that cannot run counts as
+ * "missing". The environment's BPFREC_KERNEL_LACKS (a comma-separated list
+ * of the field names above) takes features away, to run and test the
+ * older kernels' paths on any kernel.
+ */
 void kfeatures_probe(struct kfeatures *kf);
 
 /*

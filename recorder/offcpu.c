@@ -18,6 +18,7 @@
 #include "recorder/offcpu.h"
 #include "recorder/percpu.h"
 #include "recorder/tasks.h"
+#include "recorder/tracer_build.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/kallsyms.h"
 
@@ -33,6 +34,8 @@
 
 struct offcpu_tracer {
 	struct offcpu *skel;
+	struct tracer_build_prog prog;	/* on_switch, in both builds */
+	bool compat;			/* which build is loaded */
 	struct bpf_link *link;
 	struct perf_event_attr attr;
 	uint64_t id;
@@ -178,6 +181,14 @@ int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
 	/* Without a threshold nothing is aggregated: keep the map minimal. */
 	if (!err && !opts->thresh_ns)
 		err = bpf_map__set_max_entries(skel->maps.aggs, 1);
+	o->prog = (struct tracer_build_prog){ skel->progs.on_switch, skel->progs.on_switch_compat };
+	o->compat = opts->compat;
+	if (!err) {
+		struct bpf_map *current[] = { skel->maps.blocked, skel->maps.blocked_ustack };
+		struct bpf_map *compat[] = { skel->maps.blocked_by_tid };
+
+		err = tracer_build_choose(o->compat, &o->prog, 1, current, 2, compat, 1);
+	}
 	if (!err) {
 		load_log_attach(opts->load_log, skel->obj);
 		err = offcpu__load(skel);
@@ -204,7 +215,7 @@ void offcpu_free(struct offcpu_tracer *o)
 
 int offcpu_attach(struct offcpu_tracer *o)
 {
-	o->link = bpf_program__attach(o->skel->progs.on_switch);
+	o->link = bpf_program__attach(tracer_build_prog(o->compat, &o->prog));
 	return o->link ? 0 : (errno ? -errno : -EINVAL);
 }
 

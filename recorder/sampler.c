@@ -30,6 +30,7 @@
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
 #include "recorder/sysctl.h"
+#include "recorder/tracer_build.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/safeopen.h"
 
@@ -222,9 +223,10 @@ static int bpf_load_failed(struct record_session *s, int err, const struct load_
  */
 static int tracer_loaded(struct record_session *s, struct sampler *sm, int err,
 			 struct load_log *log, const struct bpf_object *obj, const char *what,
-			 const char *option)
+			 const char *option, bool compat)
 {
 	int ret = err ? bpf_load_failed(s, err, log, option) : 0;
+	char msg[200];
 
 	load_log_free(log);
 	if (ret)
@@ -234,6 +236,11 @@ static int tracer_loaded(struct record_session *s, struct sampler *sm, int err,
 				    "messages, or drop %s)", what, strerror(-err), option);
 	if (progstats_add_object(sm->progstats, obj))
 		return session_fail(s, -ENOMEM, "out of memory");
+	if (compat) {
+		snprintf(msg, sizeof(msg), "%s: the build for kernels before 5.17 (state by tid, "
+			 "bounded loops)", what);
+		session_note(s, msg);
+	}
 	return 0;
 }
 
@@ -255,13 +262,14 @@ static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring
 		.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
 		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
 		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
+		.compat = tracer_build_compat(&s->kfeatures),
 		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
 		.load_log = &log,
 	};
 	int err = offcpu_new(&oo, &s->offcpu);
 
 	return tracer_loaded(s, sm, err, &log, offcpu_object(s->offcpu),
-			     "the off-CPU tracer", "--off-cpu");
+			     "the off-CPU tracer", "--off-cpu", oo.compat);
 }
 
 /* --alloc: its tracer, on the sampler's target and unwind maps, with its own ring buffer. */
@@ -289,7 +297,7 @@ static int load_alloc(struct record_session *s, struct sampler *sm, size_t ring)
 	int err = alloc_new(&ao, &s->alloc);
 
 	return tracer_loaded(s, sm, err, &log, alloc_object(s->alloc),
-			     "the allocation tracer", "--alloc");
+			     "the allocation tracer", "--alloc", false);
 }
 
 /* --sched: the run-queue tracer, on the sampler's maps as the off-CPU one. */
@@ -310,13 +318,14 @@ static int load_sched(struct record_session *s, struct sampler *sm, size_t ring)
 		.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
 		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
 		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
+		.compat = tracer_build_compat(&s->kfeatures),
 		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
 		.load_log = &log,
 	};
 	int err = sched_new(&so, &s->sched);
 
 	return tracer_loaded(s, sm, err, &log, sched_object(s->sched),
-			     "the run-queue tracer", "--sched");
+			     "the run-queue tracer", "--sched", so.compat);
 }
 
 static int load_bpf(struct record_session *s, struct sampler *sm)

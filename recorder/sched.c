@@ -15,6 +15,7 @@
 #include "recorder/offcpu.h"
 #include "recorder/percpu.h"
 #include "recorder/sched.h"
+#include "recorder/tracer_build.h"
 #include "recorder/unwind_bpf.h"
 
 #include "bpf/sched.h"
@@ -31,9 +32,14 @@ _Static_assert(SCHED_HIST_SLOTS == BPFREC_SCHED_HIST_SLOTS, "histogram slots");
 /* Our event's id: far above the kernel's ids, and apart from offcpu-time's (1 << 48). */
 #define SCHED_ID_BASE	(2ull << 48)
 
+/* The programs, in both builds (tracer_build.h), in the order they are attached. */
+#define SCHED_PROGS 3
+
 struct sched_tracer {
 	struct sched *skel;
-	struct bpf_link *links[3];
+	struct tracer_build_prog progs[SCHED_PROGS];
+	bool compat;			/* which build is loaded */
+	struct bpf_link *links[SCHED_PROGS];
 	struct perf_event_attr attr;
 	uint64_t id;
 	uint64_t lost;		/* written as LOST_SAMPLES so far */
@@ -97,6 +103,20 @@ int sched_new(const struct sched_opts *opts, struct sched_tracer **out)
 	}
 	if (!err && !opts->thresh_ns)
 		err = bpf_map__set_max_entries(skel->maps.aggs, 1);
+	/* Wakeups first: a wait that starts as the switch program attaches is not missed. */
+	t->progs[0] = (struct tracer_build_prog){ skel->progs.sched_on_wakeup,
+						  skel->progs.sched_on_wakeup_compat };
+	t->progs[1] = (struct tracer_build_prog){ skel->progs.sched_on_wakeup_new,
+						  skel->progs.sched_on_wakeup_new_compat };
+	t->progs[2] = (struct tracer_build_prog){ skel->progs.sched_on_switch,
+						  skel->progs.sched_on_switch_compat };
+	t->compat = opts->compat;
+	if (!err) {
+		struct bpf_map *current[] = { skel->maps.sched_tasks };
+		struct bpf_map *compat[] = { skel->maps.sched_tasks_by_tid };
+
+		err = tracer_build_choose(t->compat, t->progs, SCHED_PROGS, current, 1, compat, 1);
+	}
 	if (!err) {
 		load_log_attach(opts->load_log, skel->obj);
 		err = sched__load(skel);
@@ -123,13 +143,8 @@ void sched_free(struct sched_tracer *t)
 
 int sched_attach(struct sched_tracer *t)
 {
-	struct bpf_program *progs[3] = {
-		t->skel->progs.sched_on_wakeup, t->skel->progs.sched_on_wakeup_new,
-		t->skel->progs.sched_on_switch,
-	};
-
-	for (int i = 0; i < 3; i++) {
-		t->links[i] = bpf_program__attach(progs[i]);
+	for (int i = 0; i < SCHED_PROGS; i++) {
+		t->links[i] = bpf_program__attach(tracer_build_prog(t->compat, &t->progs[i]));
 		if (!t->links[i]) {
 			int err = errno ? -errno : -EINVAL;
 

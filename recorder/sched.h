@@ -55,6 +55,8 @@ struct sched_opts {
 	/* User stacks with the sampler's unwind tables (else frame pointers). */
 	bool unwind_cfi;
 	int unwind_rows_fd, unwind_procs_fd, unwind_stops_fd, unwind_stats_fd;
+	/* The programs' compat build (recorder/tracer_build.h): before 5.17. */
+	bool compat;
 	/* The CPU event: the trailer bits and clock to share, and its id. */
 	const struct perf_event_attr *cpu_attr;
 	uint64_t cpu_event_id;

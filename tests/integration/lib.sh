@@ -16,10 +16,15 @@ need_root() { [ "$(id -u)" = 0 ] || skip "needs root (BPF)"; }
 # before the command is, so a command that does not exist costs nothing.
 need_kernel_for() {
 	local msg
-	msg=$("$BPFREC" record "$@" -o "$T/.kernel-probe.data" -- /nonexistent/bpfrec-probe 2>&1) && return 0
-	case $msg in
-	*"needs Linux"*) skip "$(printf '%s\n' "$msg" | grep -m1 'needs Linux')" ;;
-	esac
+	msg=$(kernel_refuses "$@") && skip "$msg"
+	return 0
+}
+# kernel_refuses RECORD-OPTION...: true, printing bpfrec's one-line
+# refusal, where this kernel cannot record these options.
+kernel_refuses() {
+	local msg
+	msg=$("$BPFREC" record "$@" -o "$T/.kernel-probe.data" -- /nonexistent/bpfrec-probe 2>&1)
+	printf '%s\n' "$msg" | grep -m1 'needs Linux'
 }
 # need_tool CMD PACKAGE: a missing tool is a failure (tools/deps.sh installs it).
 need_tool() {

@@ -125,9 +125,9 @@ if ! refused "--call-graph dwarf" --call-graph dwarf; then
 fi
 
 # --off-cpu: the fixture's sleeps, as offcpu-time samples in sleep_wait.
-if "$BPFREC" record -q --off-cpu -F 99 -o off.data -- "$FIX/rec_offcpu" 4 20 >/dev/null 2>"$T/err"; then
+if "$BPFREC" record -q -g --off-cpu -F 99 -o off.data -- "$FIX/rec_offcpu" 4 20 >/dev/null 2>"$T/err"; then
 	if clean off.txt perf script -i off.data -F event,ip,sym && grep -q 'sleep_wait' off.txt; then
-		ok "record --off-cpu: sleep_wait waits in the file"
+		ok "record -g --off-cpu: sleep_wait waits in the file"
 	else
 		bad "record --off-cpu" "no sleep_wait in perf script"
 	fi
@@ -136,9 +136,9 @@ else
 fi
 
 # --sched: per-thread metrics that bpfrec sched reads back.
-if "$BPFREC" record -q --sched -o sc.data -- "$FIX/sched_sleeper" 20 >/dev/null 2>"$T/err"; then
+if "$BPFREC" record -q -g --sched -o sc.data -- "$FIX/sched_sleeper" 20 >/dev/null 2>"$T/err"; then
 	if clean sc.txt "$BPFREC" sched -i sc.data && grep -q 'sched_sleeper' sc.txt; then
-		ok "record --sched: bpfrec sched shows sched_sleeper"
+		ok "record -g --sched: bpfrec sched shows sched_sleeper"
 	else
 		bad "record --sched" "bpfrec sched does not show sched_sleeper"
 	fi
