@@ -21,9 +21,12 @@ sampled=$(wc -l <"$T/pids.txt")
 [ "$sampled" -ge 20 ] || fail "only $sampled of 40 rec_sleepspin processes were sampled"
 unknown=$(awk '{ u += $3 } END { print u + 0 }' "$T/pids.txt")
 [ "$unknown" = 0 ] || fail "$unknown samples of short-lived processes in [unknown] DSOs"
-# Each process spins in late_spin for most of its life: most samples resolve to it.
-total=$(awk '{ n += $2; ok += $4 } END { print n, ok }' "$T/pids.txt")
-assert_range "samples in late_spin (%)" "$(echo "$total" | awk '{ print 100 * $2 / $1 }')" 50 100
+# Each process spins in late_spin at the end of its life: its samples there
+# resolve to it. (How much of the life that is depends on the machine: the
+# spin is 5 ms, while an emulated CPU takes far longer to start a process.)
+with=$(awk '$4 > 0 { n++ } END { print n + 0 }' "$T/pids.txt")
+echo "$with of $sampled sampled processes have samples in late_spin"
+[ $((2 * with)) -ge "$sampled" ] || fail "only $with of $sampled processes resolved samples to late_spin"
 
 # Records only for processes that had samples: no COMM for a pid without one.
 run_clean "$T/events.txt" perf script -i vs.data --show-task-events -F comm,pid,event

@@ -26,13 +26,14 @@ samples() {
 		/[^ ]/ { if (line != "") print line; split($0, h, " "); line = h[2] " " h[1] }
 		END { if (line != "") print line }' "$1"
 }
-# offcpu_under SCRIPT FUNC LIBC_RE OUTER1 OUTER2 KFUNC: "NS ALL_NS WHOLE_NS"
-# of the offcpu-time samples whose kernel chain has KFUNC (the waits
-# kernel_waits counts) and whose user chain has FUNC right above a libc
-# frame matching LIBC_RE: their total period, the total of every
-# offcpu-time sample, and the part whose chain goes on FUNC <- OUTER1 <-
-# OUTER2. (A preemption on the way out of the wrapper is under FUNC too,
-# but not one of those waits.)
+# offcpu_under SCRIPT FUNC LIBC_RE OUTER1 OUTER2 KFUNC:
+# "NS ALL_NS WHOLE_NS MISSED CUT" of the offcpu-time samples whose kernel
+# chain has KFUNC (the waits kernel_waits counts) and whose user chain has
+# FUNC right above a libc frame matching LIBC_RE: their total period, the
+# total of every offcpu-time sample, the part whose chain goes on FUNC <-
+# OUTER1 <- OUTER2, and how many of those waits were not under FUNC and
+# how many under FUNC were not whole. (A preemption on the way out of the
+# wrapper is under FUNC too, but not one of those waits.)
 offcpu_under() {
 	samples "$1" | awk -v fn="$2" -v lib="$3" -v o1="$4" -v o2="$5" -v kf="$6" '
 		$1 ~ /^offcpu-time/ { all += $2; k = 0; kin = 0
@@ -43,12 +44,13 @@ offcpu_under() {
 		  if (i == k || s[i - 1] !~ lib) {
 			# Shown, to tell a chain cut short from time spent elsewhere.
 			for (j = 0; j < k && s[j] != fn; j++) ;
-			if (j < k && shown++ < 5)
+			if (shown++ < 5)
 				printf "not counted under %s: %s ns, %s <- %s <- %s <- %s\n", fn, $2, s[0], s[1], s[2], s[3] > "/dev/stderr"
+			missed++
 			next }
 		  t += $2
-		  if (i + 2 < k && s[i + 1] == o1 && s[i + 2] == o2) whole += $2 }
-		END { printf "%.0f %.0f %.0f\n", t, all, whole }'
+		  if (i + 2 < k && s[i + 1] == o1 && s[i + 2] == o2) whole += $2; else cut++ }
+		END { printf "%.0f %.0f %.0f %d %d\n", t, all, whole, missed, cut }'
 }
 # kernel_waits SCRIPT KFUNC: total period of the offcpu-time samples whose
 # kernel chain has KFUNC (do_nanosleep, pipe_read): the waits themselves,
@@ -62,10 +64,10 @@ kernel_waits() {
 # against the same waits seen from the kernel side of the same file
 # (KFUNC), and those against the fixture's line "NAME: KEY NS cpu_ns NS calls N".
 check() {
-	local way=$1 name=$2 fn=$3 lib=$4 o1=$5 o2=$6 key=$7 kfn=$8 wall cpu calls got all whole kern lo hi
+	local way=$1 name=$2 fn=$3 lib=$4 o1=$5 o2=$6 key=$7 kfn=$8 wall cpu calls got all whole kern missed cut
 	read -r wall cpu calls < <(sed -n "s/^$name: $key \([0-9]*\) cpu_ns \([0-9]*\) calls \([0-9]*\)\$/\1 \2 \3/p" $way.out)
 	[ -n "$wall" ] || { cat $way.out >&2; fail "the fixture did not report $name's wait"; }
-	read -r got all whole < <(offcpu_under $way.txt "$fn" "$lib" "$o1" "$o2" "$kfn")
+	read -r got all whole missed cut < <(offcpu_under $way.txt "$fn" "$lib" "$o1" "$o2" "$kfn")
 	kern=$(kernel_waits $way.txt "$kfn")
 	echo "$way: off-CPU under $fn: $got ns ($whole ns through $o1 <- $o2) of $all ns; in $kfn: $kern ns; the fixture: $wall ns in $calls calls, $cpu ns of it on a CPU; $stolen ns stolen"
 	if [ "$way" = fp ]; then
@@ -81,13 +83,14 @@ check() {
 	assert_range "off-CPU ns in $kfn ($way)" "$kern" \
 		"$(awk -v w="$wall" -v c="$cpu" -v s="$stolen" 'BEGIN { printf "%.0f", (w - c - s) * 0.9 }')" \
 		"$(awk -v w="$wall" 'BEGIN { printf "%.0f", w * 1.01 }')"
-	# And the user stacks put all of it under FUNC, right above libc's
-	# wrapper: but for the walks taken before the process had its tables
-	# (the summary counts them, $early), each of which may have cost one
-	# average wait.
-	lo=$(awk -v k="$kern" -v e="${early:-0}" -v n="$calls" 'BEGIN { printf "%.0f", (k - e * k / n) * 0.999 }')
-	assert_range "off-CPU ns under $fn ($way)" "$got" "$lo" "$kern"
-	assert_range "off-CPU ns under $fn, whole chain ($way)" "$whole" "$lo" "$kern"
+	# And the user stacks put every one of those waits under FUNC, right
+	# above libc's wrapper, with the whole chain above it: all but those
+	# walked before the process had its tables (the summary counts them,
+	# $early), which may stop short.
+	echo "$way: $missed of those waits not under $fn, $cut under it cut short; $early walks before tables"
+	[ "$got" -gt 0 ] && [ "$got" -le "$kern" ] || fail "off-CPU ns under $fn ($way): $got, of $kern"
+	[ $((missed + cut)) -le "${early:-0}" ] ||
+		fail "$((missed + cut)) waits lost $fn or its callers ($way), more than the $early walks before tables"
 }
 
 for way in default fp; do
