@@ -64,12 +64,14 @@ t=$(thread_json "$T/pipe.json" "$tid")
 assert_range "pipe: voluntary sleeps" "$(field "$t" 'switches["sleep"]')" 45 55
 
 # 4. With --off-cpu and -p: both events, the metrics of the target only.
-# Long enough to outlive the recorder's start on a slow machine.
-"$FIX/sched_sleeper" 3000 >"$T/target.txt" &
+# The target outlives the recording, which lasts 2 s from when its programs
+# are in, however long loading them takes (on an emulated CPU, a while).
+"$FIX/sched_sleeper" 1000000 >"$T/target.txt" &
 pid=$!
-"$BPFREC" record -q --sched --off-cpu -p "$pid" -o both.data 2>"$T/both.err" ||
-	{ cat "$T/both.err"; fail "bpfrec record -p failed"; }
-wait "$pid"
+"$BPFREC" record -q --sched --off-cpu -p "$pid" --duration 2 -o both.data 2>"$T/both.err" ||
+	{ cat "$T/both.err"; kill "$pid"; fail "bpfrec record -p failed"; }
+kill "$pid"
+wait "$pid" 2>/dev/null || true
 run_clean "$T/both-report.txt" perf report -i both.data --stdio --sort sym -g none
 assert_grep "of event 'offcpu-time'" "$T/both-report.txt"
 assert_grep "of event 'sched-delay'" "$T/both-report.txt"
