@@ -51,7 +51,7 @@ for _ in $(seq 3000); do
 	kill -0 $rec 2>/dev/null || break
 	sleep 0.1
 done
-pgrep -P $rec -x rec_work >/dev/null || fail "rec_work never started"
+pgrep -P $rec -x rec_work >/dev/null || { cat "$T/lost.err"; fail "rec_work never started"; }
 kill -STOP $rec
 sleep 0.5
 kill -CONT $rec

@@ -37,8 +37,13 @@ for f in leaf_a leaf_b; do
 	echo "unw_chain $f: perf report $a%, go tool pprof $b%"
 	assert_range "$f share difference (points)" "$(abs_diff "$a" "$b")" 0 1.5
 done
-assert_range "leaf_a among the leaves" "$(leaf_share "$T/c.top" flat_share leaf_a)" 55 75
-assert_range "leaf_b among the leaves" "$(leaf_share "$T/c.top" flat_share leaf_b)" 25 42
+# Among the leaves, as perf reads the same file (how the fixture's two
+# loops share a CPU is the machine's: 65 % here, 85 % on a loaded host).
+for f in leaf_a leaf_b; do
+	a=$(leaf_share "$T/c.self" self_share "$f") b=$(leaf_share "$T/c.top" flat_share "$f")
+	echo "unw_chain $f among the leaves: perf report $a%, go tool pprof $b%"
+	assert_range "$f among the leaves, difference (points)" "$(abs_diff "$a" "$b")" 0 1.5
+done
 # Every trace whose leaf is leaf_x continues mid_x, main: count the time of
 # leaf samples with and without the complete chain.
 awk '
