@@ -8,16 +8,8 @@
 need_root
 
 cd "$T"
-# The waits below end when the recorder exits or after 300 s (a hang, not a
-# slow machine: an emulated CPU takes 10-20 s to load the programs).
-wait_started() { # FILE PID
-	for _ in $(seq 3000); do
-		[ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt 0 ] && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+# A recording has started once its file has something in it.
+wait_started() { wait_until "$2" test -s "$1"; } # FILE PID
 
 for sig in TERM HUP; do
 	"$BPFREC" record -q -g -a -o $sig.data & rec=$!
@@ -46,12 +38,7 @@ run_clean "$T/cmd.txt" perf report -i cmd.data --stdio
 "$BPFREC" record -m 1 -g -o lost.data -- "$FIX/rec_work" 1 2>"$T/lost.err" & rec=$!
 wait_started lost.data $rec || fail "recording never started"
 # The command runs once bpfrec has let it exec.
-for _ in $(seq 3000); do
-	pgrep -P $rec -x rec_work >/dev/null && break
-	kill -0 $rec 2>/dev/null || break
-	sleep 0.1
-done
-pgrep -P $rec -x rec_work >/dev/null || { cat "$T/lost.err"; fail "rec_work never started"; }
+wait_until $rec pgrep -P $rec -x rec_work >/dev/null || { cat "$T/lost.err"; fail "rec_work never started"; }
 kill -STOP $rec
 sleep 0.5
 kill -CONT $rec

@@ -158,12 +158,8 @@ tpid=$target
 exec 3>go
 "$BPFREC" record -v --alloc=1 -p "$target" -o p.data 2>prec.err & rec=$!
 # Ready when the recorder's uprobes are in (then the fixture may start).
-for _ in $(seq 3000); do
-	bpftool perf list 2>/dev/null | grep -q "pid $rec .*uprobe" && break
-	kill -0 "$rec" 2>/dev/null || break
-	sleep 0.1
-done
-bpftool perf list | grep -q "pid $rec .*uprobe" || fail "the -p recorder never attached its uprobes"
+uprobes_in() { bpftool perf list 2>/dev/null | grep -q "pid $rec .*uprobe"; }
+wait_until "$rec" uprobes_in || fail "the -p recorder never attached its uprobes"
 echo go >&3
 exec 3>&-
 wait "$target" || fail "alloc_known exited $?"
@@ -199,14 +195,8 @@ want_probes=$(nm -D --defined-only "$JEMALLOC" | awk '
 	!seen[$1]++ { probes += (n == "free" || n == "munmap") ? 1 : 2 }
 	END { print probes + 0 }')
 je_probes() { bpftool perf list 2>/dev/null | grep -cE "pid $rec .*u(ret)?probe .*libjemalloc" || true; }
-# As long as the recorder lives (300 s at most, a hang): under an emulated
-# CPU the probes take far longer to go in than here.
-for _ in $(seq 3000); do
-	[ "$(je_probes)" -ge "$want_probes" ] && break
-	kill -0 "$rec" 2>/dev/null || break
-	sleep 0.1
-done
-[ "$(je_probes)" -ge "$want_probes" ] ||
+je_all_in() { [ "$(je_probes)" -ge "$want_probes" ]; }
+wait_until "$rec" je_all_in ||
 	fail "libjemalloc got $(je_probes) of its $want_probes probes"
 echo "jemalloc: $want_probes probes in"
 echo go >&3

@@ -146,12 +146,7 @@ fi
 setpriv --reuid=nobody --regid=nogroup --clear-groups "$WORK" 10 >/dev/null &
 other=$!; pids+=("$other")
 # (grep, not [ -s ]: files in /proc report size 0.)
-# (At most 300 s while it lives: an emulated CPU is slow to exec.)
-for _ in $(seq 3000); do
-	grep -q rec_work "/proc/$other/maps" 2>/dev/null && break
-	kill -0 "$other" 2>/dev/null || break
-	sleep 0.1
-done
+wait_until "$other" grep -q rec_work "/proc/$other/maps" 2>/dev/null || true
 echo "old contents" >perf.data
 rm -f perf.data.old
 rc=0

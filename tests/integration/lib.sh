@@ -19,6 +19,19 @@ need_kernel_for() {
 	msg=$(kernel_refuses "$@") && skip "$msg"
 	return 0
 }
+# wait_until PID CMD...: run CMD every 0.1 s until it succeeds, while PID
+# lives, 300 s at most (a hang, not a slow machine: under an emulated CPU
+# loading the programs alone takes 10-20 s). True when CMD succeeded.
+wait_until() {
+	local pid=$1 _
+	shift
+	for _ in $(seq 3000); do
+		"$@" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	"$@"
+}
 # kernel_refuses RECORD-OPTION...: true, printing bpfrec's one-line
 # refusal, where this kernel cannot record these options.
 kernel_refuses() {
