@@ -42,6 +42,8 @@
 
 #define DEFAULT_EVENT		"cpu-clock"
 #define DEFAULT_FLUSH_MS	100
+/* How long rounds stay early after one that asked for unwind tables. */
+#define UNWIND_SETTLE_NS	(50ull * 1000000)
 #define MAX_SAMPLE_RATE		"kernel.perf_event_max_sample_rate"
 
 uint64_t session_mono_ns(void)
@@ -456,17 +458,6 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 	err = session_consume(s, &full);
 	if (err)
 		return err;
-	/*
-	 * The last round gave a process new unwind tables: it is probably
-	 * starting up and mapping more (libc after ld.so, then the rest), and
-	 * its samples walk by frame pointers until the tables follow. So the
-	 * next round comes early too, until the mappings settle.
-	 */
-	if (s->unwind && unwind_bpf_changes(s->unwind) != s->unwind_changes) {
-		s->unwind_changes = unwind_bpf_changes(s->unwind);
-		s->describe_soon = true;
-	}
-
 	now = session_mono_ns();
 	if (now >= session_flush_due_ns(s) || batch_bytes(&s->batch) >= s->batch_max) {
 		bool timed = now >= s->next_flush_ns;
@@ -482,6 +473,20 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 		if (session_targets_gone(s))
 			s->workload_done = true;
 	}
+	/*
+	 * A round that asked for unwind tables saw a process start: it goes on
+	 * mapping (libc after ld.so, then the rest), its reports arrive with
+	 * the next rounds, and its stacks stop at each library until that
+	 * library's table is in. So rounds come early until no round has asked
+	 * for UNWIND_SETTLE_NS. (Asked after the flush: it resets describe_soon,
+	 * and the wait that follows is the one to shorten.)
+	 */
+	if (s->unwind && unwind_bpf_requests(s->unwind) != s->unwind_requests) {
+		s->unwind_requests = unwind_bpf_requests(s->unwind);
+		s->unwind_settle_ns = now + UNWIND_SETTLE_NS;
+	}
+	if (now < s->unwind_settle_ns)
+		s->describe_soon = true;
 	if (s->child.pid && launch_poll(&s->child))
 		s->workload_done = true;
 	return s->workload_done;

@@ -123,7 +123,8 @@ struct record_session {
 	int cb_err;
 	uint64_t next_flush_ns, last_flush_ns;
 	bool describe_soon;	/* a new process arrived: write a round early */
-	uint64_t unwind_changes;	/* unwind_bpf_changes() after the last round */
+	uint64_t unwind_requests;	/* unwind_bpf_requests() after the last round */
+	uint64_t unwind_settle_ns;	/* rounds come early until then */
 	uint64_t last_time;
 	uint64_t seen, lost, lost_task;
 	bool workload_done, write_failed;

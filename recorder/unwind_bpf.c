@@ -52,7 +52,7 @@ struct unwind_bpf {
 	bool worker_started, stopping;
 	struct unwind_job *head, *tail;
 	size_t queued_sets;		/* set jobs waiting */
-	uint64_t changes;		/* set jobs done */
+	uint64_t requested;		/* set jobs accepted into the queue */
 	uint64_t peak_rows, write_errors, jobs_dropped;
 	struct unwind_tables_stats snap;	/* the manager's stats after the last job */
 };
@@ -221,12 +221,12 @@ int unwind_bpf_warm(struct unwind_bpf *u, int fd)
 	return err;
 }
 
-uint64_t unwind_bpf_changes(struct unwind_bpf *u)
+uint64_t unwind_bpf_requests(struct unwind_bpf *u)
 {
 	uint64_t n;
 
 	pthread_mutex_lock(&u->lock);
-	n = u->changes;
+	n = u->requested;
 	pthread_mutex_unlock(&u->lock);
 	return n;
 }
@@ -280,6 +280,7 @@ static void enqueue(struct unwind_bpf *u, struct unwind_job *j)
 		u->head = j;
 	u->tail = j;
 	u->queued_sets += !j->drop;
+	u->requested += !j->drop;
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
 }
@@ -320,7 +321,6 @@ static void *worker_main(void *arg)
 		if (st.rows_used > u->peak_rows)
 			u->peak_rows = st.rows_used;
 		u->write_errors += err != 0;
-		u->changes += !j->drop;
 		pthread_mutex_unlock(&u->lock);
 		job_free(j);
 	}

@@ -87,12 +87,14 @@ int unwind_bpf_warm(struct unwind_bpf *u, int fd);
 extern const struct task_tracker_hooks unwind_bpf_hooks;
 #define UNWIND_BPF_MAX_QUEUED	1024
 /*
- * How many descriptions the worker has loaded so far: while it grows (a
- * process starting up maps its libraries one after the other) the
- * recorder writes rounds early, so the tables follow within milliseconds
- * instead of one flush interval late.
+ * How many descriptions the task tracker has handed the worker so far
+ * (counted when queued, not when loaded: the recorder asks right after the
+ * round that queued them, while the worker may still be building). While
+ * it grows, a process is starting up and maps its libraries one after the
+ * other, so the recorder writes rounds early and each library's table
+ * follows within milliseconds instead of one flush interval late.
  */
-uint64_t unwind_bpf_changes(struct unwind_bpf *u);
+uint64_t unwind_bpf_requests(struct unwind_bpf *u);
 
 /*
  * What the recorder reports of the unwinder (struct bpfrec_unwind_stats,
