@@ -209,6 +209,10 @@ int alloc_new(const struct alloc_opts *opts, struct alloc_tracer **out)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.alloc_live,
 					       opts->live_max ? opts->live_max : ALLOC_LIVE_MAX);
+	if (!err && opts->live_prealloc)
+		err = bpf_map__set_map_flags(skel->maps.alloc_live,
+					     bpf_map__map_flags(skel->maps.alloc_live) &
+						     ~BPF_F_NO_PREALLOC);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.events, opts->events_fd);
 	if (!err)

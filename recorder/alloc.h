@@ -52,6 +52,13 @@ struct alloc_opts {
 	uint32_t filter_mode;	/* enum profile_filter, as the sampler's */
 	size_t ring_bytes;	/* of the tracer's own ring buffer (power of two) */
 	uint32_t live_max;	/* bound of live sampled allocations; 0 = ALLOC_LIVE_MAX */
+	/*
+	 * Preallocate the live map: uprobe programs on kernels before 6.1
+	 * may use a hash that allocates on update, but the kernel warns (a
+	 * WARN_ONCE with a backtrace in its log) when one is loaded
+	 * (kfeatures.h, hash_nonprealloc).
+	 */
+	bool live_prealloc;
 	/* Walk stacks with the sampler's unwind tables (recorder/unwind_bpf.h); else fp. */
 	bool unwind_cfi;
 	int unwind_rows_fd, unwind_procs_fd, unwind_stops_fd, unwind_stats_fd;

@@ -284,6 +284,7 @@ static int load_alloc(struct record_session *s, struct sampler *sm, size_t ring)
 		.target_tids_fd = bpf_map__fd(skel->maps.target_tids),
 		.filter_mode = skel->rodata->filter_mode,
 		.ring_bytes = ring,
+		.live_prealloc = !s->kfeatures.hash_nonprealloc,
 		.unwind_cfi = sm->unwind_bytes != 0,
 		.unwind_rows_fd = bpf_map__fd(skel->maps.unwind_rows),
 		.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),

@@ -35,10 +35,12 @@ run_clean "$T/cmd.txt" perf report -i cmd.data --stdio
 
 # Overflow: a one-page ring buffer and a stopped consumer lose samples; perf
 # must count exactly the ones bpfrec says it lost.
-"$BPFREC" record -m 1 -g -o lost.data -- "$FIX/rec_work" 1 2>"$T/lost.err" & rec=$!
-wait_started lost.data $rec || fail "recording never started"
-# The command runs once bpfrec has let it exec.
-wait_until $rec pgrep -P $rec -x rec_work >/dev/null || { cat "$T/lost.err"; fail "rec_work never started"; }
+# The command says when bpfrec has let it run (a file, made right before
+# rec_work's exec: polling for the process by name can miss all of it on a
+# slow machine, where listing /proc takes as long as rec_work runs).
+"$BPFREC" record -m 1 -g -o lost.data -- sh -c 'touch "$1" && exec "$2" 1' sh "$T/running" \
+	"$FIX/rec_work" 2>"$T/lost.err" & rec=$!
+wait_until $rec test -e "$T/running" || { cat "$T/lost.err"; fail "rec_work never started"; }
 kill -STOP $rec
 sleep 0.5
 kill -CONT $rec

@@ -84,13 +84,15 @@ check() {
 		"$(awk -v w="$wall" -v c="$cpu" -v s="$stolen" 'BEGIN { printf "%.0f", (w - c - s) * 0.9 }')" \
 		"$(awk -v w="$wall" 'BEGIN { printf "%.0f", w * 1.01 }')"
 	# And the user stacks put every one of those waits under FUNC, right
-	# above libc's wrapper, with the whole chain above it: all but those
-	# walked before the process had its tables (the summary counts them,
-	# $early), which may stop short.
-	echo "$way: $missed of those waits not under $fn, $cut under it cut short; $early walks before tables"
+	# above libc's wrapper, with the whole chain above it: all but the
+	# walks the summary explains ($early), which may stop short: those made
+	# before the process had tables, those that reached a mapping whose
+	# table was not in yet (stopped at no-mapping: libc's, in the first
+	# milliseconds), and those that went on by frame pointers from there.
+	echo "$way: $missed of those waits not under $fn, $cut under it cut short; $early walks explained ($before before tables, $nomap at no-mapping, $byfp by frame pointers)"
 	[ "$got" -gt 0 ] && [ "$got" -le "$kern" ] || fail "off-CPU ns under $fn ($way): $got, of $kern"
 	[ $((missed + cut)) -le "${early:-0}" ] ||
-		fail "$((missed + cut)) waits lost $fn or its callers ($way), more than the $early walks before tables"
+		fail "$((missed + cut)) waits lost $fn or its callers ($way), more than the $early walks the summary explains"
 }
 
 for way in default fp; do
@@ -103,7 +105,9 @@ for way in default fp; do
 	cat $way.out
 	if [ $way = default ]; then
 		grep 'cfi unwinding' $way.err || true
-		read -r _ _ _ _ _ _ _ _ early <<<"$(cfi_summary $way.err)"
+		read -r _ _ byfp _ _ _ _ _ before <<<"$(cfi_summary $way.err)"
+		nomap=$(cfi_stops $way.err no-mapping)
+		early=$((before + nomap + byfp))
 	fi
 	run_clean $way.txt perf script -F event,period,ip,sym --no-inline --comm nofp_work -i $way.data
 	check $way sleeper sleeper nanosleep feeder start_thread slept_ns '^do_nanosleep$'
