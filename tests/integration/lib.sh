@@ -181,15 +181,14 @@ assert_samples() {
 # the kill (the last checkpoint): the last sample's time against the
 # monotonic clock at the kill (how long a loaded machine took to start the
 # recording is not what this checks).
+# size_over FILE BYTES: FILE is there and larger than BYTES.
+size_over() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt "$2" ]; }
 kill9_recording() {
 	local data=$1 min=$2 start killed killed_mono rec first last covered ran gap
 	shift 2
 	start=$(date +%s.%N)
 	"$BPFREC" record -q "$@" -o "$data" & rec=$!
-	for _ in $(seq 100); do
-		[ "$(stat -c %s "$data" 2>/dev/null || echo 0)" -gt "$min" ] && break
-		sleep 0.1
-	done
+	wait_until $rec size_over "$data" "$min" || fail "$data never passed $min bytes"
 	sleep 1
 	kill -9 $rec
 	wait $rec 2>/dev/null || true
