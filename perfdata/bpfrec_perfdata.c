@@ -290,6 +290,23 @@ int bpfrec_perfdata_parse_task(const struct perf_event_header *rec, struct bpfre
 	return opts_copy_out(out, &o, sizeof(o));
 }
 
+int bpfrec_perfdata_parse_ksymbol(const struct perf_event_header *rec,
+				  struct bpfrec_perfdata_ksymbol *out)
+{
+	struct bpfrec_perfdata_ksymbol o = { .sz = sizeof(o) };
+	struct perfdata_ksymbol k;
+	int err = perfdata_decode_ksymbol(rec, &k);
+
+	if (err)
+		return err;
+	o.addr = k.addr;
+	o.len = k.len;
+	o.ksym_type = k.ksym_type;
+	o.flags = k.flags;
+	o.name = k.name;
+	return opts_copy_out(out, &o, sizeof(o));
+}
+
 int bpfrec_perfdata_parse_lost(const struct perf_event_header *rec, uint64_t *id, uint64_t *lost)
 {
 	return perfdata_decode_lost(rec, id, lost);

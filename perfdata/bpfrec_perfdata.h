@@ -119,6 +119,16 @@ struct bpfrec_perfdata_task {
 	uint64_t time;
 };
 
+/* KSYMBOL: kernel code such as a JIT-compiled BPF function, by address. */
+struct bpfrec_perfdata_ksymbol {
+	size_t sz;
+	uint64_t addr;
+	uint32_t len;
+	uint16_t ksym_type;	/* PERF_RECORD_KSYMBOL_TYPE_* (BPF: 1) */
+	uint16_t flags;		/* PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER: it went away */
+	const char *name;	/* NUL-terminated inside the record */
+};
+
 /* A build-id: a HEADER_BUILD_ID record, or an entry of the BUILD_ID feature. */
 struct bpfrec_perfdata_build_id {
 	size_t sz;
@@ -184,6 +194,8 @@ BPFREC_API int bpfrec_perfdata_parse_comm(const struct perf_event_header *rec,
 					  struct bpfrec_perfdata_comm *c);
 BPFREC_API int bpfrec_perfdata_parse_task(const struct perf_event_header *rec,
 					  struct bpfrec_perfdata_task *t);
+BPFREC_API int bpfrec_perfdata_parse_ksymbol(const struct perf_event_header *rec,
+					     struct bpfrec_perfdata_ksymbol *k);
 /* What a LOST (id, lost) or LOST_SAMPLES (id 0, lost) record counts. */
 BPFREC_API int bpfrec_perfdata_parse_lost(const struct perf_event_header *rec, uint64_t *id,
 					  uint64_t *lost);

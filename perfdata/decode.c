@@ -444,3 +444,18 @@ int perfdata_decode_task(const struct perf_event_header *h, struct perfdata_task
 		return -EINVAL;
 	return 0;
 }
+
+int perfdata_decode_ksymbol(const struct perf_event_header *h, struct perfdata_ksymbol *k)
+{
+	struct perfdata_cursor c;
+
+	memset(k, 0, sizeof(*k));
+	if (h->size < sizeof(*h) || h->type != PERF_RECORD_KSYMBOL)
+		return -EINVAL;
+	cursor_init(&c, h);
+	if (perfdata_cursor_u64(&c, &k->addr) || perfdata_cursor_u32(&c, &k->len) ||
+	    perfdata_cursor_copy(&c, &k->ksym_type, sizeof(k->ksym_type)) ||
+	    perfdata_cursor_copy(&c, &k->flags, sizeof(k->flags)))
+		return -EINVAL;
+	return cursor_string(&c, &k->name);
+}

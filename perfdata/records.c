@@ -163,6 +163,23 @@ ssize_t perfdata_encode_comm(void *buf, size_t cap, const struct perfdata_comm *
 	return finish(&o);
 }
 
+ssize_t perfdata_encode_ksymbol(void *buf, size_t cap, const struct perfdata_ksymbol *k,
+				uint64_t id_type, const struct perfdata_sample_id *sid)
+{
+	struct out o = out_init(buf, cap);
+	struct {
+		uint32_t len;
+		uint16_t ksym_type, flags;
+	} fixed = { k->len, k->ksym_type, k->flags };
+
+	put_header(&o, PERF_RECORD_KSYMBOL, 0);
+	put_u64(&o, k->addr);
+	put(&o, &fixed, sizeof(fixed));
+	put_string8(&o, k->name);
+	put_sample_id(&o, id_type, sid);
+	return finish(&o);
+}
+
 ssize_t perfdata_encode_task(void *buf, size_t cap, uint32_t type, const struct perfdata_task *t,
 			     uint64_t id_type, const struct perfdata_sample_id *sid)
 {

@@ -50,6 +50,20 @@ struct perfdata_task {
 	uint64_t time;
 };
 
+/*
+ * KSYMBOL (type 17): kernel code that neither kallsyms at report time nor a
+ * module map can name, such as a JIT-compiled BPF function. perf maps
+ * [addr, addr + len) to a symbol called name (and, outside every kernel
+ * map, to a map of that name too).
+ */
+struct perfdata_ksymbol {
+	uint64_t addr;
+	uint32_t len;
+	uint16_t ksym_type;	/* PERF_RECORD_KSYMBOL_TYPE_* */
+	uint16_t flags;		/* PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER: the code went away */
+	const char *name;	/* decoded: NUL-terminated inside the record */
+};
+
 /* A build-id entry (BUILD_ID feature) or HEADER_BUILD_ID record. */
 struct perfdata_build_id {
 	uint16_t cpumode;
@@ -70,6 +84,9 @@ ssize_t perfdata_encode_mmap2(void *buf, size_t cap, const struct perfdata_mmap 
 			      uint64_t id_type, const struct perfdata_sample_id *sid);
 ssize_t perfdata_encode_comm(void *buf, size_t cap, const struct perfdata_comm *c,
 			     uint64_t id_type, const struct perfdata_sample_id *sid);
+/* The name is NUL-terminated and zero-padded to 8 bytes, then the trailer. */
+ssize_t perfdata_encode_ksymbol(void *buf, size_t cap, const struct perfdata_ksymbol *k,
+				uint64_t id_type, const struct perfdata_sample_id *sid);
 /* type is PERF_RECORD_FORK or PERF_RECORD_EXIT */
 ssize_t perfdata_encode_task(void *buf, size_t cap, uint32_t type, const struct perfdata_task *t,
 			     uint64_t id_type, const struct perfdata_sample_id *sid);
@@ -131,6 +148,7 @@ int perfdata_decode_mmap(const struct perf_event_header *h, struct perfdata_mmap
 int perfdata_decode_mmap2(const struct perf_event_header *h, struct perfdata_mmap *m);
 int perfdata_decode_comm(const struct perf_event_header *h, struct perfdata_comm *c);
 int perfdata_decode_task(const struct perf_event_header *h, struct perfdata_task *t);
+int perfdata_decode_ksymbol(const struct perf_event_header *h, struct perfdata_ksymbol *k);
 /* What a LOST (u64 id, u64 lost: a ring buffer overflowed) or LOST_SAMPLES
  * (u64 lost: samples the kernel or the BPF side dropped) record counts;
  * *id is 0 for LOST_SAMPLES. -EINVAL for another type or a short record. */

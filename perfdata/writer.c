@@ -657,6 +657,14 @@ int perfdata_write_comm(struct perfdata_writer *w, const struct perfdata_comm *c
 	return err ? err : APPEND(w, perfdata_encode_comm(p, cap, c, w->trailer_type, sid));
 }
 
+int perfdata_write_ksymbol(struct perfdata_writer *w, const struct perfdata_ksymbol *k,
+			   const struct perfdata_sample_id *sid)
+{
+	int err = check_writable(w);
+
+	return err ? err : APPEND(w, perfdata_encode_ksymbol(p, cap, k, w->trailer_type, sid));
+}
+
 int perfdata_write_fork(struct perfdata_writer *w, const struct perfdata_task *t,
 			const struct perfdata_sample_id *sid)
 {

@@ -78,6 +78,13 @@ int perfdata_write_mmap2(struct perfdata_writer *w, const struct perfdata_mmap *
 			 const struct perfdata_sample_id *sid);
 int perfdata_write_comm(struct perfdata_writer *w, const struct perfdata_comm *c,
 			const struct perfdata_sample_id *sid);
+/*
+ * A KSYMBOL record. perf maps the symbol when it reads the record, so it
+ * must come before the samples that fall in it; -EINVAL for a name that
+ * does not fit in a record.
+ */
+int perfdata_write_ksymbol(struct perfdata_writer *w, const struct perfdata_ksymbol *k,
+			   const struct perfdata_sample_id *sid);
 int perfdata_write_fork(struct perfdata_writer *w, const struct perfdata_task *t,
 			const struct perfdata_sample_id *sid);
 int perfdata_write_exit(struct perfdata_writer *w, const struct perfdata_task *t,

@@ -24,6 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct perfdata_mmap m;
 	struct perfdata_comm c;
 	struct perfdata_task t;
+	struct perfdata_ksymbol k;
 	size_t n;
 	uint64_t id;
 
@@ -57,6 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!perfdata_decode_comm(h, &c))
 		(void)strlen(c.comm);
 	perfdata_decode_task(h, &t);
+	if (!perfdata_decode_ksymbol(h, &k))
+		(void)strlen(k.name);
 	/* record --sched's metrics: every entry it accepts lies inside the record. */
 	{
 		struct bpfrec_sched_metrics *sm = perfdata_sched_metrics_new();

@@ -321,6 +321,9 @@ static int make_records(bool pipe)
 	struct perfdata_comm comm = { .pid = 42, .tid = 43, .exec = true, .comm = "tiny" };
 	struct perfdata_sample_id sid = { .pid = 42, .tid = 43, .time = 3, .id = 7 };
 	struct perfdata_sample smp = { .id = 8, .pid = 42, .tid = 43, .time = 6 };
+	struct perfdata_ksymbol k = { .addr = 0xffffffffc0001000ull, .len = 0x80,
+				      .ksym_type = PERF_RECORD_KSYMBOL_TYPE_BPF,
+				      .name = "bpf_prog_0123456789abcdef_tiny" };
 	struct perfdata_writer *w;
 	uint64_t id = 7, id2 = 8;
 	int fd = memfd_create("rec", MFD_CLOEXEC);
@@ -334,6 +337,7 @@ static int make_records(bool pipe)
 	cr_assert_eq(perfdata_write_comm(w, &comm, &sid), 0);
 	cr_assert_eq(perfdata_write_mmap2(w, &m, &sid), 0);
 	cr_assert_eq(perfdata_write_fork(w, &t, &sid), 0);
+	cr_assert_eq(perfdata_write_ksymbol(w, &k, &sid), 0);
 	cr_assert_eq(perfdata_write_lost_samples(w, 17, &sid), 0);
 	cr_assert_eq(perfdata_write_sample(w, &smp), 0);
 	cr_assert_eq(perfdata_writer_add_build_id(w, PERF_RECORD_MISC_USER, bid, 20, "/bin/tiny"), 0);
@@ -368,6 +372,7 @@ Test(api_perfdata, decodes_every_record_kind)
 			BPFREC_OPTS(bpfrec_perfdata_mmap, m);
 			BPFREC_OPTS(bpfrec_perfdata_comm, c);
 			BPFREC_OPTS(bpfrec_perfdata_task, t);
+			BPFREC_OPTS(bpfrec_perfdata_ksymbol, k);
 			BPFREC_OPTS(bpfrec_perfdata_sample_id, sid);
 			BPFREC_OPTS(bpfrec_perfdata_sample, s);
 			BPFREC_OPTS(bpfrec_perfdata_build_id, b);
@@ -401,6 +406,16 @@ Test(api_perfdata, decodes_every_record_kind)
 				cr_assert_eq(lost, 17);
 				seen |= 8;
 				break;
+			case PERF_RECORD_KSYMBOL:
+				cr_assert_eq(bpfrec_perfdata_parse_ksymbol(h, &k), 0);
+				cr_assert(k.addr == 0xffffffffc0001000ull && k.len == 0x80);
+				cr_assert(k.ksym_type == PERF_RECORD_KSYMBOL_TYPE_BPF && !k.flags);
+				cr_assert_str_eq(k.name, "bpf_prog_0123456789abcdef_tiny");
+				cr_assert_eq(bpfrec_perfdata_parse_sample_id(r, h, &sid), 0);
+				cr_assert(sid.pid == 42 && sid.time == 3 && sid.id == 7);
+				cr_assert_eq(bpfrec_perfdata_parse_task(h, &t), -EINVAL, "not a FORK");
+				seen |= 32;
+				break;
 			case PERF_RECORD_SAMPLE:
 				cr_assert_eq(bpfrec_perfdata_parse_sample(r, h, &s), 0);
 				cr_assert(s.event == 1 && s.id == 8 && s.time == 6);
@@ -413,7 +428,7 @@ Test(api_perfdata, decodes_every_record_kind)
 			}
 		}
 		cr_assert_eq(err, 0, "%s", bpfrec_perfdata_error(r));
-		cr_assert_eq(seen, 31);
+		cr_assert_eq(seen, 63);
 		{
 			/* A SAMPLE whose id is no event's: the error names the id. */
 			uint64_t rec[5] = { 0, 99, 0x1234, 42 | 43ull << 32, 6 };

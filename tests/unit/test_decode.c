@@ -836,6 +836,51 @@ Test(decode_task, fork_and_exit)
 	cr_assert_eq(perfdata_decode_task(rec(&m), &t), -EINVAL);
 }
 
+Test(decode_ksymbol, fields_name_and_trailer)
+{
+	static struct img m;
+	struct perfdata_ksymbol k;
+	struct perfdata_sample_id sid;
+	uint16_t type_flags[2] = { PERF_RECORD_KSYMBOL_TYPE_BPF, 0 };
+
+	m.len = 0;
+	begin(&m, PERF_RECORD_KSYMBOL, 0);
+	u64(&m, 0xffffffffc0025538ULL);
+	u32(&m, 0x8c2);
+	put(&m, type_flags, sizeof(type_flags));
+	str_padded(&m, "bpf_prog_de3d2baa04cab2a8_on_sample");
+	u32x2(&m, 0, 0);	/* TID */
+	u64(&m, 0);		/* TIME */
+	end(&m);
+	cr_assert_eq(perfdata_decode_ksymbol(rec(&m), &k), 0);
+	cr_assert_eq(k.addr, 0xffffffffc0025538ULL);
+	cr_assert_eq(k.len, 0x8c2);
+	cr_assert_eq(k.ksym_type, PERF_RECORD_KSYMBOL_TYPE_BPF);
+	cr_assert_eq(k.flags, 0);
+	cr_assert_str_eq(k.name, "bpf_prog_de3d2baa04cab2a8_on_sample");
+	cr_assert_eq(perfdata_decode_sample_id(rec(&m), PERF_SAMPLE_TID | PERF_SAMPLE_TIME, &sid), 0);
+
+	/* What the encoder writes, the decoder reads back. */
+	k.flags = PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER;
+	k.name = "bpf_prog_0123456789abcdef";
+	m.len = 0;
+	m.rec = 0;
+	cr_assert_eq(perfdata_encode_ksymbol(m.b, sizeof(m.b), &k, 0, NULL), 8 + 16 + 32);
+	cr_assert_eq(perfdata_decode_ksymbol(rec(&m), &k), 0);
+	cr_assert_eq(k.flags, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER);
+	cr_assert_str_eq(k.name, "bpf_prog_0123456789abcdef");
+
+	/* the name must end inside the record; the fixed part must fit */
+	memset(m.b + 24, 'x', 32);
+	cr_assert_eq(perfdata_decode_ksymbol(rec(&m), &k), -EINVAL);
+	rec(&m)->size = 8 + 12;
+	cr_assert_eq(perfdata_decode_ksymbol(rec(&m), &k), -EINVAL);
+	/* and the wrong type is refused */
+	rec(&m)->size = 8 + 16 + 32;
+	rec(&m)->type = PERF_RECORD_MMAP;
+	cr_assert_eq(perfdata_decode_ksymbol(rec(&m), &k), -EINVAL);
+}
+
 Test(decode_lost, lost_and_lost_samples)
 {
 	static struct img m;

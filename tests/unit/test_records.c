@@ -151,6 +151,51 @@ Test(records, comm_exact_multiple_of_8)
 	cr_assert_eq(got[23], 0);
 }
 
+Test(records, ksymbol_bpf_with_trailer)
+{
+	struct perfdata_ksymbol k = { .addr = 0xffffffffc0025538ull, .len = 0x8c2,
+				      .ksym_type = PERF_RECORD_KSYMBOL_TYPE_BPF,
+				      .name = "bpf_prog_de3d2baa04cab2a8_on_sample" };
+	/* 8 header + 8 addr + 4 len + 2 type + 2 flags + 40 name (35 + NUL, 4 pad) + 32 trailer */
+	memset(want, 0, sizeof(want));
+	hdr(want, PERF_RECORD_KSYMBOL, 0, 96);
+	le64(want, 8, 0xffffffffc0025538ull);
+	le32(want, 16, 0x8c2);
+	le16(want, 20, PERF_RECORD_KSYMBOL_TYPE_BPF);
+	le16(want, 22, 0);
+	memcpy(want + 24, "bpf_prog_de3d2baa04cab2a8_on_sample", 36);
+	put_trailer(want, 64);
+	memset(got, 0xaa, sizeof(got));
+	expect_same(perfdata_encode_ksymbol(got, sizeof(got), &k, TRAILER, &sid), 96);
+}
+
+Test(records, ksymbol_name_of_8_bytes_gets_a_word_for_its_nul)
+{
+	/* 31 chars + NUL = 32: no padding; flags as given, no trailer. */
+	struct perfdata_ksymbol k = { .addr = 0x1000, .len = 16, .ksym_type = 2,
+				      .flags = PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER,
+				      .name = "bpf_prog_0123456789abcdef_abcde" };
+	/* and 32 chars: the NUL takes a word of its own (7 bytes of padding) */
+	struct perfdata_ksymbol k8 = k;
+
+	k8.name = "bpf_prog_0123456789abcdef_abcdef";
+	memset(want, 0, sizeof(want));
+	hdr(want, PERF_RECORD_KSYMBOL, 0, 56);
+	le64(want, 8, 0x1000);
+	le32(want, 16, 16);
+	le16(want, 20, 2);
+	le16(want, 22, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER);
+	memcpy(want + 24, k.name, 32);
+	memset(got, 0xaa, sizeof(got));
+	expect_same(perfdata_encode_ksymbol(got, sizeof(got), &k, 0, NULL), 56);
+
+	memcpy(want + 24, k8.name, 33);
+	hdr(want, PERF_RECORD_KSYMBOL, 0, 64);
+	memset(got, 0xaa, sizeof(got));
+	expect_same(perfdata_encode_ksymbol(got, sizeof(got), &k8, 0, NULL), 64);
+	cr_assert_eq(perfdata_encode_ksymbol(got, 56, &k8, 0, NULL), -E2BIG);
+}
+
 Test(records, fork_and_exit)
 {
 	struct perfdata_task t = { .pid = 10, .ppid = 1, .tid = 11, .ptid = 1, .time = 555 };

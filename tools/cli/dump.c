@@ -458,6 +458,7 @@ static void print_record(FILE *out, struct bpfrec_perfdata *r, const struct perf
 		struct bpfrec_perfdata_mmap m;
 		struct bpfrec_perfdata_comm c;
 		struct bpfrec_perfdata_task t;
+		struct bpfrec_perfdata_ksymbol k;
 		struct bpfrec_perfdata_build_id b;
 	} u;
 
@@ -520,6 +521,22 @@ static void print_record(FILE *out, struct bpfrec_perfdata *r, const struct perf
 			fprintf(out, " pid %u ppid %u tid %u ptid %u time ", u.t.pid, u.t.ppid,
 				u.t.tid, u.t.ptid);
 			print_time(out, u.t.time);
+		}
+		break;
+	case PERF_RECORD_KSYMBOL:
+		u.k.sz = sizeof(u.k);
+		if (bpfrec_perfdata_parse_ksymbol(h, &u.k)) {
+			if (!quiet)
+				fprintf(out, " MALFORMED");
+			note_malformed(st, r, h, "fields or name do not fit");
+		} else if (!quiet) {
+			/* The range written as MMAP lines write theirs. */
+			fprintf(out, " [%#" PRIx64 ", +%#x) type %u%s flags %#x%s ", u.k.addr, u.k.len,
+				u.k.ksym_type,
+				u.k.ksym_type == PERF_RECORD_KSYMBOL_TYPE_BPF ? " (bpf)" : "",
+				u.k.flags,
+				u.k.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER ? " (unregister)" : "");
+			print_str(out, u.k.name);
 		}
 		break;
 	case PERF_RECORD_LOST:
