@@ -4,8 +4,9 @@
  * stdout, the caller's fd or write callback; the output directory checked
  * before anything is recorded; the file created (an existing one becomes
  * NAME.old, a symlink is never followed); one writer and task tracker per
- * file, each file starting afresh (header, events, kernel maps, the
- * targets); write errors turned into one line; --switch-output's rotation.
+ * file, each file starting afresh (header, events, kernel maps and the
+ * loaded BPF programs' symbols, the targets); write errors turned into one
+ * line; --switch-output's rotation.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 
 #include "perfdata/writer.h"
 #include "recorder/alloc.h"
+#include "recorder/bpfprogs.h"
 #include "recorder/offcpu.h"
 #include "recorder/sched.h"
 #include "recorder/rotate.h"
@@ -148,9 +150,60 @@ int session_create_output(struct record_session *s)
 	return 0;
 }
 
+struct ksymbols {
+	struct perfdata_writer *w;
+	int err;		/* the writer's: it ends the recording */
+	size_t nr;
+};
+
+static int write_ksymbol(void *ctx, const struct bpfprog_func *f)
+{
+	/* perf zeroes the trailer of the KSYMBOLs it synthesizes, as of the kernel maps. */
+	static const struct perfdata_sample_id sid;
+	struct ksymbols *ks = ctx;
+	struct perfdata_ksymbol k = {
+		.addr = f->addr, .len = f->len, .ksym_type = PERF_RECORD_KSYMBOL_TYPE_BPF,
+		.name = f->name,
+	};
+
+	ks->err = perfdata_write_ksymbol(ks->w, &k, &sid);
+	ks->nr += !ks->err;
+	return ks->err;
+}
+
 /*
- * Start the output file (or stream): header, the event, kernel maps, a fresh
- * task tracker, and the -p/-t targets described as of describe_time.
+ * A KSYMBOL for each function of the BPF programs loaded now, as perf
+ * record writes them at its start: perf names the samples that fall in
+ * them, ours included (the source loaded them before the file starts, and
+ * runs them in every sampled task), instead of showing [unknown]. Programs
+ * loaded later stay unnamed. Not being allowed to list them (no
+ * CAP_SYS_ADMIN, addresses hidden) costs only those names: a note at -v.
+ */
+static int write_bpf_ksymbols(struct record_session *s)
+{
+	struct ksymbols ks = { .w = s->w };
+	int err = bpfprogs_for_each_func(write_ksymbol, &ks);
+	char msg[256];
+
+	if (ks.err)
+		return ks.err;
+	if (s->noted_bpf_ksyms || (!err && ks.nr))
+		return 0;
+	s->noted_bpf_ksyms = true;
+	if (err)
+		snprintf(msg, sizeof(msg), "cannot list the loaded BPF programs (%s): samples in "
+			 "them show as [unknown]", strerror(-err));
+	else
+		snprintf(msg, sizeof(msg), "no JIT-compiled BPF program to name (the JIT is off, or "
+			 "the kernel hides their addresses): samples in them show as [unknown]");
+	session_note(s, msg);
+	return 0;
+}
+
+/*
+ * Start the output file (or stream): header, the event, kernel maps and the
+ * BPF programs' symbols, a fresh task tracker, and the -p/-t targets
+ * described as of describe_time.
  */
 int session_open_writer(struct record_session *s, uint64_t describe_time)
 {
@@ -182,6 +235,8 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 	/* A source without a kernel (a test's) leaves ktext empty: no kernel map. */
 	if (!err && s->ktext.end > s->ktext.start)
 		err = kernel_maps_write(s->w, &s->ktext, NULL, NULL);
+	if (!err && s->ktext.end > s->ktext.start)
+		err = write_bpf_ksymbols(s);
 	if (!err) {
 		struct task_tracker_opts to = {
 			.track_all = s->opts.system_wide,

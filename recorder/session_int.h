@@ -73,6 +73,7 @@ struct record_session {
 	char exe[PATH_MAX];
 	struct kernel_text ktext;	/* set by the source; empty = no kernel map */
 	bool warned_maps, noted_map_files;	/* said once per recording */
+	bool noted_bpf_ksyms;			/* likewise */
 
 	/* The event sampled, and the attr the file describes (perfdata/attr.h). */
 	uint32_t event_type;
