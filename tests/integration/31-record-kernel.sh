@@ -39,11 +39,17 @@ awk '
 		addr = $1; n++
 		kernel = length(addr) == 16 && addr >= "ffff800000000000"
 		if (kernel && user) { bad++; if (bad < 5) print "kernel address below a user frame: " $0 }
-		# The module area holds BPF programs too: a sample inside one (the
-		# recorder and its process trackers run in the task) is [unknown]
-		# until bpfrec writes KSYMBOL records for them (perf does): counted,
-		# at most 1 % of the samples.
-		if (kernel && $NF == "([unknown])" && addr >= "ffffffffa0000000") { inbpf++; next }
+		# The module area holds BPF programs too (the recorder and its
+		# process trackers run in the task): the file names each one with a
+		# KSYMBOL record, as perf record does, and perf puts it in a map of
+		# its own name: "bpf_prog_<tag>_<name> (bpf_prog_<tag>_<name>)".
+		# Counted, at most 1 % of the samples. No kernel frame is [unknown].
+		if (kernel && $NF ~ /^\(bpf_prog_[0-9a-f]+(_[A-Za-z0-9_.]+)?\)$/) {
+			inbpf++
+			if ("(" $2 ")" != $NF) { bad++; if (bad < 5) print "BPF frame not named as its map: " $0 }
+			next
+		}
+		if (kernel && ($2 == "[unknown]" || $NF == "([unknown])")) { bad++; if (bad < 5) print "kernel frame without a name: " $0; next }
 		# A kernel frame is in the kernel image or in a module (overlayfs,
 		# 9p: where the root file system is one, as in a VM or a container).
 		if (kernel && $NF != "([kernel.kallsyms])" && $NF !~ /\.ko(\.[a-z]+)?\)$/ && $NF !~ /^\(\[[a-z0-9_]+\]\)$/) { bad++; if (bad < 5) print "kernel address outside the kernel maps: " $0 }
