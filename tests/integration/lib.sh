@@ -23,9 +23,10 @@ need_kernel_for() {
 # lives, 300 s at most (a hang, not a slow machine: under an emulated CPU
 # loading the programs alone takes 10-20 s). True when CMD succeeded.
 wait_until() {
-	local pid=$1 _
+	local pid=$1 end=$((SECONDS + 300))
 	shift
-	for _ in $(seq 3000); do
+	# Counted in wall time: under an emulated CPU CMD itself may take a second.
+	while [ $SECONDS -lt $end ]; do
 		"$@" && return 0
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
