@@ -192,7 +192,6 @@ static __always_inline void enter(struct pt_regs *ctx, __u32 func, __u64 size, _
 		return;
 	t->sampled = 1;
 	t->rec.hdr.kind = ALLOC_KIND_SAMPLE;
-	t->rec.hdr.time = bpf_ktime_get_ns();
 	t->rec.hdr.pid = tgid;
 	t->rec.hdr.tid = tid;
 	t->rec.size = size;
@@ -218,6 +217,12 @@ static __always_inline void submit(struct alloc_thread *t, __u32 tgid, __u64 add
 	__u64 size;
 
 	count(ALLOC_STAT_SAMPLED);
+	/*
+	 * Stamped when sent, not at the call's entry: a call can outlast a
+	 * round of the recorder (a page-faulting calloc under a slow CPU), and
+	 * a record older than the round before it is out of order for perf.
+	 */
+	t->rec.hdr.time = bpf_ktime_get_ns();
 	t->rec.addr = addr;
 	t->rec.hdr.cpu = bpf_get_smp_processor_id();
 	if (bpf_map_update_elem(&alloc_live, &key, &t->rec, BPF_ANY))
@@ -413,7 +418,6 @@ int BPF_KPROBE(marker_sampled, __u32 func, __u64 size, __u64 ptr)
 	}
 	count(ALLOC_STAT_CALLS);
 	t->rec.hdr.kind = ALLOC_KIND_SAMPLE;
-	t->rec.hdr.time = bpf_ktime_get_ns();
 	t->rec.hdr.pid = tgid;
 	t->rec.hdr.tid = tid;
 	t->rec.size = size;

@@ -47,7 +47,7 @@ enum alloc_stat {
 };
 
 struct alloc_sample {
-	struct profile_hdr hdr;	/* kind ALLOC_KIND_SAMPLE; time: the call's entry */
+	struct profile_hdr hdr;	/* kind ALLOC_KIND_SAMPLE; time: when the block was returned */
 	__u64 addr;		/* what the allocator returned */
 	__u64 size;		/* bytes asked for (calloc: n * size) */
 	__u32 func;		/* enum alloc_func */
