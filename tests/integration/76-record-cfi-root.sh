@@ -93,11 +93,16 @@ through_qsort() {
 }
 read -r ref n < <(through_qsort qsort-perf.txt)
 echo "qsort: cmp_keys <- libc's qsort <- sort_rounds <- main in $ref% of $n cmp_keys samples (perf)"
+# As above, cfi's walks before the process had tables (a larger share on
+# a slow CPU, where building them takes longer) may stop short.
+qwarm=$(cfi_summary qsort-cfi.data.err | awk '{ printf "%.1f\n", $1 ? 100 * $NF / $1 : 0 }')
 for way in cfi dwarf; do
 	read -r pct n < <(through_qsort qsort-$way.txt)
 	echo "qsort: cmp_keys <- libc's qsort <- sort_rounds <- main in $pct% of $n cmp_keys samples ($way)"
 	at_least "cmp_keys samples ($way)" "$n" 20
-	at_least "cmp_keys chains through qsort, $way (perf's $ref - 5)" "$pct" \
-		"$(awk -v r="$ref" 'BEGIN { print r - 5 }')"
+	slack=5
+	[ $way = cfi ] && slack=$(awk -v w="$qwarm" 'BEGIN { print 5 + w }')
+	at_least "cmp_keys chains through qsort, $way (perf's $ref - $slack)" "$pct" \
+		"$(awk -v r="$ref" -v s="$slack" 'BEGIN { print r - s }')"
 done
 echo "ok"
