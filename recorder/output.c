@@ -233,10 +233,11 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 	if (!err)
 		err = perfdata_writer_start(s->w);
 	/* A source without a kernel (a test's) leaves ktext empty: no kernel map. */
-	if (!err && s->ktext.end > s->ktext.start)
+	if (!err && s->ktext.end > s->ktext.start) {
 		err = kernel_maps_write(s->w, &s->ktext, NULL, NULL);
-	if (!err && s->ktext.end > s->ktext.start)
-		err = write_bpf_ksymbols(s);
+		if (!err)
+			err = write_bpf_ksymbols(s);
+	}
 	if (!err) {
 		struct task_tracker_opts to = {
 			.track_all = s->opts.system_wide,
