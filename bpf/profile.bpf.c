@@ -53,6 +53,11 @@ const volatile __u32 stack_user_size = 0;
  */
 const volatile bool ustack_fixed = false;
 /*
+ * -g: bytes of user stack to send with a sample whose walk met code the
+ * tables do not know yet (PROFILE_SAMPLE_LATE); 0: never.
+ */
+const volatile __u32 late_stack_size = 0;
+/*
  * Fork, exit and exec notices have a ring of their own: a flood of samples
  * must not crowd them out, or the recorder would miss an exit and describe a
  * reused pid with the old program's maps.
@@ -104,6 +109,42 @@ static __always_inline bool first_sample_of(__u32 tgid)
 	return true;
 }
 
+/* Stack copies left per process for PROFILE_SAMPLE_LATE (see PROFILE_LATE_COPIES). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROFILE_SEEN_TGIDS);
+	__type(key, __u32);
+	__type(value, __u32);
+} late_copies SEC(".maps");
+
+/*
+ * Whether the walk just made (unwind_scratch) met code in no known
+ * mapping, and tgid may still send a stack copy for it; takes one copy.
+ */
+static __always_inline bool late_copy_wanted(__u32 tgid)
+{
+	struct unwind_walk_state *st;
+	__u32 zero = 0, left = PROFILE_LATE_COPIES, *n;
+
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st || !st->unmapped)
+		return false;
+	n = bpf_map_lookup_elem(&late_copies, &tgid);
+	if (!n) {
+		bpf_map_update_elem(&late_copies, &tgid, &left, BPF_ANY);
+		n = bpf_map_lookup_elem(&late_copies, &tgid);
+		if (!n)
+			return false;
+	}
+	if (!*n) {
+		count(PROFILE_STAT_LATE_SPENT);
+		return false;
+	}
+	*n -= 1;
+	count(PROFILE_STAT_LATE);
+	return true;
+}
+
 /* The user registers of the current task, for send_with_ustack(). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -118,7 +159,8 @@ struct {
  * into the record, never through the scratch buffer. Returns 0, or an
  * error when nothing was sent (the ring buffer is full).
  */
-static __always_inline long send_with_ustack(struct profile_sample *s, __u64 size, __u64 flags)
+static __always_inline long send_with_ustack(struct profile_sample *s, __u64 size, __u64 flags,
+					     __u32 stack_size, __u32 flag)
 {
 	struct bpf_dynptr rec;
 	struct profile_ustack *u;
@@ -129,10 +171,10 @@ static __always_inline long send_with_ustack(struct profile_sample *s, __u64 siz
 	u = bpf_map_lookup_elem(&ustack_hdr, &zero);
 	if (!u || size > sizeof(*s))	/* never true; a sample not sent is counted lost */
 		return -1;
-	sp = ustack_read_regs(current_task(), u, stack_user_size);
+	sp = ustack_read_regs(current_task(), u, stack_size);
 	if (u->abi != PROFILE_UREGS_ABI_NONE)
-		room = ustack_room(stack_user_size);
-	s->flags |= PROFILE_SAMPLE_USTACK;
+		room = ustack_room(stack_size);
+	s->flags |= flag;
 	err = bpf_ringbuf_reserve_dynptr(&events, size + sizeof(*u) + room, 0, &rec);
 	if (err) {
 		bpf_ringbuf_discard_dynptr(&rec, 0);
@@ -140,7 +182,7 @@ static __always_inline long send_with_ustack(struct profile_sample *s, __u64 siz
 	}
 	bpf_dynptr_write(&rec, 0, s, size, 0);
 	if (room)
-		u->dyn_size = ustack_copy(&rec, size + sizeof(*u), sp, stack_user_size);
+		u->dyn_size = ustack_copy(&rec, size + sizeof(*u), sp, stack_size);
 	bpf_dynptr_write(&rec, size, u, sizeof(*u), 0);
 	bpf_ringbuf_submit_dynptr(&rec, flags);
 	return 0;
@@ -152,9 +194,9 @@ static __always_inline long send_with_ustack(struct profile_sample *s, __u64 siz
  * longest; the sample's frame counts and dyn_size say where each part ends.
  */
 static __always_inline long send_with_ustack_fixed(struct profile_sample *s, __u64 size,
-						   __u64 flags)
+						   __u64 flags, __u32 stack_size, __u32 flag)
 {
-	const __u32 room = ustack_room(stack_user_size);
+	const __u32 room = ustack_room(stack_size);
 	struct profile_ustack *u;
 	__u32 zero = 0;
 	char *rec;
@@ -163,8 +205,8 @@ static __always_inline long send_with_ustack_fixed(struct profile_sample *s, __u
 	u = bpf_map_lookup_elem(&ustack_hdr, &zero);
 	if (!u || size > sizeof(*s))	/* never true; a sample not sent is counted lost */
 		return -1;
-	sp = ustack_read_regs(current_task(), u, stack_user_size);
-	s->flags |= PROFILE_SAMPLE_USTACK;
+	sp = ustack_read_regs(current_task(), u, stack_size);
+	s->flags |= flag;
 	rec = bpf_ringbuf_reserve(&events, sizeof(*s) + sizeof(*u) + room, 0);
 	if (!rec)
 		return -1;
@@ -175,7 +217,7 @@ static __always_inline long send_with_ustack_fixed(struct profile_sample *s, __u
 	}
 	bpf_probe_read_kernel(rec, size, s);
 	if (u->abi != PROFILE_UREGS_ABI_NONE)
-		u->dyn_size = ustack_copy_mem(rec + size + sizeof(*u), room, sp, stack_user_size);
+		u->dyn_size = ustack_copy_mem(rec + size + sizeof(*u), room, sp, stack_size);
 	bpf_probe_read_kernel(rec + size, sizeof(*u), u);
 	bpf_ringbuf_submit(rec, flags);
 	return 0;
@@ -202,6 +244,7 @@ static __always_inline int sample(void *ctx, enum sample_walk walk)
 	struct task_struct *task;
 	struct pt_regs *uregs;
 	__u64 ip, size, flags;
+	bool late = false;
 	long n, err;
 
 	if (!in_scope(tgid, tid))
@@ -246,6 +289,7 @@ static __always_inline int sample(void *ctx, enum sample_walk walk)
 		if (s->user_ip && walk != SAMPLE_WALK_NONE) {
 			nr_user = unwind_user_callchain_with(&s->frames[nr_kernel],
 							     walk == SAMPLE_WALK_BOUNDED);
+			late = late_stack_size && late_copy_wanted(tgid);
 		} else if (s->user_ip && !stack_user_size) {
 			n = bpf_get_stack(ctx, &s->frames[nr_kernel],
 					  PROFILE_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
@@ -260,9 +304,13 @@ static __always_inline int sample(void *ctx, enum sample_walk walk)
 		return 0;
 	flags = (s->flags & PROFILE_SAMPLE_NEW_PROC) ? BPF_RB_FORCE_WAKEUP : submit_flags();
 	if (stack_user_size && ustack_fixed)
-		err = send_with_ustack_fixed(s, size, flags);
+		err = send_with_ustack_fixed(s, size, flags, stack_user_size, PROFILE_SAMPLE_USTACK);
 	else if (stack_user_size)
-		err = send_with_ustack(s, size, flags);
+		err = send_with_ustack(s, size, flags, stack_user_size, PROFILE_SAMPLE_USTACK);
+	else if (late && ustack_fixed)
+		err = send_with_ustack_fixed(s, size, flags, late_stack_size, PROFILE_SAMPLE_LATE);
+	else if (late)
+		err = send_with_ustack(s, size, flags, late_stack_size, PROFILE_SAMPLE_LATE);
 	else
 		err = bpf_ringbuf_output(&events, s, size, flags);
 	if (err)
@@ -346,8 +394,10 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		return 0;
 	send_task(PROFILE_KIND_EXIT, p, 0, 0, group_dead);
 	/* A reused pid is a new process: its first sample wakes user space again. */
-	if (group_dead)
+	if (group_dead) {
 		bpf_map_delete_elem(&seen_tgids, &tgid);
+		bpf_map_delete_elem(&late_copies, &tgid);
+	}
 	/* Keep the maps bounded and a reused pid out of scope. */
 	if (filter_mode == PROFILE_FILTER_TGID && group_dead)
 		bpf_map_delete_elem(&target_tgids, &tgid);
@@ -365,6 +415,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 		return 0;
 	/* A new image: describe it while it runs, like a new process. */
 	bpf_map_delete_elem(&seen_tgids, &tgid);
+	bpf_map_delete_elem(&late_copies, &tgid);
 	send_task(PROFILE_KIND_EXEC, p, 0, 0, 0);
 	return 0;
 }

@@ -44,7 +44,9 @@ enum profile_stat {
 	PROFILE_STAT_SAMPLES = 0,	/* samples in scope */
 	PROFILE_STAT_LOST = 1,		/* of those, dropped: ring buffer full */
 	PROFILE_STAT_LOST_TASK = 2,	/* fork/exit/exec records dropped */
-	PROFILE_STAT_MAX = 3,
+	PROFILE_STAT_LATE = 3,		/* samples sent with PROFILE_SAMPLE_LATE */
+	PROFILE_STAT_LATE_SPENT = 4,	/* would have been, but their process had used its copies */
+	PROFILE_STAT_MAX = 5,
 };
 
 struct profile_hdr {
@@ -66,6 +68,23 @@ struct profile_hdr {
 #define PROFILE_SAMPLE_NEW_PROC	2u
 /* A struct profile_ustack and the user stack follow the frames. */
 #define PROFILE_SAMPLE_USTACK	4u
+/*
+ * -g: the in-kernel walk met code in no mapping its tables know (the
+ * process has none yet, or a library was mapped since): the user frames
+ * are that walk, and a struct profile_ustack with a copy of the user stack
+ * follows them as with PROFILE_SAMPLE_USTACK, so user space can walk the
+ * stack again once the process's tables are built. The file never carries
+ * the copy: the sample is written with the better of the two callchains.
+ */
+#define PROFILE_SAMPLE_LATE	8u
+/* Whether a sample carries a struct profile_ustack and a stack copy. */
+#define PROFILE_SAMPLE_HAS_USTACK(flags) (((flags) & (PROFILE_SAMPLE_USTACK | PROFILE_SAMPLE_LATE)) != 0)
+/*
+ * Stack copies for PROFILE_SAMPLE_LATE per process (since it started or
+ * exec'd): a process whose code stays unknown (JIT code mapped after its
+ * description) costs a bounded number of copies, then walks as before.
+ */
+#define PROFILE_LATE_COPIES	512
 /* Processes remembered in `seen_tgids` (LRU: an evicted one just wakes again). */
 #define PROFILE_SEEN_TGIDS	16384
 
@@ -92,7 +111,8 @@ struct profile_sample {
  */
 #define PROFILE_UREGS_MASK	0xff0fffull
 #define PROFILE_NR_UREGS	20
-#define PROFILE_UREG_SP		7	/* indexes into profile_ustack.regs */
+#define PROFILE_UREG_BP		6	/* indexes into profile_ustack.regs */
+#define PROFILE_UREG_SP		7
 #define PROFILE_UREG_IP		8
 /* perf's PERF_SAMPLE_REGS_ABI_64 and _NONE (no user registers: kernel threads). */
 #define PROFILE_UREGS_ABI_64	2

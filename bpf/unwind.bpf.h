@@ -409,6 +409,7 @@ static __always_inline int unwind_frame(struct unwind_walk_ctx *c, __u32 frame, 
 	stop = unwind_table_step(c, frame, bounded);
 	if (stop < 0)
 		return 0;
+	st->unmapped += stop == UNWIND_STOP_NO_MAPPING;
 	if (unwind_stop_takes_fp(stop) && unwind_fp_chain_ends(st->by_fp, st->bp_known, st->bp))
 		stop = UNWIND_STOP_ROOT;
 	st->by_fp = unwind_stop_takes_fp(stop) && !unwind_fp_step(c);
@@ -463,6 +464,7 @@ static __always_inline struct unwind_walk_state *unwind_user_stack_with(bool bou
 	st->stop = UNWIND_STOP_DEPTH;
 	st->fp_frames = 0;
 	st->map_idx = 0;
+	st->unmapped = 0;
 	c.cache = bpf_map_lookup_elem(&unwind_walk_cache, &zero);
 	if (c.cache)
 		c.cache->win_len = 0;

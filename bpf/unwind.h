@@ -272,7 +272,12 @@ struct unwind_walk_state {
 	__u32 fp_frames;			/* of pcs[1, nr), those found by frame pointer */
 	__u32 map_idx;				/* the last frame's mapping: tried first */
 	__u32 by_fp;				/* pc was found by frame pointer */
-	__u32 pad;
+	/*
+	 * Frames whose pc was in no mapping the tables know (all of them when
+	 * the process has no tables yet): the walk may be cut only because
+	 * the tables are still being built (see PROFILE_SAMPLE_LATE).
+	 */
+	__u32 unmapped;
 	__u64 pcs[UNWIND_MAX_FRAMES + 1];	/* +1: indexes are masked with 127 */
 };
 

@@ -197,6 +197,18 @@ struct bpfrec_unwind_stats {
 	 * walks use frame pointers only.
 	 */
 	uint64_t not_loaded;
+	/*
+	 * Samples whose walk met code the tables did not know yet (a process
+	 * starting, a library just mapped): each came with a copy of its user
+	 * stack, was held until its process's tables were built, and was
+	 * walked again in user space with them. late_expired of those waited
+	 * as long as a sample may and were walked with what there was;
+	 * late_stops says how the walks ended (bpfrec_unwind_stop_name()).
+	 * late_spent: samples that would have come with a copy, but their
+	 * process had used all it may (its walk stands as the kernel made it).
+	 */
+	uint64_t late_walks, late_expired, late_spent;
+	uint64_t late_stops[BPFREC_UNWIND_STOPS];
 };
 
 /* Allocation sampling (alloc_interval), when used. */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
@@ -20,6 +21,8 @@
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
 #include "recorder/tasks.h"
+#include "recorder/unwind_bpf.h"
+#include "symbolize/cfiwalk.h"
 
 #include "bpf/profile.h"
 
@@ -32,6 +35,17 @@
  * which perf's round-by-round sorting relies on.
  */
 #define EARLY_FLUSH_MIN_NS	(5ull * 1000000)
+/*
+ * A late sample (PROFILE_SAMPLE_LATE) waits for its process's tables this
+ * long at most after it was taken (libc's table takes 50-90 ms to build,
+ * a compiler's 0.5 s, ten times that under emulation), and only while
+ * what waits with it stays under LATE_HOLD_BYTES: then it is walked with
+ * whatever tables there are.
+ */
+#define LATE_HOLD_NS		(5ull * 1000000000)
+#define LATE_HOLD_BYTES		(4u << 20)
+/* While the recorder stops, how often it looks whether the tables came. */
+#define LATE_POLL_NS		(2ull * 1000000)
 
 /* Ring-buffer callback: copy a record into the batch (it is already compact). */
 static int on_ring_record(void *ctx, void *data, size_t size)
@@ -53,7 +67,7 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 		    size < PROFILE_SAMPLE_SIZE(in->nr_kernel + in->nr_user))
 			return 0;
 		/* A stack copy: keep only its valid part (BPF reserves whole chunks). */
-		if (in->flags & PROFILE_SAMPLE_USTACK) {
+		if (PROFILE_SAMPLE_HAS_USTACK(in->flags)) {
 			head = PROFILE_SAMPLE_SIZE(in->nr_kernel + in->nr_user);
 			used = emit_ustack_parse((const char *)data + head, size - head, &u);
 			if (!used)
@@ -82,10 +96,45 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	return batch_bytes(&s->batch) >= s->batch_max ? BATCH_FULL : 0;
 }
 
-static int write_sample(struct record_session *s, const struct profile_sample *ps, size_t len)
+/*
+ * A late sample's user stack walked again with its process's tables as
+ * they are now; its chain becomes that walk where the walk is better: it
+ * ended cleanly (root, signal frame) or found more frames than the
+ * in-kernel one. Nothing of the copy goes into the file.
+ */
+static void late_rewalk(struct record_session *s, const struct profile_sample *ps, size_t len,
+			struct emit_sample *e)
+{
+	size_t head = PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
+	struct cfi_walk *w = &s->late_walk;
+	struct emit_ustack u;
+	struct cfi_regs regs;
+	struct cfi_stack stack;
+
+	if (!s->unwind || !emit_ustack_parse((const char *)ps + head, len - head, &u) ||
+	    u.abi == PROFILE_UREGS_ABI_NONE)
+		return;
+	regs = (struct cfi_regs){
+		.ip = u.regs[PROFILE_UREG_IP], .sp = u.regs[PROFILE_UREG_SP],
+		.bp = u.regs[PROFILE_UREG_BP],
+	};
+	stack = (struct cfi_stack){ .base = regs.sp, .data = u.stack, .size = u.dyn_size };
+	unwind_bpf_walk(s->unwind, ps->hdr.pid, &regs, &stack,
+			unwind_bpf_pending(s->unwind, ps->hdr.pid), w);
+	if (w->stop == UNWIND_STOP_ROOT || w->stop == UNWIND_STOP_SIGNAL ||
+	    w->nr > e->chain.nr_user) {
+		e->chain.user = w->pcs;
+		e->chain.nr_user = w->nr;
+	}
+}
+
+/* The emitter's view of a BPF sample (its user stack block aside). */
+static void sample_input(const struct record_session *s, const struct profile_sample *ps,
+			 struct emit_sample *e)
 {
 	const uint64_t *frames = (const uint64_t *)ps->frames;
-	struct emit_sample e = {
+
+	*e = (struct emit_sample){
 		.pid = ps->hdr.pid, .tid = ps->hdr.tid, .cpu = ps->hdr.cpu,
 		.time = ps->hdr.time, .period = ps->period, .id = s->event_id,
 		.comm = ps->comm, .comm_len = sizeof(ps->comm),
@@ -98,8 +147,16 @@ static int write_sample(struct record_session *s, const struct profile_sample *p
 			.nr_user = ps->nr_user,
 		},
 	};
+}
+
+static int write_sample(struct record_session *s, const struct profile_sample *ps, size_t len)
+{
+	struct emit_sample e;
 	int err;
 
+	sample_input(s, ps, &e);
+	if (ps->flags & PROFILE_SAMPLE_LATE)
+		late_rewalk(s, ps, len, &e);
 	if (ps->flags & PROFILE_SAMPLE_USTACK) {
 		size_t head = PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
 
@@ -177,6 +234,41 @@ static void warn_denied(struct record_session *s)
 	}
 }
 
+/*
+ * Whether the late sample ps must wait for its process's tables, with
+ * every record after it (the round is written in time order, so it ends
+ * here). Its process is described now, which is what starts the tables
+ * where nothing else did (-a: a process is described at its first
+ * sample). While the recorder stops it waits here instead (the rings are
+ * read to the end), as long as a sample may.
+ */
+static int late_must_wait(struct record_session *s, const struct profile_sample *ps, bool *wait)
+{
+	uint32_t pid = ps->hdr.pid;
+	struct emit_sample e;
+	int err;
+
+	*wait = false;
+	if (!s->unwind)
+		return 0;
+	sample_input(s, ps, &e);
+	err = emit_sample(s->w, s->tracker, &e, true);
+	if (err)
+		return err;
+	for (;;) {
+		uint64_t now = session_mono_ns();
+
+		if (!unwind_bpf_pending(s->unwind, pid) || now - ps->hdr.time > LATE_HOLD_NS ||
+		    batch_bytes(&s->held) > LATE_HOLD_BYTES)
+			return 0;
+		if (!s->draining) {
+			*wait = true;
+			return 0;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = LATE_POLL_NS }, NULL);
+	}
+}
+
 /* A copy of a batch record into batch b. */
 static int copy_into(struct batch *b, const struct profile_hdr *h, size_t len)
 {
@@ -207,7 +299,7 @@ static int unhold(struct record_session *s)
 int session_flush_batch(struct record_session *s)
 {
 	struct record_source_counters c = { 0 };
-	bool wrote = false;
+	bool wrote = false, waiting = false;
 	uint64_t lost;
 	int err = 0;
 
@@ -215,6 +307,7 @@ int session_flush_batch(struct record_session *s)
 	lost = c.lost;
 	s->seen = c.seen;
 	s->lost_task = c.lost_task;
+	s->late_spent = c.late_spent;
 	s->describe_soon = false;
 	s->last_flush_ns = session_mono_ns();
 	batch_sort(&s->batch);
@@ -223,10 +316,20 @@ int session_flush_batch(struct record_session *s)
 		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
 
 		/* Past where this round ends: it waits for the next one. */
-		if (h->time > s->horizon) {
+		if (waiting || h->time > s->horizon) {
 			err = copy_into(&s->held, h, len);
 			continue;
 		}
+		if (h->kind == PROFILE_KIND_SAMPLE &&
+		    (((const struct profile_sample *)h)->flags & PROFILE_SAMPLE_LATE)) {
+			err = late_must_wait(s, (const struct profile_sample *)h, &waiting);
+			if (!err && waiting) {
+				err = copy_into(&s->held, h, len);
+				continue;
+			}
+		}
+		if (err)
+			break;
 		if (h->kind == PROFILE_KIND_SAMPLE)
 			err = write_sample(s, (const struct profile_sample *)h, len);
 		else if (sideband_record_ok(h, len))
@@ -278,6 +381,8 @@ int session_flush_batch(struct record_session *s)
 	batch_clear(&s->batch);
 	if (!err)
 		err = unhold(s);
+	/* A sample waits for tables: look again soon. */
+	s->describe_soon |= waiting;
 	warn_denied(s);
 	return err;
 }

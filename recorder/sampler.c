@@ -38,6 +38,13 @@
 #include "profile.skel.h"
 
 #define DEFAULT_RING_BYTES	(8u << 20)
+/*
+ * -g: the user stack a sample sends when its walk met code without tables
+ * yet (PROFILE_SAMPLE_LATE): twice perf's --call-graph dwarf default, as
+ * the copy is walked with the same tables and only samples of starting
+ * processes carry one (PROFILE_LATE_COPIES a process at most).
+ */
+#define SAMPLER_LATE_STACK_BYTES	(8u << 10)
 #define SYSFS_BTF		"/sys/kernel/btf/vmlinux"
 
 struct sampler {
@@ -356,6 +363,11 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	skel->rodata->capture_stacks = s->opts.callgraph != RECORD_CALLGRAPH_NONE;
 	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF) {
 		skel->rodata->stack_user_size = s->opts.stack_user_size;
+		skel->rodata->ustack_fixed = !s->kfeatures.ringbuf_dynptr;
+	}
+	/* A walk cut for want of tables comes with a copy to walk again (loop.c). */
+	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI) {
+		skel->rodata->late_stack_size = SAMPLER_LATE_STACK_BYTES;
 		skel->rodata->ustack_fixed = !s->kfeatures.ringbuf_dynptr;
 	}
 	/*
@@ -706,6 +718,7 @@ static void sampler_counters(const struct record_session *s, const void *src,
 	c->seen = read_stat(sm, PROFILE_STAT_SAMPLES);
 	c->lost = read_stat(sm, PROFILE_STAT_LOST);
 	c->lost_task = read_stat(sm, PROFILE_STAT_LOST_TASK);
+	c->late_spent = read_stat(sm, PROFILE_STAT_LATE_SPENT);
 	if (sm->progstats) {
 		struct progstats_sum prog;
 

@@ -652,8 +652,10 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 	offcpu_stats(s->offcpu, &st->offcpu);
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;
-	if (s->unwind)
+	if (s->unwind) {
 		unwind_bpf_stats(s->unwind, &st->unwind);
+		st->unwind.late_spent = s->late_spent;
+	}
 	if (s->child.pid)
 		st->exit_code = launch_exit_code(&s->child);
 	if (s->src_opened && s->src) {

@@ -33,6 +33,7 @@
 #include "recorder/session.h"
 #include "recorder/source.h"
 #include "recorder/tasks.h"
+#include "symbolize/cfiwalk.h"
 
 /*
  * Write a round early when a batch holds this much (a slow disk, a storm),
@@ -91,6 +92,7 @@ struct record_session {
 	struct sched_tracer *sched;	/* --sched */
 	struct unwind_bpf *unwind;	/* cfi: the tables of the in-kernel unwinder */
 	struct sideband *sideband;	/* NULL: processes are described from /proc only */
+	struct cfi_walk late_walk;	/* the last late sample's walk (loop.c): 1 KiB, not on the stack */
 	int epfd;
 
 	/* Output. */
@@ -128,6 +130,7 @@ struct record_session {
 	uint64_t unwind_settle_ns;	/* rounds come early until then */
 	uint64_t last_time;
 	uint64_t seen, lost, lost_task;
+	uint64_t late_spent;		/* record_source_counters.late_spent */
 	bool workload_done, write_failed;
 	struct pidset pids_seen;
 

@@ -44,6 +44,8 @@ struct record_source_counters {
 	uint64_t seen;		/* samples in scope the source took */
 	uint64_t lost;		/* of those, never delivered (a full ring buffer) */
 	uint64_t lost_task;	/* fork/exit/exec notices never delivered */
+	/* -g: samples that had no stack copy left for a late walk (PROFILE_STAT_LATE_SPENT). */
+	uint64_t late_spent;
 	/* The source's BPF programs, when the kernel counts their time. */
 	bool bpf_counted;
 	uint64_t bpf_run_ns, bpf_runs;

@@ -21,6 +21,7 @@
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
 #include "recorder/unwind_tables.h"
+#include "symbolize/cfiwalk.h"
 
 /*
  * A process's mappings to give the manager, or (drop) a process to forget.
@@ -55,6 +56,12 @@ struct unwind_bpf {
 	uint64_t requested;		/* set jobs accepted into the queue */
 	uint64_t peak_rows, write_errors, jobs_dropped;
 	struct unwind_tables_stats snap;	/* the manager's stats after the last job */
+	uint32_t busy_pid;		/* the set job the worker is on, when busy */
+	bool busy;
+
+	/* The recorder thread's only: user-space walks of late samples. */
+	uint64_t late_walks, late_expired, late_stops[UNWIND_STOP_MAX];
+	struct unwind_proc late_proc;	/* a copy of the entry walked with (16 KiB) */
 };
 
 static void *worker_main(void *arg);
@@ -231,6 +238,38 @@ uint64_t unwind_bpf_requests(struct unwind_bpf *u)
 	return n;
 }
 
+bool unwind_bpf_pending(struct unwind_bpf *u, uint32_t pid)
+{
+	bool pending;
+
+	pthread_mutex_lock(&u->lock);
+	pending = u->busy && u->busy_pid == pid;
+	for (const struct unwind_job *j = u->head; j && !pending; j = j->next)
+		pending = j->pid == pid && !j->drop;
+	pthread_mutex_unlock(&u->lock);
+	return pending;
+}
+
+void unwind_bpf_walk(struct unwind_bpf *u, uint32_t pid, const struct cfi_regs *regs,
+		     const struct cfi_stack *stack, bool expired, struct cfi_walk *out)
+{
+	struct unwind_proc *p = &u->late_proc;
+	uint32_t nr = 0;
+
+	/*
+	 * The kernel's copy of the entry, whole (a lookup copies it under
+	 * the map's lock); the rows are read live, as the BPF walker reads
+	 * them, and a range rewritten meanwhile gives a bounded bad frame.
+	 */
+	if (!bpf_map_lookup_elem(u->procs_fd, &pid, p))
+		nr = p->nr < UNWIND_MAX_MAPPINGS ? p->nr : UNWIND_MAX_MAPPINGS;
+	cfi_walk_stack(u->rows, u->rows ? u->store_rows : 0, p->maps, nr, regs, stack, out);
+	u->late_walks++;
+	u->late_expired += expired;
+	if ((unsigned int)out->stop < UNWIND_STOP_MAX)
+		u->late_stops[out->stop]++;
+}
+
 /* ---- the worker: builds tables off the recorder's thread ------------------- */
 
 static void job_free(struct unwind_job *j)
@@ -306,6 +345,8 @@ static void *worker_main(void *arg)
 		if (!u->head)
 			u->tail = NULL;
 		u->queued_sets -= !j->drop;
+		u->busy = !j->drop;
+		u->busy_pid = j->pid;
 		pthread_mutex_unlock(&u->lock);
 
 		pthread_mutex_lock(&u->mgr_lock);
@@ -321,6 +362,7 @@ static void *worker_main(void *arg)
 		if (st.rows_used > u->peak_rows)
 			u->peak_rows = st.rows_used;
 		u->write_errors += err != 0;
+		u->busy = false;
 		pthread_mutex_unlock(&u->lock);
 		job_free(j);
 	}
@@ -415,5 +457,8 @@ int unwind_bpf_stats(struct unwind_bpf *u, struct bpfrec_unwind_stats *out)
 	out->fp_frames = stats[UNWIND_STAT_FP_FRAMES];
 	out->no_proc = stats[UNWIND_STAT_NO_PROC];
 	out->frames = stats[UNWIND_STAT_FRAMES];
+	out->late_walks = u->late_walks;
+	out->late_expired = u->late_expired;
+	memcpy(out->late_stops, u->late_stops, sizeof(u->late_stops));
 	return 0;
 }

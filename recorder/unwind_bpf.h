@@ -97,6 +97,26 @@ extern const struct task_tracker_hooks unwind_bpf_hooks;
 uint64_t unwind_bpf_requests(struct unwind_bpf *u);
 
 /*
+ * Whether a description of pid waits for the worker or is being built:
+ * its tables may be about to change. The recorder holds a sample sent with
+ * a stack copy (PROFILE_SAMPLE_LATE, bpf/profile.h) while this is true.
+ */
+bool unwind_bpf_pending(struct unwind_bpf *u, uint32_t pid);
+
+struct cfi_regs;
+struct cfi_stack;
+struct cfi_walk;
+/*
+ * Walk a copied user stack of pid (symbolize/cfiwalk.h) with the tables
+ * the in-kernel walker has for pid now: the same rows, read from the
+ * store, and pid's entry as the kernel has it (none: a frame-pointer
+ * walk). Counted for the summary (late_walks, late_stops); expired: the
+ * sample waited for pid's tables as long as it may and they did not come.
+ */
+void unwind_bpf_walk(struct unwind_bpf *u, uint32_t pid, const struct cfi_regs *regs,
+		     const struct cfi_stack *stack, bool expired, struct cfi_walk *out);
+
+/*
  * What the recorder reports of the unwinder (struct bpfrec_unwind_stats,
  * <bpfrec/record.h>): the walks summed over CPUs and both programs, the
  * manager's tables as of the worker's last job, the most bytes loaded at

@@ -14,8 +14,9 @@ static int read_u64(const struct cfi_stack *s, uint64_t addr, uint64_t *val)
 }
 
 /* One frame: -1 with the caller's registers in pc/sp/bp, or why the walk ends. */
-static int step(const struct unwind_row *rows, const struct unwind_mapping *maps,
-		uint32_t nr_maps, const struct cfi_stack *stack, int first, uint64_t *pc,
+static int step(const struct unwind_row *rows, uint32_t store_rows,
+		const struct unwind_mapping *maps, uint32_t nr_maps,
+		const struct cfi_stack *stack, int first, uint64_t *pc,
 		uint64_t *sp, uint64_t *bp, int *bp_known)
 {
 	const struct unwind_mapping *m;
@@ -28,7 +29,7 @@ static int step(const struct unwind_row *rows, const struct unwind_mapping *maps
 	if (i < 0)
 		return UNWIND_STOP_NO_MAPPING;
 	m = &maps[i];
-	if (!m->nr_rows)
+	if (!m->nr_rows || m->first_row > store_rows || m->nr_rows > store_rows - m->first_row)
 		return UNWIND_STOP_NO_TABLE;
 	key = *pc - (first ? 0 : 1) - m->bias;
 	if (key > UINT32_MAX)
@@ -89,9 +90,9 @@ static int fp_step(const struct cfi_stack *stack, uint64_t *pc, uint64_t *sp, ui
 	return 0;
 }
 
-void cfi_walk_stack(const struct unwind_row *rows, const struct unwind_mapping *maps,
-		    uint32_t nr_maps, const struct cfi_regs *regs, const struct cfi_stack *stack,
-		    struct cfi_walk *out)
+void cfi_walk_stack(const struct unwind_row *rows, uint32_t store_rows,
+		    const struct unwind_mapping *maps, uint32_t nr_maps,
+		    const struct cfi_regs *regs, const struct cfi_stack *stack, struct cfi_walk *out)
 {
 	uint64_t pc = regs->ip, sp = regs->sp, bp = regs->bp;
 	int bp_known = 1, stop = UNWIND_STOP_DEPTH, by_fp = 0;
@@ -101,7 +102,8 @@ void cfi_walk_stack(const struct unwind_row *rows, const struct unwind_mapping *
 	for (uint32_t n = 0; n < UNWIND_MAX_FRAMES; n++) {
 		out->pcs[out->nr++] = pc;
 		out->fp_frames += (uint32_t)by_fp;
-		stop = step(rows, maps, nr_maps, stack, n == 0, &pc, &sp, &bp, &bp_known);
+		stop = step(rows, store_rows, maps, nr_maps, stack, n == 0, &pc, &sp, &bp,
+			    &bp_known);
 		if (stop >= 0 && unwind_stop_takes_fp(stop) &&
 		    unwind_fp_chain_ends(by_fp, bp_known, bp))
 			stop = UNWIND_STOP_ROOT;

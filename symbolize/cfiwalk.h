@@ -54,10 +54,14 @@ struct cfi_walk {
 	enum unwind_stop stop;
 };
 
-/* Walk one stack. maps: nr_maps <= UNWIND_MAX_MAPPINGS, sorted by start. */
-void cfi_walk_stack(const struct unwind_row *rows, const struct unwind_mapping *maps,
-		    uint32_t nr_maps, const struct cfi_regs *regs, const struct cfi_stack *stack,
-		    struct cfi_walk *out);
+/*
+ * Walk one stack. rows: the row store, store_rows rows (a mapping whose
+ * table does not lie inside it counts as one without a table); maps:
+ * nr_maps <= UNWIND_MAX_MAPPINGS, sorted by start.
+ */
+void cfi_walk_stack(const struct unwind_row *rows, uint32_t store_rows,
+		    const struct unwind_mapping *maps, uint32_t nr_maps,
+		    const struct cfi_regs *regs, const struct cfi_stack *stack, struct cfi_walk *out);
 
 /* A name for a stop reason ("root", "no-row", ...). */
 const char *cfi_walk_stop_name(enum unwind_stop stop);

@@ -14,9 +14,11 @@
 #
 # WHAT:
 #   reach  prints "ROOT_PCT SAMPLES MEAN_DEPTH": the percent of samples whose
-#          outermost user frame is a thread's root (_start,
+#          outermost user frame is a thread's root (_start, _dl_start_user,
 #          __libc_start_call_main, __libc_start_main*, start_thread, clone,
-#          clone3), the number of samples, their mean number of user frames
+#          clone3; or a nameless frame called from __libc_start_main*: the
+#          _start of a stripped program, as gcc's as and cc1), the number of
+#          samples, their mean number of user frames
 #   edges  prints "CALLER<TAB>CALLEE<TAB>SAMPLES" lines: for each call edge
 #          between two adjacent user frames, how many samples hold it (once a
 #          sample)
@@ -32,7 +34,9 @@ function flush(    i, seen, path) {
 	if (comm == "" || hdr == comm) {
 		n++
 		depth += nf
-		if (nf > 0 && fr[nf - 1] ~ /^(_start|__libc_start_call_main|__libc_start_main.*|start_thread|clone3?)$/)
+		if (nf > 0 && fr[nf - 1] ~ /^(_start|_dl_start_user|__libc_start_call_main|__libc_start_main.*|start_thread|clone3?)$/)
+			root++
+		else if (nf > 1 && fr[nf - 1] == "[unknown]" && fr[nf - 2] ~ /^__libc_start_main/)
 			root++
 		path = nf ? fr[nf - 1] : ""
 		for (i = nf - 1; i > 0; i--) {

@@ -489,7 +489,7 @@ Test(cfiwalk, synthetic_chain)
 	regs.bp = base + 16;
 	stack[2] = 0x1234;	/* the caller's rbp */
 	stack[3] = 0x501205;	/* into the root */
-	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
+	cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 1, &regs, &st, &w);
 	cr_assert_eq(w.nr, 3);
 	cr_expect_eq(w.pcs[0], 0x501050);
 	cr_expect_eq(w.pcs[1], 0x501150);
@@ -498,7 +498,7 @@ Test(cfiwalk, synthetic_chain)
 
 	/* A return address just past the end of the root's range is looked up at pc - 1. */
 	stack[3] = 0x501210;
-	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
+	cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 1, &regs, &st, &w);
 	cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s", cfi_walk_stop_name(w.stop));
 
 	/*
@@ -507,19 +507,19 @@ Test(cfiwalk, synthetic_chain)
 	 */
 	regs.ip = 0x501300;
 	regs.bp = 0;
-	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
+	cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 1, &regs, &st, &w);
 	cr_expect_eq(w.nr, 1);
 	cr_expect_eq(w.stop, UNWIND_STOP_NO_ROW, "stop %s", cfi_walk_stop_name(w.stop));
 
 	/* Out of every mapping. */
 	regs.ip = 0x400000;
-	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
+	cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 1, &regs, &st, &w);
 	cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING);
 
 	/* A return address outside the copied stack. */
 	regs.ip = 0x501050;
 	regs.sp = base + sizeof(stack) - 8;
-	cfi_walk_stack(rows, maps, 1, &regs, &st, &w);
+	cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 1, &regs, &st, &w);
 	cr_expect_eq(w.stop, UNWIND_STOP_STACK_READ, "stop %s", cfi_walk_stop_name(w.stop));
 
 	/*
@@ -548,7 +548,7 @@ Test(cfiwalk, synthetic_chain)
 		regs.ip = 0x501050;
 		regs.sp = base;
 		regs.bp = base + 32;
-		cfi_walk_stack(epi, &m1, 1, &regs, &es, &w);
+		cfi_walk_stack(epi, sizeof(epi) / sizeof(epi[0]), &m1, 1, &regs, &es, &w);
 		cr_expect_eq(w.nr, 3, "%u frames, stop %s", w.nr, cfi_walk_stop_name(w.stop));
 		cr_expect_eq(w.pcs[2], 0x501201);
 		cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s", cfi_walk_stop_name(w.stop));
@@ -570,7 +570,7 @@ Test(cfiwalk, synthetic_chain)
 			loop[i] = 0x501010;
 		regs.ip = 0x501010;
 		regs.sp = base;
-		cfi_walk_stack(self, &m1, 1, &regs, &ls, &w);
+		cfi_walk_stack(self, sizeof(self) / sizeof(self[0]), &m1, 1, &regs, &ls, &w);
 		cr_expect_eq(w.nr, UNWIND_MAX_FRAMES);
 		cr_expect_eq(w.stop, UNWIND_STOP_DEPTH, "stop %s", cfi_walk_stop_name(w.stop));
 	}
@@ -610,7 +610,7 @@ Test(cfiwalk, frame_pointer_fallback)
 	mem[3] = 0x900100;	/* and its return address */
 	mem[6] = 0;		/* frame at base + 48: the end of the chain */
 	mem[7] = 0x900200;
-	cfi_walk_stack(rows, maps, 0, &regs, &st, &w);
+	cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 0, &regs, &st, &w);
 	cr_assert_eq(w.nr, 3, "%u frames, stop %s", w.nr, cfi_walk_stop_name(w.stop));
 	cr_expect_eq(w.pcs[1], 0x900100);
 	cr_expect_eq(w.pcs[2], 0x900200);
@@ -619,7 +619,7 @@ Test(cfiwalk, frame_pointer_fallback)
 	cr_expect_eq(w.stop, UNWIND_STOP_ROOT, "stop %s", cfi_walk_stop_name(w.stop));
 	/* The same 0 in the first frame proves nothing: rbp may be any register there. */
 	regs.bp = 0;
-	cfi_walk_stack(rows, maps, 0, &regs, &st, &w);
+	cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 0, &regs, &st, &w);
 	cr_assert_eq(w.nr, 1);
 	cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING, "stop %s", cfi_walk_stop_name(w.stop));
 
@@ -635,7 +635,7 @@ Test(cfiwalk, frame_pointer_fallback)
 	mem[5] = 0x501150;	/* return address at rbp + 8 */
 	mem[8] = 0x1234;	/* the rbp frame: saved rbp at CFA - 16 = rbp, */
 	mem[9] = 0x501205;	/* return address at CFA - 8, into the root */
-	cfi_walk_stack(rows, maps, 2, &regs, &st, &w);
+	cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 2, &regs, &st, &w);
 	cr_assert_eq(w.nr, 4, "%u frames, stop %s", w.nr, cfi_walk_stop_name(w.stop));
 	cr_expect_eq(w.pcs[1], 0x600010);
 	cr_expect_eq(w.pcs[2], 0x501150);
@@ -646,7 +646,7 @@ Test(cfiwalk, frame_pointer_fallback)
 	/* The same through a mapping without a table, a gap row and an UNSUPPORTED row. */
 	for (uint64_t pc = 0x700010; pc; pc = pc == 0x700010 ? 0x501250 : pc == 0x501250 ? 0x501350 : 0) {
 		mem[1] = pc;
-		cfi_walk_stack(rows, maps, 2, &regs, &st, &w);
+		cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 2, &regs, &st, &w);
 		cr_expect_eq(w.nr, 4, "%#lx: %u frames, stop %s", (unsigned long)pc, w.nr,
 			     cfi_walk_stop_name(w.stop));
 		cr_expect_eq(w.fp_frames, 1, "%#lx", (unsigned long)pc);
@@ -658,7 +658,7 @@ Test(cfiwalk, frame_pointer_fallback)
 	mem[1] = 0x600010;
 	for (int i = 0; i < 2; i++) {
 		regs.bp = i ? base + 33 : base - 16;
-		cfi_walk_stack(rows, maps, 2, &regs, &st, &w);
+		cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 2, &regs, &st, &w);
 		cr_expect_eq(w.nr, 2, "rbp %#lx: %u frames", (unsigned long)regs.bp, w.nr);
 		cr_expect_eq(w.fp_frames, 0);
 		cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING, "stop %s", cfi_walk_stop_name(w.stop));
@@ -666,14 +666,14 @@ Test(cfiwalk, frame_pointer_fallback)
 
 	/* A frame pointer chain that leaves the stack (a fault in BPF) ends there too. */
 	regs.bp = base + sizeof(mem) - 8;
-	cfi_walk_stack(rows, maps, 2, &regs, &st, &w);
+	cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 2, &regs, &st, &w);
 	cr_expect_eq(w.nr, 2);
 	cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING, "stop %s", cfi_walk_stop_name(w.stop));
 
 	/* A row that loses rbp: the next frame without a table cannot take the fp step. */
 	regs = (struct cfi_regs){ .ip = 0x501550, .sp = base, .bp = base + 32 };
 	mem[0] = 0x600010;
-	cfi_walk_stack(rows, maps, 2, &regs, &st, &w);
+	cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 2, &regs, &st, &w);
 	cr_expect_eq(w.nr, 2, "%u frames, stop %s", w.nr, cfi_walk_stop_name(w.stop));
 	cr_expect_eq(w.fp_frames, 0);
 	cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING, "stop %s", cfi_walk_stop_name(w.stop));
@@ -808,7 +808,7 @@ static void walk(const struct traced *tr, struct cfi_walk *w)
 	struct cfi_stack st = { .base = tr->regs.rsp, .data = tr->stack,
 				.size = tr->stack_size };
 
-	cfi_walk_stack(tr->rows, tr->m, tr->nr_maps, &regs, &st, w);
+	cfi_walk_stack(tr->rows, tr->nr_rows, tr->m, tr->nr_maps, &regs, &st, w);
 }
 
 struct libdw_frames {

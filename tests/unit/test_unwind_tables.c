@@ -382,7 +382,7 @@ static __attribute__((noinline)) void walk_here(const struct unwind_proc *p, str
 	copy_stack(copy, sp, stack.size);
 	stack.data = copy;
 	regs = (struct cfi_regs){ .ip = ip, .sp = sp, .bp = bp };
-	cfi_walk_stack(store->rows, p->maps, p->nr, &regs, &stack, w);
+	cfi_walk_stack(store->rows, store->cap, p->maps, p->nr, &regs, &stack, w);
 	free(copy);
 	*ret = (uint64_t)(uintptr_t)__builtin_return_address(0);
 }

@@ -151,6 +151,18 @@ static void unwind_summary(const struct bpfrec_unwind_stats *u, bool verbose)
 				fprintf(stderr, " %s %llu", bpfrec_unwind_stop_name(r),
 					(unsigned long long)u->stops[r]);
 		fputc('\n', stderr);
+		if (u->late_walks || u->late_spent) {
+			fprintf(stderr, "bpfrec record: cfi stacks walked again once their tables "
+				"came: %llu (%llu waited too long), %llu more had no stack copy "
+				"left; ended:", (unsigned long long)u->late_walks,
+				(unsigned long long)u->late_expired,
+				(unsigned long long)u->late_spent);
+			for (unsigned int r = 0; bpfrec_unwind_stop_name(r); r++)
+				if (u->late_stops[r])
+					fprintf(stderr, " %s %llu", bpfrec_unwind_stop_name(r),
+						(unsigned long long)u->late_stops[r]);
+			fputc('\n', stderr);
+		}
 	}
 	if (u->over_budget)
 		fprintf(stderr, "bpfrec record: warning: %zu mappings did not fit in the %s of unwind "
