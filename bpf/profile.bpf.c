@@ -58,6 +58,12 @@ const volatile bool ustack_fixed = false;
  */
 const volatile __u32 late_stack_size = 0;
 /*
+ * A stack copy only while the ring buffer holds less than this (a quarter
+ * of it): copies are 16 KiB and come in bursts (every sample of a starting
+ * process), and they must never crowd out samples.
+ */
+const volatile __u64 late_ring_room = 0;
+/*
  * Fork, exit and exec notices have a ring of their own: a flood of samples
  * must not crowd them out, or the recorder would miss an exit and describe a
  * reused pid with the old program's maps.
@@ -138,6 +144,10 @@ static __always_inline bool late_copy_wanted(__u32 tgid)
 	}
 	if (!*n) {
 		count(PROFILE_STAT_LATE_SPENT);
+		return false;
+	}
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > late_ring_room) {
+		count(PROFILE_STAT_LATE_BUSY);
 		return false;
 	}
 	*n -= 1;

@@ -46,7 +46,8 @@ enum profile_stat {
 	PROFILE_STAT_LOST_TASK = 2,	/* fork/exit/exec records dropped */
 	PROFILE_STAT_LATE = 3,		/* samples sent with PROFILE_SAMPLE_LATE */
 	PROFILE_STAT_LATE_SPENT = 4,	/* would have been, but their process had used its copies */
-	PROFILE_STAT_MAX = 5,
+	PROFILE_STAT_LATE_BUSY = 5,	/* would have been, but the ring buffer was too full */
+	PROFILE_STAT_MAX = 6,
 };
 
 struct profile_hdr {

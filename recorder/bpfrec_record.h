@@ -205,9 +205,10 @@ struct bpfrec_unwind_stats {
 	 * as long as a sample may and were walked with what there was;
 	 * late_stops says how the walks ended (bpfrec_unwind_stop_name()).
 	 * late_spent: samples that would have come with a copy, but their
-	 * process had used all it may (its walk stands as the kernel made it).
+	 * process had used all it may; late_busy: but the ring buffer was a
+	 * quarter full (their walks stand as the kernel made them).
 	 */
-	uint64_t late_walks, late_expired, late_spent;
+	uint64_t late_walks, late_expired, late_spent, late_busy;
 	uint64_t late_stops[BPFREC_UNWIND_STOPS];
 };
 

@@ -308,6 +308,7 @@ int session_flush_batch(struct record_session *s)
 	s->seen = c.seen;
 	s->lost_task = c.lost_task;
 	s->late_spent = c.late_spent;
+	s->late_busy = c.late_busy;
 	s->describe_soon = false;
 	s->last_flush_ns = session_mono_ns();
 	batch_sort(&s->batch);

@@ -44,7 +44,7 @@
  * the copy is walked with the same tables and only samples of starting
  * processes carry one (PROFILE_LATE_COPIES a process at most).
  */
-#define SAMPLER_LATE_STACK_BYTES	(8u << 10)
+#define SAMPLER_LATE_STACK_BYTES	(16u << 10)
 #define SYSFS_BTF		"/sys/kernel/btf/vmlinux"
 
 struct sampler {
@@ -368,6 +368,7 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	/* A walk cut for want of tables comes with a copy to walk again (loop.c). */
 	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI) {
 		skel->rodata->late_stack_size = SAMPLER_LATE_STACK_BYTES;
+		skel->rodata->late_ring_room = ring / 4;
 		skel->rodata->ustack_fixed = !s->kfeatures.ringbuf_dynptr;
 	}
 	/*
@@ -719,6 +720,7 @@ static void sampler_counters(const struct record_session *s, const void *src,
 	c->lost = read_stat(sm, PROFILE_STAT_LOST);
 	c->lost_task = read_stat(sm, PROFILE_STAT_LOST_TASK);
 	c->late_spent = read_stat(sm, PROFILE_STAT_LATE_SPENT);
+	c->late_busy = read_stat(sm, PROFILE_STAT_LATE_BUSY);
 	if (sm->progstats) {
 		struct progstats_sum prog;
 

@@ -655,6 +655,7 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 	if (s->unwind) {
 		unwind_bpf_stats(s->unwind, &st->unwind);
 		st->unwind.late_spent = s->late_spent;
+		st->unwind.late_busy = s->late_busy;
 	}
 	if (s->child.pid)
 		st->exit_code = launch_exit_code(&s->child);

@@ -130,7 +130,7 @@ struct record_session {
 	uint64_t unwind_settle_ns;	/* rounds come early until then */
 	uint64_t last_time;
 	uint64_t seen, lost, lost_task;
-	uint64_t late_spent;		/* record_source_counters.late_spent */
+	uint64_t late_spent, late_busy;	/* record_source_counters' */
 	bool workload_done, write_failed;
 	struct pidset pids_seen;
 

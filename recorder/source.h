@@ -46,6 +46,8 @@ struct record_source_counters {
 	uint64_t lost_task;	/* fork/exit/exec notices never delivered */
 	/* -g: samples that had no stack copy left for a late walk (PROFILE_STAT_LATE_SPENT). */
 	uint64_t late_spent;
+	/* -g: samples that got no stack copy for a late walk: the ring buffer was too full. */
+	uint64_t late_busy;
 	/* The source's BPF programs, when the kernel counts their time. */
 	bool bpf_counted;
 	uint64_t bpf_run_ns, bpf_runs;

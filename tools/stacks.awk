@@ -8,7 +8,10 @@
 # then one line a frame (perf indents them with a tab), innermost first:
 # "ADDR SYM[+0xOFF] [(DSO)]". Frames
 # at kernel addresses are left out: these figures are about user stacks.
-# Only samples whose comm is NAME count (every sample when comm is empty).
+# Only samples whose comm is NAME count (every sample when comm is empty),
+# and none taken inside an exec (a kernel frame in bprm_execve): the new
+# image's name with the old image's registers, a user stack no unwinder
+# can follow.
 # --no-inline keeps the names of DWARF-unwound frames the ELF symbols, as in
 # ordinary callchains, so chains unwound both ways compare by name.
 #
@@ -24,20 +27,40 @@
 #          sample)
 #   folded prints "OUTER;...;INNER<TAB>SAMPLES" lines: each distinct user
 #          stack, outermost frame first, and how many samples had it
+#   first  prints "ROOTED PROCESSES": of COMM's processes, how many had a
+#          first sample that reached the root (the header's second field
+#          must be the pid: perf script -F comm,pid,ip,sym); each process
+#          that missed is printed to stderr
 # (Tabs separate the fields: C++ names hold spaces.)
 
 function is_kernel(addr) { return length(addr) == 16 && addr ~ /^ffff/ }
 
+# Whether the user frames fr[0, nf) end at a thread's root.
+function is_root(    last) {
+	if (nf == 0)
+		return 0
+	last = fr[nf - 1]
+	if (last ~ /^(_start|_dl_start_user|__libc_start_call_main|__libc_start_main.*|start_thread|clone3?)$/)
+		return 1
+	return nf > 1 && last == "[unknown]" && fr[nf - 2] ~ /^__libc_start_main/
+}
+
 function flush(    i, seen, path) {
 	if (nf < 0)
 		return
-	if (comm == "" || hdr == comm) {
+	if ((comm == "" || hdr == comm) && !in_exec) {
 		n++
 		depth += nf
-		if (nf > 0 && fr[nf - 1] ~ /^(_start|_dl_start_user|__libc_start_call_main|__libc_start_main.*|start_thread|clone3?)$/)
-			root++
-		else if (nf > 1 && fr[nf - 1] == "[unknown]" && fr[nf - 2] ~ /^__libc_start_main/)
-			root++
+		root += is_root()
+		if (what == "first" && !(pid in firsts)) {
+			firsts[pid] = 1
+			procs++
+			if (is_root())
+				rooted++
+			else
+				printf "pid %s: first sample has %d user frames, the outermost %s\n", pid, nf,
+					nf ? fr[nf - 1] : "(none)" > "/dev/stderr"
+		}
 		path = nf ? fr[nf - 1] : ""
 		for (i = nf - 1; i > 0; i--) {
 			path = path ";" fr[i - 1]
@@ -53,10 +76,13 @@ function flush(    i, seen, path) {
 
 BEGIN { nf = -1 }
 NF == 0 { flush(); next }
-!/^\t/ { flush(); hdr = $1; nf = 0; next }
+!/^\t/ { flush(); hdr = $1; pid = $2; nf = 0; in_exec = 0; next }
 nf >= 0 && NF >= 2 {
-	if (is_kernel($1))
+	if (is_kernel($1)) {
+		if ($2 ~ /^bprm_execve/)
+			in_exec = 1
 		next
+	}
 	sym = $0
 	sub(/^[ \t]*[0-9a-f]+ /, "", sym)
 	sub(/ \([^()]*\)$/, "", sym)	# the DSO
@@ -73,8 +99,10 @@ END {
 	else if (what == "folded")
 		for (p in folded)
 			print p "\t" folded[p]
+	else if (what == "first")
+		printf "%d %d\n", rooted, procs
 	else {
-		print "stacks.awk: what=reach, edges or folded" > "/dev/stderr"
+		print "stacks.awk: what=reach, edges, folded or first" > "/dev/stderr"
 		exit 2
 	}
 }

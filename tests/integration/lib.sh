@@ -228,6 +228,11 @@ root_share() { awk -v comm="$2" -v what=reach -f "$TOP/tools/stacks.awk" "$1"; }
 call_edges() { awk -v comm="$2" -v what=edges -f "$TOP/tools/stacks.awk" "$1"; }
 # folded_stacks SCRIPT COMM: "OUTER;...;INNER<TAB>SAMPLES" per distinct user stack.
 folded_stacks() { awk -v comm="$2" -v what=folded -f "$TOP/tools/stacks.awk" "$1"; }
+# first_rooted SCRIPT COMM: "ROOTED PROCESSES": of COMM's processes, how
+# many had a first sample (after their exec) whose user stack ends at the
+# root; SCRIPT from `perf script -F comm,pid,ip,sym --no-inline`. The
+# processes that missed are named on stderr.
+first_rooted() { awk -v comm="$2" -v what=first -f "$TOP/tools/stacks.awk" "$1"; }
 # edge_overlap A B: the percent of A's edge weight (call_edges output) on
 # edges that B holds too.
 edge_overlap() {
@@ -280,6 +285,17 @@ cfi_stops() {
 	grep -q '^bpfrec record: cfi stacks ended:' "$1" || fail "no 'cfi stacks ended' line in $1"
 	awk -v r="$2" '/^bpfrec record: cfi stacks ended:/ {
 		for (i = 5; i < NF; i++) if ($i == r) n = $(i + 1) } END { print n + 0 }' "$1"
+}
+
+# late_walks ERRFILE: "WALKS EXPIRED SPENT ROOT" from the "walked again"
+# line of `bpfrec record -v -g` (samples whose walk met code without tables
+# yet, walked again in user space once the tables came); "0 0 0 0" when
+# there was none.
+late_walks() {
+	awk '/^bpfrec record: cfi stacks walked again once their tables came:/ {
+		w = $11; x = $12; sub(/^\(/, "", x); s = $16
+		for (i = 17; i < NF; i++) if ($i == "root") r = $(i + 1) }
+	     END { print w + 0, x + 0, s + 0, r + 0 }' "$1"
 }
 
 # debian_python3: the path of Debian's own python3 (built without frame

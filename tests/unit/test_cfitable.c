@@ -516,6 +516,23 @@ Test(cfiwalk, synthetic_chain)
 	cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), maps, 1, &regs, &st, &w);
 	cr_expect_eq(w.stop, UNWIND_STOP_NO_MAPPING);
 
+	/*
+	 * A mapping whose table lies past the end of the store it is given
+	 * (a stale or damaged entry) has no table: nothing is read outside
+	 * the store, and rbp 0 ends the walk there.
+	 */
+	regs.ip = 0x501050;
+	cfi_walk_stack(rows, 4, maps, 1, &regs, &st, &w);
+	cr_expect_eq(w.nr, 1);
+	cr_expect_eq(w.stop, UNWIND_STOP_NO_TABLE, "stop %s", cfi_walk_stop_name(w.stop));
+	{
+		struct unwind_mapping far = maps[0];
+
+		far.first_row = UINT32_MAX - 2;
+		cfi_walk_stack(rows, sizeof(rows) / sizeof(rows[0]), &far, 1, &regs, &st, &w);
+		cr_expect_eq(w.stop, UNWIND_STOP_NO_TABLE, "stop %s", cfi_walk_stop_name(w.stop));
+	}
+
 	/* A return address outside the copied stack. */
 	regs.ip = 0x501050;
 	regs.sp = base + sizeof(stack) - 8;

@@ -151,12 +151,13 @@ static void unwind_summary(const struct bpfrec_unwind_stats *u, bool verbose)
 				fprintf(stderr, " %s %llu", bpfrec_unwind_stop_name(r),
 					(unsigned long long)u->stops[r]);
 		fputc('\n', stderr);
-		if (u->late_walks || u->late_spent) {
+		if (u->late_walks || u->late_spent || u->late_busy) {
 			fprintf(stderr, "bpfrec record: cfi stacks walked again once their tables "
 				"came: %llu (%llu waited too long), %llu more had no stack copy "
-				"left; ended:", (unsigned long long)u->late_walks,
+				"left, %llu found the ring buffer too full for one; ended:",
+				(unsigned long long)u->late_walks,
 				(unsigned long long)u->late_expired,
-				(unsigned long long)u->late_spent);
+				(unsigned long long)u->late_spent, (unsigned long long)u->late_busy);
 			for (unsigned int r = 0; bpfrec_unwind_stop_name(r); r++)
 				if (u->late_stops[r])
 					fprintf(stderr, " %s %llu", bpfrec_unwind_stop_name(r),
