@@ -89,6 +89,14 @@ bench_callgraph() {
 	taskset -c 0 "$FIX/bench_spin" -t 1 -s 1 -r "$W/cg.calib" >/dev/null || die "bench_spin does not run"
 	iters[spin]=$(awk -v n="$(kv "$W/cg.calib" iters)" -v s="$CG_SECS" 'BEGIN { printf "%.0f", n * s }')
 	comm[spin]=bench_spin label[spin]="bench_spin, 1 thread"
+	# A compile: short-lived processes, walked mostly before their tables.
+	if command -v gcc >/dev/null; then
+		mkdir -p "$W/cg.compile"
+		iters[compile]=$(awk -v s="$CG_SECS" 'BEGIN { printf "%d", s < 1 ? 1 : s }')
+		comm[compile]=cc1 label[compile]="compile (cc1)"
+	else
+		say "scenario $sec: gcc missing ('sh tools/deps.sh test'): no compile rows"; FAILED=1
+	fi
 	if [ -x "$py" ]; then
 		taskset -c 0 "$py" "$pywork" bench -s 1 -r "$W/cg.calib" || die "$py $pywork does not run"
 		iters[py]=$(awk -v n="$(kv "$W/cg.calib" iters)" -v s="$CG_SECS" 'BEGIN { printf "%.0f", n * s }')
@@ -100,6 +108,8 @@ bench_callgraph() {
 		case $1 in
 		spin) WL=(taskset -c 0 "$FIX/bench_spin" -t 1 -n "${iters[spin]}") ;;
 		py) WL=(taskset -c 0 "$py" "$pywork" bench -n "${iters[py]}") ;;
+		compile) WL=(taskset -c 0 env RUSAGE="$RUSAGE" sh "$TOP/tools/bench/compile.sh"
+			"$TOP/tests/fixtures" "$W/cg.compile" "${iters[compile]}") ;;
 		esac
 	}
 	budget_start "$1"
@@ -107,7 +117,7 @@ bench_callgraph() {
 		rep_begin "$rep" || break
 		# Rotate who goes first: drift in the machine's load hits every way alike.
 		order=$(echo $ways | tr ' ' '\n' | awk -v r="$rep" '{ w[NR - 1] = $0 } END { for (i = 0; i < NR; i++) print w[(i + r) % NR] }')
-		for w in spin py; do
+		for w in spin py compile; do
 			[ -n "${iters[$w]:-}" ] || continue
 			wl_argv $w
 			d=$W/s$sec/$w/base/$rep
@@ -123,7 +133,7 @@ bench_callgraph() {
 			done
 		done
 	done
-	for w in spin py; do
+	for w in spin py compile; do
 		[ -n "${iters[$w]:-}" ] || continue
 		local base_med
 		# shellcheck disable=SC2086
@@ -142,7 +152,7 @@ bench_callgraph() {
 	budget_note "$sec" "$REPS"
 	[ "$HAVE_CFI" = 1 ] ||
 		note "$sec" "\`bpfrec record --help\` does not offer --call-graph cfi: this build cannot unwind in BPF yet."
-	note "$sec" "Workloads (fixed work, about $CG_SECS s unprofiled): \`python3 py_nested.py bench -n ${iters[py]:-?}\` (Debian's /usr/bin/python3, no frame pointers: nested Python calls over sorted() with a key and str.join; tests/fixtures/py_nested.py) and \`bench_spin -t 1 -n ${iters[spin]}\` (built with frame pointers, a 16-frame chain)."
-	note "$sec" "Commands: \`bpfrec record -C 0 -F $CG_RATE --call-graph fp|cfi|dwarf\`, \`perf record -e cpu-clock -F $CG_RATE -g\` and \`perf record -e cpu-clock -F $CG_RATE --call-graph dwarf\` (8 KiB of user stack a sample), each \`-- taskset -c 0 WORKLOAD\` (bpfrec samples only CPU 0, where the workload runs, so its BPF program runs once a sample). Root reached and depth: \`perf script --no-inline -F comm,ip,sym\` read by tools/stacks.awk, the workload's own samples (a root is _start, __libc_start_call_main, start_thread or clone3); perf unwinds the dwarf files there, which is the \"perf script reading the file\" row."
+	note "$sec" "Workloads (fixed work, about $CG_SECS s unprofiled): \`python3 py_nested.py bench -n ${iters[py]:-?}\` (Debian's /usr/bin/python3, no frame pointers: nested Python calls over sorted() with a key and str.join; tests/fixtures/py_nested.py) and \`bench_spin -t 1 -n ${iters[spin]}\` (built with frame pointers, a 16-frame chain), and a compile: \`gcc -O2 -g -c\` of six fixture sources, ${iters[compile]:-?} times (tools/bench/compile.sh; its rows are cc1's samples: processes of tens to hundreds of ms, most of them walked before their tables exist, which -g makes up for by walking a copy of their stack again once the tables are built)."
+	note "$sec" "Commands: \`bpfrec record -C 0 -F $CG_RATE --call-graph fp|cfi|dwarf\`, \`perf record -e cpu-clock -F $CG_RATE -g\` and \`perf record -e cpu-clock -F $CG_RATE --call-graph dwarf\` (8 KiB of user stack a sample), each \`-- taskset -c 0 WORKLOAD\` (bpfrec samples only CPU 0, where the workload runs, so its BPF program runs once a sample). Root reached and depth: \`perf script --no-inline -F comm,ip,sym\` read by tools/stacks.awk, the workload's own samples (a root is _start, _dl_start_user, __libc_start_call_main, start_thread or clone3, or the nameless _start of a stripped program); perf unwinds the dwarf files there, which is the \"perf script reading the file\" row."
 	note "$sec" "The ratio columns divide cfi's median by each other way's. Issue 11's targets for cfi: bytes per sample within 1.2× of fp and BPF program per sample within 2× of fp (on bench_spin, where fp walks the same stacks), root reached as often as perf dwarf."
 }
