@@ -43,9 +43,11 @@
  * whatever tables there are.
  */
 #define LATE_HOLD_NS		(5ull * 1000000000)
-#define LATE_HOLD_BYTES		(4u << 20)
+#define LATE_HOLD_BYTES		(8u << 20)
 /* While the recorder stops, how often it looks whether the tables came. */
 #define LATE_POLL_NS		(2ull * 1000000)
+/* How long a late sample just handed to the worker is waited for, once a round. */
+#define LATE_SPIN_NS		(2ull * 1000000)
 
 /* Ring-buffer callback: copy a record into the batch (it is already compact). */
 static int on_ring_record(void *ctx, void *data, size_t size)
@@ -85,6 +87,7 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	if (!p)
 		return s->cb_err = -ENOMEM;
 	memcpy(p, data, size);
+	s->last_delivered = h->time;
 	if (h->kind == PROFILE_KIND_SAMPLE &&
 	    (((const struct profile_sample *)data)->flags & PROFILE_SAMPLE_NEW_PROC))
 		s->describe_soon = true;
@@ -97,30 +100,17 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 }
 
 /*
- * A late sample's user stack walked again with its process's tables as
- * they are now; its chain becomes that walk where the walk is better: it
- * ended cleanly (root, signal frame) or found more frames than the
- * in-kernel one. Nothing of the copy goes into the file.
+ * A late sample's chain: its second walk (s->late_walk, when s->late_ok)
+ * where that is better: it ended cleanly (root, signal frame) or found
+ * more frames than the in-kernel one. Nothing of the copy goes into the
+ * file.
  */
-static void late_rewalk(struct record_session *s, const struct profile_sample *ps, size_t len,
-			struct emit_sample *e)
+static void late_chain(struct record_session *s, struct emit_sample *e)
 {
-	size_t head = PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
-	struct cfi_walk *w = &s->late_walk;
-	struct emit_ustack u;
-	struct cfi_regs regs;
-	struct cfi_stack stack;
+	const struct cfi_walk *w = &s->late_walk;
 
-	if (!s->unwind || !emit_ustack_parse((const char *)ps + head, len - head, &u) ||
-	    u.abi == PROFILE_UREGS_ABI_NONE)
+	if (!s->late_ok)
 		return;
-	regs = (struct cfi_regs){
-		.ip = u.regs[PROFILE_UREG_IP], .sp = u.regs[PROFILE_UREG_SP],
-		.bp = u.regs[PROFILE_UREG_BP],
-	};
-	stack = (struct cfi_stack){ .base = regs.sp, .data = u.stack, .size = u.dyn_size };
-	unwind_bpf_walk(s->unwind, ps->hdr.pid, &regs, &stack,
-			unwind_bpf_pending(s->unwind, ps->hdr.pid), w);
 	if (w->stop == UNWIND_STOP_ROOT || w->stop == UNWIND_STOP_SIGNAL ||
 	    w->nr > e->chain.nr_user) {
 		e->chain.user = w->pcs;
@@ -156,7 +146,7 @@ static int write_sample(struct record_session *s, const struct profile_sample *p
 
 	sample_input(s, ps, &e);
 	if (ps->flags & PROFILE_SAMPLE_LATE)
-		late_rewalk(s, ps, len, &e);
+		late_chain(s, &e);
 	if (ps->flags & PROFILE_SAMPLE_USTACK) {
 		size_t head = PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
 
@@ -235,38 +225,108 @@ static void warn_denied(struct record_session *s)
 }
 
 /*
- * Whether the late sample ps must wait for its process's tables, with
- * every record after it (the round is written in time order, so it ends
- * here). Its process is described now, which is what starts the tables
- * where nothing else did (-a: a process is described at its first
- * sample). While the recorder stops it waits here instead (the rings are
- * read to the end), as long as a sample may.
+ * The batch's flag for a late sample whose copy the worker has (bits of
+ * profile_sample.flags BPF never sets): its record waits without the copy.
  */
-static int late_must_wait(struct record_session *s, const struct profile_sample *ps, bool *wait)
+#define SAMPLE_WALK_ASKED	0x10000u
+
+/*
+ * Hand a late sample's copy to the worker, to be walked once the tables
+ * queued before it are loaded; its process's mappings are read now and
+ * its tables started (task_tracker_prefetch()) where nothing did yet (-a
+ * tells a process's mappings at its description). true when asked (its
+ * record then waits without the copy: held_len()).
+ */
+static bool late_ask(struct record_session *s, struct profile_sample *ps, size_t len)
 {
-	uint32_t pid = ps->hdr.pid;
-	struct emit_sample e;
-	int err;
+	size_t head = PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
+	struct emit_ustack u;
+	struct cfi_regs regs;
+	struct cfi_stack stack;
+
+	if (!s->unwind || (ps->flags & SAMPLE_WALK_ASKED) ||
+	    !emit_ustack_parse((const char *)ps + head, len - head, &u) ||
+	    u.abi == PROFILE_UREGS_ABI_NONE)
+		return false;
+	task_tracker_prefetch(s->tracker, ps->hdr.pid);
+	regs = (struct cfi_regs){
+		.ip = u.regs[PROFILE_UREG_IP], .sp = u.regs[PROFILE_UREG_SP],
+		.bp = u.regs[PROFILE_UREG_BP],
+	};
+	stack = (struct cfi_stack){ .base = regs.sp, .data = u.stack, .size = u.dyn_size };
+	if (unwind_bpf_walk_later(s->unwind, ps->hdr.pid, ps->hdr.tid, ps->hdr.time, &regs,
+				  &stack))
+		return false;
+	ps->flags |= SAMPLE_WALK_ASKED;
+	return true;
+}
+
+/*
+ * A late sample's turn (PROFILE_SAMPLE_LATE): *wait when it must wait for
+ * its second walk, with every record after it (the round is written in
+ * time order, so it ends here); else s->late_ok says whether s->late_walk
+ * holds that walk. A sample waits LATE_HOLD_NS at most, and only while
+ * what would wait with it (itself and the rest of its round) stays under
+ * LATE_HOLD_BYTES; while the recorder stops
+ * (the rings are read to the end) it waits here instead.
+ */
+static void late_turn(struct record_session *s, struct profile_sample *ps, size_t len,
+		      bool *wait)
+{
+	uint32_t tid = ps->hdr.tid;
+	uint64_t time = ps->hdr.time, wait_ns = 0, now;
+	int rc;
 
 	*wait = false;
+	s->late_ok = false;
 	if (!s->unwind)
-		return 0;
-	sample_input(s, ps, &e);
-	err = emit_sample(s->w, s->tracker, &e, true);
-	if (err)
-		return err;
+		return;
 	for (;;) {
-		uint64_t now = session_mono_ns();
-
-		if (!unwind_bpf_pending(s->unwind, pid) || now - ps->hdr.time > LATE_HOLD_NS ||
-		    batch_bytes(&s->held) > LATE_HOLD_BYTES)
-			return 0;
-		if (!s->draining) {
-			*wait = true;
-			return 0;
+		rc = unwind_bpf_walk_done(s->unwind, tid, time, wait_ns, &s->late_walk);
+		if (rc == 1) {
+			s->late_ok = true;
+			return;
 		}
-		nanosleep(&(struct timespec){ .tv_nsec = LATE_POLL_NS }, NULL);
+		if (rc == -ENOENT) {
+			/*
+			 * Its first turn: asked now, after every record before it
+			 * (an mmap report's tables are queued ahead of it). With
+			 * nothing to build first the worker walks it within
+			 * microseconds: wait that long rather than a round.
+			 */
+			if (late_ask(s, ps, len)) {
+				wait_ns = s->late_spin ? LATE_SPIN_NS : 0;
+				continue;
+			}
+			/* Too many walks waiting, or given up on: the in-kernel walk stands. */
+			if (!(ps->flags & SAMPLE_WALK_ASKED))
+				unwind_bpf_walk_cancel(s->unwind, tid, time);	/* counted */
+			return;
+		}
+		now = session_mono_ns();
+		if (now - time > LATE_HOLD_NS ||
+		    batch_bytes(&s->batch) - s->round_done > LATE_HOLD_BYTES) {
+			unwind_bpf_walk_cancel(s->unwind, tid, time);
+			return;
+		}
+		if (!s->draining) {
+			/* Not done in time: the worker is building; no more waits this round. */
+			s->late_spin &= !wait_ns;
+			*wait = true;
+			return;
+		}
+		wait_ns = LATE_POLL_NS;
 	}
+}
+
+/* What of a record waits for the next round: a late sample whose copy the worker has, without it. */
+static size_t held_len(const struct profile_hdr *h, size_t len)
+{
+	const struct profile_sample *ps = (const struct profile_sample *)h;
+
+	if (h->kind == PROFILE_KIND_SAMPLE && (ps->flags & SAMPLE_WALK_ASKED))
+		return PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
+	return len;
 }
 
 /* A copy of a batch record into batch b. */
@@ -311,26 +371,35 @@ int session_flush_batch(struct record_session *s)
 	s->late_busy = c.late_busy;
 	s->describe_soon = false;
 	s->last_flush_ns = session_mono_ns();
+	s->late_spin = true;
 	batch_sort(&s->batch);
+	s->round_done = 0;
 	for (size_t i = 0; i < s->batch.nr && !err; i++) {
 		size_t len;
 		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
 
+		s->round_done += (len + 7) & ~(size_t)7;	/* as the batch stores it */
+
 		/* Past where this round ends: it waits for the next one. */
 		if (waiting || h->time > s->horizon) {
-			err = copy_into(&s->held, h, len);
+			/*
+			 * A new process's first sample held back by a late one:
+			 * its maps are read now, while it may still run.
+			 */
+			if (waiting && h->kind == PROFILE_KIND_SAMPLE &&
+			    (((const struct profile_sample *)h)->flags & PROFILE_SAMPLE_NEW_PROC))
+				task_tracker_prefetch(s->tracker, h->pid);
+			err = copy_into(&s->held, h, held_len(h, len));
 			continue;
 		}
 		if (h->kind == PROFILE_KIND_SAMPLE &&
 		    (((const struct profile_sample *)h)->flags & PROFILE_SAMPLE_LATE)) {
-			err = late_must_wait(s, (const struct profile_sample *)h, &waiting);
-			if (!err && waiting) {
-				err = copy_into(&s->held, h, len);
+			late_turn(s, (struct profile_sample *)h, len, &waiting);
+			if (waiting) {
+				err = copy_into(&s->held, h, held_len(h, len));
 				continue;
 			}
 		}
-		if (err)
-			break;
 		if (h->kind == PROFILE_KIND_SAMPLE)
 			err = write_sample(s, (const struct profile_sample *)h, len);
 		else if (sideband_record_ok(h, len))
@@ -408,11 +477,15 @@ int session_consume(struct record_session *s, bool *batch_full)
 
 	/*
 	 * Read whole, the rings hold nothing from before `start` any more: the
-	 * round can end there. Detached, they hold nothing more at all; a
-	 * full batch is written whole (the rings are behind anyway).
+	 * round can end there. Detached, they hold nothing more at all. A full
+	 * batch (also while detached) stopped the reading in the sample ring (the task notices are
+	 * read first: sampler.c): the round ends at the last sample read, and
+	 * what the side-band and the task ring hold past it waits for the
+	 * samples still in their ring (else they would reach the file a round
+	 * after later records, out of order).
 	 */
 	*batch_full = err == BATCH_FULL;
-	s->horizon = *batch_full || s->draining ? UINT64_MAX : start;
+	s->horizon = *batch_full ? s->last_delivered : s->draining ? UINT64_MAX : start;
 	if (s->cb_err)
 		return session_fail(s, s->cb_err, "cannot keep up: %s", strerror(-s->cb_err));
 	if (err < 0 && err != BATCH_FULL)

@@ -40,11 +40,11 @@
 #define DEFAULT_RING_BYTES	(8u << 20)
 /*
  * -g: the user stack a sample sends when its walk met code without tables
- * yet (PROFILE_SAMPLE_LATE): twice perf's --call-graph dwarf default, as
- * the copy is walked with the same tables and only samples of starting
- * processes carry one (PROFILE_LATE_COPIES a process at most).
+ * yet (PROFILE_SAMPLE_LATE): perf's --call-graph dwarf default. Only
+ * samples of starting processes carry one (PROFILE_LATE_COPIES a process
+ * at most), but they come in bursts, and wait in the recorder.
  */
-#define SAMPLER_LATE_STACK_BYTES	(16u << 10)
+#define SAMPLER_LATE_STACK_BYTES	(8u << 10)
 #define SYSFS_BTF		"/sys/kernel/btf/vmlinux"
 
 struct sampler {
@@ -463,14 +463,20 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 			return err;
 	}
 
-	sm->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), record_source_deliver, s, NULL);
+	/*
+	 * Task notices come in a ring of their own; the batch puts them in
+	 * time order. It is read first: a batch that fills up stops the
+	 * reading, and then the samples wait in their ring, not the notices
+	 * (the round ends at the last sample read: loop.c).
+	 */
+	sm->rb = ring_buffer__new(bpf_map__fd(skel->maps.task_events), record_source_deliver, s,
+				  NULL);
 	if (!sm->rb)
-		return session_fail(s, -errno, "cannot map the ring buffer: %s", strerror(errno));
-	/* Task notices come in a ring of their own; the batch puts them in time order. */
-	err = ring_buffer__add(sm->rb, bpf_map__fd(skel->maps.task_events), record_source_deliver,
-			       s);
+		return session_fail(s, -errno, "cannot map the task ring buffer: %s",
+				    strerror(errno));
+	err = ring_buffer__add(sm->rb, bpf_map__fd(skel->maps.events), record_source_deliver, s);
 	if (err)
-		return session_fail(s, err, "cannot map the task ring buffer: %s", strerror(-err));
+		return session_fail(s, err, "cannot map the ring buffer: %s", strerror(-err));
 	return 0;
 }
 

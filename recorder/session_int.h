@@ -92,7 +92,10 @@ struct record_session {
 	struct sched_tracer *sched;	/* --sched */
 	struct unwind_bpf *unwind;	/* cfi: the tables of the in-kernel unwinder */
 	struct sideband *sideband;	/* NULL: processes are described from /proc only */
-	struct cfi_walk late_walk;	/* the last late sample's walk (loop.c): 1 KiB, not on the stack */
+	struct cfi_walk late_walk;	/* the late sample at hand's second walk (loop.c): 1 KiB */
+	bool late_ok;			/* late_walk holds it */
+	bool late_spin;			/* this round may still wait a moment for a walk */
+	size_t round_done;		/* batch bytes before the record at hand (this round) */
 	int epfd;
 
 	/* Output. */
@@ -121,6 +124,7 @@ struct record_session {
 	 * records past it wait in `held` for the next round.
 	 */
 	uint64_t horizon;
+	uint64_t last_delivered;	/* the time of the last record the source delivered */
 	struct batch held;
 	bool draining;		/* detached: the rings hold everything there is */
 	int cb_err;

@@ -333,12 +333,22 @@ static struct task_map *map_find(const struct task_proc *p, uint64_t ip)
  * for processes in scope, whose mappings are known (described, or
  * complete from an exec or fork of a process in scope).
  */
+static void hook_maps(struct task_tracker *t, struct task_proc *p);
+
 static void maps_changed(struct task_tracker *t, struct task_proc *p)
+{
+	if (!t->hooks || !(p->described || (p->complete && !t->track_all)))
+		return;
+	hook_maps(t, p);
+}
+
+/* Tell the hooks p's executable mappings, whatever p is. */
+static void hook_maps(struct task_tracker *t, struct task_proc *p)
 {
 	struct procmaps_entry *e;
 	size_t n = 0;
 
-	if (!t->hooks || !(p->described || (p->complete && !t->track_all)))
+	if (!t->hooks)
 		return;
 	e = calloc(p->nr_maps ? p->nr_maps : 1, sizeof(*e));
 	if (!e)
@@ -976,6 +986,45 @@ static int add_mapping(struct task_tracker *t, uint32_t pid, uint32_t tid,
 	if (!m || m->start != kept.start)
 		return 0;	/* over the bound: a re-read of /proc writes it */
 	return write_mmap2(t, pid, tid, m, time, cpu);
+}
+
+void task_tracker_prefetch(struct task_tracker *t, uint32_t pid)
+{
+	struct lru_entry *e = pid ? lru_table_find(&t->procs, pid) : NULL;
+	struct task_proc *p;
+	struct procmaps pm;
+
+	if (!pid)
+		return;
+	if (e) {
+		p = proc_of(e);
+		if (p->described)
+			return;	/* the file has them, the hooks were told */
+		if (p->complete) {
+			/* The kernel's reports have them (-a: not told yet). */
+			if (!p->hooked)
+				hook_maps(t, p);
+			return;
+		}
+	} else {
+		p = proc_new(t, pid);
+		if (!p)
+			return;
+	}
+	if (read_maps(t, pid, &pm))
+		return;	/* gone already: described from its samples' comm */
+	for (size_t i = 0; i < pm.nr; i++) {
+		struct procmaps_entry kept = pm.entries[i];
+
+		kept.path = procmaps_kept_name(kept.path, kept.prot, t->maps_flags);
+		if (!kept.path || kept.end <= kept.start)
+			continue;
+		if (maps_insert(t, p, &kept))
+			break;	/* over the bound: /proc again at the description */
+	}
+	procmaps_release(&pm);
+	p->complete = true;
+	hook_maps(t, p);
 }
 
 int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,

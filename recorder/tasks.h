@@ -140,6 +140,17 @@ struct procmaps_entry;
 int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
 		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu);
 /*
+ * pid's samples wait to be written (a late sample, walked again once pid's
+ * unwind tables are built, holds the round): read its mappings from /proc
+ * now, while it may still run, keep them for its description as the
+ * kernel's reports would be kept, and tell the hooks (the unwind tables
+ * start) also under track_all, where a process is otherwise told only once
+ * described. Nothing is written. Where the kernel reported its mappings
+ * since its exec, only the hooks are told (once); a process already
+ * described is left alone.
+ */
+void task_tracker_prefetch(struct task_tracker *t, uint32_t pid);
+/*
  * A round of records (one sorted batch) is written: the state of tasks
  * that exited before this round is freed.
  */

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <linux/types.h>
@@ -34,34 +34,49 @@ struct unwind_job {
 	size_t nr;
 	struct procmaps_entry *maps;
 	char *strings;
+	/*
+	 * walk: a copied stack of (pid, tid) at time to walk with pid's
+	 * tables once the jobs before it are done (unwind_bpf_walk_later());
+	 * then it waits in the done list until the recorder takes its result.
+	 */
+	bool walk, cancelled;
+	uint32_t tid;
+	uint64_t time;
+	struct cfi_regs regs;
+	uint8_t *stack;
+	size_t stack_size;
+	struct cfi_walk *result;
 };
+
+/* Rows written to the store per batch update (the keys are a buffer of this many). */
+#define STORE_BATCH_ROWS	8192
 
 struct unwind_bpf {
 	/* The worker's: only the worker thread (or warm, under mgr_lock) uses it. */
 	struct unwind_tables *tables;
 	pthread_mutex_t mgr_lock;
-	int procs_fd, stops_fd, stats_fd;
-	struct unwind_row *rows;	/* the mmap()ed row store */
-	size_t rows_len;		/* its length in bytes */
+	int rows_fd, procs_fd, stops_fd, stats_fd;
 	uint32_t store_rows;
 	uint64_t budget_bytes;		/* as given: what the store was sized from */
+	uint32_t *keys;			/* STORE_BATCH_ROWS keys for batch updates */
+	bool no_batch;			/* the kernel refused batch updates: one row a call */
+	struct unwind_proc walk_proc;	/* a walk's copy of its process's entry (16 KiB) */
 
 	/* Shared with the recorder's thread, under lock. */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
+	pthread_cond_t walked;		/* a walk went to the done list (CLOCK_MONOTONIC) */
 	pthread_t worker;
 	bool worker_started, stopping;
 	struct unwind_job *head, *tail;
+	struct unwind_job *busy;	/* the job the worker is on: in no list meanwhile */
 	size_t queued_sets;		/* set jobs waiting */
 	uint64_t requested;		/* set jobs accepted into the queue */
 	uint64_t peak_rows, write_errors, jobs_dropped;
 	struct unwind_tables_stats snap;	/* the manager's stats after the last job */
-	uint32_t busy_pid;		/* the set job the worker is on, when busy */
-	bool busy;
-
-	/* The recorder thread's only: user-space walks of late samples. */
+	struct unwind_job *done;	/* walks done, their results not taken yet */
+	size_t walks;			/* walk jobs queued, in hand or done */
 	uint64_t late_walks, late_expired, late_stops[UNWIND_STOP_MAX];
-	struct unwind_proc late_proc;	/* a copy of the entry walked with (16 KiB) */
 };
 
 static void *worker_main(void *arg);
@@ -80,8 +95,6 @@ int unwind_bpf_size_maps(struct bpf_map *rows, struct bpf_map *procs, uint64_t b
 	if (nr > UINT32_MAX)
 		return -E2BIG;
 	err = bpf_map__set_max_entries(rows, (uint32_t)nr);
-	if (!err)
-		err = bpf_map__set_map_flags(rows, bpf_map__map_flags(rows) | BPF_F_MMAPABLE);
 	if (!err)
 		err = bpf_map__set_max_entries(procs, preallocated ? UNWIND_BPF_MAX_PROCS_PREALLOC :
 								     UNWIND_BPF_MAX_PROCS);
@@ -107,13 +120,36 @@ int unwind_bpf_share_maps(struct bpf_map *rows, struct bpf_map *procs, struct bp
 	return err ? err : bpf_map__reuse_fd(stats, stats_fd);
 }
 
+/*
+ * Rows into the store with batch updates (5.6+), STORE_BATCH_ROWS a call;
+ * one row a call where the kernel refuses batches. The store is not
+ * mapped into the recorder: mapped, all of it (32 MiB by default) counted
+ * in its resident memory from the start, whatever the tables need.
+ */
 static int store_write_rows(void *ctx, uint32_t first, const struct unwind_row *rows, uint32_t nr)
 {
 	struct unwind_bpf *u = ctx;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 
 	if (first > u->store_rows || nr > u->store_rows - first)
 		return -ERANGE;
-	memcpy(u->rows + first, rows, (size_t)nr * sizeof(*rows));
+	while (nr) {
+		uint32_t n = nr < STORE_BATCH_ROWS ? nr : STORE_BATCH_ROWS, count = n;
+
+		for (uint32_t i = 0; i < n; i++)
+			u->keys[i] = first + i;
+		if (u->no_batch || bpf_map_update_batch(u->rows_fd, u->keys, rows, &count, &opts)) {
+			if (!u->no_batch && errno != EINVAL && errno != ENOTSUP && errno != EOPNOTSUPP)
+				return -errno;
+			u->no_batch = true;
+			for (uint32_t i = 0; i < n; i++)
+				if (bpf_map_update_elem(u->rows_fd, &u->keys[i], &rows[i], BPF_ANY))
+					return -errno;
+		}
+		first += n;
+		rows += n;
+		nr -= n;
+	}
 	return 0;
 }
 
@@ -145,12 +181,11 @@ int unwind_bpf_new(const struct unwind_bpf_opts *opts, struct unwind_bpf **out)
 {
 	uint64_t nr = opts->bytes / sizeof(struct unwind_row);
 	struct unwind_tables_opts to = { 0 };
-	long page = sysconf(_SC_PAGESIZE);
 	struct unwind_bpf *u;
 	int err;
 
 	*out = NULL;
-	if (!nr || nr > UINT32_MAX || page <= 0)
+	if (!nr || nr > UINT32_MAX)
 		return -EINVAL;
 	u = calloc(1, sizeof(*u));
 	if (!u)
@@ -158,19 +193,24 @@ int unwind_bpf_new(const struct unwind_bpf_opts *opts, struct unwind_bpf **out)
 	pthread_mutex_init(&u->mgr_lock, NULL);
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->wake, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&u->walked, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	u->rows_fd = opts->rows_fd;
 	u->procs_fd = opts->procs_fd;
 	u->stops_fd = opts->stops_fd;
 	u->stats_fd = opts->stats_fd;
 	u->store_rows = (uint32_t)nr;
 	u->budget_bytes = opts->bytes;
-	u->rows_len = ((size_t)nr * sizeof(struct unwind_row) + (size_t)page - 1) &
-		      ~((size_t)page - 1);
-	u->rows = mmap(NULL, u->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED, opts->rows_fd, 0);
-	if (u->rows == MAP_FAILED) {
-		err = -errno;
-		u->rows = NULL;
+	u->keys = malloc(STORE_BATCH_ROWS * sizeof(*u->keys));
+	if (!u->keys) {
 		unwind_bpf_free(u);
-		return err;
+		return -ENOMEM;
 	}
 	to.proc_root = opts->proc_root;
 	to.store_rows = u->store_rows;
@@ -206,12 +246,18 @@ void unwind_bpf_free(struct unwind_bpf *u)
 		u->head = j->next;
 		job_free(j);
 	}
+	while (u->done) {
+		struct unwind_job *j = u->done;
+
+		u->done = j->next;
+		job_free(j);
+	}
 	pthread_cond_destroy(&u->wake);
+	pthread_cond_destroy(&u->walked);
 	pthread_mutex_destroy(&u->lock);
 	pthread_mutex_destroy(&u->mgr_lock);
 	unwind_tables_free(u->tables);
-	if (u->rows)
-		munmap(u->rows, u->rows_len);
+	free(u->keys);
 	free(u);
 }
 
@@ -238,48 +284,46 @@ uint64_t unwind_bpf_requests(struct unwind_bpf *u)
 	return n;
 }
 
-bool unwind_bpf_pending(struct unwind_bpf *u, uint32_t pid)
-{
-	bool pending;
-
-	pthread_mutex_lock(&u->lock);
-	pending = u->busy && u->busy_pid == pid;
-	for (const struct unwind_job *j = u->head; j && !pending; j = j->next)
-		pending = j->pid == pid && !j->drop;
-	pthread_mutex_unlock(&u->lock);
-	return pending;
-}
-
-void unwind_bpf_walk(struct unwind_bpf *u, uint32_t pid, const struct cfi_regs *regs,
-		     const struct cfi_stack *stack, bool expired, struct cfi_walk *out)
-{
-	struct unwind_proc *p = &u->late_proc;
-	uint32_t nr = 0;
-
-	/*
-	 * The kernel's copy of the entry, whole (a lookup copies it under
-	 * the map's lock); the rows are read live, as the BPF walker reads
-	 * them, and a range rewritten meanwhile gives a bounded bad frame.
-	 */
-	if (!bpf_map_lookup_elem(u->procs_fd, &pid, p))
-		nr = p->nr < UNWIND_MAX_MAPPINGS ? p->nr : UNWIND_MAX_MAPPINGS;
-	cfi_walk_stack(u->rows, u->rows ? u->store_rows : 0, p->maps, nr, regs, stack, out);
-	u->late_walks++;
-	u->late_expired += expired;
-	if ((unsigned int)out->stop < UNWIND_STOP_MAX)
-		u->late_stops[out->stop]++;
-}
-
 /* ---- the worker: builds tables off the recorder's thread ------------------- */
 
 static void job_free(struct unwind_job *j)
 {
 	free(j->maps);
 	free(j->strings);
+	free(j->stack);
+	free(j->result);
 	free(j);
 }
 
-/* Take pid's waiting set jobs out of the queue (lock held): a newer job supersedes them. */
+/* A set job: a process's mappings to load (not a drop, not a walk). */
+static bool is_set(const struct unwind_job *j)
+{
+	return !j->drop && !j->walk;
+}
+
+/*
+ * Put the set job j where pid's waiting set job is (lock held): a newer
+ * description supersedes it in its place, so a walk queued behind the old
+ * one still runs after pid's mappings are loaded. true when it did.
+ */
+static bool replace_set(struct unwind_bpf *u, struct unwind_job *j)
+{
+	for (struct unwind_job **pp = &u->head; *pp; pp = &(*pp)->next) {
+		struct unwind_job *old = *pp;
+
+		if (old->pid != j->pid || !is_set(old))
+			continue;
+		j->next = old->next;
+		*pp = j;
+		if (u->tail == old)
+			u->tail = j;
+		job_free(old);
+		return true;
+	}
+	return false;
+}
+
+/* Take pid's waiting set jobs out of the queue (lock held): pid is forgotten. */
 static void unqueue_sets(struct unwind_bpf *u, uint32_t pid)
 {
 	struct unwind_job **pp = &u->head, *prev = NULL;
@@ -287,7 +331,7 @@ static void unqueue_sets(struct unwind_bpf *u, uint32_t pid)
 	while (*pp) {
 		struct unwind_job *j = *pp;
 
-		if (j->pid == pid && !j->drop) {
+		if (j->pid == pid && is_set(j)) {
 			*pp = j->next;
 			u->queued_sets--;
 			job_free(j);
@@ -303,9 +347,14 @@ static void unqueue_sets(struct unwind_bpf *u, uint32_t pid)
 static void enqueue(struct unwind_bpf *u, struct unwind_job *j)
 {
 	pthread_mutex_lock(&u->lock);
-	if (j)
+	if (j && j->drop)
 		unqueue_sets(u, j->pid);
-	if (!j || (!j->drop && u->queued_sets >= UNWIND_BPF_MAX_QUEUED)) {
+	if (j && is_set(j) && replace_set(u, j)) {
+		u->requested++;
+		pthread_mutex_unlock(&u->lock);
+		return;
+	}
+	if (!j || (is_set(j) && u->queued_sets >= UNWIND_BPF_MAX_QUEUED)) {
 		/* A storm of new processes: this one keeps frame pointers, counted. */
 		u->jobs_dropped++;
 		pthread_mutex_unlock(&u->lock);
@@ -318,10 +367,144 @@ static void enqueue(struct unwind_bpf *u, struct unwind_job *j)
 	else
 		u->head = j;
 	u->tail = j;
-	u->queued_sets += !j->drop;
-	u->requested += !j->drop;
+	u->queued_sets += is_set(j);
+	u->requested += is_set(j);
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
+}
+
+int unwind_bpf_walk_later(struct unwind_bpf *u, uint32_t pid, uint32_t tid, uint64_t time,
+			  const struct cfi_regs *regs, const struct cfi_stack *stack)
+{
+	struct unwind_job *j;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->walks >= UNWIND_BPF_MAX_WALKS) {
+		pthread_mutex_unlock(&u->lock);
+		return -EBUSY;
+	}
+	u->walks++;
+	pthread_mutex_unlock(&u->lock);
+	j = calloc(1, sizeof(*j));
+	if (j) {
+		j->stack = malloc(stack->size ? stack->size : 1);
+		j->result = malloc(sizeof(*j->result));
+	}
+	if (!j || !j->stack || !j->result) {
+		if (j)
+			job_free(j);
+		pthread_mutex_lock(&u->lock);
+		u->walks--;
+		pthread_mutex_unlock(&u->lock);
+		return -ENOMEM;
+	}
+	j->walk = true;
+	j->pid = pid;
+	j->tid = tid;
+	j->time = time;
+	j->regs = *regs;
+	memcpy(j->stack, stack->data, stack->size);
+	j->stack_size = stack->size;
+	enqueue(u, j);
+	return 0;
+}
+
+/* The walk job of (tid, time) in list *pp, as the link that points to it, or NULL (lock held). */
+static struct unwind_job **find_walk(struct unwind_job **pp, uint32_t tid, uint64_t time)
+{
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->walk && (*pp)->tid == tid && (*pp)->time == time)
+			return pp;
+	return NULL;
+}
+
+int unwind_bpf_walk_done(struct unwind_bpf *u, uint32_t tid, uint64_t time,
+			 uint64_t wait_ns, struct cfi_walk *out)
+{
+	struct unwind_job **pp, *j;
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(wait_ns / 1000000000);
+	until.tv_nsec += (long)(wait_ns % 1000000000);
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&u->lock);
+	while (!(pp = find_walk(&u->done, tid, time))) {
+		bool waiting = find_walk(&u->head, tid, time) ||
+			       (u->busy && u->busy->walk && u->busy->tid == tid &&
+				u->busy->time == time);
+
+		if (!waiting || !wait_ns ||
+		    pthread_cond_timedwait(&u->walked, &u->lock, &until) == ETIMEDOUT) {
+			pthread_mutex_unlock(&u->lock);
+			return waiting ? 0 : -ENOENT;
+		}
+	}
+	j = *pp;
+	*pp = j->next;
+	u->walks--;
+	*out = *j->result;
+	u->late_walks++;
+	if ((unsigned int)out->stop < UNWIND_STOP_MAX)
+		u->late_stops[out->stop]++;
+	pthread_mutex_unlock(&u->lock);
+	job_free(j);
+	return 1;
+}
+
+void unwind_bpf_walk_cancel(struct unwind_bpf *u, uint32_t tid, uint64_t time)
+{
+	struct unwind_job **pp, *j = NULL;
+
+	pthread_mutex_lock(&u->lock);
+	u->late_expired++;
+	pp = find_walk(&u->head, tid, time);
+	if (pp) {
+		j = *pp;
+		*pp = j->next;
+		if (u->tail == j) {
+			struct unwind_job *t = u->head;
+
+			while (t && t->next)
+				t = t->next;
+			u->tail = t;
+		}
+	} else if ((pp = find_walk(&u->done, tid, time))) {
+		j = *pp;
+		*pp = j->next;
+	} else if (u->busy && u->busy->walk && u->busy->tid == tid && u->busy->time == time) {
+		u->busy->cancelled = true;	/* the worker drops it when done */
+	}
+	if (j)
+		u->walks--;
+	pthread_mutex_unlock(&u->lock);
+	if (j)
+		job_free(j);
+}
+
+/* The rows of a mapping of the walked process: the manager's copy of its table. */
+static const struct unwind_row *manager_rows(void *ctx, const struct unwind_mapping *m)
+{
+	return unwind_tables_rows_at(ctx, m->first_row, m->nr_rows);
+}
+
+/*
+ * A walk job, on the worker's thread with the manager's lock held: pid's
+ * entry as the kernel has it (none: frame pointers only), the rows from
+ * the manager's copies of the tables it names.
+ */
+static void walk_job(struct unwind_bpf *u, struct unwind_job *j)
+{
+	struct unwind_proc *p = &u->walk_proc;
+	struct cfi_stack stack = { .base = j->regs.sp, .data = j->stack, .size = j->stack_size };
+	uint32_t nr = 0;
+
+	if (!bpf_map_lookup_elem(u->procs_fd, &j->pid, p))
+		nr = p->nr < UNWIND_MAX_MAPPINGS ? p->nr : UNWIND_MAX_MAPPINGS;
+	cfi_walk_stack_with(manager_rows, u->tables, p->maps, nr, &j->regs, &stack, j->result);
 }
 
 static void *worker_main(void *arg)
@@ -344,13 +527,14 @@ static void *worker_main(void *arg)
 		u->head = j->next;
 		if (!u->head)
 			u->tail = NULL;
-		u->queued_sets -= !j->drop;
-		u->busy = !j->drop;
-		u->busy_pid = j->pid;
+		u->queued_sets -= is_set(j);
+		u->busy = j;
 		pthread_mutex_unlock(&u->lock);
 
 		pthread_mutex_lock(&u->mgr_lock);
-		if (j->drop)
+		if (j->walk)
+			walk_job(u, j);
+		else if (j->drop)
 			unwind_tables_drop_proc(u->tables, j->pid);
 		else
 			err = unwind_tables_set_proc(u->tables, j->pid, j->maps, j->nr);
@@ -362,9 +546,18 @@ static void *worker_main(void *arg)
 		if (st.rows_used > u->peak_rows)
 			u->peak_rows = st.rows_used;
 		u->write_errors += err != 0;
-		u->busy = false;
+		u->busy = NULL;
+		if (j->walk && !j->cancelled) {
+			j->next = u->done;	/* the recorder takes it (unwind_bpf_walk_done) */
+			u->done = j;
+			j = NULL;
+			pthread_cond_broadcast(&u->walked);
+		} else if (j->walk) {
+			u->walks--;
+		}
 		pthread_mutex_unlock(&u->lock);
-		job_free(j);
+		if (j)
+			job_free(j);
 	}
 }
 

@@ -5,11 +5,13 @@
  * (recorder/unwind_tables.h) on the BPF maps of bpf/unwind.bpf.h, and the
  * walkers' counters.
  *
- * The row store is the array map unwind_rows, made BPF_F_MMAPABLE and
- * sized to the memory bound before the sampler is loaded
- * (unwind_bpf_size_maps), so tables are copied into it with memcpy, not a
- * syscall per row. The kernel allocates the whole bound when the map is
- * created: that is the price of a lookup the verifier can inline.
+ * The row store is the array map unwind_rows, sized to the memory bound
+ * before the sampler is loaded (unwind_bpf_size_maps); tables are written
+ * into it with batch updates and never read back (the manager keeps its
+ * own copy of every table in the store). The kernel allocates the whole
+ * bound when the map is created: that is the price of a lookup the
+ * verifier can inline. It is not mapped into the recorder, whose resident
+ * memory would then hold all of it from the start.
  * unwind_procs is allocated per process (BPF_F_NO_PREALLOC): 16 KiB each.
  *
  * The off-CPU tracer shares these maps (bpf_map__reuse_fd): one set of
@@ -96,25 +98,28 @@ extern const struct task_tracker_hooks unwind_bpf_hooks;
  */
 uint64_t unwind_bpf_requests(struct unwind_bpf *u);
 
-/*
- * Whether a description of pid waits for the worker or is being built:
- * its tables may be about to change. The recorder holds a sample sent with
- * a stack copy (PROFILE_SAMPLE_LATE, bpf/profile.h) while this is true.
- */
-bool unwind_bpf_pending(struct unwind_bpf *u, uint32_t pid);
-
 struct cfi_regs;
 struct cfi_stack;
 struct cfi_walk;
 /*
- * Walk a copied user stack of pid (symbolize/cfiwalk.h) with the tables
- * the in-kernel walker has for pid now: the same rows, read from the
- * store, and pid's entry as the kernel has it (none: a frame-pointer
- * walk). Counted for the summary (late_walks, late_stops); expired: the
- * sample waited for pid's tables as long as it may and they did not come.
+ * Late samples (PROFILE_SAMPLE_LATE, bpf/profile.h): walk a copied user
+ * stack of (pid, tid), sampled at time, with pid's tables, on the worker's
+ * thread once the work queued before it is done (so pid's descriptions
+ * queued so far are loaded first). The copy is taken. 0, -EBUSY when
+ * UNWIND_BPF_MAX_WALKS walks are outstanding, -ENOMEM.
  */
-void unwind_bpf_walk(struct unwind_bpf *u, uint32_t pid, const struct cfi_regs *regs,
-		     const struct cfi_stack *stack, bool expired, struct cfi_walk *out);
+int unwind_bpf_walk_later(struct unwind_bpf *u, uint32_t pid, uint32_t tid, uint64_t time,
+			  const struct cfi_regs *regs, const struct cfi_stack *stack);
+#define UNWIND_BPF_MAX_WALKS	512
+/*
+ * The walk asked for (tid, time): 1 with *out when it is done (and
+ * forgotten then; counted in late_walks and late_stops), 0 while it waits
+ * (after waiting up to wait_ns for it), -ENOENT when none was asked.
+ */
+int unwind_bpf_walk_done(struct unwind_bpf *u, uint32_t tid, uint64_t time,
+			 uint64_t wait_ns, struct cfi_walk *out);
+/* Stop waiting for the walk of (tid, time) (counted in late_expired): it is dropped. */
+void unwind_bpf_walk_cancel(struct unwind_bpf *u, uint32_t tid, uint64_t time);
 
 /*
  * What the recorder reports of the unwinder (struct bpfrec_unwind_stats,

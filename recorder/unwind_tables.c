@@ -46,6 +46,7 @@ struct table {
 	uint32_t refs;			/* processes holding it */
 	bool placed;			/* in the store at [first, first + nr_rows) */
 	uint32_t first;
+	size_t slot;			/* while placed: its index in unwind_tables.placed */
 	uint64_t mark;			/* the set_proc call that last took it */
 	struct table *prev, *next;	/* in the LRU list while refs == 0 */
 	size_t bytes;			/* user memory it takes */
@@ -74,6 +75,8 @@ struct unwind_tables {
 	struct range *free;	/* sorted by first, never adjacent (coalesced) */
 	size_t nr_free, cap_free;
 	size_t nr_placed;
+	struct table **placed;	/* the nr_placed tables in the store, any order */
+	size_t cap_placed;
 
 	struct table lru;	/* list head: most recently released first */
 	uint64_t cached_bytes;
@@ -248,6 +251,8 @@ static void table_put(struct unwind_tables *t, struct table *tb)
 		give_rows(t, tb->first, tb->nr_rows);
 		tb->placed = false;
 		t->nr_placed--;
+		t->placed[tb->slot] = t->placed[t->nr_placed];
+		t->placed[tb->slot]->slot = tb->slot;
 	}
 	tb->bytes = table_bytes(tb);
 	tb->next = t->lru.next;
@@ -276,6 +281,15 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 	err = reserve_ranges(t);
 	if (err)
 		return err;
+	if (t->nr_placed == t->cap_placed) {
+		size_t cap = t->cap_placed ? 2 * t->cap_placed : 16;
+		struct table **p = realloc(t->placed, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		t->placed = p;
+		t->cap_placed = cap;
+	}
 	if (find_fit(t, tb->nr_rows) < 0) {
 		drop_rows(tb);
 		return 0;
@@ -302,7 +316,8 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 		return err;
 	}
 	tb->placed = true;
-	t->nr_placed++;
+	tb->slot = t->nr_placed;
+	t->placed[t->nr_placed++] = tb;
 	if (cached && !fresh)
 		t->st.cache_hits++;
 	return 0;
@@ -646,9 +661,22 @@ void unwind_tables_free(struct unwind_tables *t)
 	cache_clear(&t->procs, free_proc);
 	cache_clear(&t->tables, free_table);
 	free(t->free);
+	free(t->placed);
 	free(t->entry);
 	free(t->proc_root);
 	free(t);
+}
+
+const struct unwind_row *unwind_tables_rows_at(const struct unwind_tables *t, uint32_t first,
+					       uint32_t nr)
+{
+	for (size_t i = 0; i < t->nr_placed; i++) {
+		const struct table *tb = t->placed[i];
+
+		if (tb->first == first && tb->nr_rows == nr && tb->cfi && tb->cfi->rows)
+			return tb->cfi->rows;
+	}
+	return NULL;
 }
 
 void unwind_tables_stats(const struct unwind_tables *t, struct unwind_tables_stats *st)

@@ -123,6 +123,16 @@ void unwind_tables_drop_proc(struct unwind_tables *t, uint32_t pid);
  */
 int unwind_tables_warm(struct unwind_tables *t, int fd);
 
+/*
+ * The rows of the table in the store at [first, first + nr), from the
+ * manager's own copy (the store itself is write-only here), or NULL when
+ * no table lies exactly there. Valid until the next call that changes the
+ * store. For walking a copied stack with the tables a process has now
+ * (cfi_walk_stack_with()).
+ */
+const struct unwind_row *unwind_tables_rows_at(const struct unwind_tables *t, uint32_t first,
+					       uint32_t nr);
+
 struct unwind_tables_stats {
 	size_t procs;			/* processes with an entry */
 	size_t tables;			/* tables in the store */

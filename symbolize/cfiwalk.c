@@ -14,12 +14,12 @@ static int read_u64(const struct cfi_stack *s, uint64_t addr, uint64_t *val)
 }
 
 /* One frame: -1 with the caller's registers in pc/sp/bp, or why the walk ends. */
-static int step(const struct unwind_row *rows, uint32_t store_rows,
-		const struct unwind_mapping *maps, uint32_t nr_maps,
-		const struct cfi_stack *stack, int first, uint64_t *pc,
+static int step(cfi_rows_fn rows_of, void *ctx, const struct unwind_mapping *maps,
+		uint32_t nr_maps, const struct cfi_stack *stack, int first, uint64_t *pc,
 		uint64_t *sp, uint64_t *bp, int *bp_known)
 {
 	const struct unwind_mapping *m;
+	const struct unwind_row *rows;
 	uint64_t key, ra, slot;
 	__u64 cfa;
 	__u32 rule;
@@ -29,15 +29,16 @@ static int step(const struct unwind_row *rows, uint32_t store_rows,
 	if (i < 0)
 		return UNWIND_STOP_NO_MAPPING;
 	m = &maps[i];
-	if (!m->nr_rows || m->first_row > store_rows || m->nr_rows > store_rows - m->first_row)
+	rows = m->nr_rows ? rows_of(ctx, m) : NULL;
+	if (!rows)
 		return UNWIND_STOP_NO_TABLE;
 	key = *pc - (first ? 0 : 1) - m->bias;
 	if (key > UINT32_MAX)
 		return UNWIND_STOP_NO_ROW;
-	i = unwind_search(rows + m->first_row, m->nr_rows, (__u32)key);
+	i = unwind_search(rows, m->nr_rows, (__u32)key);
 	if (i < 0)
 		return UNWIND_STOP_NO_ROW;
-	rule = rows[m->first_row + (uint32_t)i].rule;
+	rule = rows[(uint32_t)i].rule;
 	stop = unwind_frame_cfa(rule, *pc, *sp, *bp, *bp_known, &cfa);
 	if (stop >= 0)
 		return stop;
@@ -90,9 +91,33 @@ static int fp_step(const struct cfi_stack *stack, uint64_t *pc, uint64_t *sp, ui
 	return 0;
 }
 
+/* A flat row store of store_rows rows: a mapping's table is a range of it. */
+struct flat_store {
+	const struct unwind_row *rows;
+	uint32_t nr;
+};
+
+static const struct unwind_row *flat_rows_of(void *ctx, const struct unwind_mapping *m)
+{
+	const struct flat_store *f = ctx;
+
+	if (m->first_row > f->nr || m->nr_rows > f->nr - m->first_row)
+		return NULL;
+	return f->rows + m->first_row;
+}
+
 void cfi_walk_stack(const struct unwind_row *rows, uint32_t store_rows,
 		    const struct unwind_mapping *maps, uint32_t nr_maps,
 		    const struct cfi_regs *regs, const struct cfi_stack *stack, struct cfi_walk *out)
+{
+	struct flat_store f = { .rows = rows, .nr = store_rows };
+
+	cfi_walk_stack_with(flat_rows_of, &f, maps, nr_maps, regs, stack, out);
+}
+
+void cfi_walk_stack_with(cfi_rows_fn rows_of, void *ctx, const struct unwind_mapping *maps,
+			 uint32_t nr_maps, const struct cfi_regs *regs,
+			 const struct cfi_stack *stack, struct cfi_walk *out)
 {
 	uint64_t pc = regs->ip, sp = regs->sp, bp = regs->bp;
 	int bp_known = 1, stop = UNWIND_STOP_DEPTH, by_fp = 0;
@@ -102,8 +127,7 @@ void cfi_walk_stack(const struct unwind_row *rows, uint32_t store_rows,
 	for (uint32_t n = 0; n < UNWIND_MAX_FRAMES; n++) {
 		out->pcs[out->nr++] = pc;
 		out->fp_frames += (uint32_t)by_fp;
-		stop = step(rows, store_rows, maps, nr_maps, stack, n == 0, &pc, &sp, &bp,
-			    &bp_known);
+		stop = step(rows_of, ctx, maps, nr_maps, stack, n == 0, &pc, &sp, &bp, &bp_known);
 		if (stop >= 0 && unwind_stop_takes_fp(stop) &&
 		    unwind_fp_chain_ends(by_fp, bp_known, bp))
 			stop = UNWIND_STOP_ROOT;

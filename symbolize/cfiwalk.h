@@ -63,6 +63,16 @@ void cfi_walk_stack(const struct unwind_row *rows, uint32_t store_rows,
 		    const struct unwind_mapping *maps, uint32_t nr_maps,
 		    const struct cfi_regs *regs, const struct cfi_stack *stack, struct cfi_walk *out);
 
+/*
+ * The same where the tables are not one array: rows_of(ctx, m) gives the
+ * m->nr_rows rows of mapping m's table (m->first_row says which one it is),
+ * or NULL when there are none (the mapping counts as one without a table).
+ */
+typedef const struct unwind_row *(*cfi_rows_fn)(void *ctx, const struct unwind_mapping *m);
+void cfi_walk_stack_with(cfi_rows_fn rows_of, void *ctx, const struct unwind_mapping *maps,
+			 uint32_t nr_maps, const struct cfi_regs *regs,
+			 const struct cfi_stack *stack, struct cfi_walk *out);
+
 /* A name for a stop reason ("root", "no-row", ...). */
 const char *cfi_walk_stop_name(enum unwind_stop stop);
 
