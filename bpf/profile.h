@@ -85,7 +85,7 @@ struct profile_hdr {
  * exec'd): a process whose code stays unknown (JIT code mapped after its
  * description) costs a bounded number of copies, then walks as before.
  */
-#define PROFILE_LATE_COPIES	1024
+#define PROFILE_LATE_COPIES	4096
 /* Processes remembered in `seen_tgids` (LRU: an evicted one just wakes again). */
 #define PROFILE_SEEN_TGIDS	16384
 

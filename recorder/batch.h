@@ -38,6 +38,17 @@ const void *batch_get(const struct batch *b, size_t i, size_t *len);
 /* Bytes held; the caller flushes early when a batch grows past its bound. */
 static inline size_t batch_bytes(const struct batch *b) { return b->len; }
 void batch_clear(struct batch *b);
+/*
+ * After batch_sort(): keep records [from, nr) of the sorted order for the
+ * next round (they stay sorted, ahead of what is added next, with their
+ * arrival order for ties) and forget the others. The room of the records
+ * forgotten is reclaimed, in one copy of those kept, once it is most of
+ * the arena, so records kept round after round are not copied each time.
+ * Always 0 (a reclaim without memory is left for later).
+ */
+int batch_keep_from(struct batch *b, size_t from);
+/* Shorten record i (sorted order) to its first len bytes: what is kept of it. */
+void batch_set_len(struct batch *b, size_t i, size_t len);
 void batch_free(struct batch *b);
 
 #endif /* RECORDER_BATCH_H */

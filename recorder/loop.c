@@ -43,7 +43,7 @@
  * whatever tables there are.
  */
 #define LATE_HOLD_NS		(5ull * 1000000000)
-#define LATE_HOLD_BYTES		(8u << 20)
+#define LATE_HOLD_BYTES		(16u << 20)
 /* While the recorder stops, how often it looks whether the tables came. */
 #define LATE_POLL_NS		(2ull * 1000000)
 /* How long a late sample just handed to the worker is waited for, once a round. */
@@ -248,7 +248,7 @@ static bool late_ask(struct record_session *s, struct profile_sample *ps, size_t
 	    !emit_ustack_parse((const char *)ps + head, len - head, &u) ||
 	    u.abi == PROFILE_UREGS_ABI_NONE)
 		return false;
-	task_tracker_prefetch(s->tracker, ps->hdr.pid);
+	task_tracker_prefetch(s->tracker, ps->hdr.pid, ps->hdr.tid, ps->comm);
 	regs = (struct cfi_regs){
 		.ip = u.regs[PROFILE_UREG_IP], .sp = u.regs[PROFILE_UREG_SP],
 		.bp = u.regs[PROFILE_UREG_BP],
@@ -329,30 +329,37 @@ static size_t held_len(const struct profile_hdr *h, size_t len)
 	return len;
 }
 
-/* A copy of a batch record into batch b. */
-static int copy_into(struct batch *b, const struct profile_hdr *h, size_t len)
+/*
+ * The records from sorted index `from` on wait for the next round (past
+ * the horizon, or behind a late sample): they stay in the batch, without
+ * the copies the worker has; a new process's first sample among them has
+ * its maps read now, while it may still run.
+ */
+static void hold_from(struct record_session *s, size_t from, bool waiting)
 {
-	void *p = batch_add(b, h->time, len);
+	uint64_t early = s->early_done;
 
-	if (!p)
-		return -ENOMEM;
-	memcpy(p, h, len);
-	return 0;
-}
-
-/* The records held back (session_int.h): the first of the next round. */
-static int unhold(struct record_session *s)
-{
-	int err = 0;
-
-	for (size_t i = 0; i < s->held.nr && !err; i++) {
+	for (size_t i = from; i < s->batch.nr; i++) {
 		size_t len;
-		const struct profile_hdr *h = batch_get(&s->held, i, &len);
+		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
 
-		err = copy_into(&s->batch, h, len);
+		if (waiting && h->kind == PROFILE_KIND_SAMPLE &&
+		    (((const struct profile_sample *)h)->flags & PROFILE_SAMPLE_NEW_PROC))
+			task_tracker_prefetch(s->tracker, h->pid, h->tid,
+					      ((const struct profile_sample *)h)->comm);
+		/*
+		 * An mmap report behind a late sample: its process's tables
+		 * start now (once: the rounds that hold it again skip it).
+		 */
+		if (waiting && h->time > s->early_done && sideband_record_ok(h, len)) {
+			sideband_apply_early(h, s->tracker);
+			if (h->time > early)
+				early = h->time;
+		}
+		batch_set_len(&s->batch, i, held_len(h, len));
 	}
-	batch_clear(&s->held);
-	return err;
+	s->early_done = early;
+	batch_keep_from(&s->batch, from);
 }
 
 /* Write the batch as one time-sorted round, with the samples lost meanwhile. */
@@ -360,6 +367,7 @@ int session_flush_batch(struct record_session *s)
 {
 	struct record_source_counters c = { 0 };
 	bool wrote = false, waiting = false;
+	size_t keep = SIZE_MAX;
 	uint64_t lost;
 	int err = 0;
 
@@ -380,24 +388,17 @@ int session_flush_batch(struct record_session *s)
 
 		s->round_done += (len + 7) & ~(size_t)7;	/* as the batch stores it */
 
-		/* Past where this round ends: it waits for the next one. */
-		if (waiting || h->time > s->horizon) {
-			/*
-			 * A new process's first sample held back by a late one:
-			 * its maps are read now, while it may still run.
-			 */
-			if (waiting && h->kind == PROFILE_KIND_SAMPLE &&
-			    (((const struct profile_sample *)h)->flags & PROFILE_SAMPLE_NEW_PROC))
-				task_tracker_prefetch(s->tracker, h->pid);
-			err = copy_into(&s->held, h, held_len(h, len));
-			continue;
+		/* Past where this round ends: it and all after it wait for the next one. */
+		if (h->time > s->horizon) {
+			keep = i;
+			break;
 		}
 		if (h->kind == PROFILE_KIND_SAMPLE &&
 		    (((const struct profile_sample *)h)->flags & PROFILE_SAMPLE_LATE)) {
 			late_turn(s, (struct profile_sample *)h, len, &waiting);
 			if (waiting) {
-				err = copy_into(&s->held, h, held_len(h, len));
-				continue;
+				keep = i;
+				break;
 			}
 		}
 		if (h->kind == PROFILE_KIND_SAMPLE)
@@ -448,9 +449,7 @@ int session_flush_batch(struct record_session *s)
 		s->ckpt_bytes = perfdata_writer_size(s->w);
 		s->ckpt_cpu_written = s->cpu_written;
 	}
-	batch_clear(&s->batch);
-	if (!err)
-		err = unhold(s);
+	hold_from(s, keep, waiting);
 	/* A sample waits for tables: look again soon. */
 	s->describe_soon |= waiting;
 	warn_denied(s);

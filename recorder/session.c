@@ -610,7 +610,6 @@ void record_session_close(struct record_session *s)
 			rename(s->old_path, s->output);
 	}
 	batch_free(&s->batch);
-	batch_free(&s->held);
 	free(s->old_path);
 	free(s->pids);
 	free(s->tids);

@@ -96,6 +96,7 @@ struct record_session {
 	bool late_ok;			/* late_walk holds it */
 	bool late_spin;			/* this round may still wait a moment for a walk */
 	size_t round_done;		/* batch bytes before the record at hand (this round) */
+	uint64_t early_done;		/* held mmap reports told early up to this time */
 	int epfd;
 
 	/* Output. */
@@ -121,11 +122,10 @@ struct record_session {
 	 * read whole. The side-band is read after them, to the present, so past
 	 * that time it may hold reports that belong after records the rings
 	 * still hold (an exec's, before the notice of its process's fork):
-	 * records past it wait in `held` for the next round.
+	 * records past it wait in the batch for the next round.
 	 */
 	uint64_t horizon;
 	uint64_t last_delivered;	/* the time of the last record the source delivered */
-	struct batch held;
 	bool draining;		/* detached: the rings hold everything there is */
 	int cb_err;
 	uint64_t next_flush_ns, last_flush_ns;

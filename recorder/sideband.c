@@ -240,6 +240,19 @@ bool sideband_record_ok(const void *rec, size_t len)
 	return r->hdr.kind == SIDEBAND_KIND_MMAP && memchr(r->path, '\0', len - sizeof(*r));
 }
 
+void sideband_apply_early(const void *rec, struct task_tracker *t)
+{
+	const struct sideband_rec *r = rec;
+	struct procmaps_entry e = {
+		.start = r->start, .end = r->start + r->len, .pgoff = r->pgoff,
+		.maj = r->maj, .min = r->min, .ino = r->ino,
+		.prot = r->prot, .flags = r->flags, .path = r->path,
+	};
+
+	if (r->hdr.kind == SIDEBAND_KIND_MMAP)
+		task_tracker_mmap_early(t, r->hdr.pid, &e);
+}
+
 int sideband_apply(const void *rec, struct task_tracker *t)
 {
 	const struct sideband_rec *r = rec;

@@ -48,5 +48,12 @@ void sideband_free(struct sideband *sb);
 bool sideband_record_ok(const void *rec, size_t len);
 /* Give one of our records to the tracker. 0 or -ENOMEM. */
 int sideband_apply(const void *rec, struct task_tracker *t);
+/*
+ * A report that waits behind a late sample: an executable mapping of a
+ * process not described yet is told to the tracker now, for its unwind
+ * tables (task_tracker_mmap_early()); sideband_apply() still comes in its
+ * turn. Nothing is written.
+ */
+void sideband_apply_early(const void *rec, struct task_tracker *t);
 
 #endif /* RECORDER_SIDEBAND_H */

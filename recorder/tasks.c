@@ -988,13 +988,44 @@ static int add_mapping(struct task_tracker *t, uint32_t pid, uint32_t tid,
 	return write_mmap2(t, pid, tid, m, time, cpu);
 }
 
-void task_tracker_prefetch(struct task_tracker *t, uint32_t pid)
+/* The comm of thread tid of pid, now: false when it cannot be read. */
+static bool read_thread_comm(const struct task_tracker *t, uint32_t pid, uint32_t tid,
+			     char comm[COMM_LEN])
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%u/task/%u/comm", t->proc_root, pid, tid) >=
+	    (int)sizeof(path))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, comm, COMM_LEN - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	comm[n] = '\0';
+	if (comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+	return true;
+}
+
+void task_tracker_prefetch(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm)
 {
 	struct lru_entry *e = pid ? lru_table_find(&t->procs, pid) : NULL;
+	char now[COMM_LEN];
 	struct task_proc *p;
 	struct procmaps pm;
 
 	if (!pid)
+		return;
+	/*
+	 * Another name now: it exec'd since (a launched command's samples
+	 * before its exec): /proc has the next image, not the sampled one.
+	 */
+	if (!read_thread_comm(t, pid, tid, now) || strncmp(now, comm, COMM_LEN - 1))
 		return;
 	if (e) {
 		p = proc_of(e);
@@ -1025,6 +1056,29 @@ void task_tracker_prefetch(struct task_tracker *t, uint32_t pid)
 	procmaps_release(&pm);
 	p->complete = true;
 	hook_maps(t, p);
+}
+
+void task_tracker_mmap_early(struct task_tracker *t, uint32_t pid,
+			     const struct procmaps_entry *e)
+{
+	struct lru_entry *te = pid ? lru_table_find(&t->procs, pid) : NULL;
+	struct procmaps_entry kept = *e;
+	struct task_proc *p;
+
+	if (!te)
+		return;	/* its fork or exec comes first, in order */
+	p = proc_of(te);
+	if (p->described)
+		return;	/* its MMAP2 goes in in order */
+	kept.path = procmaps_kept_name(e->path, e->prot, t->maps_flags);
+	if (!kept.path || e->end <= e->start || !(kept.prot & PROT_EXEC))
+		return;
+	if (maps_insert(t, p, &kept))
+		return;
+	if (p->hooked)
+		hook_maps(t, p);
+	else
+		maps_changed(t, p);
 }
 
 int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,

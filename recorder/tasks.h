@@ -145,11 +145,23 @@ int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
  * now, while it may still run, keep them for its description as the
  * kernel's reports would be kept, and tell the hooks (the unwind tables
  * start) also under track_all, where a process is otherwise told only once
- * described. Nothing is written. Where the kernel reported its mappings
+ * described. comm: thread tid's in the sample (16 bytes, BPF's copy): a
+ * process whose thread has another name now exec'd since and is left
+ * alone. Nothing is
+ * written. Where the kernel reported its mappings
  * since its exec, only the hooks are told (once); a process already
  * described is left alone.
  */
-void task_tracker_prefetch(struct task_tracker *t, uint32_t pid);
+void task_tracker_prefetch(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm);
+/*
+ * The kernel mapped e into pid, and the report waits behind a late sample
+ * (it is handed to task_tracker_mmap() again in its turn): an executable
+ * mapping of a process not described yet joins its mappings now, and its
+ * unwind tables start. Nothing is written; a process not known yet, or
+ * already described, is left to the report's turn.
+ */
+void task_tracker_mmap_early(struct task_tracker *t, uint32_t pid,
+			     const struct procmaps_entry *e);
 /*
  * A round of records (one sorted batch) is written: the state of tasks
  * that exited before this round is freed.

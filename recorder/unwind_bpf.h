@@ -110,7 +110,7 @@ struct cfi_walk;
  */
 int unwind_bpf_walk_later(struct unwind_bpf *u, uint32_t pid, uint32_t tid, uint64_t time,
 			  const struct cfi_regs *regs, const struct cfi_stack *stack);
-#define UNWIND_BPF_MAX_WALKS	512
+#define UNWIND_BPF_MAX_WALKS	2048
 /*
  * The walk asked for (tid, time): 1 with *out when it is done (and
  * forgotten then; counted in late_walks and late_stops), 0 while it waits

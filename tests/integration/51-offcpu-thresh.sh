@@ -19,9 +19,9 @@ assert_grep "off-cpu-thresh '1ms': give microseconds" "$T/err2"
 # 5 s: far above the 50 ms sleeps also where a loaded or emulated machine
 # wakes the fixture late (each wait past the threshold is a sample of its own).
 stolen=$(steal_ns)
-"$BPFREC" record -g --off-cpu --off-cpu-thresh 5000000 -- "$FIX/rec_offcpu" 20 50 2>"$T/rec.err" ||
+"$BPFREC" record -v -g --off-cpu --off-cpu-thresh 5000000 -- "$FIX/rec_offcpu" 20 50 2>"$T/rec.err" ||
 	{ rc=$?; cat "$T/rec.err"; fail "bpfrec record exited $rc"; }
-cat "$T/rec.err"
+grep -v '^libbpf' "$T/rec.err"
 want=$(sed -n 's/^rec_offcpu: sleep_wait \([0-9.]*\) ms.*/\1/p' "$T/rec.err")
 [ -n "$want" ] || fail "the fixture did not report its waits"
 
@@ -46,7 +46,13 @@ assert_range "sleep_wait ms" "$got" "$(calc "($want - $stolen_ms) * 0.9")" "$(ca
 # preempts the waits in more places: 5 sums seen).
 assert_range "sleep_wait samples" "$sleeps" 1 9
 # Without a threshold the same run gives 20 sleep samples and ~200 in all (test 50).
-assert_range "offcpu samples" "$all" 1 60
+# A wait walked before its process's tables were in (the slower the machine,
+# the more of them) has a shorter stack, and so a sum of its own: those
+# walks (the -v summary's) are allowed on top.
+read -r _ _ _ _ _ _ _ _ before < <(cfi_summary "$T/rec.err")
+early=$(( before + $(cfi_stops "$T/rec.err" no-mapping) ))
+echo "walks before the tables or outside the known mappings: $early"
+assert_range "offcpu samples" "$all" 1 $(( 60 + early ))
 
 # perf report reads the late, summed samples in order and with their symbols.
 run_clean "$T/report.txt" perf report -i perf.data --stdio --children --sort sym -g none

@@ -338,6 +338,67 @@ Test(batch, sorts_by_time_and_keeps_arrival_order_on_ties)
 	batch_free(&b);
 }
 
+/* Records kept for the next round: sorted ahead of new ones, ties in arrival order, shortened as asked. */
+Test(batch, keeps_a_sorted_tail_for_the_next_round)
+{
+	struct batch b = { 0 };
+	size_t len;
+	char *p;
+
+	for (int i = 0; i < 6; i++) {
+		p = batch_add(&b, (uint64_t)(60 - 10 * i), 16);	/* 60, 50, ... 10 */
+		cr_assert_not_null(p);
+		memset(p, 'a' + i, 16);
+	}
+	batch_sort(&b);
+	batch_set_len(&b, 4, 4);	/* time 50 ('b'), kept shortened */
+	batch_set_len(&b, 5, 99);	/* never longer than it is */
+	cr_assert_eq(batch_keep_from(&b, 3), 0);
+	cr_assert_eq(b.nr, 3);
+	p = batch_add(&b, 50, 16);	/* a tie with a kept one: after it */
+	memset(p, 'x', 16);
+	p = batch_add(&b, 1, 16);
+	memset(p, 'y', 16);
+	batch_sort(&b);
+	cr_assert_eq(b.nr, 5);
+	cr_assert_eq(*(const char *)batch_get(&b, 0, &len), 'y');
+	cr_assert_eq(*(const char *)batch_get(&b, 1, &len), 'c');	/* 40 */
+	cr_assert_eq(len, 16);
+	cr_assert_eq(*(const char *)batch_get(&b, 2, &len), 'b');	/* 50, kept */
+	cr_assert_eq(len, 4);
+	cr_assert_eq(*(const char *)batch_get(&b, 3, &len), 'x');	/* 50, new */
+	cr_assert_eq(*(const char *)batch_get(&b, 4, &len), 'a');	/* 60 */
+	cr_assert_eq(len, 16);
+	cr_assert_eq(batch_keep_from(&b, 5), 0);
+	cr_assert_eq(b.nr, 0);
+	cr_assert_eq(batch_bytes(&b), 0);
+	batch_free(&b);
+}
+
+/* Kept records are not copied round after round: only when the forgotten room is most of the arena. */
+Test(batch, reclaims_the_room_of_records_written)
+{
+	struct batch b = { 0 };
+	size_t len;
+	char *p;
+
+	for (int round = 0; round < 50; round++) {
+		for (int i = 0; i < 1000; i++) {
+			p = batch_add(&b, (uint64_t)(round * 1000 + i + 1), 256);
+			cr_assert_not_null(p);
+			memset(p, (char)round, 256);
+		}
+		batch_sort(&b);
+		/* Keep one record of this round (the last), write the rest. */
+		cr_assert_eq(batch_keep_from(&b, b.nr - 1), 0);
+		cr_assert_eq(b.nr, 1);
+		cr_assert_eq(*(const char *)batch_get(&b, 0, &len), (char)round);
+		cr_assert_lt(batch_bytes(&b), (size_t)4 << 20, "round %d: %zu bytes", round,
+			     batch_bytes(&b));
+	}
+	batch_free(&b);
+}
+
 Test(batch, grows_and_keeps_contents)
 {
 	struct batch b = { 0 };
