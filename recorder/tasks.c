@@ -514,14 +514,13 @@ static int check_ips(struct task_tracker *t, struct task_proc *p, const uint64_t
 	return missing;
 }
 
-/* Read /proc/PID/comm of the main thread; false when the process is gone. */
-static bool read_proc_comm(const struct task_tracker *t, uint32_t pid, char comm[COMM_LEN])
+/* Read a comm file of /proc (path, or "" when it did not fit); false when it is gone. */
+static bool read_comm_file(const char *path, char comm[COMM_LEN])
 {
-	char path[PATH_MAX];
 	ssize_t n;
 	int fd;
 
-	if (snprintf(path, sizeof(path), "%s/%u/comm", t->proc_root, pid) >= (int)sizeof(path))
+	if (!*path)
 		return false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -533,6 +532,28 @@ static bool read_proc_comm(const struct task_tracker *t, uint32_t pid, char comm
 	comm[n] = '\0';
 	comm[strcspn(comm, "\n")] = '\0';
 	return comm[0] != '\0';
+}
+
+/* /proc/PID/comm: the main thread's; false when the process is gone. */
+static bool read_proc_comm(const struct task_tracker *t, uint32_t pid, char comm[COMM_LEN])
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%u/comm", t->proc_root, pid) >= (int)sizeof(path))
+		path[0] = '\0';
+	return read_comm_file(path, comm);
+}
+
+/* /proc/PID/task/TID/comm; false when the thread is gone. */
+static bool read_thread_comm(const struct task_tracker *t, uint32_t pid, uint32_t tid,
+			     char comm[COMM_LEN])
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%u/task/%u/comm", t->proc_root, pid, tid) >=
+	    (int)sizeof(path))
+		path[0] = '\0';
+	return read_comm_file(path, comm);
 }
 
 /* Was an exec of pid reported since it was last described? Forgets it. */
@@ -986,30 +1007,6 @@ static int add_mapping(struct task_tracker *t, uint32_t pid, uint32_t tid,
 	if (!m || m->start != kept.start)
 		return 0;	/* over the bound: a re-read of /proc writes it */
 	return write_mmap2(t, pid, tid, m, time, cpu);
-}
-
-/* The comm of thread tid of pid, now: false when it cannot be read. */
-static bool read_thread_comm(const struct task_tracker *t, uint32_t pid, uint32_t tid,
-			     char comm[COMM_LEN])
-{
-	char path[PATH_MAX];
-	ssize_t n;
-	int fd;
-
-	if (snprintf(path, sizeof(path), "%s/%u/task/%u/comm", t->proc_root, pid, tid) >=
-	    (int)sizeof(path))
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, comm, COMM_LEN - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	comm[n] = '\0';
-	if (comm[n - 1] == '\n')
-		comm[n - 1] = '\0';
-	return true;
 }
 
 void task_tracker_prefetch(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm)

@@ -1334,6 +1334,99 @@ Test(tasks, hooks_wait_for_a_sample_with_track_all)
 	cr_assert_eq(l.nr, 1);
 }
 
+/* root/PID/task/TID/comm, the name of one thread. */
+static void fake_thread_comm(unsigned int pid, unsigned int tid, const char *comm)
+{
+	char path[PATH_MAX], line[64];
+
+	FMT(path, "%s/%u/task", root, pid);
+	mkdir(path, 0755);
+	FMT(path, "%s/%u/task/%u", root, pid, tid);
+	mkdir(path, 0755);
+	FMT(path, "%s/%u/task/%u/comm", root, pid, tid);
+	FMT(line, "%s\n", comm);
+	write_text(path, line);
+}
+
+/*
+ * A process whose samples wait (late samples ahead of them): its maps are
+ * read from /proc and its tables start, also with -a, and nothing is
+ * written; the description that follows uses them even once it is gone.
+ */
+Test(tasks, prefetch_reads_maps_and_tells_the_hooks_without_writing)
+{
+	uint64_t ips[] = { APP_START + 0x123, 0 };
+	struct hook_log l;
+	char path[PATH_MAX];
+
+	make_blob();
+	new_hooked_tracker(&l, true);
+	fake_proc(7200, app_maps(), "app");
+	fake_thread_comm(7200, 7200, "app");
+	task_tracker_prefetch(tt, 7200, 7200, "app");
+	cr_assert_eq(l.changed, 1, "-a: the tables start before the description");
+	cr_assert_eq(l.pid, 7200);
+	cr_assert_eq(l.first_start, APP_START);
+	cr_assert_eq(take(), 0, "nothing written");
+	/* Again: nothing new. */
+	task_tracker_prefetch(tt, 7200, 7200, "app");
+	cr_assert_eq(l.changed, 1);
+	/* Gone from /proc before its sample is written: the maps read before describe it. */
+	FMT(path, "%s/7200/maps", root);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(see(7200, 7200, "app", 5000, 1, ips, 2), 0);
+	cr_assert_eq(take(), 7);
+	assert_comm(&recs[0], 7200, 7200, "app", false, 5000, 1);
+	check_app_mmaps(1, 7200, 7200, 5000, 1);
+}
+
+/* A thread with another name now exec'd since: /proc has the next image. */
+Test(tasks, prefetch_leaves_a_process_that_exec_d_since)
+{
+	struct hook_log l;
+
+	new_hooked_tracker(&l, true);
+	fake_proc(7201, app_maps(), "next");
+	fake_thread_comm(7201, 7201, "next");
+	task_tracker_prefetch(tt, 7201, 7201, "launcher");
+	cr_assert_eq(l.changed, 0);
+	cr_assert_eq(take(), 0);
+	/* No such thread: nothing either. */
+	task_tracker_prefetch(tt, 7201, 7299, "next");
+	cr_assert_eq(l.changed, 0);
+}
+
+/*
+ * An mmap report that waits behind a late sample: a process not described
+ * yet gets the mapping (and its tables) at once; one not known yet, or
+ * already described, is left to the report's turn.
+ */
+Test(tasks, early_mmaps_reach_the_hooks_of_undescribed_processes_only)
+{
+	uint64_t ips[] = { APP_START + 0x10 };
+	struct procmaps_entry lib = exe_mapping(0x7f0000500000ull, 0x8000, 0x2000);
+	struct hook_log l;
+
+	new_hooked_tracker(&l, false);
+	task_tracker_mmap_early(tt, 7300, &lib);
+	cr_assert_eq(l.changed, 0, "unknown: its fork or exec comes first");
+	task_tracker_fork(tt, 7300, 7300, 1);
+	report_exec(7300, 100);
+	cr_assert_eq(l.nr, 1);
+	task_tracker_mmap_early(tt, 7300, &lib);
+	cr_assert_eq(l.nr, 2, "the library joins its mappings");
+	cr_assert_eq(l.first_start, APP_START);
+	cr_assert_eq(take(), 0, "nothing written");
+	/* Described: later reports go in in their turn, written. */
+	fake_proc(7301, app_maps(), "app");
+	cr_assert_eq(see(7301, 7301, "app", 150, 0, ips, 1), 0);
+	(void)take();
+	l.changed = 0;
+	task_tracker_mmap_early(tt, 7301, &lib);
+	cr_assert_eq(l.changed, 0);
+	cr_assert_eq(take(), 0);
+}
+
 /* First sample of a process described from /proc; a dlopen re-read tells again. */
 Test(tasks, hooks_follow_proc_maps_and_rereads)
 {
