@@ -58,7 +58,7 @@ for way in cfi g fp; do
 	# function is a root to perf script, not to the walker). A walk cut for
 	# want of tables was walked again once they came: its second walk is
 	# the one in the file, and the summary's "walked again" line counts it.
-	read -r late _ _ late_root < <(late_walks $way.err)
+	read -r late _ _ late_root _ < <(late_walks $way.err)
 	echo "${opt[*]}: $late samples walked again, $late_root of them to the root"
 	assert_range "stacks walked / samples in the file (${opt[*]})" \
 		"$(awk -v s="$stacks" -v n="$nall" 'BEGIN { print n ? s / n : 0 }')" 0.9 1.1

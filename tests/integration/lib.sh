@@ -287,15 +287,17 @@ cfi_stops() {
 		for (i = 5; i < NF; i++) if ($i == r) n = $(i + 1) } END { print n + 0 }' "$1"
 }
 
-# late_walks ERRFILE: "WALKS EXPIRED SPENT ROOT" from the "walked again"
-# line of `bpfrec record -v -g` (samples whose walk met code without tables
-# yet, walked again in user space once the tables came); "0 0 0 0" when
-# there was none.
+# late_walks ERRFILE: "WALKS EXPIRED SPENT ROOT BUSY" from the "walked
+# again" line of `bpfrec record -v -g` (samples whose walk met code without
+# tables yet, walked again in user space once the tables came; EXPIRED of
+# them waited too long, SPENT and BUSY more got no copy: their process had
+# used its copies, the ring buffer was too full); "0 0 0 0 0" when there
+# was none.
 late_walks() {
 	awk '/^bpfrec record: cfi stacks walked again once their tables came:/ {
-		w = $11; x = $12; sub(/^\(/, "", x); s = $16
+		w = $11; x = $12; sub(/^\(/, "", x); s = $16; b = $23
 		for (i = 17; i < NF; i++) if ($i == "root") r = $(i + 1) }
-	     END { print w + 0, x + 0, s + 0, r + 0 }' "$1"
+	     END { print w + 0, x + 0, s + 0, r + 0, b + 0 }' "$1"
 }
 
 # debian_python3: the path of Debian's own python3 (built without frame
