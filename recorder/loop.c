@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
@@ -267,8 +266,8 @@ static bool late_ask(struct record_session *s, struct profile_sample *ps, size_t
  * time order, so it ends here); else s->late_ok says whether s->late_walk
  * holds that walk. A sample waits LATE_HOLD_NS at most, and only while
  * what would wait with it (itself and the rest of its round) stays under
- * LATE_HOLD_BYTES; while the recorder stops
- * (the rings are read to the end) it waits here instead.
+ * LATE_HOLD_BYTES; while the recorder stops (the rings are read to the
+ * end) it waits here instead.
  */
 static void late_turn(struct record_session *s, struct profile_sample *ps, size_t len,
 		      bool *wait)
@@ -477,11 +476,11 @@ int session_consume(struct record_session *s, bool *batch_full)
 	/*
 	 * Read whole, the rings hold nothing from before `start` any more: the
 	 * round can end there. Detached, they hold nothing more at all. A full
-	 * batch (also while detached) stopped the reading in the sample ring (the task notices are
-	 * read first: sampler.c): the round ends at the last sample read, and
-	 * what the side-band and the task ring hold past it waits for the
-	 * samples still in their ring (else they would reach the file a round
-	 * after later records, out of order).
+	 * batch (also while detached) stopped the reading in the sample ring
+	 * (the task notices are read first: sampler.c): the round ends at the
+	 * last sample read, and what the side-band and the task ring hold past
+	 * it waits for the samples still in their ring (else they would reach
+	 * the file a round after later records, out of order).
 	 */
 	*batch_full = err == BATCH_FULL;
 	s->horizon = *batch_full ? s->last_delivered : s->draining ? UINT64_MAX : start;

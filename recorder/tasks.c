@@ -1041,17 +1041,20 @@ void task_tracker_prefetch(struct task_tracker *t, uint32_t pid, uint32_t tid, c
 	}
 	if (read_maps(t, pid, &pm))
 		return;	/* gone already: described from its samples' comm */
+	/* Complete unless maps_insert() finds it over the bound: /proc again at the description. */
+	p->complete = true;
 	for (size_t i = 0; i < pm.nr; i++) {
 		struct procmaps_entry kept = pm.entries[i];
 
 		kept.path = procmaps_kept_name(kept.path, kept.prot, t->maps_flags);
 		if (!kept.path || kept.end <= kept.start)
 			continue;
-		if (maps_insert(t, p, &kept))
-			break;	/* over the bound: /proc again at the description */
+		if (maps_insert(t, p, &kept)) {
+			p->complete = false;
+			break;
+		}
 	}
 	procmaps_release(&pm);
-	p->complete = true;
 	hook_maps(t, p);
 }
 

@@ -409,11 +409,17 @@ int unwind_bpf_walk_later(struct unwind_bpf *u, uint32_t pid, uint32_t tid, uint
 	return 0;
 }
 
+/* Whether j is the walk job of the sample of tid at time. */
+static bool is_walk_of(const struct unwind_job *j, uint32_t tid, uint64_t time)
+{
+	return j && j->walk && j->tid == tid && j->time == time;
+}
+
 /* The walk job of (tid, time) in list *pp, as the link that points to it, or NULL (lock held). */
 static struct unwind_job **find_walk(struct unwind_job **pp, uint32_t tid, uint64_t time)
 {
 	for (; *pp; pp = &(*pp)->next)
-		if ((*pp)->walk && (*pp)->tid == tid && (*pp)->time == time)
+		if (is_walk_of(*pp, tid, time))
 			return pp;
 	return NULL;
 }
@@ -433,9 +439,7 @@ int unwind_bpf_walk_done(struct unwind_bpf *u, uint32_t tid, uint64_t time,
 	}
 	pthread_mutex_lock(&u->lock);
 	while (!(pp = find_walk(&u->done, tid, time))) {
-		bool waiting = find_walk(&u->head, tid, time) ||
-			       (u->busy && u->busy->walk && u->busy->tid == tid &&
-				u->busy->time == time);
+		bool waiting = find_walk(&u->head, tid, time) || is_walk_of(u->busy, tid, time);
 
 		if (!waiting || !wait_ns ||
 		    pthread_cond_timedwait(&u->walked, &u->lock, &until) == ETIMEDOUT) {
@@ -475,7 +479,7 @@ void unwind_bpf_walk_cancel(struct unwind_bpf *u, uint32_t tid, uint64_t time)
 	} else if ((pp = find_walk(&u->done, tid, time))) {
 		j = *pp;
 		*pp = j->next;
-	} else if (u->busy && u->busy->walk && u->busy->tid == tid && u->busy->time == time) {
+	} else if (is_walk_of(u->busy, tid, time)) {
 		u->busy->cancelled = true;	/* the worker drops it when done */
 	}
 	if (j)
