@@ -323,6 +323,12 @@ static __always_inline int sample(void *ctx, enum sample_walk walk)
 		err = send_with_ustack(s, size, flags, late_stack_size, PROFILE_SAMPLE_LATE);
 	else
 		err = bpf_ringbuf_output(&events, s, size, flags);
+	/* No room for the copy: the sample still goes, with the walk made here. */
+	if (err && late) {
+		count(PROFILE_STAT_LATE_BUSY);
+		s->flags &= ~PROFILE_SAMPLE_LATE;
+		err = bpf_ringbuf_output(&events, s, size, flags);
+	}
 	if (err)
 		count(PROFILE_STAT_LOST);
 	return 0;

@@ -84,8 +84,11 @@ struct profile_hdr {
  * Stack copies for PROFILE_SAMPLE_LATE per process (since it started or
  * exec'd): a process whose code stays unknown (JIT code mapped after its
  * description) costs a bounded number of copies, then walks as before.
+ * Each copy the recorder walked again no better than the kernel did takes
+ * PROFILE_LATE_UNHELPFUL more of them (sixteen such walks spend them all).
  */
 #define PROFILE_LATE_COPIES	4096
+#define PROFILE_LATE_UNHELPFUL	(PROFILE_LATE_COPIES / 16)
 /* Processes remembered in `seen_tgids` (LRU: an evicted one just wakes again). */
 #define PROFILE_SEEN_TGIDS	16384
 

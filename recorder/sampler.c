@@ -37,7 +37,11 @@
 #include "bpf/profile.h"
 #include "profile.skel.h"
 
-#define DEFAULT_RING_BYTES	(8u << 20)
+/*
+ * The smallest ring buffer by default: RSS of the recorder holds it twice
+ * (libbpf maps the data area twice so records that wrap read as one).
+ */
+#define DEFAULT_RING_BYTES	(4u << 20)
 /*
  * -g: the user stack a sample sends when its walk met code without tables
  * yet (PROFILE_SAMPLE_LATE): perf's --call-graph dwarf default. Only
@@ -161,18 +165,19 @@ static int open_events(struct record_session *s, struct sampler *sm)
 	return 0;
 }
 
-/* The ring buffer's size: the caller's, or about 2 MiB per CPU (more for stack copies). */
+/* The ring buffer's size: the caller's, or about 1 MiB per CPU (more for stack copies). */
 static size_t ring_bytes(const struct record_session *s)
 {
 	size_t ring = s->opts.ring_buffer_bytes;
-	size_t per_cpu = 2u << 20;
+	size_t per_cpu = 1u << 20;
 
 	if (ring)
 		return ring;
 	/*
-	 * Several flush intervals of -g samples at -F 4000. A DWARF sample
-	 * carries its stack copy too: 2 MiB more per 2 KiB of it (8 KiB:
-	 * 10 MiB a CPU, a quarter second at -F 4000).
+	 * Several flush intervals of -g samples at -F 4000: a CPU's 100 ms
+	 * of 128-frame samples is 400 KiB, and the recorder is woken at half
+	 * full. A DWARF sample carries its stack copy too: 2 MiB more per
+	 * 2 KiB of it (8 KiB: 9 MiB a CPU, a quarter second at -F 4000).
 	 */
 	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF)
 		per_cpu += (size_t)(s->opts.stack_user_size + 2047) / 2048 * (2u << 20);
@@ -365,8 +370,12 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 		skel->rodata->stack_user_size = s->opts.stack_user_size;
 		skel->rodata->ustack_fixed = !s->kfeatures.ringbuf_dynptr;
 	}
-	/* A walk cut for want of tables comes with a copy to walk again (loop.c). */
-	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI) {
+	/*
+	 * A walk cut for want of tables comes with a copy to walk again
+	 * (loop.c), while the ring buffer is under a quarter full: not at all
+	 * in one too small for a few copies.
+	 */
+	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI && ring >= 64 * SAMPLER_LATE_STACK_BYTES) {
 		skel->rodata->late_stack_size = SAMPLER_LATE_STACK_BYTES;
 		skel->rodata->late_ring_room = ring / 4;
 		skel->rodata->ustack_fixed = !s->kfeatures.ringbuf_dynptr;
@@ -737,6 +746,23 @@ static void sampler_counters(const struct record_session *s, const void *src,
 	}
 }
 
+/* PROFILE_LATE_UNHELPFUL fewer copies for pid (a race with BPF's decrement loses one at most). */
+static void sampler_late_unhelpful(struct record_session *s, void *src, uint32_t pid)
+{
+	const struct sampler *sm = src;
+	uint32_t left;
+	int fd;
+
+	(void)s;
+	if (!sm || !sm->skel)
+		return;
+	fd = bpf_map__fd(sm->skel->maps.late_copies);
+	if (bpf_map_lookup_elem(fd, &pid, &left))
+		return;
+	left = left > PROFILE_LATE_UNHELPFUL ? left - PROFILE_LATE_UNHELPFUL : 0;
+	bpf_map_update_elem(fd, &pid, &left, BPF_EXIST);
+}
+
 const struct record_source_ops record_source_bpf = {
 	.check = sampler_check,
 	.open = sampler_open,
@@ -747,4 +773,5 @@ const struct record_source_ops record_source_bpf = {
 	.consume = sampler_consume,
 	.counters = sampler_counters,
 	.free = sampler_free,
+	.late_unhelpful = sampler_late_unhelpful,
 };
