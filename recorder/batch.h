@@ -8,6 +8,10 @@
  * Records keep their arrival order when their times are equal. Each record
  * is stored 8-byte aligned; one arena and one index grow as needed and are
  * reused after batch_clear(), so a steady recording stops allocating.
+ * They are mappings of their own, not the heap, and shrink again when a
+ * burst is over: after BATCH_SHRINK_ROUNDS rounds that all used under a
+ * quarter of them, to twice the most those rounds used (the memory of a
+ * recording follows its rate, not its worst moment).
  */
 #ifndef RECORDER_BATCH_H
 #define RECORDER_BATCH_H
@@ -27,7 +31,12 @@ struct batch {
 	struct batch_entry *ents;
 	size_t nr, cap_ents;
 	uint64_t seq;
+	/* The most bytes and records held at a round's end since the last shrink check. */
+	size_t round_peak, round_peak_nr;
+	unsigned int rounds;
 };
+
+#define BATCH_SHRINK_ROUNDS	32
 
 /* Reserve len bytes for a record stamped time; NULL on ENOMEM. Fill it at once. */
 void *batch_add(struct batch *b, uint64_t time, size_t len);
@@ -37,6 +46,7 @@ void batch_sort(struct batch *b);
 const void *batch_get(const struct batch *b, size_t i, size_t *len);
 /* Bytes held; the caller flushes early when a batch grows past its bound. */
 static inline size_t batch_bytes(const struct batch *b) { return b->len; }
+/* Forget every record (the end of a round). */
 void batch_clear(struct batch *b);
 /*
  * After batch_sort(): keep records [from, nr) of the sorted order for the

@@ -38,11 +38,10 @@
  * A late sample (PROFILE_SAMPLE_LATE) waits for its process's tables this
  * long at most after it was taken (libc's table takes 50-90 ms to build,
  * a compiler's 0.5 s, ten times that under emulation), and only while
- * what waits with it stays under LATE_HOLD_BYTES: then it is walked with
- * whatever tables there are.
+ * what waits with it stays under half the batch's bound (late_hold_bytes()):
+ * then it is walked with whatever tables there are.
  */
 #define LATE_HOLD_NS		(5ull * 1000000000)
-#define LATE_HOLD_BYTES		(16u << 20)
 /* While the recorder stops, how often it looks whether the tables came. */
 #define LATE_POLL_NS		(2ull * 1000000)
 /* How long a late sample just handed to the worker is waited for, once a round. */
@@ -99,10 +98,17 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 }
 
 /*
+ * Whether a late sample's second walk is better than its in-kernel one of
+ * nr_user frames: it ended cleanly (root, signal frame) or found more.
+ */
+static bool late_walk_better(const struct cfi_walk *w, uint32_t nr_user)
+{
+	return w->stop == UNWIND_STOP_ROOT || w->stop == UNWIND_STOP_SIGNAL || w->nr > nr_user;
+}
+
+/*
  * A late sample's chain: its second walk (s->late_walk, when s->late_ok)
- * where that is better: it ended cleanly (root, signal frame) or found
- * more frames than the in-kernel one. Nothing of the copy goes into the
- * file.
+ * where that is better. Nothing of the copy goes into the file.
  */
 static void late_chain(struct record_session *s, struct emit_sample *e)
 {
@@ -110,8 +116,7 @@ static void late_chain(struct record_session *s, struct emit_sample *e)
 
 	if (!s->late_ok)
 		return;
-	if (w->stop == UNWIND_STOP_ROOT || w->stop == UNWIND_STOP_SIGNAL ||
-	    w->nr > e->chain.nr_user) {
+	if (late_walk_better(w, e->chain.nr_user)) {
 		e->chain.user = w->pcs;
 		e->chain.nr_user = w->nr;
 	}
@@ -223,6 +228,12 @@ static void warn_denied(struct record_session *s)
 	}
 }
 
+/* How much may wait behind a late sample: half the batch, so records still flow around it. */
+static size_t late_hold_bytes(const struct record_session *s)
+{
+	return s->batch_max / 2;
+}
+
 /*
  * The batch's flag for a late sample whose copy the worker has (bits of
  * profile_sample.flags BPF never sets): its record waits without the copy.
@@ -266,7 +277,7 @@ static bool late_ask(struct record_session *s, struct profile_sample *ps, size_t
  * time order, so it ends here); else s->late_ok says whether s->late_walk
  * holds that walk. A sample waits LATE_HOLD_NS at most, and only while
  * what would wait with it (itself and the rest of its round) stays under
- * LATE_HOLD_BYTES; while the recorder stops (the rings are read to the
+ * late_hold_bytes(); while the recorder stops (the rings are read to the
  * end) it waits here instead.
  */
 static void late_turn(struct record_session *s, struct profile_sample *ps, size_t len,
@@ -284,6 +295,9 @@ static void late_turn(struct record_session *s, struct profile_sample *ps, size_
 		rc = unwind_bpf_walk_done(s->unwind, tid, time, wait_ns, &s->late_walk);
 		if (rc == 1) {
 			s->late_ok = true;
+			if (!late_walk_better(&s->late_walk, ps->nr_user) &&
+			    s->src_ops->late_unhelpful)
+				s->src_ops->late_unhelpful(s, s->src, ps->hdr.pid);
 			return;
 		}
 		if (rc == -ENOENT) {
@@ -304,7 +318,7 @@ static void late_turn(struct record_session *s, struct profile_sample *ps, size_
 		}
 		now = session_mono_ns();
 		if (now - time > LATE_HOLD_NS ||
-		    batch_bytes(&s->batch) - s->round_done > LATE_HOLD_BYTES) {
+		    batch_bytes(&s->batch) - s->round_done > late_hold_bytes(s)) {
 			unwind_bpf_walk_cancel(s->unwind, tid, time);
 			return;
 		}
@@ -329,36 +343,70 @@ static size_t held_len(const struct profile_hdr *h, size_t len)
 }
 
 /*
- * The records from sorted index `from` on wait for the next round (past
- * the horizon, or behind a late sample): they stay in the batch, without
- * the copies the worker has; a new process's first sample among them has
- * its maps read now, while it may still run.
+ * Records [from, to) of the batch wait behind a late sample: a new
+ * process's first sample among them has its maps read now, while it may
+ * still run, and an mmap report starts its process's tables now (once:
+ * s->early_done is how far that went).
  */
-static void hold_from(struct record_session *s, size_t from, bool waiting)
+static void early_turns(struct record_session *s, size_t from, size_t to)
 {
 	uint64_t early = s->early_done;
 
-	for (size_t i = from; i < s->batch.nr; i++) {
+	for (size_t i = from; i < to; i++) {
 		size_t len;
 		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
 
-		if (waiting && h->kind == PROFILE_KIND_SAMPLE &&
+		if (h->kind == PROFILE_KIND_SAMPLE &&
 		    (((const struct profile_sample *)h)->flags & PROFILE_SAMPLE_NEW_PROC))
 			task_tracker_prefetch(s->tracker, h->pid, h->tid,
 					      ((const struct profile_sample *)h)->comm);
-		/*
-		 * An mmap report behind a late sample: its process's tables
-		 * start now (once: the rounds that hold it again skip it).
-		 */
-		if (waiting && h->time > s->early_done && sideband_record_ok(h, len)) {
+		if (h->time > s->early_done && sideband_record_ok(h, len)) {
 			sideband_apply_early(h, s->tracker);
 			if (h->time > early)
 				early = h->time;
 		}
-		batch_set_len(&s->batch, i, held_len(h, len));
 	}
 	s->early_done = early;
+}
+
+/*
+ * The records from sorted index `from` on wait for the next round (past
+ * the horizon, or behind a late sample): they stay in the batch, without
+ * the copies the worker has.
+ */
+static void hold_from(struct record_session *s, size_t from, bool waiting)
+{
+	if (waiting)
+		early_turns(s, from, s->batch.nr);
+	for (size_t i = from; i < s->batch.nr; i++) {
+		size_t len;
+		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
+
+		batch_set_len(&s->batch, i, held_len(h, len));
+	}
 	batch_keep_from(&s->batch, from);
+	s->held_nr = s->batch.nr;
+}
+
+/*
+ * Whether the round would end at the late sample the last one ended at,
+ * as nothing before it can be written: its walk is still pending and it
+ * may wait longer. Rounds come every few milliseconds while a sample
+ * waits; such a round then only looks at what arrived since (sorting and
+ * holding the whole batch each time costs more than the samples' rate
+ * under load, and the ring buffer overflows).
+ */
+static bool round_still_waits(struct record_session *s)
+{
+	if (!s->wait_set || s->draining || !s->unwind ||
+	    batch_bytes(&s->batch) >= late_hold_bytes(s) ||
+	    session_mono_ns() - s->wait_time > LATE_HOLD_NS ||
+	    !unwind_bpf_walk_pending(s->unwind, s->wait_tid, s->wait_time))
+		return false;
+	early_turns(s, s->held_nr, s->batch.nr);
+	s->held_nr = s->batch.nr;
+	s->last_flush_ns = session_mono_ns();
+	return true;
 }
 
 /* Write the batch as one time-sorted round, with the samples lost meanwhile. */
@@ -370,6 +418,9 @@ int session_flush_batch(struct record_session *s)
 	uint64_t lost;
 	int err = 0;
 
+	if (round_still_waits(s))
+		return 0;
+	s->wait_set = false;
 	s->src_ops->counters(s, s->src, &c);
 	lost = c.lost;
 	s->seen = c.seen;
@@ -397,6 +448,9 @@ int session_flush_batch(struct record_session *s)
 			late_turn(s, (struct profile_sample *)h, len, &waiting);
 			if (waiting) {
 				keep = i;
+				s->wait_set = true;
+				s->wait_tid = h->tid;
+				s->wait_time = h->time;
 				break;
 			}
 		}

@@ -43,7 +43,7 @@
  * at 16 MiB, so FORK/EXIT notices would fall rounds behind and perf would
  * count them out of order.
  */
-#define BATCH_MAX_BYTES		(16u << 20)
+#define BATCH_MAX_BYTES		(8u << 20)
 /* The largest ring buffer record_opts.ring_buffer_bytes may ask for. */
 #define RECORD_RING_MAX_BYTES	(1u << 30)
 
@@ -97,6 +97,11 @@ struct record_session {
 	bool late_spin;			/* this round may still wait a moment for a walk */
 	size_t round_done;		/* batch bytes before the record at hand (this round) */
 	uint64_t early_done;		/* held mmap reports told early up to this time */
+	/* The late sample the last round ended at, still waiting for its walk (loop.c). */
+	bool wait_set;
+	uint32_t wait_tid;
+	uint64_t wait_time;
+	size_t held_nr;			/* batch records looked at while it waits */
 	int epfd;
 
 	/* Output. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* unwind_bpf.c - the table manager on the sampler's maps (contract in unwind_bpf.h). */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -74,6 +75,7 @@ struct unwind_bpf {
 	uint64_t requested;		/* set jobs accepted into the queue */
 	uint64_t peak_rows, write_errors, jobs_dropped;
 	struct unwind_tables_stats snap;	/* the manager's stats after the last job */
+	size_t trimmed_at;		/* files_built when the worker last gave memory back */
 	struct unwind_job *done;	/* walks done, their results not taken yet */
 	size_t walks;			/* walk jobs queued, in hand or done */
 	uint64_t late_walks, late_expired, late_stops[UNWIND_STOP_MAX];
@@ -373,6 +375,52 @@ static void enqueue(struct unwind_bpf *u, struct unwind_job *j)
 	pthread_mutex_unlock(&u->lock);
 }
 
+/*
+ * Queue the walk job j where it runs soonest with its process's tables
+ * (lock held). pid's waiting set job moves to the front with the walk
+ * right behind it, unless a drop of pid is queued before it (the set is
+ * then a new process's of the same pid); with no set job of pid waiting
+ * (its tables are in, or being built now) the walk goes first. A sample
+ * waiting for its walk holds up the recording, and its process is one
+ * being sampled; the tables of the others only wait a little longer.
+ */
+static void enqueue_walk(struct unwind_bpf *u, struct unwind_job *j)
+{
+	struct unwind_job *set = NULL, *set_prev = NULL, *prev = NULL;
+	bool dropped = false;
+
+	for (struct unwind_job *q = u->head; q; prev = q, q = q->next) {
+		if (q->pid != j->pid)
+			continue;
+		if (q->drop) {
+			dropped = true;
+		} else if (is_set(q)) {
+			set = q;
+			set_prev = prev;
+			break;
+		}
+	}
+	if (set && !dropped && set_prev) {
+		set_prev->next = set->next;
+		if (u->tail == set)
+			u->tail = set_prev;
+		set->next = u->head;
+		u->head = set;
+	}
+	if (set) {
+		j->next = set->next;
+		set->next = j;
+		if (u->tail == set)
+			u->tail = j;
+	} else {
+		j->next = u->head;
+		u->head = j;
+		if (!u->tail)
+			u->tail = j;
+	}
+	pthread_cond_signal(&u->wake);
+}
+
 int unwind_bpf_walk_later(struct unwind_bpf *u, uint32_t pid, uint32_t tid, uint64_t time,
 			  const struct cfi_regs *regs, const struct cfi_stack *stack)
 {
@@ -405,7 +453,9 @@ int unwind_bpf_walk_later(struct unwind_bpf *u, uint32_t pid, uint32_t tid, uint
 	j->regs = *regs;
 	memcpy(j->stack, stack->data, stack->size);
 	j->stack_size = stack->size;
-	enqueue(u, j);
+	pthread_mutex_lock(&u->lock);
+	enqueue_walk(u, j);
+	pthread_mutex_unlock(&u->lock);
 	return 0;
 }
 
@@ -457,6 +507,16 @@ int unwind_bpf_walk_done(struct unwind_bpf *u, uint32_t tid, uint64_t time,
 	pthread_mutex_unlock(&u->lock);
 	job_free(j);
 	return 1;
+}
+
+bool unwind_bpf_walk_pending(struct unwind_bpf *u, uint32_t tid, uint64_t time)
+{
+	bool pending;
+
+	pthread_mutex_lock(&u->lock);
+	pending = find_walk(&u->head, tid, time) || is_walk_of(u->busy, tid, time);
+	pthread_mutex_unlock(&u->lock);
+	return pending;
 }
 
 void unwind_bpf_walk_cancel(struct unwind_bpf *u, uint32_t tid, uint64_t time)
@@ -518,6 +578,7 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct unwind_tables_stats st;
 		struct unwind_job *j;
+		bool trim;
 		int err = 0;
 
 		pthread_mutex_lock(&u->lock);
@@ -559,9 +620,20 @@ static void *worker_main(void *arg)
 		} else if (j->walk) {
 			u->walks--;
 		}
+		/*
+		 * libdw frees what it took to build a table, and glibc keeps the
+		 * pages in this thread's arena (megabytes for libc or python3):
+		 * give them back once the queue is empty (a build takes tens of
+		 * milliseconds, the trim well under one).
+		 */
+		trim = !u->head && st.files_built != u->trimmed_at;
+		if (trim)
+			u->trimmed_at = st.files_built;
 		pthread_mutex_unlock(&u->lock);
 		if (j)
 			job_free(j);
+		if (trim)
+			malloc_trim(0);
 	}
 }
 

@@ -104,9 +104,10 @@ struct cfi_walk;
 /*
  * Late samples (PROFILE_SAMPLE_LATE, bpf/profile.h): walk a copied user
  * stack of (pid, tid), sampled at time, with pid's tables, on the worker's
- * thread once the work queued before it is done (so pid's descriptions
- * queued so far are loaded first). The copy is taken. 0, -EBUSY when
- * UNWIND_BPF_MAX_WALKS walks are outstanding, -ENOMEM.
+ * thread once pid's descriptions queued so far are loaded: pid's waiting
+ * description is built next, ahead of other processes', and the walk
+ * right after it (or first, with none waiting). The copy is taken. 0,
+ * -EBUSY when UNWIND_BPF_MAX_WALKS walks are outstanding, -ENOMEM.
  */
 int unwind_bpf_walk_later(struct unwind_bpf *u, uint32_t pid, uint32_t tid, uint64_t time,
 			  const struct cfi_regs *regs, const struct cfi_stack *stack);
@@ -118,6 +119,8 @@ int unwind_bpf_walk_later(struct unwind_bpf *u, uint32_t pid, uint32_t tid, uint
  */
 int unwind_bpf_walk_done(struct unwind_bpf *u, uint32_t tid, uint64_t time,
 			 uint64_t wait_ns, struct cfi_walk *out);
+/* Whether the walk of (tid, time) is asked for and not done yet (nothing is taken). */
+bool unwind_bpf_walk_pending(struct unwind_bpf *u, uint32_t tid, uint64_t time);
 /* Stop waiting for the walk of (tid, time) (counted in late_expired): it is dropped. */
 void unwind_bpf_walk_cancel(struct unwind_bpf *u, uint32_t tid, uint64_t time);
 
