@@ -60,7 +60,8 @@ LIB_SRCS       := $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) $(filter-out $(ALLOC_PRELOA
 APP_SRCS       := $(LIB_SRCS) $(CLI_SRCS)
 # The public headers: each in its module as bpfrec_*.h, installed (and, for
 # in-tree users, copied to $(BUILD)/include) under include/bpfrec/.
-PUB_HDRS       := $(addprefix $(BUILD)/include/bpfrec/,common.h perfdata.h record.h pprof.h bpfrec.h sched.h)
+PUB_HDRS       := $(addprefix $(BUILD)/include/bpfrec/,common.h perfdata.h record.h pprof.h bpfrec.h sched.h \
+		  flamegraph.h)
 LIB_MAJOR      := 0
 LIB_MINOR      := 1
 LIB_SONAME     := libbpfrec.so.$(LIB_MAJOR)
@@ -121,11 +122,23 @@ $(BUILD)/include/bpfrec/common.h: perfdata/bpfrec_common.h
 $(BUILD)/include/bpfrec/perfdata.h: perfdata/bpfrec_perfdata.h
 $(BUILD)/include/bpfrec/record.h: recorder/bpfrec_record.h
 $(BUILD)/include/bpfrec/pprof.h: tools/pprof/bpfrec_pprof.h
+$(BUILD)/include/bpfrec/flamegraph.h: tools/flamegraph/bpfrec_flamegraph.h
 $(BUILD)/include/bpfrec/bpfrec.h: recorder/bpfrec_lib.h
 $(BUILD)/include/bpfrec/sched.h: perfdata/bpfrec_sched.h
 $(PUB_HDRS):
 	@mkdir -p $(dir $@)
 	cp $< $@
+
+# The flame graph page is an ordinary source file, flame.html, made a C array
+# here (od and sed: no tool beyond coreutils) so that bpfrec carries it.
+$(BUILD)/gen/flame_template.h: tools/flamegraph/flame.html
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from $< by the Makefile: edit that file */'; \
+	  echo 'static const unsigned char fg_template[] = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '};'; \
+	  echo 'static const size_t fg_template_len = sizeof(fg_template);'; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/tools/flamegraph/html.o: $(BUILD)/gen/flame_template.h
 
 # The command and its BPF programs. Objects that include a skeleton need it first.
 $(call obj,$(APP_SRCS) $(CLI_MAIN)): | $(SKELS) $(PUB_HDRS)

@@ -14,6 +14,7 @@ static const struct {
 } commands[] = {
 	{ "record", cmd_record, "sample CPUs with BPF and write perf.data" },
 	{ "pprof", cmd_pprof, "convert perf.data to a symbolized pprof profile" },
+	{ "flamegraph", cmd_flamegraph, "draw perf.data as a flame graph (HTML page or SVG)" },
 	{ "dump", cmd_dump, "print a perf.data file's header, features and records" },
 	{ "sched", cmd_sched, "scheduler metrics per process and thread (record --sched)" },
 };
@@ -22,7 +23,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: bpfrec <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n'bpfrec <command> --help' describes a command's options.\n");
 }
 

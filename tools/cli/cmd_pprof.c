@@ -24,14 +24,12 @@
 #include <bpfrec/pprof.h>
 
 #include "tools/cli/commands.h"
-
-#define MAX_FILTER 256
+#include "tools/cli/filter_args.h"
 
 struct pprof_args {
 	const char *input, *output;
 	struct bpfrec_pprof_opts conv;
-	uint32_t pids[MAX_FILTER], tids[MAX_FILTER];
-	const char *comms[MAX_FILTER];
+	struct filter_args filter;
 	char labels[1024];		/* every --labels, joined by commas */
 	bool quiet;
 };
@@ -52,66 +50,34 @@ static void usage(FILE *f)
 "                        record --sched's sched-delay: runq_delay/nanoseconds with\n"
 "                        a 'reason' label, preempted or woken)\n"
 "      --event NAME      convert only this event ('heap': alloc and inuse)\n"
-"  -p, --pid PID[,PID]   only samples of these processes\n"
-"  -t, --tid TID[,TID]   only samples of these threads\n"
-"      --comm NAME[,..]  only samples of threads with these command names\n"
+FILTER_HELP
 "      --labels LIST     label each sample: pid,tid,comm,cpu,trace:FIELD\n"
 "      --no-symbolize    keep addresses and build-ids only, for a later symbolizer\n"
-"      --kallsyms FILE   kernel symbols [/proc/kallsyms]\n"
-"      --symfs DIR       look for every binary under DIR (as perf report --symfs)\n"
-"      --debug-dir DIR   separate debug info [/usr/lib/debug]\n"
+SYMBOL_HELP
 "  -q, --quiet           no summary on stderr\n"
 "  -h, --help            this text\n");
 }
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "bpfrec pprof: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "; see 'bpfrec pprof --help'\n");
-	return 2;
-}
-
-/* "1,2,3" into list; returns the count or -1. */
-static int parse_ids(char *s, uint32_t *list, size_t cap, size_t have)
-{
-	char *save = NULL, *tok, *end;
-
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(tok, &end, 10);
-		if (errno || *end || end == tok || v > UINT32_MAX || have == cap)
-			return -1;
-		list[have++] = v;
-	}
-	return have;
+	return cli_bad_usage("pprof", fmt, arg);
 }
 
 static int parse_args(int argc, char **argv, struct pprof_args *a)
 {
-	enum { OPT_EVENT = 256, OPT_COMM, OPT_LABELS, OPT_NO_SYM, OPT_KALLSYMS, OPT_SYMFS,
-	       OPT_DEBUG_DIR };
+	enum { OPT_LABELS = 256, OPT_NO_SYM };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "event", required_argument, NULL, OPT_EVENT },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "comm", required_argument, NULL, OPT_COMM },
+		FILTER_LONGOPTS,
 		{ "labels", required_argument, NULL, OPT_LABELS },
 		{ "no-symbolize", no_argument, NULL, OPT_NO_SYM },
-		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
-		{ "symfs", required_argument, NULL, OPT_SYMFS },
-		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	char orig[256];
-	struct stat st;
-	int opt, n;
+	struct filter_args *f = &a->filter;
+	int opt, err;
 
 	a->input = "perf.data";
 	a->output = "perf.pb.gz";
@@ -125,36 +91,6 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 		case 'o':
 			a->output = optarg;
 			break;
-		case OPT_EVENT:
-			a->conv.event = optarg;
-			break;
-		case 'p':
-			snprintf(orig, sizeof(orig), "%s", optarg);	/* parse_ids() cuts it up */
-			n = parse_ids(optarg, a->pids, MAX_FILTER, a->conv.nr_pids);
-			if (n < 0)
-				return bad_usage("--pid wants at most 256 process ids like 1234,5678, "
-						 "not '%s'", orig);
-			a->conv.nr_pids = n;
-			break;
-		case 't':
-			snprintf(orig, sizeof(orig), "%s", optarg);
-			n = parse_ids(optarg, a->tids, MAX_FILTER, a->conv.nr_tids);
-			if (n < 0)
-				return bad_usage("--tid wants at most 256 thread ids like 1234,5678, "
-						 "not '%s'", orig);
-			a->conv.nr_tids = n;
-			break;
-		case OPT_COMM: {
-			char *save = NULL;
-
-			for (char *tok = strtok_r(optarg, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				if (a->conv.nr_comms == MAX_FILTER)
-					return bad_usage("too many --comm names (at most 256)%s", "");
-				a->comms[a->conv.nr_comms++] = tok;
-			}
-			break;
-		}
 		case OPT_LABELS: {
 			size_t len = strlen(a->labels);
 
@@ -167,15 +103,6 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 		case OPT_NO_SYM:
 			a->conv.no_symbolize = true;
 			break;
-		case OPT_KALLSYMS:
-			a->conv.kallsyms = optarg;
-			break;
-		case OPT_SYMFS:
-			a->conv.symfs = optarg;
-			break;
-		case OPT_DEBUG_DIR:
-			a->conv.debug_dir = optarg;
-			break;
 		case 'q':
 			a->quiet = true;
 			break;
@@ -185,7 +112,11 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 		case ':':
 			return bad_usage("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return bad_usage("unknown option '%s'", argv[optind - 1]);
+			err = filter_args_opt(f, opt, optarg, "pprof");
+			if (err == 1)
+				return bad_usage("unknown option '%s'", argv[optind - 1]);
+			if (err)
+				return err;
 		}
 	}
 	if (optind < argc)
@@ -193,16 +124,19 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 	if (!a->output[0] || !strcmp(a->output, "-"))
 		return bad_usage("-o needs a file name (profiles are binary: no stdout), not '%s'",
 				 a->output);
-	if (a->conv.kallsyms && access(a->conv.kallsyms, R_OK))
-		return bad_usage("--kallsyms %s: cannot read it; copy /proc/kallsyms of the "
-				 "recording machine (as root) and pass that file", a->conv.kallsyms);
-	if (a->conv.symfs && (stat(a->conv.symfs, &st) || !S_ISDIR(st.st_mode)))
-		return bad_usage("--symfs %s: not a directory", a->conv.symfs);
-	if (a->conv.debug_dir && (stat(a->conv.debug_dir, &st) || !S_ISDIR(st.st_mode)))
-		return bad_usage("--debug-dir %s: not a directory", a->conv.debug_dir);
-	a->conv.pids = a->pids;
-	a->conv.tids = a->tids;
-	a->conv.comms = a->comms;
+	err = filter_args_check(f, "pprof");
+	if (err)
+		return err;
+	a->conv.event = f->event;
+	a->conv.pids = f->pids;
+	a->conv.nr_pids = f->nr_pids;
+	a->conv.tids = f->tids;
+	a->conv.nr_tids = f->nr_tids;
+	a->conv.comms = f->comms;
+	a->conv.nr_comms = f->nr_comms;
+	a->conv.kallsyms = f->kallsyms;
+	a->conv.symfs = f->symfs;
+	a->conv.debug_dir = f->debug_dir;
 	a->conv.labels = a->labels[0] ? a->labels : NULL;
 	return 0;
 }

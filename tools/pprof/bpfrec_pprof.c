@@ -19,6 +19,8 @@
 #include "perfdata/opts.h"
 #include "perfdata/reader.h"
 #include "convert.h"
+#include "outfile.h"
+#include "pprof_int.h"
 #include "profile.h"
 #include "ustack.h"
 
@@ -212,6 +214,23 @@ static void fill_info(struct bpfrec_pprof_profile_info *info, const struct pprof
 	opts_copy_out(info, &out, sizeof(out));
 }
 
+int bpfrec_pprof_build(struct bpfrec_pprof *p, size_t i, struct pprof_builder **out)
+{
+	int err;
+
+	p->err[0] = '\0';
+	*out = NULL;
+	if (i >= bpfrec_pprof_nr_profiles(p))
+		return fail(p, -EINVAL, "no profile %zu: %s has %zu", i,
+			    p->read ? p->input_name : "nothing read yet",
+			    bpfrec_pprof_nr_profiles(p));
+	err = pp_convert_build(p->c, i, out);
+	log_warning(p);
+	if (err)
+		return fail(p, err, "%s", pp_convert_error(p->c));
+	return 0;
+}
+
 /* Profile i, gzip-compressed, to fd (written from its current offset). */
 static int write_profile(struct bpfrec_pprof *p, size_t i, int fd, const char *what,
 			 struct bpfrec_pprof_profile_info *info)
@@ -220,15 +239,9 @@ static int write_profile(struct bpfrec_pprof *p, size_t i, int fd, const char *w
 	off_t start = lseek(fd, 0, SEEK_CUR);
 	int err;
 
-	p->err[0] = '\0';
-	if (i >= bpfrec_pprof_nr_profiles(p))
-		return fail(p, -EINVAL, "no profile %zu: %s has %zu", i,
-			    p->read ? p->input_name : "nothing read yet",
-			    bpfrec_pprof_nr_profiles(p));
-	err = pp_convert_build(p->c, i, &b);
-	log_warning(p);
+	err = bpfrec_pprof_build(p, i, &b);
 	if (err)
-		return fail(p, err, "%s", pp_convert_error(p->c));
+		return err;
 	err = pprof_write_gzip(b, fd);
 	if (err)
 		fail(p, err, "writing %s: %s", what, strerror(-err));
@@ -279,36 +292,30 @@ int bpfrec_pprof_write_callback(struct bpfrec_pprof *p, size_t i, bpfrec_write_f
 	return err;
 }
 
+struct path_write {
+	struct bpfrec_pprof *p;
+	size_t i;
+	const char *path;
+	struct bpfrec_pprof_profile_info *info;
+};
+
+static int fill_path(void *ctx, int fd)
+{
+	struct path_write *w = ctx;
+
+	return write_profile(w->p, w->i, fd, w->path, w->info);
+}
+
 /* Written to a temporary name in the same directory, renamed when complete. */
 int bpfrec_pprof_write_path(struct bpfrec_pprof *p, size_t i, const char *path,
 			    struct bpfrec_pprof_profile_info *info)
 {
-	const char *slash = strrchr(path, '/');
-	char *tmp;
-	int fd, err;
+	struct path_write w = { p, i, path, info };
+	const char *step;
+	int err = pp_outfile_write(path, fill_path, &w, &step);
 
-	if (slash)
-		err = asprintf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
-	else
-		err = asprintf(&tmp, ".%s.XXXXXX", path);
-	if (err < 0)
-		return fail(p, -ENOMEM, "out of memory");
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		err = fail(p, -errno, "cannot create %s: %s", path, strerror(errno));
-		free(tmp);
-		return err;
-	}
-	err = write_profile(p, i, fd, path, info);
-	if (!err && close(fd))
-		err = fail(p, -errno, "writing %s: %s", path, strerror(errno));
-	else if (err)
-		close(fd);
-	if (!err && rename(tmp, path))
-		err = fail(p, -errno, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-	if (err)
-		unlink(tmp);
-	free(tmp);
+	if (err && step)
+		fail(p, err, "%s %s: %s", step, path, strerror(-err));
 	return err;
 }
 

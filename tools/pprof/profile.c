@@ -495,6 +495,69 @@ size_t pprof_nr_strings(const struct pprof_builder *b)
 	return pp_intern_count(&b->strings);
 }
 
+/* ---- reading back ---- */
+
+const char *pprof_string_at(const struct pprof_builder *b, int64_t idx, size_t *len)
+{
+	return pp_intern_get(&b->strings, (uint32_t)idx, len);
+}
+
+void pprof_sample_type_at(const struct pprof_builder *b, size_t i, int64_t *type, int64_t *unit)
+{
+	*type = b->types[i * 2];
+	*unit = b->types[i * 2 + 1];
+}
+
+void pprof_sample_at(const struct pprof_builder *b, size_t i, struct pprof_sample_view *v)
+{
+	const struct sample_key_head *kh = pp_intern_get(&b->samples, (uint32_t)i, NULL);
+
+	v->locs = (const uint64_t *)(kh + 1);
+	v->nr_locs = kh->nr_locs;
+	v->values = &b->values[i * b->nr_types];
+	v->nr_labels = kh->nr_labels;
+}
+
+void pprof_sample_label_at(const struct pprof_builder *b, size_t i, size_t l,
+			   struct pprof_label_view *out)
+{
+	const struct sample_key_head *kh = pp_intern_get(&b->samples, (uint32_t)i, NULL);
+	const struct label_key *lk = (const struct label_key *)((const uint64_t *)(kh + 1) +
+								kh->nr_locs) + l;
+
+	*out = (struct pprof_label_view){
+		.key = lk->key, .str = lk->str, .num = lk->num, .is_str = lk->is_str,
+	};
+}
+
+void pprof_location_at(const struct pprof_builder *b, uint64_t id, uint64_t *mapping_id,
+		       uint64_t *address, size_t *nr_lines)
+{
+	const struct location_key_head *kh = pp_intern_get(&b->locations, id - 1, NULL);
+
+	*mapping_id = kh->mapping_id;
+	*address = kh->address;
+	*nr_lines = kh->nr_lines;
+}
+
+int64_t pprof_location_function_name(const struct pprof_builder *b, uint64_t id, size_t l)
+{
+	const struct location_key_head *kh = pp_intern_get(&b->locations, id - 1, NULL);
+	const struct location_key_line *kl = (const struct location_key_line *)(kh + 1);
+	const struct function_key *f = pp_intern_get(&b->functions, kl[l].function_id - 1, NULL);
+
+	return f->name;
+}
+
+void pprof_mapping_at(const struct pprof_builder *b, uint64_t id, int64_t *filename,
+		      uint64_t *discriminator)
+{
+	const struct mapping_key *k = pp_intern_get(&b->mappings, id - 1, NULL);
+
+	*filename = k->filename;
+	*discriminator = k->discriminator;
+}
+
 /* ---- serialization ---- */
 
 #define FLUSH_AT (64 * 1024)

@@ -90,6 +90,40 @@ size_t pprof_nr_functions(const struct pprof_builder *b);
 size_t pprof_nr_mappings(const struct pprof_builder *b);
 size_t pprof_nr_strings(const struct pprof_builder *b);
 
+/*
+ * Reading a built profile back, for outputs other than profile.proto (the
+ * flame graph, tools/flamegraph/). Ids are those the builder handed out;
+ * strings are the table's (valid UTF-8, not NUL-terminated: *len says how
+ * long). Nothing is copied: pointers stay valid until the builder is freed
+ * or changed.
+ */
+const char *pprof_string_at(const struct pprof_builder *b, int64_t idx, size_t *len);
+/* Sample type i's type and unit string indices. */
+void pprof_sample_type_at(const struct pprof_builder *b, size_t i, int64_t *type, int64_t *unit);
+/* Distinct sample i (< pprof_nr_samples): its locations (leaf first) and values. */
+struct pprof_sample_view {
+	const uint64_t *locs;
+	size_t nr_locs;
+	const int64_t *values;		/* pprof_nr_sample_types() of them */
+	size_t nr_labels;
+};
+void pprof_sample_at(const struct pprof_builder *b, size_t i, struct pprof_sample_view *v);
+/* Label l of sample i: key, and str (string labels) or num; string indices. */
+struct pprof_label_view {
+	int64_t key, str, num;
+	bool is_str;
+};
+void pprof_sample_label_at(const struct pprof_builder *b, size_t i, size_t l,
+			   struct pprof_label_view *out);
+/* Location id: its mapping id (0 = none), address and number of Lines. */
+void pprof_location_at(const struct pprof_builder *b, uint64_t id, uint64_t *mapping_id,
+		       uint64_t *address, size_t *nr_lines);
+/* Line l (innermost first) of location id: its function's name string index. */
+int64_t pprof_location_function_name(const struct pprof_builder *b, uint64_t id, size_t l);
+/* Mapping id's file name string index, and the discriminator it was made with. */
+void pprof_mapping_at(const struct pprof_builder *b, uint64_t id, int64_t *filename,
+		      uint64_t *discriminator);
+
 /* Serialize the uncompressed message, in pieces, through sink. */
 typedef int (*pprof_sink_fn)(const void *data, size_t len, void *ctx);
 int pprof_serialize(const struct pprof_builder *b, pprof_sink_fn sink, void *ctx);
