@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""fg_browser.py - open a `bpfrec flamegraph` page in Debian's headless
+chromium, with the network off, and report what a person would see, as
+JSON on stdout. Driven over the DevTools protocol (python3-websocket): no
+other driver is packaged beside chromium.
+
+  fg_browser.py PAGE OUTDIR [--view I:C] [--names a,b,c] [--zoom NAME]
+                [--search REGEX] [--hover NAME] [--filter comm=NAME]
+
+Reports, in percent of the chart's width (the whole graph):
+  widths    each --names frame's drawn width, summed over its frames
+  values    each name's total in the view's column (the page's own sums)
+  zoom      after clicking the --zoom frame: its width and the names'
+  search    the page's "Matched" share and how many frames it highlighted
+  tip       the tooltip over the --hover frame
+  requests  every request the page made other than for the page itself
+  errors    JavaScript exceptions and console errors
+and saves OUTDIR/flame.png (a screenshot, after the search).
+"""
+import argparse
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import websocket
+
+
+class Browser:
+    def __init__(self, outdir):
+        self.prof = tempfile.mkdtemp(prefix="fg-chromium.", dir=outdir)
+        exe = shutil.which("chromium")
+        if not exe:
+            sys.exit("chromium is not installed: run 'sh tools/deps.sh test' (Debian package chromium)")
+        # No proxy, no background fetches, no first-run pages: the page is alone.
+        self.proc = subprocess.Popen(
+            [exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--disable-default-apps", "--no-proxy-server", "--remote-debugging-port=0",
+             "--remote-allow-origins=*", "--user-data-dir=" + self.prof, "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = os.path.join(self.prof, "DevToolsActivePort")
+        # Starting chromium on an emulated CPU takes long: a hang, not a slow machine, ends this.
+        for _ in range(1200):
+            if os.path.exists(port_file) and os.path.getsize(port_file):
+                break
+            if self.proc.poll() is not None:
+                sys.exit("chromium exited with %d before listening" % self.proc.returncode)
+            time.sleep(0.25)
+        port = open(port_file).read().split()[0]
+        targets = json.load(urllib.request.urlopen("http://127.0.0.1:%s/json" % port, timeout=60))
+        page = [t for t in targets if t.get("type") == "page"][0]
+        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=300)
+        self.next_id = 0
+        self.events = []
+
+    def call(self, method, **params):
+        self.next_id += 1
+        my = self.next_id
+        self.ws.send(json.dumps({"id": my, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == my:
+                if "error" in msg:
+                    sys.exit("%s: %s" % (method, msg["error"]))
+                return msg.get("result", {})
+            if "method" in msg:
+                self.events.append(msg)
+
+    def wait_event(self, method, timeout=300):
+        end = time.time() + timeout
+        while time.time() < end:
+            for i, e in enumerate(self.events):
+                if e["method"] == method:
+                    return self.events.pop(i)
+            msg = json.loads(self.ws.recv())
+            if "method" in msg:
+                self.events.append(msg)
+        sys.exit("no %s within %d s" % (method, timeout))
+
+    def js(self, expr):
+        r = self.call("Runtime.evaluate", expression=expr, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in r:
+            sys.exit("page script failed: %s" % json.dumps(r["exceptionDetails"])[:500])
+        return r["result"].get("value")
+
+    def mouse(self, kind, x, y):
+        self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
+                  clickCount=1 if kind != "mouseMoved" else 0)
+
+    def close(self):
+        try:
+            self.ws.close()
+        finally:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+            shutil.rmtree(self.prof, ignore_errors=True)
+
+
+# In the page: every drawn frame of the given names, as widths in percent of the chart.
+MEASURE = """(() => {
+  const names = %s, v = window.flamegraph.view(), chart = document.getElementById('chart');
+  const W = chart.getBoundingClientRect().width, out = {}, rects = {}, values = {};
+  for (const n of names) { out[n] = 0; values[n] = 0; }
+  const S = JSON.parse(document.getElementById('fg-data').textContent).strings;
+  for (const e of chart.querySelectorAll('.fr:not(.anc)')) {
+    const id = +e.dataset.id;
+    if (v.kind[id] >= 4) continue;
+    const n = S[v.name[id]];
+    if (!(n in out)) continue;
+    const r = e.getBoundingClientRect();
+    out[n] += 100 * r.width / W;
+    if (!rects[n] || r.width > rects[n].w) rects[n] = {x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width, id: id};
+  }
+  for (let id = 1; id < v.n; id++) {
+    if (v.kind[id] >= 4) continue;
+    const n = S[v.name[id]];
+    if (n in values) values[n] += v.tot[id];
+  }
+  return {widths: out, rects: rects, values: values, total: v.tot[0], frames: chart.querySelectorAll('.fr').length};
+})()"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("page")
+    ap.add_argument("outdir")
+    ap.add_argument("--view")
+    ap.add_argument("--names", default="")
+    ap.add_argument("--zoom")
+    ap.add_argument("--search")
+    ap.add_argument("--hover")
+    ap.add_argument("--filter", action="append", default=[])
+    a = ap.parse_args()
+    names = [n for n in a.names.split(",") if n]
+    for n in (a.zoom, a.hover):
+        if n and n not in names:
+            names.append(n)
+    res = {}
+    b = Browser(a.outdir)
+    try:
+        b.call("Page.enable")
+        b.call("Runtime.enable")
+        b.call("Network.enable")
+        # No network at all: whatever the page asked for would fail, and is listed.
+        b.call("Network.emulateNetworkConditions", offline=True, latency=0,
+               downloadThroughput=-1, uploadThroughput=-1)
+        b.call("Emulation.setDeviceMetricsOverride", width=1400, height=900,
+               deviceScaleFactor=1, mobile=False)
+        url = "file://" + os.path.abspath(a.page)
+        b.call("Page.navigate", url=url)
+        b.wait_event("Page.loadEventFired")
+        if a.view:
+            b.js("(() => { const s = document.getElementById('view'); s.value = %s;"
+                 " s.dispatchEvent(new Event('change')); })()" % json.dumps(a.view))
+        for f in a.filter:
+            key, val = f.split("=", 1)
+            b.js("(() => { const s = document.getElementById('f-%s'); s.value = %s;"
+                 " s.dispatchEvent(new Event('change')); return s.value; })()" % (key, json.dumps(val)))
+        m = b.js(MEASURE % json.dumps(names))
+        res["widths"] = m["widths"]
+        res["values"] = m["values"]
+        res["total"] = m["total"]
+        res["frames_drawn"] = m["frames"]
+        res["status"] = b.js("document.getElementById('status').textContent")
+        res["view"] = b.js("document.getElementById('view').selectedOptions[0].textContent")
+        if a.hover and a.hover in m["rects"]:
+            r = m["rects"][a.hover]
+            b.mouse("mouseMoved", r["x"], r["y"])
+            res["tip"] = b.js("document.getElementById('tip').textContent")
+            res["tip_visible"] = b.js("getComputedStyle(document.getElementById('tip')).display")
+        if a.zoom and a.zoom in m["rects"]:
+            r = m["rects"][a.zoom]
+            b.mouse("mousePressed", r["x"], r["y"])
+            b.mouse("mouseReleased", r["x"], r["y"])
+            z = b.js(MEASURE % json.dumps(names))
+            res["zoom"] = {"clicked": r["id"], "zoomed_on": b.js("window.flamegraph.zoom()"),
+                           "widths": z["widths"]}
+            b.js("document.getElementById('reset').click()")
+            res["after_reset_zoom"] = b.js("window.flamegraph.zoom()")
+        if a.search:
+            b.js("(() => { const s = document.getElementById('search'); s.value = %s;"
+                 " s.dispatchEvent(new Event('input')); })()" % json.dumps(a.search))
+            res["search"] = {
+                "text": b.js("document.getElementById('match').textContent"),
+                "share": float(b.js("document.getElementById('match').dataset.share || 'NaN'")),
+                "highlighted": b.js("document.querySelectorAll('#chart .fr.m').length"),
+            }
+        shot = b.call("Page.captureScreenshot", format="png")
+        path = os.path.join(a.outdir, "flame.png")
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
+        res["screenshot"] = path
+        # Let anything late arrive, then look at every event seen.
+        b.js("new Promise(r => setTimeout(r, 500))")
+        reqs, errors = [], []
+        for e in b.events:
+            p = e.get("params", {})
+            if e["method"] == "Network.requestWillBeSent":
+                u = p["request"]["url"]
+                if u != url:
+                    reqs.append(u)
+            elif e["method"] == "Runtime.exceptionThrown":
+                errors.append(json.dumps(p.get("exceptionDetails", {}))[:300])
+            elif e["method"] == "Runtime.consoleAPICalled" and p.get("type") in ("error", "warning"):
+                errors.append(json.dumps(p.get("args", []))[:300])
+        res["requests"] = reqs
+        res["errors"] = errors
+    finally:
+        b.close()
+    json.dump(res, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
