@@ -6,11 +6,13 @@ JSON on stdout. Driven over the DevTools protocol (python3-websocket): no
 other driver is packaged beside chromium.
 
   fg_browser.py PAGE OUTDIR [--view I:C] [--names a,b,c] [--zoom NAME]
-                [--search REGEX] [--hover NAME] [--filter comm=NAME]
+                [--search REGEX] [--hover NAME] [--filter comm=NAME] [--all-views] [--each-tid]
 
 Reports, in percent of the chart's width (the whole graph):
   widths    each --names frame's drawn width, summed over its frames
   values    each name's total in the view's column (the page's own sums)
+  views     --all-views: per view ("event: type (unit)"), the values and total
+  per_tid   --each-tid: the values with the tid filter set to each thread
   zoom      after clicking the --zoom frame: its width and the names'
   search    the page's "Matched" share and how many frames it highlighted
   tip       the tooltip over the --hover frame
@@ -140,6 +142,10 @@ def main():
     ap.add_argument("--search")
     ap.add_argument("--hover")
     ap.add_argument("--filter", action="append", default=[])
+    ap.add_argument("--all-views", action="store_true",
+                    help="also the names' values in every view and column")
+    ap.add_argument("--each-tid", action="store_true",
+                    help="also the names' values with the tid filter at each thread")
     a = ap.parse_args()
     names = [n for n in a.names.split(",") if n]
     for n in (a.zoom, a.hover):
@@ -172,6 +178,26 @@ def main():
         res["total"] = m["total"]
         res["frames_drawn"] = m["frames"]
         res["status"] = b.js("document.getElementById('status').textContent")
+        if a.all_views:
+            res["views"] = {}
+            opts = b.js("[...document.getElementById('view').options].map(o => [o.value, o.textContent])")
+            cur = b.js("document.getElementById('view').value")
+            for val, label in opts:
+                b.js("(() => { const s = document.getElementById('view'); s.value = %s;"
+                     " s.dispatchEvent(new Event('change')); })()" % json.dumps(val))
+                mv = b.js(MEASURE % json.dumps(names))
+                res["views"][label] = {"values": mv["values"], "total": mv["total"]}
+            b.js("(() => { const s = document.getElementById('view'); s.value = %s;"
+                 " s.dispatchEvent(new Event('change')); })()" % json.dumps(cur))
+        if a.each_tid:
+            res["per_tid"] = {}
+            tids = b.js("[...document.getElementById('f-tid').options].map(o => o.value).filter(v => v)")
+            for t in tids:
+                b.js("(() => { const s = document.getElementById('f-tid'); s.value = %s;"
+                     " s.dispatchEvent(new Event('change')); })()" % json.dumps(t))
+                res["per_tid"][t] = b.js(MEASURE % json.dumps(names))["values"]
+            b.js("(() => { const s = document.getElementById('f-tid'); s.value = '';"
+                 " s.dispatchEvent(new Event('change')); })()")
         res["view"] = b.js("document.getElementById('view').selectedOptions[0].textContent")
         if a.hover and a.hover in m["rects"]:
             r = m["rects"][a.hover]
