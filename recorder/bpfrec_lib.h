@@ -18,6 +18,7 @@
 #define BPFREC_BPFREC_H
 
 #include <bpfrec/common.h>
+#include <bpfrec/flamegraph.h>
 #include <bpfrec/perfdata.h>
 #include <bpfrec/pprof.h>
 #include <bpfrec/record.h>

@@ -20,7 +20,7 @@ make -s -C "$TOP" BUILD="$BUILD" install DESTDIR="$D" PREFIX=/usr >"$T/install.l
 	{ cat "$T/install.log" >&2; fail "make install failed"; }
 for f in bin/bpfrec lib/libbpfrec.a lib/libbpfrec.so.0.1 lib/pkgconfig/bpfrec.pc \
 	 include/bpfrec/bpfrec.h include/bpfrec/common.h include/bpfrec/record.h \
-	 include/bpfrec/pprof.h include/bpfrec/perfdata.h include/bpfrec/sched.h \
+	 include/bpfrec/pprof.h include/bpfrec/perfdata.h include/bpfrec/sched.h include/bpfrec/flamegraph.h \
 	 share/doc/bpfrec/bpfrec-record.md; do
 	[ -f "$D/usr/$f" ] || fail "make install did not install usr/$f"
 done
