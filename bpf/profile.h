@@ -84,8 +84,9 @@ struct profile_hdr {
  * Stack copies for PROFILE_SAMPLE_LATE per process (since it started or
  * exec'd): a process whose code stays unknown (JIT code mapped after its
  * description) costs a bounded number of copies, then walks as before.
- * Each copy the recorder walked again no better than the kernel did takes
- * PROFILE_LATE_UNHELPFUL more of them (sixteen such walks spend them all).
+ * Each copy the recorder walked again no better than the kernel did, or
+ * gave up waiting for, takes PROFILE_LATE_UNHELPFUL more of them (sixteen
+ * such spend them all).
  */
 #define PROFILE_LATE_COPIES	4096
 #define PROFILE_LATE_UNHELPFUL	(PROFILE_LATE_COPIES / 16)

@@ -36,12 +36,15 @@
 #define EARLY_FLUSH_MIN_NS	(5ull * 1000000)
 /*
  * A late sample (PROFILE_SAMPLE_LATE) waits for its process's tables this
- * long at most after it was taken (libc's table takes 50-90 ms to build,
- * a compiler's 0.5 s, ten times that under emulation), and only while
- * what waits with it stays under half the batch's bound (late_hold_bytes()):
- * then it is walked with whatever tables there are.
+ * long at most after it was taken, and only while what waits with it stays
+ * under half the batch's bound (late_hold_bytes()): then it is walked with
+ * whatever tables there are. libc's table takes 50-90 ms to build, a
+ * compiler's 0.5 s, ten times that under emulation; the bound is the
+ * crash-safety promise instead (a recorder killed with SIGKILL leaves a
+ * file at most about a second short, Documentation/bpfrec-record.md), as
+ * nothing after a waiting sample reaches the file, and the memory held.
  */
-#define LATE_HOLD_NS		(5ull * 1000000000)
+#define LATE_HOLD_NS		(1000ull * 1000000)
 /* While the recorder stops, how often it looks whether the tables came. */
 #define LATE_POLL_NS		(2ull * 1000000)
 /* How long a late sample just handed to the worker is waited for, once a round. */
@@ -305,10 +308,12 @@ static void late_turn(struct record_session *s, struct profile_sample *ps, size_
 			 * Its first turn: asked now, after every record before it
 			 * (an mmap report's tables are queued ahead of it). With
 			 * nothing to build first the worker walks it within
-			 * microseconds: wait that long rather than a round.
+			 * microseconds: wait that long rather than a round. Not
+			 * behind a build: the reader's time is the ring buffer's.
 			 */
 			if (late_ask(s, ps, len)) {
-				wait_ns = s->late_spin ? LATE_SPIN_NS : 0;
+				wait_ns = s->late_spin && unwind_bpf_walk_soon(s->unwind, tid, time) ?
+						  LATE_SPIN_NS : 0;
 				continue;
 			}
 			/* Too many walks waiting, or given up on: the in-kernel walk stands. */
@@ -319,7 +324,14 @@ static void late_turn(struct record_session *s, struct profile_sample *ps, size_
 		now = session_mono_ns();
 		if (now - time > LATE_HOLD_NS ||
 		    batch_bytes(&s->batch) - s->round_done > late_hold_bytes(s)) {
+			/*
+			 * Its tables are too slow to come (a huge binary, a
+			 * busy machine): its process's next copies would wait
+			 * as long for nothing, so they cost it as unhelpful ones.
+			 */
 			unwind_bpf_walk_cancel(s->unwind, tid, time);
+			if (s->src_ops->late_unhelpful)
+				s->src_ops->late_unhelpful(s, s->src, ps->hdr.pid);
 			return;
 		}
 		if (!s->draining) {
@@ -534,10 +546,17 @@ int session_consume(struct record_session *s, bool *batch_full)
 	 * (the task notices are read first: sampler.c): the round ends at the
 	 * last sample read, and what the side-band and the task ring hold past
 	 * it waits for the samples still in their ring (else they would reach
-	 * the file a round after later records, out of order).
+	 * the file a round after later records, out of order). And never past
+	 * `start` while attached: the task ring was read once, at the start of
+	 * this reading, and a long one (a slow reader under load, producers
+	 * refilling the sample ring as it is read) reads samples from well
+	 * after the task notices still waiting in theirs.
 	 */
 	*batch_full = err == BATCH_FULL;
-	s->horizon = *batch_full ? s->last_delivered : s->draining ? UINT64_MAX : start;
+	if (s->draining)
+		s->horizon = *batch_full ? s->last_delivered : UINT64_MAX;
+	else
+		s->horizon = *batch_full && s->last_delivered < start ? s->last_delivered : start;
 	if (s->cb_err)
 		return session_fail(s, s->cb_err, "cannot keep up: %s", strerror(-s->cb_err));
 	if (err < 0 && err != BATCH_FULL)

@@ -83,8 +83,8 @@ struct record_source_ops {
 	/*
 	 * -g: a late sample of pid, walked again once its tables were in, got
 	 * no further than the walk that came with it (its stack leaves every
-	 * mapped file: JIT code). Its copies cost and do not help: send fewer
-	 * of them. NULL = none.
+	 * mapped file: JIT code), or its tables took too long to come. Its
+	 * copies cost and do not help: send fewer of them. NULL = none.
 	 */
 	void (*late_unhelpful)(struct record_session *s, void *src, uint32_t pid);
 };

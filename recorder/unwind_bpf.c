@@ -509,6 +509,16 @@ int unwind_bpf_walk_done(struct unwind_bpf *u, uint32_t tid, uint64_t time,
 	return 1;
 }
 
+bool unwind_bpf_walk_soon(struct unwind_bpf *u, uint32_t tid, uint64_t time)
+{
+	bool soon;
+
+	pthread_mutex_lock(&u->lock);
+	soon = is_walk_of(u->head, tid, time) && (!u->busy || u->busy->walk);
+	pthread_mutex_unlock(&u->lock);
+	return soon;
+}
+
 bool unwind_bpf_walk_pending(struct unwind_bpf *u, uint32_t tid, uint64_t time)
 {
 	bool pending;

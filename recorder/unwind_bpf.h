@@ -119,6 +119,11 @@ int unwind_bpf_walk_later(struct unwind_bpf *u, uint32_t pid, uint32_t tid, uint
  */
 int unwind_bpf_walk_done(struct unwind_bpf *u, uint32_t tid, uint64_t time,
 			 uint64_t wait_ns, struct cfi_walk *out);
+/*
+ * Whether the walk of (tid, time) is next and the worker is building
+ * nothing: it is then done within microseconds, worth waiting for.
+ */
+bool unwind_bpf_walk_soon(struct unwind_bpf *u, uint32_t tid, uint64_t time);
 /* Whether the walk of (tid, time) is asked for and not done yet (nothing is taken). */
 bool unwind_bpf_walk_pending(struct unwind_bpf *u, uint32_t tid, uint64_t time);
 /* Stop waiting for the walk of (tid, time) (counted in late_expired): it is dropped. */
