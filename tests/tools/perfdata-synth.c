@@ -5,7 +5,7 @@
  *
  *   perfdata-synth -o OUT|- --elf PATH [--pipe] [--pid N] [--lost N]
  *                  [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] [--sched]
- *                  STACK...
+ *                  [--generate SAMPLES:STACKS:PREFIX] STACK...
  *
  * STACK is "COUNT:FRAME,FRAME,..." leaf first; a FRAME is "u:SYMBOL" (a
  * function of --elf, mapped as a running process would map it) or
@@ -26,6 +26,19 @@
  * --sched adds the sched-delay event of `record --sched` (perfdata/events.h)
  * and allows run-queue wait stacks, "sched:REASON:NS:COUNT:FRAME,...":
  * COUNT waits of NS nanoseconds each with RAW "REASON" (preempted, woken).
+ *
+ * --generate SAMPLES:STACKS:PREFIX writes SAMPLES cpu-clock samples over
+ * exactly STACKS distinct call chains instead of STACK arguments, for
+ * benchmarks that need a large input independent of the machine's speed.
+ * The frames are the --elf functions whose names start with PREFIX (e.g.
+ * tests/fixtures/synth_wide.c's 10,000), so perf resolves every frame to a
+ * real symbol. Stack i is a tree path: two fixed outer frames, then one
+ * frame per decimal digit of i (siblings always differ, so the STACKS
+ * paths are distinct), then a tail of 0-8 frames that depends on i only.
+ * Every stack gets one sample and the rest go Zipf-like (weight 1/rank,
+ * ranks scattered over the tree), so a few paths are wide and most are
+ * narrow, as in a real profile; the samples come in a shuffled order.
+ * Everything is seeded: the same arguments give the same file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -116,6 +129,58 @@ static uint64_t elf_symbol(struct elf_info *ei, const char *name)
 	}
 	fprintf(stderr, "perfdata-synth: no symbol %s\n", name);
 	exit(2);
+}
+
+/* Addresses of the FUNC symbols whose names start with prefix, in name order. */
+struct named_addr {
+	const char *name;
+	uint64_t addr;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct named_addr *)a)->name, ((const struct named_addr *)b)->name);
+}
+
+static uint64_t *elf_functions(struct elf_info *ei, const char *prefix, size_t *nr)
+{
+	struct named_addr *f = NULL;
+	size_t n = 0, cap = 0, plen = strlen(prefix);
+	Elf_Scn *scn = NULL;
+	uint64_t *addrs;
+
+	while ((scn = elf_nextscn(ei->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+				continue;
+			s = elf_strptr(ei->elf, sh.sh_link, sym.st_name);
+			if (!s || strncmp(s, prefix, plen) || sym.st_size < 6)
+				continue;
+			if (n == cap && !(f = realloc(f, (cap = cap ? 2 * cap : 1024) * sizeof(*f))))
+				die("out of memory");
+			f[n++] = (struct named_addr){ s, sym.st_value };
+		}
+	}
+	if (n < 16)
+		die("--generate: the --elf file has fewer than 16 functions named PREFIX*");
+	qsort(f, n, sizeof(*f), by_name);
+	addrs = malloc(n * sizeof(*addrs));
+	if (!addrs)
+		die("out of memory");
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = f[i].addr;
+	free(f);
+	*nr = n;
+	return addrs;
 }
 
 static uint64_t kallsyms_lookup(const char *name)
@@ -269,6 +334,128 @@ static void check(int err, const char *what)
 	}
 }
 
+/* ---- --generate: many distinct stacks, many samples ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+struct generator {
+	unsigned long samples, stacks;
+	const char *prefix;
+	uint64_t *funcs;		/* the PREFIX* functions' addresses */
+	size_t nr_funcs;
+	unsigned digits;		/* decimal digits of stacks - 1 */
+};
+
+static void parse_generate(const char *spec, struct generator *g)
+{
+	char *end;
+
+	g->samples = strtoul(spec, &end, 10);
+	if (*end == ':')
+		g->stacks = strtoul(end + 1, &end, 10);
+	if (*end != ':' || !end[1] || !g->stacks || g->samples < g->stacks || g->stacks > 100000000)
+		die("--generate SAMPLES:STACKS:PREFIX, with 1 <= STACKS <= SAMPLES");
+	g->prefix = end + 1;
+	g->digits = 1;
+	for (unsigned long k = 10; k < g->stacks; k *= 10)
+		g->digits++;
+}
+
+/* Stack i's user call chain, leaf first, as the recorder writes it; returns its length. */
+static size_t generated_chain(const struct generator *g, unsigned long i, uint64_t *chain)
+{
+	uint64_t path[2 + 10 + 8], prefix = 0;
+	size_t n = 0, tail = mix64(i ^ 0x7a11) % 9;
+
+	path[n++] = g->funcs[0];
+	path[n++] = g->funcs[1];
+	for (unsigned l = 0, d; l < g->digits; l++) {
+		unsigned long div = 1;
+
+		for (unsigned k = l + 1; k < g->digits; k++)
+			div *= 10;
+		d = (unsigned)(i / div % 10);
+		/* Siblings are a tenth of the functions apart: never the same one. */
+		path[n++] = g->funcs[2 + (mix64(prefix * 16 + l) + d * ((g->nr_funcs - 2) / 10)) %
+					   (g->nr_funcs - 2)];
+		prefix = prefix * 10 + d;
+	}
+	for (size_t k = 0; k < tail; k++)
+		path[n++] = g->funcs[2 + mix64((uint64_t)i * 16 + k + 0x5eed) % (g->nr_funcs - 2)];
+	chain[0] = PERF_CONTEXT_USER;
+	for (size_t k = 0; k < n; k++)	/* leaf at +1, callers at a return address */
+		chain[1 + k] = USER_BASE + path[n - 1 - k] + (k ? 5 : 1);
+	return n + 1;
+}
+
+/* Samples per stack: one each, the rest by 1/rank over ranks scattered by a prime stride. */
+static uint32_t *generated_counts(const struct generator *g)
+{
+	unsigned long k = g->stacks, extra = g->samples - k, given = 0, stride = 7919;
+	uint32_t *count = malloc(k * sizeof(*count));
+	double harmonic = 0;
+
+	if (!count)
+		die("out of memory");
+	while (k % stride == 0)
+		stride += 2;
+	for (unsigned long r = 0; r < k; r++)
+		harmonic += 1.0 / (double)(r + 1);
+	for (unsigned long r = 0; r < k; r++) {
+		uint32_t c = (uint32_t)((double)extra / (double)(r + 1) / harmonic);
+
+		count[r * stride % k] = 1 + c;
+		given += c;
+	}
+	count[0] += (uint32_t)(extra - given);	/* rank 0 is stack 0 */
+	return count;
+}
+
+static void write_generated(struct perfdata_writer *w, struct elf_info *ei, struct generator *g,
+			    uint32_t pid, uint64_t *t)
+{
+	uint32_t *count, *order = malloc(g->samples * sizeof(*order));
+	uint64_t chain[1 + 2 + 10 + 8], seed = 42;
+	size_t n = 0;
+
+	g->funcs = elf_functions(ei, g->prefix, &g->nr_funcs);
+	if (g->digits > 10 || !order)
+		die("--generate: too many stacks");
+	count = generated_counts(g);
+	for (unsigned long i = 0; i < g->stacks; i++)
+		for (uint32_t c = 0; c < count[i]; c++)
+			order[n++] = (uint32_t)i;
+	for (size_t i = n - 1; i > 0; i--) {	/* Fisher-Yates, seeded */
+		size_t j = (seed = mix64(seed)) % (i + 1);
+		uint32_t x = order[i];
+
+		order[i] = order[j];
+		order[j] = x;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t nr = generated_chain(g, order[i], chain);
+		struct perfdata_sample s = {
+			.misc = PERF_RECORD_MISC_USER, .id = EVENT_ID, .ip = chain[1], .pid = pid,
+			.tid = pid, .cpu = (uint32_t)(i % 2), .period = 1000000, .time = *t,
+			.nr_callchain = nr, .callchain = chain,
+		};
+
+		*t += 1000000;
+		check(perfdata_write_sample(w, &s), "sample");
+		if ((i + 1) % 100 == 0)
+			check(perfdata_write_finished_round(w), "round");
+	}
+	free(order);
+	free(count);
+	free(g->funcs);
+}
+
 static void copy_file(const char *from, const char *to)
 {
 	char buf[65536];
@@ -292,6 +479,7 @@ int main(int argc, char **argv)
 	size_t nr_stacks = 0;
 	unsigned long pid = 4242, lost = 0, snapshot_at = 0, alloc_rate = 0;
 	bool sched = false;
+	struct generator gen = { 0 };
 	struct elf_info ei = { 0 };
 	struct perfdata_writer *w;
 	int fd;
@@ -315,14 +503,16 @@ int main(int argc, char **argv)
 			alloc_rate = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--sched"))
 			sched = true;
+		else if (!strcmp(argv[i], "--generate") && i + 1 < argc)
+			parse_generate(argv[++i], &gen);
 		else if (argv[i][0] != '-' && nr_stacks < 32 && elf_path)
 			parse_stack(argv[i], (ei.elf ? &ei : (elf_open_info(elf_path, &ei), &ei)),
 				    alloc_rate, sched, &stacks[nr_stacks++]);
 		else
-			die("usage: perfdata-synth -o OUT --elf PATH [--pipe] [--pid N] [--lost N] [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] [--sched] STACK...");
+			die("usage: perfdata-synth -o OUT --elf PATH [--pipe] [--pid N] [--lost N] [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] [--sched] [--generate SAMPLES:STACKS:PREFIX] STACK...");
 	}
-	if (!out || !elf_path || !nr_stacks)
-		die("need -o, --elf and at least one STACK");
+	if (!out || !elf_path || !(nr_stacks || gen.samples))
+		die("need -o, --elf and at least one STACK (or --generate)");
 	if (!ei.elf)
 		elf_open_info(elf_path, &ei);
 
@@ -420,6 +610,8 @@ int main(int argc, char **argv)
 
 	for (size_t i = 0; i < nr_stacks; i++)
 		left[i] = stacks[i].count;
+	if (gen.samples)
+		write_generated(w, &ei, &gen, (uint32_t)pid, &t);
 	/* inuse samples after everything else, as at the end of a recording. */
 	for (int inuse_pass = 0; inuse_pass < 2; inuse_pass++) {
 		for (bool more = true; more;) {
