@@ -7,6 +7,7 @@ other driver is packaged beside chromium.
 
   fg_browser.py PAGE OUTDIR [--view I:C] [--names a,b,c] [--zoom NAME]
                 [--search REGEX] [--hover NAME] [--filter comm=NAME] [--all-views] [--each-tid]
+  fg_browser.py PAGE OUTDIR --timings [--search REGEX] [--repeat N]
 
 Reports, in percent of the chart's width (the whole graph):
   widths    each --names frame's drawn width, summed over its frames
@@ -19,6 +20,19 @@ Reports, in percent of the chart's width (the whole graph):
   requests  every request the page made other than for the page itself
   errors    JavaScript exceptions and console errors
 and saves OUTDIR/flame.png (a screenshot, after the search).
+
+--timings is for the bench (never a test: it measures this machine): how
+responsive the page is, in milliseconds of the page's own clock, each
+action until the frame after it is painted; the median and the slowest of
+--repeat runs (default 3):
+  first_draw_ms  navigation start to the first paint after the load event
+  fcp_ms         navigation start to chromium's first contentful paint
+  search_ms      typing --search (default: the zoom target's name, which
+                 recurs elsewhere) until its highlights are painted
+  zoom_ms        clicking the widest frame below the root's children
+  reset_ms       clicking "Reset zoom"
+  hover_ms       moving the mouse onto a frame until its tooltip is painted
+and frames_drawn, frames (nodes in the page), status, errors.
 """
 import argparse
 import base64
@@ -132,6 +146,73 @@ MEASURE = """(() => {
 })()"""
 
 
+# In the page: run an action, then wait until the frame after it is painted.
+TIME_ACTION = """(async () => {
+  const painted = () => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
+  await painted();
+  const t0 = performance.now();
+  (%s)();
+  await painted();
+  return performance.now() - t0;
+})()"""
+
+# The widest frame two levels below the root, a frame with children.
+ZOOM_TARGET = """(() => {
+  const v = window.flamegraph.view();
+  let best = -1;
+  for (let id = 1; id < v.n; id++)
+    if (v.depth[id] === 3 && v.kind[id] < 4 && (best < 0 || v.tot[id] > v.tot[best])) best = id;
+  return best;
+})()"""
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def timings(b, a):
+    """--timings: the page's responsiveness (see the header)."""
+    res = {}
+    res["first_draw_ms"] = b.js("new Promise(function wait(r) { window.__fgFirstDraw ?"
+                                " r(window.__fgFirstDraw) : setTimeout(() => wait(r), 10); })")
+    res["fcp_ms"] = b.js("(performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime")
+    res["frames"] = b.js("window.flamegraph.view().n")
+    res["frames_drawn"] = b.js("document.querySelectorAll('#chart .fr').length")
+    res["status"] = b.js("document.getElementById('status').textContent")
+    target = b.js(ZOOM_TARGET)
+    query = a.search
+    if not query and target >= 0:
+        # The zoom target's name: it recurs under other parents, so many frames match.
+        query = b.js("(() => { const v = window.flamegraph.view(), S = JSON.parse("
+                     "document.getElementById('fg-data').textContent).strings;"
+                     " return S[v.name[%d]]; })()" % target)
+    query = query or "a"
+    runs = {"search_ms": [], "zoom_ms": [], "reset_ms": [], "hover_ms": []}
+    for i in range(a.repeat):
+        q = query if i % 2 == 0 else query[:-1]    # a changed query each time
+        runs["search_ms"].append(b.js(TIME_ACTION % (
+            "() => { const s = document.getElementById('search'); s.value = %s;"
+            " s.dispatchEvent(new Event('input')); }" % json.dumps(q))))
+        if target >= 0:
+            runs["zoom_ms"].append(b.js(TIME_ACTION % (
+                "() => document.querySelector('#chart .fr[data-id=\"%d\"]')"
+                ".dispatchEvent(new MouseEvent('click', {bubbles: true}))" % target)))
+            runs["reset_ms"].append(b.js(TIME_ACTION % "() => document.getElementById('reset').click()"))
+        runs["hover_ms"].append(b.js(TIME_ACTION % (
+            "() => { const e = document.querySelector('#chart .fr:not(.anc)'), r = e.getBoundingClientRect();"
+            " e.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: r.left + 1,"
+            " clientY: r.top + 1})); }")))
+    for k, xs in runs.items():
+        if xs:
+            res[k] = round(median(xs), 1)
+            res[k.replace("_ms", "_max_ms")] = round(max(xs), 1)
+    res["search"] = query
+    res["search_matched"] = b.js("document.getElementById('match').textContent")
+    res["zoom_target"] = target
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
@@ -146,6 +227,9 @@ def main():
                     help="also the names' values in every view and column")
     ap.add_argument("--each-tid", action="store_true",
                     help="also the names' values with the tid filter at each thread")
+    ap.add_argument("--timings", action="store_true",
+                    help="report how fast the page draws, searches and zooms (for the bench)")
+    ap.add_argument("--repeat", type=int, default=3, help="--timings: runs of each action")
     a = ap.parse_args()
     names = [n for n in a.names.split(",") if n]
     for n in (a.zoom, a.hover):
@@ -163,8 +247,15 @@ def main():
         b.call("Emulation.setDeviceMetricsOverride", width=1400, height=900,
                deviceScaleFactor=1, mobile=False)
         url = "file://" + os.path.abspath(a.page)
+        if a.timings:
+            # The page's clock when the first frame after its load event is painted.
+            b.call("Page.addScriptToEvaluateOnNewDocument", source=(
+                "addEventListener('load', () => requestAnimationFrame(() =>"
+                " setTimeout(() => { window.__fgFirstDraw = performance.now(); }, 0)));"))
         b.call("Page.navigate", url=url)
         b.wait_event("Page.loadEventFired")
+        if a.timings:
+            res["timings"] = timings(b, a)
         if a.view:
             b.js("(() => { const s = document.getElementById('view'); s.value = %s;"
                  " s.dispatchEvent(new Event('change')); })()" % json.dumps(a.view))
