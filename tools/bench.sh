@@ -8,7 +8,10 @@
 #   1 recording cost, -a -g, at several rates, on a fixed-work CPU workload
 #   2 per-process recording (-g -- workload)
 #   3 off-CPU recording of a context-switch-bound workload
-#   4 conversion: bpfrec pprof against perf report --stdio and perf script
+#   4 conversion: bpfrec pprof and flamegraph against perf report --stdio
+#     and perf script, on a recording and on generated 100k and 1M-sample
+#     inputs with 100k distinct stacks; the flame graph page's speed in
+#     headless chromium
 #   5 start-up (record -- true) and symbolization speed
 #   6 long run: RSS of a 10-minute -a -g -F 999 recording (make bench-long)
 #   7 call-graph modes: fp, cfi, dwarf and perf's -g and dwarf on python3
@@ -57,7 +60,7 @@ BPFREC=$BUILD/bpfrec
 command -v perf >/dev/null || die "perf not found; install it with 'sh tools/deps.sh test'"
 command -v addr2line >/dev/null || die "addr2line not found; install binutils ('sh tools/deps.sh test')"
 for f in "$BPFREC" "$FIX/bench_spin" "$FIX/bench_pingpong" "$FIX/bench_rusage" "$FIX/bench_alloc" \
-	"$BUILD/tests/tools/bench_symbolize"; do
+	"$BUILD/tests/tools/bench_symbolize" "$BUILD/tests/tools/perfdata-synth" "$FIX/synth_wide"; do
 	[ -x "$f" ] || die "$f is missing; run 'make all fixtures' first (make bench does)"
 done
 
@@ -67,7 +70,7 @@ QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then
 	REPS=${BENCH_REPS:-2}
 	SYS_RATES="999" SYS_SECS=2 PROC_RATES="999" PROC_SECS=2 PONG_SECS=2
-	CONV_SIZES="100k:1" REPS_CONV=2 REPS_STARTUP=2 LOOKUPS=20000
+	CONV_INPUTS="100k:rec:1" REPS_CONV=2 REPS_STARTUP=2 LOOKUPS=20000
 	# 2 s: the BPF poller reads the counters once a second.
 	CG_SECS=2 CG_REPS=${BENCH_REPS:-1}
 	ALLOC_M=0.5
@@ -77,14 +80,19 @@ if [ "$QUICK" = 1 ]; then
 else
 	REPS=${BENCH_REPS:-3}
 	SYS_RATES="99 999 4999" SYS_SECS=10 PROC_RATES="999" PROC_SECS=5 PONG_SECS=3
-	CONV_SIZES="100k:1 1M:10" REPS_CONV=2 REPS_STARTUP=3 LOOKUPS=20000
+	# Scenario 4: a real recording, and generated inputs of exactly 100k and
+	# 1M samples over the same CONV_STACKS distinct stacks (conversion.sh).
+	CONV_INPUTS="100k:rec:1 synth-100k:synth:100000 synth-1M:synth:1000000"
+	REPS_CONV=2 REPS_STARTUP=3 LOOKUPS=20000
 	CG_SECS=3 CG_REPS=${BENCH_REPS:-2}
 	ALLOC_M=2
-	DEADLINES=(410 515 540 710 740 - 920 1320 1400)
+	# Scenario 4 reads 1M samples with perf report (over a minute each).
+	DEADLINES=(410 515 540 1090 1120 - 1300 1700 1780)
 fi
 # cpu-clock every 20 us on every CPU: 50k samples/s per CPU, within the
 # default kernel.perf_event_max_sample_rate (100000).
 CONV_PERIOD=20000
+CONV_STACKS=100000
 PONG_WORK=6000
 # Scenario 7 samples at perf record's default rate, where DWARF files stay readable.
 CG_RATE=999

@@ -62,24 +62,27 @@ print_targets() {
 	[[ " $ONLY " == *" 8 "* ]] && alloc_targets
 	[[ " $ONLY " == *" 9 "* ]] && sched_targets
 	[[ " $ONLY " == *" 4 "* ]] || { echo; return 0; }
-	local size
-	for size in $CONV_SIZES; do
-		target "conversion of the ${size%%:*} input faster than perf report --stdio (wall s)" \
-			"$(cell_median 4 "${size%%:*}: wall time (s)" pprof)" \
-			"$(cell_median 4 "${size%%:*}: wall time (s)" report)" le
+	local spec label tool a b
+	for spec in $CONV_INPUTS; do
+		label=${spec%%:*}
+		for tool in pprof flame; do
+			target "$tool conversion of the $label input faster than perf report --stdio (wall s)" \
+				"$(cell_median 4 "$label: wall time (s)" "$tool")" \
+				"$(cell_median 4 "$label: wall time (s)" report)" le
+		done
 	done
-	local first last
-	first=${CONV_SIZES%% *} last=${CONV_SIZES##* }
-	if [ "$first" != "$last" ]; then
-		local a b
-		a=$(cell_median 4 "${first%%:*}: peak RSS (MB)" pprof)
-		b=$(cell_median 4 "${last%%:*}: peak RSS (MB)" pprof)
-		if [ -n "$a" ] && [ -n "$b" ]; then
-			a=$(round3 "$a") b=$(round3 "$b")
-			echo "- conversion memory flat: peak RSS ${a} MB for ${first%%:*}, ${b} MB for ${last%%:*} (perf report: $(round3 "$(cell_median 4 "${first%%:*}: peak RSS (MB)" report)") and $(round3 "$(cell_median 4 "${last%%:*}: peak RSS (MB)" report)") MB)"
-		else
-			echo "- conversion memory flat: not measured"
-		fi
+	# Memory follows distinct stacks: the generated inputs share their
+	# stacks and differ 10x in samples.
+	if [[ " $CONV_INPUTS " == *" synth-100k:"* && " $CONV_INPUTS " == *" synth-1M:"* ]]; then
+		for tool in pprof flame svg report; do
+			a=$(cell_median 4 "synth-100k: peak RSS (MB)" "$tool")
+			b=$(cell_median 4 "synth-1M: peak RSS (MB)" "$tool")
+			if [ -n "$a" ] && [ -n "$b" ]; then
+				echo "- $tool memory with 10x the samples over the same stacks: peak RSS $(round3 "$a") MB for synth-100k, $(round3 "$b") MB for synth-1M"
+			else
+				echo "- $tool memory with 10x the samples over the same stacks: not measured"
+			fi
+		done
 	fi
 	echo
 }
