@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,6 +333,13 @@ static int session_open(struct record_session *s)
 	/* Whatever the kernel may refuse comes before the output is touched. */
 	s->src_opened = true;
 	err = s->src_ops->open(s, &s->src);
+	/*
+	 * Loading the BPF objects parsed the kernel's BTF (5-6 MB each time,
+	 * twice) and freed it; glibc keeps those pages in the heap under what
+	 * was allocated after: give them back, they were half the recorder's
+	 * resident memory for the whole recording.
+	 */
+	malloc_trim(0);
 	if (!err)
 		err = open_poll_set(s);
 	if (!err)
