@@ -63,8 +63,9 @@ record() {
 # walker stops at 48 frames (no bpf_loop): the walks it cut there (the -v
 # summary's "depth") are allowed too, and so are the samples -v counts as
 # not walked again: they waited longer than a sample may (an emulated CPU
-# builds cc1's table in seconds) or got no copy (the ring buffer was too
-# full). On a real CPU both are about 0.
+# builds cc1's table in seconds), or got no copy (the ring buffer was too
+# full, or their process's copies were spent: each wait given up costs it
+# 256). On a real CPU all are about 0.
 reach() {
 	local name=$1 comm=$2 ref n depth pct
 	read -r ref n depth < <(root_share "$name-perf.txt" "$comm")
@@ -73,8 +74,8 @@ reach() {
 	read -r pct n depth < <(root_share "$name-cfi.txt" "$comm")
 	echo "$name: $comm: bpfrec -g: root in $pct% of $n samples, $depth user frames on average"
 	at_least "$name: $comm samples (bpfrec)" "$n" 10
-	read -r _ expired _ _ busy < <(late_walks "$name-cfi.err")
-	cut=$(( $(cfi_stops "$name-cfi.err" depth) + expired + busy ))
+	read -r _ expired spent _ busy < <(late_walks "$name-cfi.err")
+	cut=$(( $(cfi_stops "$name-cfi.err" depth) + expired + spent + busy ))
 	at_least "$name: $comm root share, bpfrec -g (perf's is $ref, less five samples and $cut cut at the walker's depth, waited too long or without a copy)" \
 		"$pct" "$(awk -v r="$ref" -v n="$n" -v c="$cut" 'BEGIN { print r - 100 * (5 + c) / n }')"
 }
@@ -93,9 +94,9 @@ first() {
 		[ "$ok" = "$n" ] || fail "$1: the first samples of $((n - ok)) of $n $2 processes were cut short"
 	else
 		# Each first sample -v counts as not walked again may be one of them.
-		read -r _ expired _ _ busy < <(late_walks "$1-cfi.err")
-		at_least "$1: $2 processes whose first sample reached the root (perf: $pok of $pn; $((expired + busy)) samples not walked again)" \
-			"$(awk -v o="$ok" -v n="$n" -v x="$((expired + busy))" 'BEGIN { print n ? (o + (x < n - o ? x : n - o)) / n : 0 }')" \
+		read -r _ expired spent _ busy < <(late_walks "$1-cfi.err")
+		at_least "$1: $2 processes whose first sample reached the root (perf: $pok of $pn; $((expired + spent + busy)) samples not walked again)" \
+			"$(awk -v o="$ok" -v n="$n" -v x="$((expired + spent + busy))" 'BEGIN { print n ? (o + (x < n - o ? x : n - o)) / n : 0 }')" \
 			"$(awk -v o="$pok" -v n="$pn" 'BEGIN { print n ? o / n : 0 }')"
 	fi
 }

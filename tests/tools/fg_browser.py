@@ -295,6 +295,12 @@ def main():
             b.mouse("mouseMoved", r["x"], r["y"])
             res["tip"] = b.js("document.getElementById('tip').textContent")
             res["tip_visible"] = b.js("getComputedStyle(document.getElementById('tip')).display")
+        if a.zoom:
+            # Away from the hovered frame first: its tooltip may lie over the
+            # frame to click (on a small window it does), and the filters
+            # above redrew the chart: measure where the frame is now.
+            b.mouse("mouseMoved", 1, 1)
+            m = b.js(MEASURE % json.dumps(names))
         if a.zoom and a.zoom in m["rects"]:
             r = m["rects"][a.zoom]
             b.mouse("mousePressed", r["x"], r["y"])
