@@ -102,8 +102,11 @@ children_ms() { # EVENT SYMBOL: ms of SYMBOL's children in EVENT (test 50)
 		END { printf "%.3f\n", pct * total / 100 / 1e6 }' "$T/oreport.txt"
 }
 "$BPFREC" flamegraph -q -i "$T/off.data" -o "$T/off.html" || fail "bpfrec flamegraph (off-CPU) failed"
-page "$T/off.json" "$T/off.html" --names sleep_wait,pipe_wait,spin_work --all-views --each-tid
+# The per-thread figures are the off-CPU view's (the page opens on the
+# first event's, cpu-clock, where the waits have a sample only by chance).
 V="offcpu-time: off_cpu (nanoseconds)"
+page "$T/off.json" "$T/off.html" --names sleep_wait,pipe_wait,spin_work --all-views --each-tid \
+	--view-label "$V"
 for fn in sleep_wait pipe_wait; do
 	got=$(jq_ "$T/off.json" "round(d['views']['$V']['values']['$fn'] / 1e6, 3)")
 	want=$(children_ms offcpu-time $fn)

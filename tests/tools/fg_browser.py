@@ -218,6 +218,7 @@ def main():
     ap.add_argument("page")
     ap.add_argument("outdir")
     ap.add_argument("--view")
+    ap.add_argument("--view-label", help="select the view whose name in the selector is this")
     ap.add_argument("--names", default="")
     ap.add_argument("--zoom")
     ap.add_argument("--search")
@@ -259,6 +260,14 @@ def main():
         if a.view:
             b.js("(() => { const s = document.getElementById('view'); s.value = %s;"
                  " s.dispatchEvent(new Event('change')); })()" % json.dumps(a.view))
+        if a.view_label:
+            found = b.js("(() => { const s = document.getElementById('view');"
+                         " const o = [...s.options].find(o => o.textContent === %s);"
+                         " if (!o) return false; s.value = o.value;"
+                         " s.dispatchEvent(new Event('change')); return true; })()"
+                         % json.dumps(a.view_label))
+            if not found:
+                sys.exit("no view named %r" % a.view_label)
         for f in a.filter:
             key, val = f.split("=", 1)
             b.js("(() => { const s = document.getElementById('f-%s'); s.value = %s;"
