@@ -34,6 +34,8 @@
  * which perf's round-by-round sorting relies on.
  */
 #define EARLY_FLUSH_MIN_NS	(5ull * 1000000)
+/* The longest one reading of the rings goes on (see on_ring_record()). */
+#define CONSUME_MAX_NS		(50ull * 1000000)
 /*
  * A late sample (PROFILE_SAMPLE_LATE) waits for its process's tables this
  * long at most after it was taken, and only while what waits with it stays
@@ -95,9 +97,16 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	/*
 	 * libbpf keeps consuming while producers keep producing; a full batch
 	 * stops it (this record is already consumed) so it gets written and the
-	 * caller gets to check its stop conditions.
+	 * caller gets to check its stop conditions. So does a reading that has
+	 * gone on for CONSUME_MAX_NS: at the kernel's highest rates the rings
+	 * refill as fast as a starved reader empties them, and --duration,
+	 * a signal or the command's exit would wait for a lull that never comes.
 	 */
-	return batch_bytes(&s->batch) >= s->batch_max ? BATCH_FULL : 0;
+	if (batch_bytes(&s->batch) >= s->batch_max)
+		return BATCH_FULL;
+	if (!(++s->consumed & 255) && session_mono_ns() - s->consume_start > CONSUME_MAX_NS)
+		return BATCH_FULL;
+	return 0;
 }
 
 /*
@@ -537,7 +546,10 @@ int record_source_deliver(void *session, void *data, size_t size)
 int session_consume(struct record_session *s, bool *batch_full)
 {
 	uint64_t start = session_mono_ns();
-	int err = s->src_ops->consume(s, s->src);
+	int err;
+
+	s->consume_start = start;
+	err = s->src_ops->consume(s, s->src);
 
 	/*
 	 * Read whole, the rings hold nothing from before `start` any more: the

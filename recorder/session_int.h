@@ -102,6 +102,8 @@ struct record_session {
 	uint32_t wait_tid;
 	uint64_t wait_time;
 	size_t held_nr;			/* batch records looked at while it waits */
+	uint64_t consume_start;		/* when this reading of the rings began */
+	uint64_t consumed;		/* records read, for checking the clock now and then */
 	int epfd;
 
 	/* Output. */
