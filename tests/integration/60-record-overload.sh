@@ -75,8 +75,8 @@ assert_grep "rec_sleepspin +\\[\\.\\] late_spin$" "$T/f4999.txt" "the spinners a
 # The spinners stop here. At the kernel's maximum rate the samples come
 # from idle CPUs as well (-a), and on CPUs that something else keeps busy
 # a 100 kHz timer starves the recorder that must read them: a test run
-# then took minutes (bpfrec took over 100 s to stop on a loaded machine
-# where perf record took 17 s: a known limit, in the issue tracker).
+# then took minutes. (Each reading of the rings now ends after 50 ms, so
+# --duration is seen: 17 s to stop on an idle 2-CPU host, was 62 s.)
 kill "${spinners[@]}" 2>/dev/null || true
 wait "${spinners[@]}" 2>/dev/null || true
 max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
