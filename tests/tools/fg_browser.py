@@ -312,6 +312,12 @@ def main():
             m = b.js(MEASURE % json.dumps(names))
         if a.zoom and a.zoom in m["rects"]:
             r = m["rects"][a.zoom]
+            # Over it first, as a hand would: hovering writes the frame's
+            # details above the chart, which may move it; then where it is now.
+            b.mouse("mouseMoved", r["x"], r["y"])
+            b.js("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            m = b.js(MEASURE % json.dumps(names))
+            r = m["rects"].get(a.zoom, r)
             b.mouse("mousePressed", r["x"], r["y"])
             b.mouse("mouseReleased", r["x"], r["y"])
             z = b.js(MEASURE % json.dumps(names))
