@@ -246,6 +246,13 @@ static size_t late_hold_bytes(const struct record_session *s)
 	return s->batch_max / 2;
 }
 
+/* pid's late copies cost and do not help: the source sends fewer (source.h). */
+static void late_unhelpful(struct record_session *s, uint32_t pid)
+{
+	if (s->src_ops->late_unhelpful)
+		s->src_ops->late_unhelpful(s, s->src, pid);
+}
+
 /*
  * The batch's flag for a late sample whose copy the worker has (bits of
  * profile_sample.flags BPF never sets): its record waits without the copy.
@@ -307,9 +314,8 @@ static void late_turn(struct record_session *s, struct profile_sample *ps, size_
 		rc = unwind_bpf_walk_done(s->unwind, tid, time, wait_ns, &s->late_walk);
 		if (rc == 1) {
 			s->late_ok = true;
-			if (!late_walk_better(&s->late_walk, ps->nr_user) &&
-			    s->src_ops->late_unhelpful)
-				s->src_ops->late_unhelpful(s, s->src, ps->hdr.pid);
+			if (!late_walk_better(&s->late_walk, ps->nr_user))
+				late_unhelpful(s, ps->hdr.pid);
 			return;
 		}
 		if (rc == -ENOENT) {
@@ -339,8 +345,7 @@ static void late_turn(struct record_session *s, struct profile_sample *ps, size_
 			 * as long for nothing, so they cost it as unhelpful ones.
 			 */
 			unwind_bpf_walk_cancel(s->unwind, tid, time);
-			if (s->src_ops->late_unhelpful)
-				s->src_ops->late_unhelpful(s, s->src, ps->hdr.pid);
+			late_unhelpful(s, ps->hdr.pid);
 			return;
 		}
 		if (!s->draining) {

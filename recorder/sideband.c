@@ -240,14 +240,20 @@ bool sideband_record_ok(const void *rec, size_t len)
 	return r->hdr.kind == SIDEBAND_KIND_MMAP && memchr(r->path, '\0', len - sizeof(*r));
 }
 
-void sideband_apply_early(const void *rec, struct task_tracker *t)
+/* An mmap report as the task tracker takes mappings (the path stays r's). */
+static struct procmaps_entry entry_of(const struct sideband_rec *r)
 {
-	const struct sideband_rec *r = rec;
-	struct procmaps_entry e = {
+	return (struct procmaps_entry){
 		.start = r->start, .end = r->start + r->len, .pgoff = r->pgoff,
 		.maj = r->maj, .min = r->min, .ino = r->ino,
 		.prot = r->prot, .flags = r->flags, .path = r->path,
 	};
+}
+
+void sideband_apply_early(const void *rec, struct task_tracker *t)
+{
+	const struct sideband_rec *r = rec;
+	struct procmaps_entry e = entry_of(r);
 
 	if (r->hdr.kind == SIDEBAND_KIND_MMAP)
 		task_tracker_mmap_early(t, r->hdr.pid, &e);
@@ -256,11 +262,7 @@ void sideband_apply_early(const void *rec, struct task_tracker *t)
 int sideband_apply(const void *rec, struct task_tracker *t)
 {
 	const struct sideband_rec *r = rec;
-	struct procmaps_entry e = {
-		.start = r->start, .end = r->start + r->len, .pgoff = r->pgoff,
-		.maj = r->maj, .min = r->min, .ino = r->ino,
-		.prot = r->prot, .flags = r->flags, .path = r->path,
-	};
+	struct procmaps_entry e = entry_of(r);
 
 	if (r->hdr.kind == SIDEBAND_KIND_EXEC) {
 		task_tracker_exec_begin(t, r->hdr.pid);

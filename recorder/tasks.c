@@ -970,17 +970,25 @@ void task_tracker_fork(struct task_tracker *t, uint32_t pid, uint32_t tid, uint3
 	maps_changed(t, p);
 }
 
+/* e as the tracker keeps it (under its kept name, kept); false when it keeps nothing of it. */
+static bool kept_entry(const struct task_tracker *t, const struct procmaps_entry *e,
+		       struct procmaps_entry *kept)
+{
+	*kept = *e;
+	kept->path = procmaps_kept_name(e->path, e->prot, t->maps_flags);
+	return kept->path && e->end > e->start;
+}
+
 static int add_mapping(struct task_tracker *t, uint32_t pid, uint32_t tid,
 		       const struct procmaps_entry *e, uint64_t time, uint32_t cpu)
 {
-	struct procmaps_entry kept = *e;
+	struct procmaps_entry kept;
 	struct lru_entry *te;
 	struct task_proc *p;
 	struct task_map *m;
 	int err;
 
-	kept.path = procmaps_kept_name(e->path, e->prot, t->maps_flags);
-	if (!pid || !kept.path || e->end <= e->start)
+	if (!pid || !kept_entry(t, e, &kept))
 		return 0;
 	te = lru_table_find(&t->procs, pid);
 	if (te) {
@@ -1044,10 +1052,9 @@ void task_tracker_prefetch(struct task_tracker *t, uint32_t pid, uint32_t tid, c
 	/* Complete unless maps_insert() finds it over the bound: /proc again at the description. */
 	p->complete = true;
 	for (size_t i = 0; i < pm.nr; i++) {
-		struct procmaps_entry kept = pm.entries[i];
+		struct procmaps_entry kept;
 
-		kept.path = procmaps_kept_name(kept.path, kept.prot, t->maps_flags);
-		if (!kept.path || kept.end <= kept.start)
+		if (!kept_entry(t, &pm.entries[i], &kept))
 			continue;
 		if (maps_insert(t, p, &kept)) {
 			p->complete = false;
@@ -1062,7 +1069,7 @@ void task_tracker_mmap_early(struct task_tracker *t, uint32_t pid,
 			     const struct procmaps_entry *e)
 {
 	struct lru_entry *te = pid ? lru_table_find(&t->procs, pid) : NULL;
-	struct procmaps_entry kept = *e;
+	struct procmaps_entry kept;
 	struct task_proc *p;
 
 	if (!te)
@@ -1070,8 +1077,7 @@ void task_tracker_mmap_early(struct task_tracker *t, uint32_t pid,
 	p = proc_of(te);
 	if (p->described)
 		return;	/* its MMAP2 goes in in order */
-	kept.path = procmaps_kept_name(e->path, e->prot, t->maps_flags);
-	if (!kept.path || e->end <= e->start || !(kept.prot & PROT_EXEC))
+	if (!kept_entry(t, e, &kept) || !(kept.prot & PROT_EXEC))
 		return;
 	if (maps_insert(t, p, &kept))
 		return;

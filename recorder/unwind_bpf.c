@@ -474,6 +474,12 @@ static struct unwind_job **find_walk(struct unwind_job **pp, uint32_t tid, uint6
 	return NULL;
 }
 
+/* The walk of (tid, time) is queued or being walked (lock held). */
+static bool walk_pending(struct unwind_bpf *u, uint32_t tid, uint64_t time)
+{
+	return find_walk(&u->head, tid, time) || is_walk_of(u->busy, tid, time);
+}
+
 int unwind_bpf_walk_done(struct unwind_bpf *u, uint32_t tid, uint64_t time,
 			 uint64_t wait_ns, struct cfi_walk *out)
 {
@@ -489,7 +495,7 @@ int unwind_bpf_walk_done(struct unwind_bpf *u, uint32_t tid, uint64_t time,
 	}
 	pthread_mutex_lock(&u->lock);
 	while (!(pp = find_walk(&u->done, tid, time))) {
-		bool waiting = find_walk(&u->head, tid, time) || is_walk_of(u->busy, tid, time);
+		bool waiting = walk_pending(u, tid, time);
 
 		if (!waiting || !wait_ns ||
 		    pthread_cond_timedwait(&u->walked, &u->lock, &until) == ETIMEDOUT) {
@@ -524,7 +530,7 @@ bool unwind_bpf_walk_pending(struct unwind_bpf *u, uint32_t tid, uint64_t time)
 	bool pending;
 
 	pthread_mutex_lock(&u->lock);
-	pending = find_walk(&u->head, tid, time) || is_walk_of(u->busy, tid, time);
+	pending = walk_pending(u, tid, time);
 	pthread_mutex_unlock(&u->lock);
 	return pending;
 }
