@@ -21,6 +21,7 @@
 struct builder {
 	struct cfi_table *t;
 	size_t cap;
+	uint64_t gap_budget;	/* bytes without CFI still to probe */
 };
 
 static int add_row(struct builder *b, uint64_t pc, uint32_t rule)
@@ -184,7 +185,7 @@ static int build_segment(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_
 			 * otherwise hold the builder for minutes (150 ns a byte).
 			 * Past it the rest of the segment has no rows.
 			 */
-			if (st->gap_bytes >= CFI_GAP_PROBES_MAX) {
+			if (st->gap_bytes >= b->gap_budget) {
 				st->gap_truncated = true;
 				break;
 			}
@@ -224,26 +225,40 @@ static int read_segments(struct cfi_table *t, Elf *elf)
 	return err;
 }
 
+/*
+ * The bytes of segment s that can be code: those the file holds. Memory
+ * past filesz is zeroes (a crafted segment claimed 176 MiB of it after
+ * 3 KiB), and a mapping past the end of the file faults, so a header that
+ * claims 128 MiB in a 10 KiB file gets 10 KiB at most.
+ */
+static uint64_t code_bytes(const struct load_seg *s, uint64_t file_size)
+{
+	uint64_t n = s->filesz < s->memsz ? s->filesz : s->memsz;
+
+	if (s->offset >= file_size)
+		return 0;
+	return n < file_size - s->offset ? n : file_size - s->offset;
+}
+
 static int build(struct cfi_table *t, Elf *elf)
 {
 	struct builder b = { .t = t };
+	size_t file_size = 0;
 	Dwarf_CFI *cfi;
 	int err;
 
 	err = read_segments(t, elf);
 	if (err)
 		return err;
+	if (!elf_rawfile(elf, &file_size))
+		return -EINVAL;
+	b.gap_budget = file_size < CFI_GAP_PROBES_MAX ? file_size : CFI_GAP_PROBES_MAX;
 	cfi = dwarf_getcfi_elf(elf);
 	if (!cfi)
 		return -ENOENT;
-	/*
-	 * Only the bytes the file holds are code: memory past filesz is
-	 * zeroes (a crafted segment claimed 176 MiB of it after 3 KiB).
-	 */
 	for (size_t i = 0; i < t->nr_segs && !err; i++)
-		err = build_segment(&b, cfi, t->segs[i].vaddr, t->segs[i].vaddr +
-				    (t->segs[i].filesz < t->segs[i].memsz ? t->segs[i].filesz :
-									    t->segs[i].memsz));
+		err = build_segment(&b, cfi, t->segs[i].vaddr,
+				    t->segs[i].vaddr + code_bytes(&t->segs[i], file_size));
 	dwarf_cfi_end(cfi);
 	return err;
 }

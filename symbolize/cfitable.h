@@ -33,7 +33,9 @@
 
 /*
  * Bytes without CFI the builder probes one by one per file, at most (the
- * biggest real gaps: python3 36 KB, gcc's cc1 298 KB).
+ * biggest real gaps: python3 36 KB, gcc's cc1 298 KB), and never more than
+ * the file has bytes: code lies in the file, so only overlapping segments
+ * could ask for more.
  */
 #define CFI_GAP_PROBES_MAX	(4u << 20)
 
@@ -41,7 +43,7 @@
 struct cfi_table_stats {
 	uint64_t cfi_rows;	/* rows libdw gave for the code (before merging equal ones) */
 	uint64_t gap_bytes;	/* bytes of code without CFI */
-	bool gap_truncated;	/* CFI_GAP_PROBES_MAX reached: code after that has no rows */
+	bool gap_truncated;	/* the probe budget ran out: code after that has no rows */
 	uint64_t plt_rows;	/* UNWIND_CFA_PLT rows */
 	uint64_t unsupported_rows;	/* UNWIND_CFA_UNSUPPORTED rows */
 	uint64_t rbp_lost_rows;	/* rows with UNWIND_RBP_LOST */

@@ -14,6 +14,7 @@
  * root has; tests are skipped where the kernel forbids it).
  */
 #include <criterion/criterion.h>
+#include <elf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -442,6 +444,55 @@ Test(cfitable, files_without_a_table)
 	cr_expect_eq(cfi_table_build(path, &t), -ENOENT);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	cr_assert(system(cmd) == 0);
+}
+
+/*
+ * A header may claim more code than the file holds (the fuzzer's input: a
+ * 10 KiB file whose text segment said 128 MiB kept the builder probing
+ * gap bytes for 30 s). Only the file's bytes get rows, and the table of the
+ * code that is there stays the same.
+ */
+Test(cfitable, segment_longer_than_the_file, .fini = free_fixture)
+{
+	const char *path = fixture("cfi_tree");
+	struct cfi_table *want = build(path), *got = NULL;
+	unsigned char *img;
+	Elf64_Ehdr *eh;
+	size_t size;
+	FILE *f;
+	int fd, patched = 0;
+
+	f = fopen(path, "rb");
+	cr_assert(f && fseek(f, 0, SEEK_END) == 0);
+	size = (size_t)ftell(f);
+	img = malloc(size);
+	cr_assert(img && fseek(f, 0, SEEK_SET) == 0 && fread(img, 1, size, f) == size);
+	fclose(f);
+	eh = (Elf64_Ehdr *)img;
+	cr_assert(eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) <= size);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		Elf64_Phdr *ph = (Elf64_Phdr *)(img + eh->e_phoff) + i;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			ph->p_filesz = ph->p_memsz = 128u << 20;
+			patched++;
+		}
+	}
+	cr_assert_eq(patched, 1);
+	fd = memfd_create("cfi_tree", 0);
+	cr_assert(fd >= 0 && write(fd, img, size) == (ssize_t)size);
+	cr_assert_eq(cfi_table_build_fd(fd, &got), 0);
+	close(fd);
+	cr_expect_leq(got->stats.gap_bytes, size, "%llu gap bytes probed in a %zu-byte file",
+		      (unsigned long long)got->stats.gap_bytes, size);
+	cr_expect_leq(got->rows[got->nr - 1].pc, got->segs[0].vaddr + size);
+	/* Every address of the real code keeps its rule. */
+	for (size_t i = 0; i + 1 < want->nr; i++)
+		cr_expect_eq(rule_at(got, want->rows[i].pc), want->rows[i].rule,
+			     "row %zu at %#x", i, want->rows[i].pc);
+	cfi_table_free(want);
+	cfi_table_free(got);
+	free(img);
 }
 
 Test(cfitable, bias_of_mappings)
