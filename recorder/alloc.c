@@ -27,6 +27,7 @@
 #include "recorder/loadlog.h"
 #include "recorder/percpu.h"
 #include "recorder/procmaps.h"
+#include "recorder/ringbuf.h"
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/safeopen.h"
@@ -58,7 +59,7 @@ struct probed_file {
 struct alloc_tracer {
 	struct alloc *skel;
 	char *proc_root;	/* where the targets' maps and files are found */
-	struct ring_buffer *rb;
+	struct ringbufs *rb;
 	struct batch batch;
 	int cb_err;
 	uint64_t interval;
@@ -233,11 +234,11 @@ int alloc_new(const struct alloc_opts *opts, struct alloc_tracer **out)
 	}
 	if (err)
 		goto fail;
-	a->rb = ring_buffer__new(bpf_map__fd(skel->maps.alloc_events), on_alloc_record, a, NULL);
-	if (!a->rb) {
-		err = errno ? -errno : -EINVAL;
+	err = ringbufs_new(&a->rb);
+	if (!err)
+		err = ringbufs_add(a->rb, bpf_map__fd(skel->maps.alloc_events), on_alloc_record, a);
+	if (err)
 		goto fail;
-	}
 	*out = a;
 	return 0;
 fail:
@@ -255,7 +256,7 @@ void alloc_free(struct alloc_tracer *a)
 	if (!a)
 		return;
 	alloc_detach(a);
-	ring_buffer__free(a->rb);
+	ringbufs_free(a->rb);
 	alloc__destroy(a->skel);
 	batch_free(&a->batch);
 	free(a->links);
@@ -536,12 +537,12 @@ const uint64_t *alloc_inuse_event_id(const struct alloc_tracer *a)
 
 int alloc_epoll_fd(const struct alloc_tracer *a)
 {
-	return ring_buffer__epoll_fd(a->rb);
+	return ringbufs_epoll_fd(a->rb);
 }
 
 int alloc_consume(struct alloc_tracer *a)
 {
-	int n = ring_buffer__consume(a->rb);
+	int n = ringbufs_consume(a->rb);
 
 	if (a->cb_err)
 		return a->cb_err;

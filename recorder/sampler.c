@@ -27,6 +27,7 @@
 #include "recorder/procmaps.h"
 #include "recorder/progstats.h"
 #include "recorder/sampler.h"
+#include "recorder/ringbuf.h"
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
 #include "recorder/sysctl.h"
@@ -58,7 +59,7 @@ struct sampler {
 	size_t nr_pfds;
 	struct bpf_link **links;	/* per CPU */
 	struct bpf_link *task_links[3];
-	struct ring_buffer *rb;
+	struct ringbufs *rb;
 	uint64_t unwind_bytes;	/* the unwind tables' bound; 0 = no cfi walks */
 	struct progstats *progstats;	/* the programs' run time */
 };
@@ -478,12 +479,13 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	 * reading, and then the samples wait in their ring, not the notices
 	 * (the round ends at the last sample read: loop.c).
 	 */
-	sm->rb = ring_buffer__new(bpf_map__fd(skel->maps.task_events), record_source_deliver, s,
-				  NULL);
-	if (!sm->rb)
-		return session_fail(s, -errno, "cannot map the task ring buffer: %s",
-				    strerror(errno));
-	err = ring_buffer__add(sm->rb, bpf_map__fd(skel->maps.events), record_source_deliver, s);
+	err = ringbufs_new(&sm->rb);
+	if (!err)
+		err = ringbufs_add(sm->rb, bpf_map__fd(skel->maps.task_events),
+				   record_source_deliver, s);
+	if (err)
+		return session_fail(s, err, "cannot map the task ring buffer: %s", strerror(-err));
+	err = ringbufs_add(sm->rb, bpf_map__fd(skel->maps.events), record_source_deliver, s);
 	if (err)
 		return session_fail(s, err, "cannot map the ring buffer: %s", strerror(-err));
 	return 0;
@@ -513,7 +515,7 @@ static void sampler_free(struct record_session *s, void *src)
 	for (size_t i = 0; sm->pfds && i < sm->nr_pfds; i++)
 		if (sm->pfds[i] >= 0)
 			close(sm->pfds[i]);
-	ring_buffer__free(sm->rb);
+	ringbufs_free(sm->rb);
 	profile__destroy(sm->skel);
 	progstats_free(sm->progstats);
 	free(sm->pfds);
@@ -703,7 +705,7 @@ static int sampler_poll_fd(const struct record_session *s, const void *src)
 	const struct sampler *sm = src;
 
 	(void)s;
-	return sm && sm->rb ? ring_buffer__epoll_fd(sm->rb) : -1;
+	return sm && sm->rb ? ringbufs_epoll_fd(sm->rb) : -1;
 }
 
 static int sampler_consume(struct record_session *s, void *src)
@@ -711,7 +713,7 @@ static int sampler_consume(struct record_session *s, void *src)
 	struct sampler *sm = src;
 
 	(void)s;
-	return ring_buffer__consume(sm->rb);
+	return ringbufs_consume(sm->rb);
 }
 
 /* A sampler counter (enum profile_stat); 0 when it cannot be read. */
