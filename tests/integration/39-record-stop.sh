@@ -57,14 +57,21 @@ samples=$(sed -n 's/.*(\([0-9]*\) samples, .*/\1/p' "$T/lost.err")
 grep -v -e '^Warning:$' -e "^Processed $((samples + lost)) samples and lost [0-9.]*%!\$" -e '^$' "$T/perf.err" &&
 	fail "perf report warned about more than the lost samples"
 assert_grep "^# Total Lost Samples: $lost\$" "$T/lost.txt" "perf does not count the $lost lost samples"
-# The samples kept still name rec_work's code: its leaves hold nearly all of
-# them. Not their 6:3:1 split: the losses come in bursts as long as a ring
-# of one page stays full, and where a leaf runs for longer than a burst (an
-# emulated CPU takes 100 ms for one) the bursts decide which leaf is kept.
-leaves=$(awk -v a="$(self_share "$T/lost.txt" leaf_a)" -v b="$(self_share "$T/lost.txt" leaf_b)" \
-	-v c="$(self_share "$T/lost.txt" leaf_c)" 'BEGIN { print a + b + c }')
-echo "overflow: the leaves hold $leaves % of the samples kept"
-assert_range "the leaves' share of the samples kept" "$leaves" 75 100.01
+# The samples kept in rec_work's own code still name it: its leaves hold
+# nearly all of them. Not their 6:3:1 split: the losses come in bursts as
+# long as a ring of one page stays full, and where a leaf runs for longer
+# than a burst (an emulated CPU takes 100 ms for one) the bursts decide
+# which leaf is kept. Only its own code: which of its other samples are
+# kept (the kernel's interrupts in its time, 60 % of the samples kept on a
+# loaded 6.1 VM; the start-up) depends as much on the bursts.
+# (perf's warning about the losses was looked at above.)
+perf report -i lost.data --stdio --no-children --comms rec_work --dsos rec_work \
+	--percentage relative >"$T/lost-own.txt" 2>/dev/null || fail "perf report --dsos failed"
+leaves=$(awk -v a="$(self_share "$T/lost-own.txt" leaf_a)" \
+	-v b="$(self_share "$T/lost-own.txt" leaf_b)" -v c="$(self_share "$T/lost-own.txt" leaf_c)" \
+	'BEGIN { print a + b + c }')
+echo "overflow: the leaves hold $leaves % of the samples kept in rec_work's code"
+assert_range "the leaves' share of the samples kept in rec_work's code" "$leaves" 75 100.01
 
 # How often: -c sets a fixed period, -F above the kernel's maximum is lowered
 # to it with a warning, -C limits the CPUs, -e cpu-clock is the default event.
