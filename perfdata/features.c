@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * features.c - encode feature payloads the way perf's header.c writes them.
+ * features.c - the feature table, and the payloads written the way perf's
+ * header.c writes them (contract in features.h).
  */
 #include <string.h>
 
 #include "features.h"
 
-void perfdata_feature_put_string(struct perfdata_buf *b, const char *s)
+#define BPFREC_PERF_VERSION "0.1.0 (bpfrec)"
+
+/* A perf header string: u32 length (padded), text NUL-padded to a multiple of 64. */
+static void put_string(struct perfdata_buf *b, const char *s)
 {
 	size_t n = strlen(s) + 1;
 	size_t padded = (n + PERFDATA_NAME_ALIGN - 1) / PERFDATA_NAME_ALIGN * PERFDATA_NAME_ALIGN;
@@ -16,47 +20,134 @@ void perfdata_feature_put_string(struct perfdata_buf *b, const char *s)
 	perfdata_buf_put(b, NULL, padded - n);
 }
 
-void perfdata_feature_encode_nrcpus(struct perfdata_buf *b, const struct perfdata_sysinfo *si)
+/* A string the system may not know: no feature when it is empty. */
+static int put_known_string(struct perfdata_buf *b, const char *s)
 {
-	perfdata_buf_u32(b, si->nr_cpus_avail);
-	perfdata_buf_u32(b, si->nr_cpus_online);
+	if (!s[0])
+		return -ENOENT;
+	put_string(b, s);
+	return 0;
 }
 
-void perfdata_feature_encode_cmdline(struct perfdata_buf *b, int argc, const char *const *argv)
+static bool uses_clockid(const struct perfdata_feature_facts *f)
 {
-	perfdata_buf_u32(b, (uint32_t)argc);
-	for (int i = 0; i < argc; i++)
-		perfdata_feature_put_string(b, argv[i]);
+	return f->nr_events && f->events[0].attr.use_clockid;
+}
+
+/* ---- write ops: 0, -ENOENT when there is nothing to say, -errno ---------- */
+
+/* Build-id records back to back, each header.size long. */
+static int write_build_id(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	if (!f->nr_build_ids)
+		return -ENOENT;
+	for (size_t i = 0; i < f->nr_build_ids; i++) {
+		const struct perfdata_build_id *e = &f->build_ids[i];
+		size_t need = PERFDATA_BUILD_ID_RECORD_SIZE + strlen(e->filename) + 1 +
+			      PERFDATA_NAME_ALIGN;
+		uint8_t *p = perfdata_buf_room(b, need);
+		ssize_t n;
+
+		if (!p)
+			return -ENOMEM;
+		n = perfdata_encode_build_id(p, need, 0, e->cpumode, e->pid, e->id, e->size,
+					     e->filename);
+		if (n < 0)
+			return (int)n;
+		b->len += (size_t)n;
+	}
+	return 0;
+}
+
+static int write_hostname(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	put_string(b, f->si->hostname);
+	return 0;
+}
+
+static int write_osrelease(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	put_string(b, f->si->osrelease);
+	return 0;
+}
+
+static int write_version(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	(void)f;
+	put_string(b, BPFREC_PERF_VERSION);
+	return 0;
+}
+
+static int write_arch(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	put_string(b, f->si->arch);
+	return 0;
+}
+
+static int write_nrcpus(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	perfdata_buf_u32(b, f->si->nr_cpus_avail);
+	perfdata_buf_u32(b, f->si->nr_cpus_online);
+	return 0;
+}
+
+static int write_cpudesc(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	return put_known_string(b, f->si->cpudesc);
+}
+
+static int write_cpuid(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	return put_known_string(b, f->si->cpuid);
+}
+
+static int write_total_mem(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	perfdata_buf_u64(b, f->si->total_mem_kb);
+	return 0;
+}
+
+static int write_cmdline(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	if (!f->argc)
+		return -ENOENT;
+	perfdata_buf_u32(b, (uint32_t)f->argc);
+	for (int i = 0; i < f->argc; i++)
+		put_string(b, f->argv[i]);
+	return 0;
 }
 
 /* u32 nr, u32 attr size, then per event: attr, u32 nr_ids, name, u64 ids[]. */
-void perfdata_feature_encode_event_desc(struct perfdata_buf *b, const struct perfdata_event *ev,
-					size_t nr)
+static int write_event_desc(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
 {
-	perfdata_buf_u32(b, (uint32_t)nr);
+	perfdata_buf_u32(b, (uint32_t)f->nr_events);
 	perfdata_buf_u32(b, PERFDATA_ATTR_SIZE);
-	for (size_t i = 0; i < nr; i++) {
+	for (size_t i = 0; i < f->nr_events; i++) {
+		const struct perfdata_event *ev = &f->events[i];
 		uint8_t a[PERFDATA_ATTR_SIZE] = { 0 };
 
-		memcpy(a, &ev[i].attr, sizeof(ev[i].attr) < sizeof(a) ? sizeof(ev[i].attr) : sizeof(a));
+		memcpy(a, &ev->attr, sizeof(ev->attr) < sizeof(a) ? sizeof(ev->attr) : sizeof(a));
 		perfdata_buf_put(b, a, sizeof(a));
-		perfdata_buf_u32(b, ev[i].nr_ids);
-		perfdata_feature_put_string(b, ev[i].name ? ev[i].name : "");
-		perfdata_buf_put(b, ev[i].ids, (size_t)ev[i].nr_ids * 8);
+		perfdata_buf_u32(b, ev->nr_ids);
+		put_string(b, ev->name ? ev->name : "");
+		perfdata_buf_put(b, ev->ids, (size_t)ev->nr_ids * 8);
 	}
+	return 0;
 }
 
 static void put_string_list(struct perfdata_buf *b, char **list, uint32_t nr)
 {
 	perfdata_buf_u32(b, nr);
 	for (uint32_t i = 0; i < nr; i++)
-		perfdata_feature_put_string(b, list[i]);
+		put_string(b, list[i]);
 }
 
-void perfdata_feature_encode_cpu_topology(struct perfdata_buf *b, const struct perfdata_sysinfo *si)
+static int write_cpu_topology(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
 {
-	const struct perfdata_topology *t = si->topo;
+	const struct perfdata_topology *t = f->si->topo;
 
+	if (!t)
+		return -ENOENT;
 	put_string_list(b, t->core_sib, t->nr_core_sib);
 	put_string_list(b, t->thread_sib, t->nr_thread_sib);
 	for (uint32_t cpu = 0; cpu < t->nr_cpus; cpu++) {
@@ -64,17 +155,96 @@ void perfdata_feature_encode_cpu_topology(struct perfdata_buf *b, const struct p
 		perfdata_buf_u32(b, (uint32_t)t->socket_id[cpu]);
 	}
 	if (!t->nr_die_sib)
-		return;
+		return 0;
 	put_string_list(b, t->die_sib, t->nr_die_sib);
 	for (uint32_t cpu = 0; cpu < t->nr_cpus; cpu++)
 		perfdata_buf_u32(b, (uint32_t)t->die_id[cpu]);
+	return 0;
 }
 
-void perfdata_feature_encode_clock_data(struct perfdata_buf *b, uint32_t clockid, uint64_t tod_ns,
-					uint64_t clockid_ns)
+static int write_sample_time(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
 {
-	perfdata_buf_u32(b, 1);		/* version */
-	perfdata_buf_u32(b, clockid);
-	perfdata_buf_u64(b, tod_ns);
-	perfdata_buf_u64(b, clockid_ns);
+	if (!f->nr_samples)
+		return -ENOENT;
+	perfdata_buf_u64(b, f->first_time);
+	perfdata_buf_u64(b, f->last_time);
+	return 0;
+}
+
+static int write_clockid(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	if (!uses_clockid(f))
+		return -ENOENT;
+	perfdata_buf_u64(b, f->clock_res_ns);
+	return 0;
+}
+
+static int write_compressed(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	if (!f->zlevel)
+		return -ENOENT;
+	/* version 0, type 1 = zstd, level, ratio, mmap_len: as perf writes it. */
+	perfdata_buf_u32(b, 0);
+	perfdata_buf_u32(b, 1);
+	perfdata_buf_u32(b, (uint32_t)f->zlevel);
+	perfdata_buf_u32(b, f->zout ? (uint32_t)((f->zin + f->zout / 2) / f->zout) : 0);
+	perfdata_buf_u32(b, f->zmmap_len);
+	return 0;
+}
+
+/* u32 version, u32 clockid, u64 wall-clock ns, u64 clockid ns. */
+static int write_clock_data(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+{
+	if (!uses_clockid(f))
+		return -ENOENT;
+	perfdata_buf_u32(b, 1);
+	perfdata_buf_u32(b, (uint32_t)f->events[0].attr.clockid);
+	perfdata_buf_u64(b, f->tod_ns);
+	perfdata_buf_u64(b, f->clockid_ns);
+	return 0;
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+#define FEAT(id, write, late) \
+	[PERFDATA_FEAT_##id] = { #id, write, late }
+
+static const struct perfdata_feature_ops table[PERFDATA_FEAT_LAST] = {
+	FEAT(TRACING_DATA,	NULL,			false),
+	FEAT(BUILD_ID,		write_build_id,		true),
+	FEAT(HOSTNAME,		write_hostname,		false),
+	FEAT(OSRELEASE,		write_osrelease,	false),
+	FEAT(VERSION,		write_version,		false),
+	FEAT(ARCH,		write_arch,		false),
+	FEAT(NRCPUS,		write_nrcpus,		false),
+	FEAT(CPUDESC,		write_cpudesc,		false),
+	FEAT(CPUID,		write_cpuid,		false),
+	FEAT(TOTAL_MEM,		write_total_mem,	false),
+	FEAT(CMDLINE,		write_cmdline,		false),
+	FEAT(EVENT_DESC,	write_event_desc,	false),
+	FEAT(CPU_TOPOLOGY,	write_cpu_topology,	false),
+	FEAT(NUMA_TOPOLOGY,	NULL,			false),
+	FEAT(BRANCH_STACK,	NULL,			false),
+	FEAT(PMU_MAPPINGS,	NULL,			false),
+	FEAT(GROUP_DESC,	NULL,			false),
+	FEAT(AUXTRACE,		NULL,			false),
+	FEAT(STAT,		NULL,			false),
+	FEAT(CACHE,		NULL,			false),
+	FEAT(SAMPLE_TIME,	write_sample_time,	true),
+	FEAT(MEM_TOPOLOGY,	NULL,			false),
+	FEAT(CLOCKID,		write_clockid,		false),
+	FEAT(DIR_FORMAT,	NULL,			false),
+	FEAT(BPF_PROG_INFO,	NULL,			false),
+	FEAT(BPF_BTF,		NULL,			false),
+	FEAT(COMPRESSED,	write_compressed,	false),
+	FEAT(CPU_PMU_CAPS,	NULL,			false),
+	FEAT(CLOCK_DATA,	write_clock_data,	false),
+	FEAT(HYBRID_TOPOLOGY,	NULL,			false),
+	FEAT(PMU_CAPS,		NULL,			false),
+};
+
+const struct perfdata_feature_ops *perfdata_feature_ops(unsigned int feat)
+{
+	/* Id 0 is perf's HEADER_RESERVED: its row stays empty. */
+	return feat < PERFDATA_FEAT_LAST && table[feat].name ? &table[feat] : NULL;
 }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * names.c - perf's names of record types and feature sections, for people
- * (bpfrec/perfdata.h): the one table of each, so `dump` and error messages
- * name them alike.
+ * (bpfrec/perfdata.h), so `dump` and error messages name them alike: the one
+ * table of record types, and the feature table's names (features.h).
  */
 #include <bpfrec/perfdata.h>
 
-#include "perfdata/format.h"
+#include "perfdata/features.h"
 
 const char *bpfrec_perfdata_record_name(uint32_t type)
 {
@@ -51,39 +51,7 @@ const char *bpfrec_perfdata_record_name(uint32_t type)
 
 const char *bpfrec_perfdata_feature_name(unsigned int feat)
 {
-	static const char *const names[PERFDATA_FEAT_LAST] = {
-		[PERFDATA_FEAT_TRACING_DATA] = "TRACING_DATA",
-		[PERFDATA_FEAT_BUILD_ID] = "BUILD_ID",
-		[PERFDATA_FEAT_HOSTNAME] = "HOSTNAME",
-		[PERFDATA_FEAT_OSRELEASE] = "OSRELEASE",
-		[PERFDATA_FEAT_VERSION] = "VERSION",
-		[PERFDATA_FEAT_ARCH] = "ARCH",
-		[PERFDATA_FEAT_NRCPUS] = "NRCPUS",
-		[PERFDATA_FEAT_CPUDESC] = "CPUDESC",
-		[PERFDATA_FEAT_CPUID] = "CPUID",
-		[PERFDATA_FEAT_TOTAL_MEM] = "TOTAL_MEM",
-		[PERFDATA_FEAT_CMDLINE] = "CMDLINE",
-		[PERFDATA_FEAT_EVENT_DESC] = "EVENT_DESC",
-		[PERFDATA_FEAT_CPU_TOPOLOGY] = "CPU_TOPOLOGY",
-		[PERFDATA_FEAT_NUMA_TOPOLOGY] = "NUMA_TOPOLOGY",
-		[PERFDATA_FEAT_BRANCH_STACK] = "BRANCH_STACK",
-		[PERFDATA_FEAT_PMU_MAPPINGS] = "PMU_MAPPINGS",
-		[PERFDATA_FEAT_GROUP_DESC] = "GROUP_DESC",
-		[PERFDATA_FEAT_AUXTRACE] = "AUXTRACE",
-		[PERFDATA_FEAT_STAT] = "STAT",
-		[PERFDATA_FEAT_CACHE] = "CACHE",
-		[PERFDATA_FEAT_SAMPLE_TIME] = "SAMPLE_TIME",
-		[PERFDATA_FEAT_MEM_TOPOLOGY] = "MEM_TOPOLOGY",
-		[PERFDATA_FEAT_CLOCKID] = "CLOCKID",
-		[PERFDATA_FEAT_DIR_FORMAT] = "DIR_FORMAT",
-		[PERFDATA_FEAT_BPF_PROG_INFO] = "BPF_PROG_INFO",
-		[PERFDATA_FEAT_BPF_BTF] = "BPF_BTF",
-		[PERFDATA_FEAT_COMPRESSED] = "COMPRESSED",
-		[PERFDATA_FEAT_CPU_PMU_CAPS] = "CPU_PMU_CAPS",
-		[PERFDATA_FEAT_CLOCK_DATA] = "CLOCK_DATA",
-		[PERFDATA_FEAT_HYBRID_TOPOLOGY] = "HYBRID_TOPOLOGY",
-		[PERFDATA_FEAT_PMU_CAPS] = "PMU_CAPS",
-	};
+	const struct perfdata_feature_ops *ops = perfdata_feature_ops(feat);
 
-	return feat < PERFDATA_FEAT_LAST ? names[feat] : NULL;
+	return ops ? ops->name : NULL;
 }

@@ -24,7 +24,6 @@
 #define MIN_BUFFER_SIZE		(128u << 10)	/* larger than any record (64 KiB) */
 #define TRAILER_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
 		      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
-#define BPFREC_PERF_VERSION "0.1.0 (bpfrec)"
 /*
  * -z: each COMPRESSED record holds at most what its u16 size allows, and
  * the stream is flushed (so what came before decompresses whole) at least
@@ -35,13 +34,6 @@
 #define ZSTD_CHUNK		528384u
 #define COMPRESSED_PAYLOAD_MAX	(0xffffu - sizeof(struct perf_event_header))
 #define COMPRESSED_NONE		SIZE_MAX	/* no COMPRESSED record open */
-
-struct build_id_entry {
-	uint16_t cpumode;
-	uint8_t size;
-	uint8_t id[PERFDATA_BUILD_ID_MAX];
-	char *filename;
-};
 
 struct perfdata_writer {
 	int fd;
@@ -61,7 +53,7 @@ struct perfdata_writer {
 	uint64_t checkpointed;		/* file offset up to which data.size is on disk */
 	uint64_t checkpoint_interval_ns, last_checkpoint_ns;
 
-	struct build_id_entry *bids;
+	struct perfdata_build_id *bids;	/* filenames are owned */
 	size_t nr_bids, cap_bids;
 
 	uint64_t nr_samples, first_time, last_time;
@@ -402,113 +394,45 @@ static int pipe_feature(struct perfdata_writer *w, uint32_t feat, const struct p
 	return APPEND(w, perfdata_encode_header_feature(p, cap, feat, b->data, b->len));
 }
 
-/* Build the payload of feature `feat` into b; -ENOENT when it has nothing to say. */
-static int build_feature(struct perfdata_writer *w, uint32_t feat, struct perfdata_buf *b)
+/* What the features say, as far as the writer knows now. */
+static struct perfdata_feature_facts facts_of(const struct perfdata_writer *w)
 {
-	switch (feat) {
-	case PERFDATA_FEAT_BUILD_ID:
-		if (!w->nr_bids)
-			return -ENOENT;
-		for (size_t i = 0; i < w->nr_bids; i++) {
-			const struct build_id_entry *e = &w->bids[i];
-			size_t need = PERFDATA_BUILD_ID_RECORD_SIZE + strlen(e->filename) + 1 +
-				      PERFDATA_NAME_ALIGN;
-			uint8_t *p = perfdata_buf_room(b, need);
-			ssize_t n;
-
-			if (!p)
-				return -ENOMEM;
-			n = perfdata_encode_build_id(p, need, 0, e->cpumode, -1, e->id, e->size,
-						     e->filename);
-			if (n < 0)
-				return (int)n;
-			b->len += (size_t)n;
-		}
-		break;
-	case PERFDATA_FEAT_HOSTNAME:
-		perfdata_feature_put_string(b, w->si.hostname);
-		break;
-	case PERFDATA_FEAT_OSRELEASE:
-		perfdata_feature_put_string(b, w->si.osrelease);
-		break;
-	case PERFDATA_FEAT_VERSION:
-		perfdata_feature_put_string(b, BPFREC_PERF_VERSION);
-		break;
-	case PERFDATA_FEAT_ARCH:
-		perfdata_feature_put_string(b, w->si.arch);
-		break;
-	case PERFDATA_FEAT_NRCPUS:
-		perfdata_feature_encode_nrcpus(b, &w->si);
-		break;
-	case PERFDATA_FEAT_CPUDESC:
-		if (!w->si.cpudesc[0])
-			return -ENOENT;
-		perfdata_feature_put_string(b, w->si.cpudesc);
-		break;
-	case PERFDATA_FEAT_CPUID:
-		if (!w->si.cpuid[0])
-			return -ENOENT;
-		perfdata_feature_put_string(b, w->si.cpuid);
-		break;
-	case PERFDATA_FEAT_TOTAL_MEM:
-		perfdata_buf_u64(b, w->si.total_mem_kb);
-		break;
-	case PERFDATA_FEAT_CMDLINE:
-		if (!w->argc)
-			return -ENOENT;
-		perfdata_feature_encode_cmdline(b, w->argc, (const char *const *)w->argv);
-		break;
-	case PERFDATA_FEAT_EVENT_DESC:
-		perfdata_feature_encode_event_desc(b, w->events, w->nr_events);
-		break;
-	case PERFDATA_FEAT_CPU_TOPOLOGY:
-		if (!w->si.topo)
-			return -ENOENT;
-		perfdata_feature_encode_cpu_topology(b, &w->si);
-		break;
-	case PERFDATA_FEAT_SAMPLE_TIME:
-		if (!w->nr_samples)
-			return -ENOENT;
-		perfdata_buf_u64(b, w->first_time);
-		perfdata_buf_u64(b, w->last_time);
-		break;
-	case PERFDATA_FEAT_CLOCKID:
-		if (!w->events[0].attr.use_clockid)
-			return -ENOENT;
-		perfdata_buf_u64(b, w->clock_res_ns);
-		break;
-	case PERFDATA_FEAT_COMPRESSED:
-		if (!w->zenc)
-			return -ENOENT;
-		/* version 0, type 1 = zstd, level, ratio, mmap_len: as perf writes it. */
-		perfdata_buf_u32(b, 0);
-		perfdata_buf_u32(b, 1);
-		perfdata_buf_u32(b, (uint32_t)w->zlevel);
-		perfdata_buf_u32(b, w->zout ? (uint32_t)((w->zin + w->zout / 2) / w->zout) : 0);
-		perfdata_buf_u32(b, ZSTD_CHUNK);
-		break;
-	case PERFDATA_FEAT_CLOCK_DATA:
-		if (!w->events[0].attr.use_clockid)
-			return -ENOENT;
-		perfdata_feature_encode_clock_data(b, (uint32_t)w->events[0].attr.clockid, w->tod_ns,
-						   w->clockid_ns);
-		break;
-	default:
-		return -ENOENT;
-	}
-	return perfdata_buf_error(b);
+	return (struct perfdata_feature_facts){
+		.si = &w->si,
+		.argc = w->argc,
+		.argv = (const char *const *)w->argv,
+		.events = w->events,
+		.nr_events = w->nr_events,
+		.build_ids = w->bids,
+		.nr_build_ids = w->nr_bids,
+		.nr_samples = w->nr_samples,
+		.first_time = w->first_time,
+		.last_time = w->last_time,
+		.zlevel = w->zlevel,
+		.zin = w->zin,
+		.zout = w->zout,
+		.zmmap_len = ZSTD_CHUNK,
+		.clock_res_ns = w->clock_res_ns,
+		.tod_ns = w->tod_ns,
+		.clockid_ns = w->clockid_ns,
+	};
 }
 
-/* The features we write, in id order (perf reads them in bit order). */
-static const uint32_t features[] = {
-	PERFDATA_FEAT_BUILD_ID, PERFDATA_FEAT_HOSTNAME, PERFDATA_FEAT_OSRELEASE,
-	PERFDATA_FEAT_VERSION, PERFDATA_FEAT_ARCH, PERFDATA_FEAT_NRCPUS,
-	PERFDATA_FEAT_CPUDESC, PERFDATA_FEAT_CPUID, PERFDATA_FEAT_TOTAL_MEM,
-	PERFDATA_FEAT_CMDLINE, PERFDATA_FEAT_EVENT_DESC, PERFDATA_FEAT_CPU_TOPOLOGY,
-	PERFDATA_FEAT_SAMPLE_TIME, PERFDATA_FEAT_CLOCKID, PERFDATA_FEAT_COMPRESSED,
-	PERFDATA_FEAT_CLOCK_DATA,
-};
-#define NR_FEATURES (sizeof(features) / sizeof(features[0]))
+/*
+ * Build the payload of the feature of row ops (features.h) into b;
+ * -ENOENT when it has nothing to say or is none we write (ops NULL).
+ */
+static int build_feature(const struct perfdata_writer *w, const struct perfdata_feature_ops *ops,
+			 struct perfdata_buf *b)
+{
+	struct perfdata_feature_facts facts = facts_of(w);
+	int err;
+
+	if (!ops || !ops->write)
+		return -ENOENT;
+	err = ops->write(b, &facts);
+	return err ? err : perfdata_buf_error(b);
+}
 
 static int start_pipe(struct perfdata_writer *w)
 {
@@ -526,15 +450,16 @@ static int start_pipe(struct perfdata_writer *w)
 		if (err)
 			return err;
 	}
-	/* Sample times and build-ids are not known yet: those travel otherwise. */
-	for (size_t i = 0; i < NR_FEATURES; i++) {
+	/* Late features (sample times, build-ids) are not known yet: those travel otherwise. */
+	for (unsigned int feat = 0; feat < PERFDATA_FEAT_LAST; feat++) {
+		const struct perfdata_feature_ops *ops = perfdata_feature_ops(feat);
 		struct perfdata_buf b = { 0 };
 
-		if (features[i] == PERFDATA_FEAT_BUILD_ID || features[i] == PERFDATA_FEAT_SAMPLE_TIME)
+		if (ops && ops->late)
 			continue;
-		err = build_feature(w, features[i], &b);
+		err = build_feature(w, ops, &b);
 		if (!err)
-			err = pipe_feature(w, features[i], &b);
+			err = pipe_feature(w, feat, &b);
 		perfdata_buf_free(&b);
 		if (err && err != -ENOENT)
 			return err;
@@ -622,7 +547,7 @@ int perfdata_writer_start(struct perfdata_writer *w)
 		 */
 		struct perfdata_buf b = { 0 };
 
-		err = build_feature(w, PERFDATA_FEAT_COMPRESSED, &b);
+		err = build_feature(w, perfdata_feature_ops(PERFDATA_FEAT_COMPRESSED), &b);
 		if (!err)
 			err = pipe_feature(w, PERFDATA_FEAT_COMPRESSED, &b);
 		perfdata_buf_free(&b);
@@ -778,7 +703,7 @@ int perfdata_write_finished_round(struct perfdata_writer *w)
 int perfdata_writer_add_build_id(struct perfdata_writer *w, uint16_t cpumode,
 				 const uint8_t *build_id, size_t size, const char *filename)
 {
-	struct build_id_entry *e;
+	struct perfdata_build_id *e;
 
 	if (size > PERFDATA_BUILD_ID_MAX || !filename)
 		return -EINVAL;
@@ -812,6 +737,7 @@ int perfdata_writer_add_build_id(struct perfdata_writer *w, uint16_t cpumode,
 	if (!e->filename)
 		return -ENOMEM;
 	e->cpumode = cpumode;
+	e->pid = -1;		/* the host's, as perf writes its own */
 	e->size = (uint8_t)size;
 	memcpy(e->id, build_id, size);
 	w->nr_bids++;
@@ -821,42 +747,43 @@ int perfdata_writer_add_build_id(struct perfdata_writer *w, uint16_t cpumode,
 /* Feature table and payloads at data_end; sets the bits that were written. */
 static int write_features(struct perfdata_writer *w, uint64_t data_end, uint64_t bits[4])
 {
-	struct perfdata_buf parts[NR_FEATURES], payload = { 0 };
-	struct perfdata_file_section table[NR_FEATURES];
-	bool present[NR_FEATURES] = { false };
+	struct perfdata_buf parts[PERFDATA_FEAT_LAST], payload = { 0 };
+	struct perfdata_file_section table[PERFDATA_FEAT_LAST];
+	bool present[PERFDATA_FEAT_LAST] = { false };
 	size_t nr = 0;
 	uint64_t off;
 	int err = 0;
 
 	memset(parts, 0, sizeof(parts));
-	for (size_t i = 0; i < NR_FEATURES && !err; i++) {
-		err = build_feature(w, features[i], &parts[i]);
-		present[i] = !err;
-		nr += present[i];
+	/* In id order: perf reads the sections in bit order. */
+	for (unsigned int feat = 0; feat < PERFDATA_FEAT_LAST && !err; feat++) {
+		err = build_feature(w, perfdata_feature_ops(feat), &parts[feat]);
+		present[feat] = !err;
+		nr += present[feat];
 		if (err == -ENOENT)
 			err = 0;
 	}
 	/* The payloads follow the table of their {offset, size}. */
 	off = data_end + nr * sizeof(table[0]);
 	nr = 0;
-	for (size_t i = 0; i < NR_FEATURES && !err; i++) {
-		if (!present[i])
+	for (unsigned int feat = 0; feat < PERFDATA_FEAT_LAST && !err; feat++) {
+		if (!present[feat])
 			continue;
-		table[nr++] = (struct perfdata_file_section){ off, parts[i].len };
-		off += parts[i].len;
-		bits[features[i] / 64] |= 1ull << (features[i] % 64);
+		table[nr++] = (struct perfdata_file_section){ off, parts[feat].len };
+		off += parts[feat].len;
+		bits[feat / 64] |= 1ull << (feat % 64);
 	}
 	if (!err) {
 		perfdata_buf_put(&payload, table, nr * sizeof(table[0]));
-		for (size_t i = 0; i < NR_FEATURES; i++)
-			if (present[i])
-				perfdata_buf_put(&payload, parts[i].data, parts[i].len);
+		for (unsigned int feat = 0; feat < PERFDATA_FEAT_LAST; feat++)
+			if (present[feat])
+				perfdata_buf_put(&payload, parts[feat].data, parts[feat].len);
 		err = perfdata_buf_error(&payload);
 	}
 	if (!err)
 		err = write_all(w, payload.data, payload.len, data_end);
-	for (size_t i = 0; i < NR_FEATURES; i++)
-		perfdata_buf_free(&parts[i]);
+	for (unsigned int feat = 0; feat < PERFDATA_FEAT_LAST; feat++)
+		perfdata_buf_free(&parts[feat]);
 	perfdata_buf_free(&payload);
 	return err;
 }
@@ -902,7 +829,7 @@ void perfdata_writer_free(struct perfdata_writer *w)
 	}
 	free(w->events);
 	for (size_t i = 0; i < w->nr_bids; i++)
-		free(w->bids[i].filename);
+		free((char *)w->bids[i].filename);
 	free(w->bids);
 	for (int i = 0; i < w->argc; i++)
 		free(w->argv[i]);
