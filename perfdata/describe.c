@@ -3,21 +3,23 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
-#include "perfdata/cursor.h"
 #include "perfdata/describe.h"
+#include "perfdata/features.h"
 #include "perfdata/reader.h"
 
 /* snprintf that goes on counting once buf is full. */
-struct text {
+struct perfdata_text {
 	char *buf;
 	size_t len, used;
 };
 
-static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct text *t, const char *fmt, ...)
+static void put(struct perfdata_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct perfdata_text *t, const char *fmt, ...)
 {
 	size_t room = t->used < t->len ? t->len - t->used : 0;
 	va_list ap;
@@ -30,63 +32,103 @@ static void put(struct text *t, const char *fmt, ...)
 		t->used += (size_t)n;
 }
 
-static void put_time(struct text *t, uint64_t ns)
+static void put_time(struct perfdata_text *t, uint64_t ns)
 {
 	put(t, "%" PRIu64 ".%09" PRIu64, ns / 1000000000, ns % 1000000000);
 }
 
-/* perf string: u32 len, len bytes, NUL-padded; put up to the NUL. */
-static int put_string(struct text *t, struct perfdata_cursor *c)
+/* A string of at most max bytes, up to its NUL. */
+static void put_name(struct perfdata_text *t, const char *s, size_t max)
 {
-	const char *s;
-	size_t max;
-
-	if (perfdata_cursor_string(c, &s, &max))
-		return -EINVAL;
 	put(t, "%.*s", (int)(max > INT32_MAX ? INT32_MAX : max), s);
-	return 0;
 }
 
-static int put_cmdline(struct text *t, struct perfdata_cursor *c)
+/* A payload of fixed layout that is too short for it. */
+static void put_malformed(struct perfdata_text *t, size_t size)
 {
+	put(t, "(malformed, %zu bytes)", size);
+}
+
+/* The n u64 a payload starts with: true, or false once t says it is too short. */
+static bool take_u64s(struct perfdata_text *t, const void *data, size_t size, uint64_t *v,
+		      size_t n)
+{
+	struct perfdata_cursor c;
+
+	perfdata_cursor_init(&c, data, size);
+	for (size_t i = 0; i < n; i++) {
+		if (perfdata_cursor_u64(&c, &v[i])) {
+			put_malformed(t, size);
+			return false;
+		}
+	}
+	return true;
+}
+
+void perfdata_describe_string(struct perfdata_text *t, const void *data, size_t size)
+{
+	const char *s = perfdata_feature_string(data, size);
+
+	if (s)
+		put(t, "\"%s\"", s);
+	else
+		put(t, "(malformed string, %zu bytes)", size);
+}
+
+/* u32 nr, then nr perf strings. */
+void perfdata_describe_cmdline(struct perfdata_text *t, const void *data, size_t size)
+{
+	struct perfdata_cursor c;
+	const char *s;
+	size_t max;
 	uint32_t nr;
 
-	if (perfdata_cursor_u32(c, &nr))
-		return -EINVAL;
+	perfdata_cursor_init(&c, data, size);
+	if (perfdata_cursor_u32(&c, &nr))
+		goto malformed;
 	for (uint32_t i = 0; i < nr; i++) {
 		if (i)
 			put(t, " ");
-		if (put_string(t, c))
-			return -EINVAL;
+		if (perfdata_cursor_string(&c, &s, &max))
+			goto malformed;
+		put_name(t, s, max);
 	}
-	return 0;
+	return;
+malformed:
+	put(t, " (malformed)");
 }
 
-static int put_event_desc(struct text *t, struct perfdata_cursor *c)
+/* Each event's name and first 16 ids; of a description cut short, what is there. */
+void perfdata_describe_event_desc(struct perfdata_text *t, const void *data, size_t size)
 {
-	uint32_t nr, attr_size;
+	struct perfdata_event_desc_iter it;
+	struct perfdata_event_desc d;
+	int ret = 1;
 
-	if (perfdata_cursor_u32(c, &nr) || perfdata_cursor_u32(c, &attr_size))
-		return -EINVAL;
-	put(t, "%u event(s)", nr);
-	for (uint32_t i = 0; i < nr; i++) {
-		uint32_t nr_ids;
-		uint64_t id;
-
-		put(t, "%s", i ? ", " : ": ");
-		if (perfdata_cursor_take(c, attr_size, NULL) || perfdata_cursor_u32(c, &nr_ids) ||
-		    put_string(t, c))
-			return -EINVAL;
+	if (perfdata_event_desc_begin(&it, data, size))
+		goto malformed;
+	put(t, "%u event(s)", it.nr);
+	while (it.i < it.nr) {
+		put(t, "%s", it.i ? ", " : ": ");
+		ret = perfdata_event_desc_next(&it, &d);
+		if (!d.name)
+			break;
+		put_name(t, d.name, d.name_max);
 		put(t, " (ids");
-		for (uint32_t j = 0; j < nr_ids; j++) {
-			if (perfdata_cursor_u64(c, &id))
-				return -EINVAL;
-			if (j < 16)
-				put(t, " %" PRIu64, id);
+		for (uint32_t j = 0; j < d.nr_ids && j < 16; j++) {
+			uint64_t id;
+
+			memcpy(&id, (const uint8_t *)d.ids + (size_t)j * 8, sizeof(id));
+			put(t, " %" PRIu64, id);
 		}
-		put(t, "%s)", nr_ids > 16 ? " ..." : "");
+		if (ret < 0)
+			break;
+		put(t, "%s)", d.nr_ids > 16 ? " ..." : "");
 	}
-	return 0;
+	if (ret >= 0)
+		return;
+malformed:
+	put(t, " (malformed)");
 }
 
 static const char *clockid_name(uint64_t id)
@@ -101,102 +143,95 @@ static const char *clockid_name(uint64_t id)
 	}
 }
 
-/* The payloads of fixed layout; -EINVAL when one does not fit. */
-static int put_fixed(struct text *t, unsigned int feat, struct perfdata_cursor *c)
+/* u32 available, u32 online. */
+void perfdata_describe_nrcpus(struct perfdata_text *t, const void *data, size_t size)
 {
-	uint32_t a, b, type, level, ratio, mmap_len;
-	uint64_t x, y;
+	struct perfdata_cursor c;
+	uint32_t avail, online;
 
-	switch (feat) {
-	case PERFDATA_FEAT_NRCPUS:
-		if (perfdata_cursor_u32(c, &a) || perfdata_cursor_u32(c, &b))
-			return -EINVAL;
-		put(t, "available %u online %u", a, b);
-		return 0;
-	case PERFDATA_FEAT_TOTAL_MEM:
-		if (perfdata_cursor_u64(c, &x))
-			return -EINVAL;
-		put(t, "%" PRIu64 " kB", x);
-		return 0;
-	case PERFDATA_FEAT_SAMPLE_TIME:
-		if (perfdata_cursor_u64(c, &x) || perfdata_cursor_u64(c, &y))
-			return -EINVAL;
-		put(t, "first ");
-		put_time(t, x);
-		put(t, " last ");
-		put_time(t, y);
-		return 0;
-	case PERFDATA_FEAT_CLOCKID:
-		if (perfdata_cursor_u64(c, &x))
-			return -EINVAL;
+	perfdata_cursor_init(&c, data, size);
+	if (perfdata_cursor_u32(&c, &avail) || perfdata_cursor_u32(&c, &online))
+		put_malformed(t, size);
+	else
+		put(t, "available %u online %u", avail, online);
+}
+
+/* u64 kB. */
+void perfdata_describe_total_mem(struct perfdata_text *t, const void *data, size_t size)
+{
+	uint64_t kb;
+
+	if (take_u64s(t, data, size, &kb, 1))
+		put(t, "%" PRIu64 " kB", kb);
+}
+
+/* u64 first, u64 last. */
+void perfdata_describe_sample_time(struct perfdata_text *t, const void *data, size_t size)
+{
+	uint64_t v[2];
+
+	if (!take_u64s(t, data, size, v, 2))
+		return;
+	put(t, "first ");
+	put_time(t, v[0]);
+	put(t, " last ");
+	put_time(t, v[1]);
+}
+
+/* u64. */
+void perfdata_describe_clockid(struct perfdata_text *t, const void *data, size_t size)
+{
+	uint64_t x;
+
+	if (take_u64s(t, data, size, &x, 1))
 		put(t, "%" PRIu64 " (%s)", x, clockid_name(x));
-		return 0;
-	case PERFDATA_FEAT_CLOCK_DATA:
-		/* u32 version, u32 clockid, u64 wall-clock ns, u64 clockid ns */
-		if (perfdata_cursor_u32(c, &a) || perfdata_cursor_u32(c, &b) ||
-		    perfdata_cursor_u64(c, &x) || perfdata_cursor_u64(c, &y))
-			return -EINVAL;
-		put(t, "version %u clockid %u (%s) wall ", a, b, clockid_name(b));
-		put_time(t, x);
-		put(t, " at clock ");
-		put_time(t, y);
-		return 0;
-	case PERFDATA_FEAT_COMPRESSED:
-		/* u32 version, type (1 = zstd), level, ratio, mmap_len */
-		if (perfdata_cursor_u32(c, &a) || perfdata_cursor_u32(c, &type) ||
-		    perfdata_cursor_u32(c, &level) || perfdata_cursor_u32(c, &ratio) ||
-		    perfdata_cursor_u32(c, &mmap_len))
-			return -EINVAL;
-		put(t, "%s level %u ratio %u mmap_len %u (version %u)",
-		    type == 1 ? "zstd" : "unknown type", level, ratio, mmap_len, a);
-		return 0;
-	default:
-		return -ENOENT;
+}
+
+/* u32 version, u32 clockid, u64 wall-clock ns, u64 clockid ns. */
+void perfdata_describe_clock_data(struct perfdata_text *t, const void *data, size_t size)
+{
+	struct perfdata_cursor c;
+	uint32_t version, clockid;
+	uint64_t wall, at;
+
+	perfdata_cursor_init(&c, data, size);
+	if (perfdata_cursor_u32(&c, &version) || perfdata_cursor_u32(&c, &clockid) ||
+	    perfdata_cursor_u64(&c, &wall) || perfdata_cursor_u64(&c, &at)) {
+		put_malformed(t, size);
+		return;
 	}
+	put(t, "version %u clockid %u (%s) wall ", version, clockid, clockid_name(clockid));
+	put_time(t, wall);
+	put(t, " at clock ");
+	put_time(t, at);
+}
+
+void perfdata_describe_compressed(struct perfdata_text *t, const void *data, size_t size)
+{
+	struct perfdata_feature_compressed z;
+
+	if (perfdata_feature_decode_compressed(data, size, &z))
+		put_malformed(t, size);
+	else
+		put(t, "%s level %u ratio %u mmap_len %u (version %u)",
+		    z.type == 1 ? "zstd" : "unknown type", z.level, z.ratio, z.mmap_len, z.version);
 }
 
 int perfdata_describe_feature(const struct perfdata_reader *r, unsigned int feat, char *buf,
 			      size_t len)
 {
-	struct text t = { .buf = buf, .len = len };
+	const struct perfdata_feature_ops *ops = perfdata_feature_ops(feat);
+	struct perfdata_text t = { .buf = buf, .len = len };
 	size_t size;
 	const void *data = perfdata_reader_feature(r, feat, &size);
-	struct perfdata_cursor c;
-	const char *s;
-	int err;
 
 	if (!data)
 		return -ENOENT;
 	if (len)
 		buf[0] = '\0';
-	perfdata_cursor_init(&c, data, size);
-	switch (feat) {
-	case PERFDATA_FEAT_HOSTNAME:
-	case PERFDATA_FEAT_OSRELEASE:
-	case PERFDATA_FEAT_VERSION:
-	case PERFDATA_FEAT_ARCH:
-	case PERFDATA_FEAT_CPUDESC:
-	case PERFDATA_FEAT_CPUID:
-		s = perfdata_reader_feature_string(r, feat);
-		if (s)
-			put(&t, "\"%s\"", s);
-		else
-			put(&t, "(malformed string, %zu bytes)", size);
-		break;
-	case PERFDATA_FEAT_CMDLINE:
-		if (put_cmdline(&t, &c))
-			put(&t, " (malformed)");
-		break;
-	case PERFDATA_FEAT_EVENT_DESC:
-		if (put_event_desc(&t, &c))
-			put(&t, " (malformed)");
-		break;
-	default:
-		err = put_fixed(&t, feat, &c);
-		if (err == -EINVAL)
-			put(&t, "(malformed, %zu bytes)", size);
-		else if (err)
-			put(&t, "%zu bytes", size);
-	}
+	if (ops && ops->describe)
+		ops->describe(&t, data, size);
+	else
+		put(&t, "%zu bytes", size);
 	return t.used > INT32_MAX ? INT32_MAX : (int)t.used;
 }

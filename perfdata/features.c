@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * features.c - the feature table, and the payloads written the way perf's
- * header.c writes them (contract in features.h).
+ * features.c - the feature table, the payloads written the way perf's
+ * header.c writes them, and the decoders the reader and describe share
+ * (contract in features.h).
  */
 #include <string.h>
 
+#include "describe.h"
 #include "features.h"
 
 #define BPFREC_PERF_VERSION "0.1.0 (bpfrec)"
@@ -179,16 +181,22 @@ static int write_clockid(struct perfdata_buf *b, const struct perfdata_feature_f
 	return 0;
 }
 
+_Static_assert(sizeof(struct perfdata_feature_compressed) == 20, "COMPRESSED is five u32");
+
 static int write_compressed(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
 {
+	/* Version 0, type 1 = zstd, the ratio rounded: as perf writes them. */
+	struct perfdata_feature_compressed c = {
+		.version = 0,
+		.type = 1,
+		.level = (uint32_t)f->zlevel,
+		.ratio = f->zout ? (uint32_t)((f->zin + f->zout / 2) / f->zout) : 0,
+		.mmap_len = f->zmmap_len,
+	};
+
 	if (!f->zlevel)
 		return -ENOENT;
-	/* version 0, type 1 = zstd, level, ratio, mmap_len: as perf writes it. */
-	perfdata_buf_u32(b, 0);
-	perfdata_buf_u32(b, 1);
-	perfdata_buf_u32(b, (uint32_t)f->zlevel);
-	perfdata_buf_u32(b, f->zout ? (uint32_t)((f->zin + f->zout / 2) / f->zout) : 0);
-	perfdata_buf_u32(b, f->zmmap_len);
+	perfdata_buf_put(b, &c, sizeof(c));
 	return 0;
 }
 
@@ -206,45 +214,103 @@ static int write_clock_data(struct perfdata_buf *b, const struct perfdata_featur
 
 /* ---- the table ------------------------------------------------------------ */
 
-#define FEAT(id, write, late) \
-	[PERFDATA_FEAT_##id] = { #id, write, late }
+#define FEAT(id, write, late, describe) \
+	[PERFDATA_FEAT_##id] = { #id, write, late, describe }
 
 static const struct perfdata_feature_ops table[PERFDATA_FEAT_LAST] = {
-	FEAT(TRACING_DATA,	NULL,			false),
-	FEAT(BUILD_ID,		write_build_id,		true),
-	FEAT(HOSTNAME,		write_hostname,		false),
-	FEAT(OSRELEASE,		write_osrelease,	false),
-	FEAT(VERSION,		write_version,		false),
-	FEAT(ARCH,		write_arch,		false),
-	FEAT(NRCPUS,		write_nrcpus,		false),
-	FEAT(CPUDESC,		write_cpudesc,		false),
-	FEAT(CPUID,		write_cpuid,		false),
-	FEAT(TOTAL_MEM,		write_total_mem,	false),
-	FEAT(CMDLINE,		write_cmdline,		false),
-	FEAT(EVENT_DESC,	write_event_desc,	false),
-	FEAT(CPU_TOPOLOGY,	write_cpu_topology,	false),
-	FEAT(NUMA_TOPOLOGY,	NULL,			false),
-	FEAT(BRANCH_STACK,	NULL,			false),
-	FEAT(PMU_MAPPINGS,	NULL,			false),
-	FEAT(GROUP_DESC,	NULL,			false),
-	FEAT(AUXTRACE,		NULL,			false),
-	FEAT(STAT,		NULL,			false),
-	FEAT(CACHE,		NULL,			false),
-	FEAT(SAMPLE_TIME,	write_sample_time,	true),
-	FEAT(MEM_TOPOLOGY,	NULL,			false),
-	FEAT(CLOCKID,		write_clockid,		false),
-	FEAT(DIR_FORMAT,	NULL,			false),
-	FEAT(BPF_PROG_INFO,	NULL,			false),
-	FEAT(BPF_BTF,		NULL,			false),
-	FEAT(COMPRESSED,	write_compressed,	false),
-	FEAT(CPU_PMU_CAPS,	NULL,			false),
-	FEAT(CLOCK_DATA,	write_clock_data,	false),
-	FEAT(HYBRID_TOPOLOGY,	NULL,			false),
-	FEAT(PMU_CAPS,		NULL,			false),
+	FEAT(TRACING_DATA,	NULL,			false,	NULL),
+	FEAT(BUILD_ID,		write_build_id,		true,	NULL),
+	FEAT(HOSTNAME,		write_hostname,		false,	perfdata_describe_string),
+	FEAT(OSRELEASE,		write_osrelease,	false,	perfdata_describe_string),
+	FEAT(VERSION,		write_version,		false,	perfdata_describe_string),
+	FEAT(ARCH,		write_arch,		false,	perfdata_describe_string),
+	FEAT(NRCPUS,		write_nrcpus,		false,	perfdata_describe_nrcpus),
+	FEAT(CPUDESC,		write_cpudesc,		false,	perfdata_describe_string),
+	FEAT(CPUID,		write_cpuid,		false,	perfdata_describe_string),
+	FEAT(TOTAL_MEM,		write_total_mem,	false,	perfdata_describe_total_mem),
+	FEAT(CMDLINE,		write_cmdline,		false,	perfdata_describe_cmdline),
+	FEAT(EVENT_DESC,	write_event_desc,	false,	perfdata_describe_event_desc),
+	FEAT(CPU_TOPOLOGY,	write_cpu_topology,	false,	NULL),
+	FEAT(NUMA_TOPOLOGY,	NULL,			false,	NULL),
+	FEAT(BRANCH_STACK,	NULL,			false,	NULL),
+	FEAT(PMU_MAPPINGS,	NULL,			false,	NULL),
+	FEAT(GROUP_DESC,	NULL,			false,	NULL),
+	FEAT(AUXTRACE,		NULL,			false,	NULL),
+	FEAT(STAT,		NULL,			false,	NULL),
+	FEAT(CACHE,		NULL,			false,	NULL),
+	FEAT(SAMPLE_TIME,	write_sample_time,	true,	perfdata_describe_sample_time),
+	FEAT(MEM_TOPOLOGY,	NULL,			false,	NULL),
+	FEAT(CLOCKID,		write_clockid,		false,	perfdata_describe_clockid),
+	FEAT(DIR_FORMAT,	NULL,			false,	NULL),
+	FEAT(BPF_PROG_INFO,	NULL,			false,	NULL),
+	FEAT(BPF_BTF,		NULL,			false,	NULL),
+	FEAT(COMPRESSED,	write_compressed,	false,	perfdata_describe_compressed),
+	FEAT(CPU_PMU_CAPS,	NULL,			false,	NULL),
+	FEAT(CLOCK_DATA,	write_clock_data,	false,	perfdata_describe_clock_data),
+	FEAT(HYBRID_TOPOLOGY,	NULL,			false,	NULL),
+	FEAT(PMU_CAPS,		NULL,			false,	NULL),
 };
 
 const struct perfdata_feature_ops *perfdata_feature_ops(unsigned int feat)
 {
 	/* Id 0 is perf's HEADER_RESERVED: its row stays empty. */
 	return feat < PERFDATA_FEAT_LAST && table[feat].name ? &table[feat] : NULL;
+}
+
+/* ---- decoders ------------------------------------------------------------- */
+
+const char *perfdata_feature_string(const void *data, size_t size)
+{
+	struct perfdata_cursor c;
+	const char *s;
+	size_t max;
+
+	perfdata_cursor_init(&c, data, size);
+	if (perfdata_cursor_string(&c, &s, &max))
+		return NULL;
+	if (!memchr(s, '\0', max) && c.p != c.end)
+		return NULL;
+	return s;
+}
+
+int perfdata_event_desc_begin(struct perfdata_event_desc_iter *it, const void *data, size_t size)
+{
+	perfdata_cursor_init(&it->c, data, size);
+	it->i = 0;
+	if (perfdata_cursor_u32(&it->c, &it->nr) || perfdata_cursor_u32(&it->c, &it->attr_size))
+		return -EINVAL;
+	return 0;
+}
+
+int perfdata_event_desc_next(struct perfdata_event_desc_iter *it, struct perfdata_event_desc *d)
+{
+	size_t whole;
+
+	*d = (struct perfdata_event_desc){ 0 };
+	if (it->i >= it->nr)
+		return 0;
+	if (perfdata_cursor_take(&it->c, it->attr_size, NULL) ||
+	    perfdata_cursor_u32(&it->c, &d->nr_ids) ||
+	    perfdata_cursor_string(&it->c, &d->name, &d->name_max)) {
+		*d = (struct perfdata_event_desc){ 0 };
+		return -EINVAL;
+	}
+	whole = perfdata_cursor_left(&it->c) / 8;
+	if (d->nr_ids > whole) {
+		d->ids = it->c.p;
+		d->nr_ids = (uint32_t)whole;
+		return -EINVAL;
+	}
+	perfdata_cursor_take(&it->c, (uint64_t)d->nr_ids * 8, &d->ids);
+	it->i++;
+	return 1;
+}
+
+int perfdata_feature_decode_compressed(const void *data, size_t size,
+				       struct perfdata_feature_compressed *out)
+{
+	struct perfdata_cursor c;
+
+	perfdata_cursor_init(&c, data, size);
+	return perfdata_cursor_copy(&c, out, sizeof(*out));
 }

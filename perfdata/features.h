@@ -16,8 +16,15 @@
  *   late      its payload is only known when the recording ends (build-ids,
  *             sample times): a pipe, which sends its features at start, goes
  *             without it.
+ *   describe  its payload as one line of text for people (describe.h).
+ *             NULL: shown as "N bytes".
  * The writer writes every feature whose row has a write op, in id order
- * (perf reads them in bit order).
+ * (perf reads them in bit order); describe.c describes whatever a file holds
+ * by its row. The reader stores every payload as it is, bounded by its
+ * section; the payloads both it and describe.c read (strings, EVENT_DESC's
+ * event names, COMPRESSED's zstd window) are taken apart by the decoders
+ * below, once. BUILD_ID holds build-id records, which the reader decodes as
+ * it decodes those records in a pipe (records.h).
  *
  * perfdata_sysinfo_read() gathers the facts about the running system that
  * perf records (uname, CPUs, memory, topology).
@@ -26,6 +33,7 @@
 #define PERFDATA_FEATURES_H
 
 #include "buf.h"
+#include "cursor.h"
 #include "perfdata.h"
 #include "records.h"
 
@@ -78,13 +86,62 @@ struct perfdata_feature_facts {
 	uint64_t clock_res_ns, tod_ns, clockid_ns;
 };
 
+struct perfdata_text;	/* describe.h */
+
 struct perfdata_feature_ops {
 	const char *name;
 	int (*write)(struct perfdata_buf *b, const struct perfdata_feature_facts *f);
 	bool late;
+	void (*describe)(struct perfdata_text *t, const void *data, size_t size);
 };
 
 /* The row of feature id feat, or NULL for an id perf 6.1 does not know. */
 const struct perfdata_feature_ops *perfdata_feature_ops(unsigned int feat);
+
+/*
+ * The decoders. Payloads come from the file: every size in them is checked
+ * against the payload's before it is used.
+ */
+
+/*
+ * A string feature (HOSTNAME, ...): a perf string (u32 len, len bytes
+ * NUL-padded). NULL when it does not fit, or has no NUL in its len bytes and
+ * does not end the payload: data[size] must be readable and NUL (the reader
+ * stores every payload so), which ends a string that fills the payload.
+ */
+const char *perfdata_feature_string(const void *data, size_t size);
+
+/*
+ * EVENT_DESC: u32 nr, u32 attr_size, then nr times { attr (attr_size
+ * bytes), u32 nr_ids, string name, u64 ids[nr_ids] }. _begin() reads nr and
+ * attr_size (-EINVAL when they are not there); each _next() the next
+ * description: 1 and *d, 0 after the last, -EINVAL when it runs past the
+ * payload. On -EINVAL, i is the index of that description and *d holds
+ * what of it is there: name NULL when it breaks off before its name ends,
+ * else the name and only the whole ids there (nr_ids fewer than it claims).
+ */
+struct perfdata_event_desc_iter {
+	struct perfdata_cursor c;
+	uint32_t nr, attr_size;
+	uint32_t i;		/* descriptions read so far */
+};
+
+struct perfdata_event_desc {
+	const char *name;	/* name_max bytes, NUL-padded, perhaps without a NUL */
+	size_t name_max;
+	uint32_t nr_ids;
+	const void *ids;	/* nr_ids u64, at any alignment */
+};
+
+int perfdata_event_desc_begin(struct perfdata_event_desc_iter *it, const void *data, size_t size);
+int perfdata_event_desc_next(struct perfdata_event_desc_iter *it, struct perfdata_event_desc *d);
+
+/* COMPRESSED: u32 version, type (1 = zstd), level, ratio, mmap_len; -EINVAL when short. */
+struct perfdata_feature_compressed {
+	uint32_t version, type, level, ratio, mmap_len;
+};
+
+int perfdata_feature_decode_compressed(const void *data, size_t size,
+				       struct perfdata_feature_compressed *out);
 
 #endif /* PERFDATA_FEATURES_H */

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "compress.h"
-#include "cursor.h"
+#include "features.h"
 #include "reader.h"
 #include "sorted.h"
 
@@ -394,49 +394,43 @@ static int store_feature(struct perfdata_reader *r, unsigned int feat, const voi
 }
 
 /*
- * EVENT_DESC: u32 nr, u32 attr_size, then nr times { attr, u32 nr_ids,
- * string name, u64 ids[nr_ids] }. A description names the event its first id
+ * EVENT_DESC names the events. A description names the event its first id
  * belongs to (perf's rule); with one event, or no ids, position decides.
  */
 static int apply_event_desc(struct perfdata_reader *r)
 {
 	const struct feature *f = &r->feat[PERFDATA_FEAT_EVENT_DESC];
-	struct perfdata_cursor c;
-	uint32_t nr, attr_size;
+	struct perfdata_event_desc_iter it;
+	struct perfdata_event_desc d;
+	int ret;
 
 	if (!f->present)
 		return 0;
-	perfdata_cursor_init(&c, f->data, f->size);
-	if (perfdata_cursor_u32(&c, &nr) || perfdata_cursor_u32(&c, &attr_size))
+	if (perfdata_event_desc_begin(&it, f->data, f->size))
 		return fail(r, "EVENT_DESC feature is too short (%zu bytes)", f->size);
-	for (uint32_t i = 0; i < nr; i++) {
-		const char *name;
-		size_t max;
-		uint32_t nr_ids;
-		const void *ids;
+	while ((ret = perfdata_event_desc_next(&it, &d)) > 0) {
+		uint32_t i = it.i - 1;
 		struct perfdata_event *ev = NULL;
 
-		if (perfdata_cursor_take(&c, attr_size, NULL) || perfdata_cursor_u32(&c, &nr_ids) ||
-		    perfdata_cursor_string(&c, &name, &max) || nr_ids > (uint64_t)(c.end - c.p) / 8 ||
-		    perfdata_cursor_take(&c, (uint64_t)nr_ids * 8, &ids))
-			return fail(r, "EVENT_DESC feature: description %u of %u runs past its end "
-				    "(%zu bytes)", i, nr, f->size);
-		if (nr_ids) {
+		if (d.nr_ids) {
 			uint64_t id0;
 
-			memcpy(&id0, ids, 8);
+			memcpy(&id0, d.ids, 8);
 			ev = event_by_id(r, id0);
 		}
-		if (!ev && r->nr_events == 1 && (!nr_ids || !r->nr_id_map))
+		if (!ev && r->nr_events == 1 && (!d.nr_ids || !r->nr_id_map))
 			ev = &r->events[0];
-		else if (!ev && !nr_ids && i < r->nr_events)
+		else if (!ev && !d.nr_ids && i < r->nr_events)
 			ev = &r->events[i];
-		if (!ev || ev->name || !memchr(name, '\0', max) || !*name)
+		if (!ev || ev->name || !memchr(d.name, '\0', d.name_max) || !*d.name)
 			continue;
-		ev->name = strdup(name);
+		ev->name = strdup(d.name);
 		if (!ev->name)
 			return -ENOMEM;
 	}
+	if (ret < 0)
+		return fail(r, "EVENT_DESC feature: description %u of %u runs past its end "
+			    "(%zu bytes)", it.i, it.nr, f->size);
 	return 0;
 }
 
@@ -891,6 +885,7 @@ static const struct perf_event_header *aligned_record(const uint8_t *at, size_t 
  */
 static int start_compressed(struct perfdata_reader *r, const struct perf_event_header *rec)
 {
+	struct perfdata_feature_compressed zf;
 	int err;
 
 	if (r->inner)
@@ -909,13 +904,10 @@ static int start_compressed(struct perfdata_reader *r, const struct perf_event_h
 	r->zpiece = 0;
 	r->zpiece_max = ZPIECE_DEFAULT;
 	if (r->feat[PERFDATA_FEAT_COMPRESSED].present &&
-	    r->feat[PERFDATA_FEAT_COMPRESSED].size >= 20) {
-		uint32_t mmap_len;	/* { u32 version, type, level, ratio, mmap_len } */
-
-		memcpy(&mmap_len, r->feat[PERFDATA_FEAT_COMPRESSED].data + 16, 4);
-		r->zpiece_max = mmap_len < ZPIECE_MIN ? ZPIECE_MIN
-			      : mmap_len > ZPIECE_MAX ? ZPIECE_MAX : mmap_len;
-	}
+	    !perfdata_feature_decode_compressed(r->feat[PERFDATA_FEAT_COMPRESSED].data,
+						r->feat[PERFDATA_FEAT_COMPRESSED].size, &zf))
+		r->zpiece_max = zf.mmap_len < ZPIECE_MIN ? ZPIECE_MIN
+			      : zf.mmap_len > ZPIECE_MAX ? ZPIECE_MAX : zf.mmap_len;
 	return 0;
 }
 
@@ -1196,21 +1188,10 @@ const void *perfdata_reader_feature(const struct perfdata_reader *r, unsigned in
 
 const char *perfdata_reader_feature_string(const struct perfdata_reader *r, unsigned int feat)
 {
-	const struct feature *f;
-	struct perfdata_cursor c;
-	const char *s;
-	size_t max;
-
 	if (feat >= PERFDATA_FEAT_BITS || !r->feat[feat].present)
 		return NULL;
-	f = &r->feat[feat];
-	perfdata_cursor_init(&c, f->data, f->size);
-	if (perfdata_cursor_string(&c, &s, &max))
-		return NULL;
-	/* Stored payloads end in an extra NUL, so a string filling its len is fine. */
-	if (!memchr(s, '\0', max) && c.p != c.end)
-		return NULL;
-	return s;
+	/* Stored payloads end in an extra NUL, as the decoder asks. */
+	return perfdata_feature_string(r->feat[feat].data, r->feat[feat].size);
 }
 
 int perfdata_reader_for_each_build_id(const struct perfdata_reader *r, perfdata_build_id_fn fn,
