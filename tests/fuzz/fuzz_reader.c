@@ -2,10 +2,12 @@
 /*
  * fuzz_reader.c - libFuzzer harness for perfdata/reader.c: open any bytes as
  * perf.data (file or pipe mode), stream every record and use every query
- * the reader offers on what it absorbed (events, features, build-ids).
+ * the reader offers on what it absorbed (events, features, build-ids), and
+ * describe every feature as `dump` does (perfdata/describe.c).
  */
 #include <stdlib.h>
 
+#include "perfdata/describe.h"
 #include "perfdata/reader.h"
 #include "fuzz.h"
 
@@ -45,12 +47,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		for (unsigned int f = 0; f < PERFDATA_FEAT_BITS; f++) {
 			const char *s = perfdata_reader_feature_string(r, f);
+			char text[256];		/* smaller than some descriptions: they are cut */
+			int len;
 			size_t n;
 
 			if (s)
 				sum += strlen(s);
 			perfdata_reader_feature(r, f, &n);
 			sum += n;
+			len = perfdata_describe_feature(r, f, text, sizeof(text));
+			if (len >= 0)
+				sum += strnlen(text, sizeof(text)) + (size_t)len;
 		}
 		perfdata_reader_for_each_build_id(r, touch_build_id, &sum);
 	}
