@@ -835,12 +835,12 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 	int ret;
 
 	c->stats.samples++;
-	if (!perfdata_reader_sample_event(c->r, h)) {
-		c->stats.unknown_event++;
-		return 0;
-	}
-	if (perfdata_reader_parse_sample(c->r, h, &s, &ev) || !ev) {
-		c->stats.bad_records++;
+	/* One decoding of the event id: no event for it, or a malformed sample. */
+	if (perfdata_reader_parse_sample(c->r, h, &s, &ev)) {
+		if (ev)
+			c->stats.bad_records++;
+		else
+			c->stats.unknown_event++;
 		return 0;
 	}
 	ret = sample_event(c, ev, &idx);
