@@ -71,10 +71,10 @@ static int load_build_ids(struct pp_convert *c)
 }
 
 /* The build-id of a mapping: its MMAP2's, else the one recorded for its file. */
-static const struct bid_val *build_id_of(struct pp_convert *c, const struct cmap_key *m,
+static const struct bid_val *build_id_of(struct pp_convert *c, const struct pp_mapping *m,
 					 struct bid_val *tmp)
 {
-	struct bid_key k = { .filename = m->filename, .kernel = m->kind == CMAP_KERNEL };
+	struct bid_key k = { .filename = m->filename, .kernel = m->kind == PP_MAPPING_KERNEL };
 	int64_t id;
 
 	if (m->build_id_size) {
@@ -123,16 +123,17 @@ static uint64_t kallsyms_address(const char *path, const char *name)
 static void check_kernel(struct pp_convert *c)
 {
 	const char *path = c->opts.sym.kallsyms ? c->opts.sym.kallsyms : "/proc/kallsyms";
-	uint64_t now;
+	uint64_t now, ref_addr;
+	const char *ref_sym = pp_aspace_kernel_ref(c->as, &ref_addr);
 
 	if (c->kernel_checked)
 		return;
 	c->kernel_checked = true;
 	c->kernel_ok = true;
-	if (!c->kernel_ref_addr || !c->kernel_ref_sym[0])
+	if (!ref_addr || !ref_sym[0])
 		return;
-	now = kallsyms_address(path, c->kernel_ref_sym);
-	if (!now || now == c->kernel_ref_addr)
+	now = kallsyms_address(path, ref_sym);
+	if (!now || now == ref_addr)
 		return;
 	if (!c->opts.sym.kallsyms) {
 		int64_t ksid = pp_intern_find(&c->strs, "[kernel.kallsyms]", 18);
@@ -151,7 +152,7 @@ static void check_kernel(struct pp_convert *c)
 			return;
 		}
 	}
-	c->kernel_delta = (int64_t)(now - c->kernel_ref_addr);
+	c->kernel_delta = (int64_t)(now - ref_addr);
 }
 
 /* ---- phase 2: frames ---- */
@@ -201,7 +202,7 @@ static int resolve(struct pp_convert *c, uint32_t fid)
 {
 	struct resolved *rs = &c->resolved[fid];
 	const struct frame_key *k = pp_intern_get(&c->frames, fid, NULL);
-	const struct cmap_key *m = k->cmap ? pp_intern_get(&c->cmaps, k->cmap - 1, NULL) : NULL;
+	const struct pp_mapping *m = k->cmap ? pp_aspace_mapping(c->as, k->cmap - 1) : NULL;
 	uint64_t look = (k->flags & FRAME_CALLER) && k->addr ? k->addr - 1 : k->addr;
 	struct sym_result res;
 	int ret = -ENOENT, err;
@@ -225,18 +226,14 @@ static int resolve(struct pp_convert *c, uint32_t fid)
 		if (ret && ret != -ENOENT && !c->warning[0] && symbolize_kernel_error(c->sym))
 			snprintf(c->warning, sizeof(c->warning), "kernel frames are left as "
 				 "addresses: %s", symbolize_kernel_error(c->sym));
-	} else if (m && m->kind == CMAP_FILE) {
+	} else if (m && m->kind == PP_MAPPING_FILE) {
 		struct bid_val tmp;
 		const struct bid_val *b = build_id_of(c, m, &tmp);
-		struct sym_mapping sm = {
-			.path = pp_cv_str(c, m->filename),
-			.start = m->start,
-			.len = m->len,
-			.pgoff = m->pgoff,
-			.build_id = b ? b->id : NULL,
-			.build_id_size = b ? b->size : 0,
-		};
+		struct sym_mapping sm;
 
+		pp_aspace_sym_mapping(c->as, k->cmap - 1, &sm);
+		sm.build_id = b ? b->id : NULL;
+		sm.build_id_size = b ? b->size : 0;
 		ret = symbolize_user(c->sym, &sm, look, &res);
 	} else {
 		ret = symbolize_jit(c->sym, m ? (int)m->pid : (int)k->pid, look, &res);
@@ -276,12 +273,12 @@ static int resolve(struct pp_convert *c, uint32_t fid)
 struct build_ctx {
 	struct pprof_builder *b;
 	uint64_t *loc_of;		/* per frame, 0 = not yet in this profile */
-	uint64_t *map_of;		/* per cmap */
+	uint64_t *map_of;		/* per mapping (aspace.h) */
 };
 
 static int mapping_id(struct pp_convert *c, struct build_ctx *bc, uint32_t cmap, uint64_t *id)
 {
-	const struct cmap_key *m = pp_intern_get(&c->cmaps, cmap, NULL);
+	const struct pp_mapping *m = pp_aspace_mapping(c->as, cmap);
 	struct bid_val tmp;
 	const struct bid_val *b;
 	uint64_t limit = m->start + m->len;
@@ -299,10 +296,10 @@ static int mapping_id(struct pp_convert *c, struct build_ctx *bc, uint32_t cmap,
 		.memory_start = m->start,
 		.memory_limit = limit,
 		/* The kernel map's pgoff is an address (_text), not a file offset. */
-		.file_offset = m->kind == CMAP_KERNEL ? 0 : m->pgoff,
+		.file_offset = m->kind == PP_MAPPING_KERNEL ? 0 : m->pgoff,
 		.filename = pp_cv_str(c, m->filename),
 		.build_id = b ? pp_cv_str(c, b->hex) : NULL,
-		.discriminator = m->kind == CMAP_ANON ? (uint64_t)m->pid + 1 : 0,
+		.discriminator = m->kind == PP_MAPPING_ANON ? (uint64_t)m->pid + 1 : 0,
 	};
 
 	err = pprof_mapping(bc->b, &pm, id);
@@ -464,7 +461,7 @@ static int setup_header(struct pp_convert *c, struct pprof_builder *b,
 /* Make the executable with the most samples in profile i mapping 1. */
 static int main_mapping_first(struct pp_convert *c, struct build_ctx *bc, size_t i)
 {
-	size_t n = pp_intern_count(&c->cmaps), best = SIZE_MAX;
+	size_t n = pp_aspace_nr_mappings(c->as), best = SIZE_MAX;
 	uint64_t *hits = calloc(n ? n : 1, sizeof(*hits));
 	uint64_t id;
 	int err = 0;
@@ -482,7 +479,7 @@ static int main_mapping_first(struct pp_convert *c, struct build_ctx *bc, size_t
 		for (size_t f = 0; f < len / sizeof(uint32_t); f++) {
 			const struct frame_key *fk = pp_intern_get(&c->frames, stack[f], NULL);
 
-			if (fk->cmap && pp_cv_is_exe(c, fk->cmap - 1)) {
+			if (fk->cmap && pp_aspace_is_exe(c->as, fk->cmap - 1)) {
 				hits[fk->cmap - 1] += c->counts[s].count;
 				break;
 			}
@@ -540,7 +537,7 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 			return pp_cv_fail(c, -ENOMEM, "out of memory");
 	}
 	bc.loc_of = calloc(nframes ? nframes : 1, sizeof(*bc.loc_of));
-	bc.map_of = calloc(pp_intern_count(&c->cmaps) + 1, sizeof(*bc.map_of));
+	bc.map_of = calloc(pp_aspace_nr_mappings(c->as) + 1, sizeof(*bc.map_of));
 	err = bc.loc_of && bc.map_of ? pprof_builder_new(&bc.b) : -ENOMEM;
 	if (err)
 		goto out;

@@ -5,7 +5,6 @@
  *
  * Tables (all pp_intern sets, ids dense):
  *   strs     NUL-terminated strings (comms, file names, symbol names)
- *   cmaps    mappings as recorded (file, start, len, pgoff, build-id)
  *   frames   (mapping, address, leaf/caller, kernel) of every distinct frame
  *   stacks   arrays of frame ids, leaf first
  *   labelsets arrays of label values
@@ -22,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "perfdata/reader.h"
 #include "perfdata/trace.h"
@@ -55,7 +53,7 @@ const struct pp_convert_stats *pp_convert_stats(const struct pp_convert *c)
 
 int64_t pp_cv_sid(struct pp_convert *c, const char *s)
 {
-	return pp_intern_put(&c->strs, s, strlen(s) + 1, NULL);
+	return pp_intern_str(&c->strs, s);
 }
 
 const char *pp_cv_str(const struct pp_convert *c, uint32_t sid)
@@ -81,7 +79,7 @@ int pp_convert_new(const struct pp_convert_opts *opts, struct perfdata_reader *r
 	c->r = r;
 	err = perfdata_reorder_new(opts->reorder_mem_limit, deliver, c, &c->q);
 	if (!err)
-		err = pp_aspace_new(&c->as);
+		err = pp_aspace_new(&c->strs, &c->as);
 	if (!err && pp_cv_sid(c, "") != 0)
 		err = -ENOMEM;
 	if (err) {
@@ -99,23 +97,17 @@ void pp_convert_free(struct pp_convert *c)
 	perfdata_reorder_free(c->q);
 	pp_aspace_free(c->as);
 	pp_intern_free(&c->strs);
-	pp_intern_free(&c->cmaps);
 	pp_intern_free(&c->frames);
 	pp_intern_free(&c->stacks);
 	pp_intern_free(&c->labelsets);
 	pp_intern_free(&c->samples);
-	pp_intern_free(&c->tids);
 	pp_intern_free(&c->rawstacks);
 	free(c->raw_stack);
 	pp_intern_free(&c->build_ids);
-	pp_intern_free(&c->exe_pids);
-	free(c->exe_seen);
-	free(c->cmap_exe);
 	free(c->bid_vals);
 	free(c->ev_profile);
 	free(c->ev_sel);
 	free(c->ev_output);
-	free(c->tid_comm);
 	free(c->counts);
 	for (size_t i = 0; i < c->nr_profiles; i++) {
 		free(c->profiles[i].name);
@@ -192,281 +184,6 @@ static int sample_event(struct pp_convert *c, const struct perfdata_event *ev, s
 	return c->ev_sel[*idx];
 }
 
-/* ---- tid -> comm ---- */
-
-static int set_comm(struct pp_convert *c, uint32_t tid, uint32_t sid_plus1)
-{
-	int64_t id;
-
-	if (pp_intern_count(&c->tids) >= c->tid_comm_cap) {
-		size_t cap = c->tid_comm_cap ? c->tid_comm_cap * 2 : 256;
-		uint32_t *t = realloc(c->tid_comm, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		c->tid_comm = t;
-		c->tid_comm_cap = cap;
-	}
-	id = pp_intern_put(&c->tids, &tid, sizeof(tid), NULL);
-	if (id < 0)
-		return id;
-	c->tid_comm[id] = sid_plus1;
-	return 0;
-}
-
-/* sid + 1 of tid's comm, 0 when unknown. */
-static uint32_t comm_of(const struct pp_convert *c, uint32_t tid)
-{
-	int64_t id = pp_intern_find(&c->tids, &tid, sizeof(tid));
-
-	return id < 0 ? 0 : c->tid_comm[id];
-}
-
-/* ---- mappings ---- */
-
-static bool is_anon_name(const char *f)
-{
-	return !f[0] || !strncmp(f, "//anon", 6) || !strncmp(f, "[anon", 5) ||
-	       !strncmp(f, "/memfd:", 7) || !strncmp(f, "/dev/zero", 9) ||
-	       !strncmp(f, "/anon_hugepage", 14);
-}
-
-/*
- * pprof shows mapping 1 as "the" binary. The executable is the first file
- * a process maps after exec (the ELF loader maps it before the
- * interpreter; perf synthesizes /proc/PID/maps in address order, where it
- * comes first too), so remember which mappings were such a first file.
- */
-static int exe_state(struct pp_convert *c, uint32_t pid, bool **seen)
-{
-	bool added;
-	int64_t id;
-
-	if (pp_intern_count(&c->exe_pids) >= c->exe_seen_cap) {
-		size_t cap = c->exe_seen_cap ? c->exe_seen_cap * 2 : 256;
-		bool *n = realloc(c->exe_seen, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->exe_seen = n;
-		c->exe_seen_cap = cap;
-	}
-	id = pp_intern_put(&c->exe_pids, &pid, sizeof(pid), &added);
-	if (id < 0)
-		return id;
-	if (added)
-		c->exe_seen[id] = false;
-	*seen = &c->exe_seen[id];
-	return 0;
-}
-
-static int mark_exe(struct pp_convert *c, uint32_t pid, uint32_t cmap)
-{
-	bool *seen;
-	int err = exe_state(c, pid, &seen);
-
-	if (err || *seen)
-		return err;
-	*seen = true;
-	if (cmap >= c->cmap_exe_cap) {
-		size_t cap = c->cmap_exe_cap ? c->cmap_exe_cap : 256;
-		uint8_t *n;
-
-		while (cap <= cmap)
-			cap *= 2;
-		n = realloc(c->cmap_exe, cap);
-		if (!n)
-			return -ENOMEM;
-		memset(n + c->cmap_exe_cap, 0, cap - c->cmap_exe_cap);
-		c->cmap_exe = n;
-		c->cmap_exe_cap = cap;
-	}
-	c->cmap_exe[cmap] = 1;
-	return 0;
-}
-
-bool pp_cv_is_exe(const struct pp_convert *c, uint32_t cmap)
-{
-	return cmap < c->cmap_exe_cap && c->cmap_exe[cmap];
-}
-
-/*
- * Anonymous executable memory (JIT code) has no file to read symbols from.
- * Its mapping gets a bracketed name without '/', as [vdso] has: pprof then
- * knows not to look for it on disk ("//anon" -> "[anon]",
- * "/memfd:jit (deleted)" -> "[memfd:jit]").
- */
-static void anon_name(const char *f, char *out, size_t len)
-{
-	size_t n;
-
-	while (*f == '/')
-		f++;
-	if (!*f || !strcmp(f, "anon") || !strcmp(f, "dev/zero")) {
-		snprintf(out, len, "[anon]");
-		return;
-	}
-	if (*f == '[') {
-		snprintf(out, len, "%s", f);
-		return;
-	}
-	n = strlen(f);
-	if (n > 10 && !strcmp(f + n - 10, " (deleted)"))
-		n -= 10;
-	snprintf(out, len, "[%.*s]", (int)n, f);
-	for (char *p = out; *p; p++)
-		if (*p == '/')
-			*p = '_';
-}
-
-static int on_mmap(struct pp_convert *c, const struct perf_event_header *h)
-{
-	struct perfdata_mmap m;
-	struct cmap_key k = { 0 };
-	bool kernel;
-	int64_t fsid, id;
-	int err;
-
-	err = h->type == PERF_RECORD_MMAP ? perfdata_decode_mmap(h, &m) : perfdata_decode_mmap2(h, &m);
-	if (err) {
-		c->stats.bad_records++;
-		return 0;
-	}
-	/* Data mappings (perf record -d) never hold code. */
-	if (h->misc & PERF_RECORD_MISC_MMAP_DATA)
-		return 0;
-	if (h->type == PERF_RECORD_MMAP2 && m.prot && !(m.prot & PROT_EXEC))
-		return 0;
-	if (!m.len)
-		return 0;
-	kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
-		 m.pid == UINT32_MAX;
-
-	const char *file = m.filename ? m.filename : "";
-	char anon[256];
-
-	k.start = m.start;
-	k.len = m.len;
-	k.pgoff = m.pgoff;
-	if (kernel) {
-		k.kind = CMAP_KERNEL;
-		/* "[kernel.kallsyms]_text": the map of the kernel image; the suffix
-		 * names the symbol whose address pgoff holds. */
-		if (!strncmp(file, "[kernel.kallsyms]", 17)) {
-			snprintf(c->kernel_ref_sym, sizeof(c->kernel_ref_sym), "%s", file + 17);
-			c->kernel_ref_addr = m.pgoff;
-			file = "[kernel.kallsyms]";
-		}
-	} else if (is_anon_name(file)) {
-		k.kind = CMAP_ANON;
-		k.pid = m.pid;
-		anon_name(file, anon, sizeof(anon));
-		file = anon;
-	} else {
-		k.kind = CMAP_FILE;
-	}
-	fsid = pp_cv_sid(c, file);
-	if (fsid < 0)
-		return fsid;
-	k.filename = fsid;
-	if (m.build_id_size) {
-		k.build_id_size = m.build_id_size > PERFDATA_BUILD_ID_MAX ? PERFDATA_BUILD_ID_MAX
-									   : m.build_id_size;
-		memcpy(k.build_id, m.build_id, k.build_id_size);
-	}
-	id = pp_intern_put(&c->cmaps, &k, sizeof(k), NULL);
-	if (id < 0)
-		return id;
-	if (kernel && !strcmp(file, "[kernel.kallsyms]"))
-		c->kernel_cmap = id + 1;
-	if (k.kind == CMAP_FILE) {
-		err = mark_exe(c, m.pid, id);
-		if (err)
-			return err;
-	}
-	return pp_aspace_map(c->as, kernel ? PP_ASPACE_KERNEL : m.pid, m.start, m.len, id);
-}
-
-/* The catch-all kernel mapping for kernel addresses no MMAP describes. */
-static int64_t kernel_catch_all(struct pp_convert *c)
-{
-	struct cmap_key k = { 0 };
-	int64_t fsid, id;
-
-	if (c->kernel_cmap)
-		return c->kernel_cmap - 1;
-	fsid = pp_cv_sid(c, "[kernel.kallsyms]");
-	if (fsid < 0)
-		return fsid;
-	k.start = PERFDATA_KERNEL_ADDR_MIN;
-	k.len = -PERFDATA_KERNEL_ADDR_MIN;
-	k.kind = CMAP_KERNEL;
-	k.filename = fsid;
-	id = pp_intern_put(&c->cmaps, &k, sizeof(k), NULL);
-	if (id >= 0)
-		c->kernel_cmap = id + 1;
-	return id;
-}
-
-/* ---- records other than samples ---- */
-
-static int on_comm(struct pp_convert *c, const struct perf_event_header *h)
-{
-	struct perfdata_comm cm;
-	int64_t sid;
-
-	if (perfdata_decode_comm(h, &cm)) {
-		c->stats.bad_records++;
-		return 0;
-	}
-	sid = pp_cv_sid(c, cm.comm ? cm.comm : "");
-	if (sid < 0)
-		return sid;
-	if (cm.exec || (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
-		bool *seen;
-		int err = exe_state(c, cm.pid, &seen);
-
-		if (err)
-			return err;
-		*seen = false;
-		pp_aspace_exec(c->as, cm.pid);
-	}
-	return set_comm(c, cm.tid, sid + 1);
-}
-
-static int on_fork(struct pp_convert *c, const struct perf_event_header *h)
-{
-	struct perfdata_task t;
-	uint32_t comm;
-	int err;
-
-	if (perfdata_decode_task(h, &t)) {
-		c->stats.bad_records++;
-		return 0;
-	}
-	/* A new thread or process starts with its parent's comm. */
-	comm = comm_of(c, t.ptid);
-	if (!comm)
-		comm = comm_of(c, t.ppid);
-	if (comm) {
-		err = set_comm(c, t.tid, comm);
-		if (err)
-			return err;
-	}
-	/* A new process (not a thread) starts with a copy of its parent's maps,
-	 * executable included. */
-	if (t.pid != t.ppid) {
-		bool *seen;
-
-		err = exe_state(c, t.pid, &seen);
-		if (err)
-			return err;
-		*seen = true;
-		return pp_aspace_fork(c->as, t.pid, t.ppid);
-	}
-	return 0;
-}
-
 /* ---- samples ---- */
 
 static int grow_stack(struct pp_convert *c, size_t n)
@@ -498,7 +215,7 @@ static int64_t intern_frame(struct pp_convert *c, uint64_t addr, uint32_t pid, u
 		if (!pp_aspace_find(c->as, PP_ASPACE_KERNEL, addr, &cm)) {
 			k.cmap = cm + 1;
 		} else {
-			int64_t id = kernel_catch_all(c);
+			int64_t id = pp_aspace_kernel_mapping(c->as);
 
 			if (id < 0)
 				return id;
@@ -658,13 +375,13 @@ static int trace_value(struct pp_convert *c, const struct csample *s, const char
 static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t time)
 {
 	struct label_val lv[16];
-	uint32_t comm = comm_of(c, s->tid);
+	uint32_t comm = pp_aspace_comm(c->as, s->tid);
 	size_t nl = 0;
 	int64_t stack, labels, id;
 	bool added;
 
 	if (!comm)
-		comm = comm_of(c, s->pid);
+		comm = pp_aspace_comm(c->as, s->pid);
 	if (c->opts.nr_comms) {
 		const char *name = comm ? pp_cv_str(c, comm - 1) : "";
 		bool ok = false;
@@ -769,22 +486,20 @@ static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t tim
 	return 0;
 }
 
+/* A record's turn has come, in time order. */
 static int deliver(const struct perf_event_header *h, uint64_t time, void *ctx)
 {
 	struct pp_convert *c = ctx;
+	int ret;
 
 	switch (h->type) {
 	case CSAMPLE_TYPE:
 		return on_sample(c, (const struct csample *)h, time);
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		return on_mmap(c, h);
-	case PERF_RECORD_COMM:
-		return on_comm(c, h);
-	case PERF_RECORD_FORK:
-		return on_fork(c, h);
 	default:
-		return 0;
+		ret = pp_aspace_record(c->as, h);
+		if (ret == 1)
+			c->stats.bad_records++;
+		return ret < 0 ? ret : 0;
 	}
 }
 

@@ -38,23 +38,11 @@ struct csample {
 	/* then nr_ips u64, then raw_size bytes, then (8-aligned) ustack_len bytes */
 };
 
-enum cmap_kind { CMAP_FILE, CMAP_KERNEL, CMAP_ANON };
-
-struct cmap_key {
-	uint64_t start, len, pgoff;
-	uint32_t filename;		/* sid */
-	uint32_t pid;			/* owner of anonymous memory, else 0 */
-	uint8_t kind;
-	uint8_t build_id_size;
-	uint8_t build_id[PERFDATA_BUILD_ID_MAX];
-	uint8_t pad[2];
-};
-
 enum { FRAME_CALLER = 1, FRAME_KERNEL = 2, FRAME_GUEST = 4 };
 
 struct frame_key {
 	uint64_t addr;
-	uint32_t cmap;			/* cmap id + 1; 0 = no mapping */
+	uint32_t cmap;			/* mapping id (aspace.h) + 1; 0 = no mapping */
 	uint32_t pid;			/* unmapped user frames: whose (perf-PID.map) */
 	uint32_t flags;
 	uint32_t pad;
@@ -113,24 +101,14 @@ struct pp_convert {
 	struct perfdata_reader *r;
 	struct perfdata_reorder *q;
 	struct pp_aspace *as;
-	struct pp_intern strs, cmaps, frames, stacks, labelsets, samples, tids;
+	struct pp_intern strs, frames, stacks, labelsets, samples;
 	/* raw callchain (+ pid, map generations) -> stack id, a shortcut past
 	 * the per-frame lookups; emptied when it outgrows the stacks. */
 	struct pp_intern rawstacks;
 	uint32_t *raw_stack;
 	size_t raw_stack_cap;
-	uint32_t *tid_comm;		/* sid + 1 per tids entry; 0 = unknown */
-	size_t tid_comm_cap;
 	struct counts *counts;
 	size_t counts_cap;
-	uint8_t *cmap_exe;		/* per cmap: the first file a process mapped after exec */
-	size_t cmap_exe_cap;
-	struct pp_intern exe_pids;	/* key: pid; exe_seen[id] */
-	bool *exe_seen;
-	size_t exe_seen_cap;
-	uint32_t kernel_cmap;		/* cmap id + 1 of [kernel.kallsyms]; 0 = none yet */
-	uint64_t kernel_ref_addr;	/* its pgoff: the reference symbol's address */
-	char kernel_ref_sym[64];
 	uint64_t first_time, last_time;
 	bool have_time;
 	uint64_t max_time;
@@ -174,8 +152,6 @@ int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
 /* The id of string s in c->strs (added when new), or -ENOMEM. */
 int64_t pp_cv_sid(struct pp_convert *c, const char *s);
 const char *pp_cv_str(const struct pp_convert *c, uint32_t sid);
-/* Whether cmap was the first file some process mapped after exec. */
-bool pp_cv_is_exe(const struct pp_convert *c, uint32_t cmap);
 /* Fill c->profiles and c->ev_profile from the events (once). */
 int pp_cv_make_profiles(struct pp_convert *c);
 

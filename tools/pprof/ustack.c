@@ -113,7 +113,6 @@ static int fill_space(struct pp_convert *c, struct unw_space *sp, uint32_t pid)
 	uint32_t prev = UINT32_MAX;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct cmap_key *k;
 		struct sym_mapping m;
 		uint64_t start, end;
 		uint32_t cm;
@@ -122,17 +121,9 @@ static int fill_space(struct pp_convert *c, struct unw_space *sp, uint32_t pid)
 		if (pp_aspace_at(c->as, pid, i, &start, &end, &cm) || cm == prev)
 			continue;
 		prev = cm;
-		k = pp_intern_get(&c->cmaps, cm, NULL);
-		if (k->kind != CMAP_FILE)
+		if (pp_aspace_mapping(c->as, cm)->kind != PP_MAPPING_FILE)
 			continue;
-		m = (struct sym_mapping){
-			.path = pp_cv_str(c, k->filename),
-			.start = k->start,
-			.len = k->len,
-			.pgoff = k->pgoff,
-			.build_id = k->build_id_size ? k->build_id : NULL,
-			.build_id_size = k->build_id_size,
-		};
+		pp_aspace_sym_mapping(c->as, cm, &m);
 		err = unw_space_add(sp, &m);
 		if (err == -ENOMEM)
 			return err;
