@@ -159,12 +159,13 @@ static void check_kernel(struct pp_convert *c)
 
 static int symbolizer_ready(struct pp_convert *c)
 {
+	struct symbolizer *sym;
 	int err;
 
 	if (c->opts.no_symbolize || c->sym_tried)
 		return 0;
 	c->sym_tried = true;
-	err = symbolizer_new(&c->opts.sym, &c->sym);
+	err = pp_cv_symbolizer(c, &sym);
 	if (err)
 		return pp_cv_fail(c, err, "cannot set up symbolization: %s", strerror(-err));
 	return 0;

@@ -61,6 +61,18 @@ const char *pp_cv_str(const struct pp_convert *c, uint32_t sid)
 	return pp_intern_get(&c->strs, sid, NULL);
 }
 
+int pp_cv_symbolizer(struct pp_convert *c, struct symbolizer **out)
+{
+	if (!c->sym) {
+		int err = symbolizer_new(&c->opts.sym, &c->sym);
+
+		if (err)
+			return err;
+	}
+	*out = c->sym;
+	return 0;
+}
+
 /* ---- setup ---- */
 
 static int deliver(const struct perf_event_header *h, uint64_t time, void *ctx);
@@ -114,10 +126,10 @@ void pp_convert_free(struct pp_convert *c)
 		free(c->profiles[i].short_name);
 	}
 	free(c->profiles);
+	pp_ustack_free(c->ustack);	/* before the symbolizer whose files it uses */
 	if (c->sym)
 		symbolizer_free(c->sym);
 	perfdata_trace_free(c->trace);
-	pp_cv_unwind_free(c);
 	free(c->resolved);
 	free(c->lines);
 	free(c->stack_buf);
@@ -232,7 +244,7 @@ static int64_t intern_frame(struct pp_convert *c, uint64_t addr, uint32_t pid, u
 /* The frames of a sample, leaf first, context markers dropped. */
 static int64_t intern_stack_slow(struct pp_convert *c, const struct csample *s)
 {
-	const uint64_t *ips = (const uint64_t *)(s + 1);
+	const uint64_t *ips = csample_ips(s);
 	size_t n = 0, nr = s->nr_ips ? s->nr_ips : 1;
 	unsigned int mode = s->h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	bool first_in_context = true;
@@ -334,7 +346,7 @@ static int64_t intern_stack(struct pp_convert *c, const struct csample *s)
 		.ip = s->ip,
 		.nr_ips = s->nr_ips,
 	};
-	memcpy(k + 1, s + 1, (size_t)s->nr_ips * 8);
+	memcpy(k + 1, csample_ips(s), (size_t)s->nr_ips * 8);
 
 	if (pp_intern_count(&c->rawstacks) > 4 * pp_intern_count(&c->stacks) + 65536) {
 		pp_intern_free(&c->rawstacks);	/* stale generations: start over */
@@ -372,6 +384,31 @@ static bool in_list(const uint32_t *list, size_t n, uint32_t v)
 static int trace_value(struct pp_convert *c, const struct csample *s, const char *field,
 		       struct label_val *lv);
 
+/* A DWARF-mode sample's user stack, unwound (ustack.h) into its callchain. */
+static int unwind(struct pp_convert *c, const struct csample *s, const struct csample **out)
+{
+	struct pp_ustack_walk w;
+	struct symbolizer *sym;
+	int err;
+
+	if (!c->ustack) {
+		err = pp_cv_symbolizer(c, &sym);
+		if (err)
+			return pp_cv_fail(c, err, "cannot set up DWARF unwinding: %s", strerror(-err));
+		err = pp_ustack_new(sym, c->as, &c->ustack);
+		if (err)
+			return err;
+	}
+	err = pp_ustack_unwind(c->ustack, s, out, &w);
+	c->stats.unwind_files_missing += w.files_missing;
+	if (err)
+		return err;
+	c->stats.unwind_samples++;
+	c->stats.unwind_frames += w.frames;
+	c->stats.unwind_stop[w.stop]++;
+	return 0;
+}
+
 static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t time)
 {
 	struct label_val lv[16];
@@ -396,7 +433,7 @@ static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t tim
 	if (s->pid && !comm && !pp_aspace_known(c->as, s->pid))
 		c->stats.unknown_pid++;
 	if (s->flags & CSAMPLE_HAS_USTACK) {
-		int err = pp_cv_unwind(c, s, &s);
+		int err = unwind(c, s, &s);
 
 		if (err)
 			return err;
@@ -572,13 +609,13 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 	}
 	nr_ips = (ev->attr.sample_type & PERF_SAMPLE_CALLCHAIN) ? s.nr_callchain : 0;
 	raw = wants_raw(c) && (ev->attr.sample_type & PERF_SAMPLE_RAW) ? s.raw_size : 0;
-	size = perfdata_align8(sizeof(*cs) + nr_ips * 8 + raw);
+	size = csample_ustack_offset(nr_ips, raw);
 	if (size > UINT16_MAX) {
 		/* Cannot happen for records perf writes (they are <= 64 KiB and
 		 * carry more than we keep); drop the outermost frames if it does. */
 		raw = 0;
 		nr_ips = (UINT16_MAX - sizeof(*cs)) / 8;
-		size = perfdata_align8(sizeof(*cs) + nr_ips * 8);
+		size = csample_ustack_offset(nr_ips, 0);
 	}
 	/* DWARF mode: the user registers and stack ride along, cut to fit. */
 	ustack = pp_ustack_size(&ev->attr, &s, (UINT16_MAX & ~7u) - size, &cut);
@@ -822,7 +859,7 @@ static int trace_value(struct pp_convert *c, const struct csample *s, const char
 	if (!c->trace)
 		return -ENOENT;
 	err = perfdata_trace_field(c->trace, ev->attr.config, field,
-			     (const uint8_t *)(s + 1) + (size_t)s->nr_ips * 8, s->raw_size, &v);
+			     csample_raw(s), s->raw_size, &v);
 	if (err)
 		return err == -ENOENT || err == -EINVAL ? -ENOENT : err;
 	if (v.is_str) {

@@ -14,29 +14,8 @@
 #include "perfdata/reorder.h"
 #include "aspace.h"
 #include "convert.h"
+#include "csample.h"
 #include "intern.h"
-
-/* Our own record type for shrunk samples inside the reorder queue. */
-#define CSAMPLE_TYPE 0x7fff
-
-#define CSAMPLE_HAS_CPU 1
-#define CSAMPLE_HAS_USTACK 2		/* user regs + stack follow (ustack.h) */
-
-struct csample {
-	struct perf_event_header h;	/* misc: the sample's cpumode */
-	uint32_t flags;			/* CSAMPLE_HAS_* */
-	uint32_t ustack_len;		/* bytes of packed user regs + stack */
-	uint32_t event;			/* reader event index */
-	uint32_t pid, tid, cpu;
-	uint32_t nr_ips;
-	uint32_t raw_size;
-	uint64_t period;
-	uint64_t ip;
-	uint64_t alloc_size;		/* allocation samples: S from RAW; 0 = unknown */
-	uint32_t reason;		/* sched-delay samples: sid + 1 of the RAW reason; 0 = none */
-	uint32_t pad;
-	/* then nr_ips u64, then raw_size bytes, then (8-aligned) ustack_len bytes */
-};
 
 enum { FRAME_CALLER = 1, FRAME_KERNEL = 2, FRAME_GUEST = 4 };
 
@@ -115,8 +94,9 @@ struct pp_convert {
 	struct profile_info *profiles;
 	size_t nr_profiles;
 	bool profiles_made;
-	/* phase 2 */
+	/* the one symbolizer: naming (phase 2) and DWARF unwinding share its files */
 	struct symbolizer *sym;
+	/* phase 2 */
 	bool sym_tried;
 	struct resolved *resolved;
 	struct rline *lines;
@@ -135,8 +115,8 @@ struct pp_convert {
 	bool kernel_checked;
 	struct perfdata_trace *trace;
 	bool trace_tried;
-	/* DWARF-mode samples (ustack.c) */
-	struct pp_ustack_cache *ustack;
+	/* DWARF-mode samples (ustack.h) */
+	struct pp_ustack *ustack;
 	/* scratch */
 	uint32_t *stack_buf;
 	size_t stack_cap;
@@ -152,6 +132,8 @@ int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
 /* The id of string s in c->strs (added when new), or -ENOMEM. */
 int64_t pp_cv_sid(struct pp_convert *c, const char *s);
 const char *pp_cv_str(const struct pp_convert *c, uint32_t sid);
+/* The conversion's symbolizer, made on first use. 0 or -errno. */
+int pp_cv_symbolizer(struct pp_convert *c, struct symbolizer **out);
 /* Fill c->profiles and c->ev_profile from the events (once). */
 int pp_cv_make_profiles(struct pp_convert *c);
 
