@@ -18,6 +18,7 @@
 #include "symbolize/kallsyms.h"
 #include "convert_int.h"
 #include "events.h"
+#include "labels.h"
 #include "profile.h"
 
 /* ---- phase 2: build-ids ---- */
@@ -350,29 +351,6 @@ static int location_id(struct pp_convert *c, struct build_ctx *bc, uint32_t fid,
 	return err;
 }
 
-static const char *label_key(const struct pp_convert *c, uint32_t spec)
-{
-	const struct pp_label_spec *s;
-
-	if (spec == LABEL_SPEC_SCHED_REASON)
-		return PP_SCHED_REASON_LABEL;
-	s = &c->opts.labels[spec];
-
-	switch (s->kind) {
-	case PP_LABEL_PID:
-		return "pid";
-	case PP_LABEL_TID:
-		return "tid";
-	case PP_LABEL_COMM:
-		return "comm";
-	case PP_LABEL_CPU:
-		return "cpu";
-	case PP_LABEL_TRACE:
-		return s->field;
-	}
-	return "";
-}
-
 /* Wall-clock ns of a sample time: from CLOCK_DATA, else from the caller's reference. */
 static int64_t wall_time(const struct pp_convert *c, uint64_t t)
 {
@@ -555,7 +533,7 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 		size_t stack_len, nl;
 		const uint32_t *stack = pp_intern_get(&c->stacks, k->stack, &stack_len);
 		const struct label_val *lv = pp_intern_get(&c->labelsets, k->labels, &nl);
-		struct pprof_label labels[16];
+		struct pprof_label labels[PP_LABELS_MAX];
 		int64_t values[4] = { (int64_t)c->counts[s].count, (int64_t)c->counts[s].weight };
 
 		if (k->event >= c->nr_ev_profile || c->ev_profile[k->event] != i)
@@ -576,8 +554,8 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 		}
 		for (size_t f = 0; !err && f < stack_len; f++)
 			err = location_id(c, &bc, stack[f], &locs[f]);
-		for (size_t l = 0; l < nl && l < 16; l++) {
-			const char *key = label_key(c, lv[l].spec);
+		for (size_t l = 0; l < nl && l < PP_LABELS_MAX; l++) {
+			const char *key = pp_cv_label_key(c, lv[l].spec);
 
 			labels[l] = (struct pprof_label){
 				.key = key,

@@ -26,6 +26,7 @@
 #include "perfdata/trace.h"
 #include "convert_int.h"
 #include "events.h"
+#include "labels.h"
 #include "profile.h"
 #include "ustack.h"
 
@@ -381,9 +382,6 @@ static bool in_list(const uint32_t *list, size_t n, uint32_t v)
 	return false;
 }
 
-static int trace_value(struct pp_convert *c, const struct csample *s, const char *field,
-		       struct label_val *lv);
-
 /* A DWARF-mode sample's user stack, unwound (ustack.h) into its callchain. */
 static int unwind(struct pp_convert *c, const struct csample *s, const struct csample **out)
 {
@@ -411,9 +409,7 @@ static int unwind(struct pp_convert *c, const struct csample *s, const struct cs
 
 static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t time)
 {
-	struct label_val lv[16];
 	uint32_t comm = pp_aspace_comm(c->as, s->tid);
-	size_t nl = 0;
 	int64_t stack, labels, id;
 	bool added;
 
@@ -443,52 +439,7 @@ static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t tim
 	if (stack < 0)
 		return stack;
 
-	for (size_t i = 0; i < c->opts.nr_labels && nl < 16; i++) {
-		struct label_val *l = &lv[nl];
-		char buf[32];
-		int64_t sid;
-		int err;
-
-		memset(l, 0, sizeof(*l));
-		l->spec = i;
-		switch (c->opts.labels[i].kind) {
-		case PP_LABEL_PID:
-			l->value = s->pid;
-			break;
-		case PP_LABEL_TID:
-			l->value = s->tid;
-			break;
-		case PP_LABEL_CPU:
-			if (!(s->flags & CSAMPLE_HAS_CPU))
-				continue;	/* not recorded: no label rather than a wrong one */
-			l->value = s->cpu;
-			break;
-		case PP_LABEL_COMM:
-			if (comm) {
-				sid = comm - 1;
-			} else {
-				snprintf(buf, sizeof(buf), s->pid ? ":%u" : "swapper", s->tid);
-				sid = pp_cv_sid(c, buf);
-				if (sid < 0)
-					return sid;
-			}
-			l->is_str = 1;
-			l->value = sid;
-			break;
-		case PP_LABEL_TRACE:
-			err = trace_value(c, s, c->opts.labels[i].field, l);
-			if (err == -ENOENT)
-				continue;	/* not a field of this event: no label */
-			if (err)
-				return err;
-			break;
-		}
-		nl++;
-	}
-	if (s->reason && nl < 16)
-		lv[nl++] = (struct label_val){ .spec = LABEL_SPEC_SCHED_REASON, .is_str = 1,
-					       .value = s->reason - 1 };
-	labels = pp_intern_put(&c->labelsets, lv, nl * sizeof(lv[0]), NULL);
+	labels = pp_cv_labelset(c, s, comm);
 	if (labels < 0)
 		return labels;
 
@@ -538,14 +489,6 @@ static int deliver(const struct perf_event_header *h, uint64_t time, void *ctx)
 			c->stats.bad_records++;
 		return ret < 0 ? ret : 0;
 	}
-}
-
-static bool wants_raw(const struct pp_convert *c)
-{
-	for (size_t i = 0; i < c->opts.nr_labels; i++)
-		if (c->opts.labels[i].kind == PP_LABEL_TRACE)
-			return true;
-	return false;
 }
 
 /* What the RAW text of bpfrec's BPF_OUTPUT events says (events.h): an
@@ -608,7 +551,7 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 		return 0;
 	}
 	nr_ips = (ev->attr.sample_type & PERF_SAMPLE_CALLCHAIN) ? s.nr_callchain : 0;
-	raw = wants_raw(c) && (ev->attr.sample_type & PERF_SAMPLE_RAW) ? s.raw_size : 0;
+	raw = pp_cv_labels_want_raw(c) && (ev->attr.sample_type & PERF_SAMPLE_RAW) ? s.raw_size : 0;
 	size = csample_ustack_offset(nr_ips, raw);
 	if (size > UINT16_MAX) {
 		/* Cannot happen for records perf writes (they are <= 64 KiB and
@@ -827,80 +770,4 @@ void pp_convert_set_wall_clock(struct pp_convert *c, uint64_t wall_clock_at_end)
 const char *pp_convert_warning(const struct pp_convert *c)
 {
 	return c->warning[0] ? c->warning : NULL;
-}
-
-/* ---- tracepoint fields ---- */
-
-static int trace_value(struct pp_convert *c, const struct csample *s, const char *field,
-		       struct label_val *lv)
-{
-	const struct perfdata_event *ev = perfdata_reader_event(c->r, s->event);
-	struct perfdata_trace_value v;
-	int err;
-
-	if (!ev || ev->attr.type != PERF_TYPE_TRACEPOINT || !s->raw_size)
-		return -ENOENT;
-	if (!c->trace_tried) {
-		size_t size = 0;
-		const void *td = perfdata_reader_feature(c->r, PERFDATA_FEAT_TRACING_DATA, &size);
-		char msg[256] = "";
-
-		c->trace_tried = true;
-		if (!td || !size) {
-			snprintf(c->warning, sizeof(c->warning),
-				 "%s has no tracing data (HEADER_TRACING_DATA): trace: labels are left out",
-				 c->opts.input_name);
-		} else if (perfdata_trace_new(td, size, &c->trace, msg, sizeof(msg))) {
-			snprintf(c->warning, sizeof(c->warning),
-				 "%s: tracing data unusable (%s): trace: labels are left out",
-				 c->opts.input_name, msg);
-		}
-	}
-	if (!c->trace)
-		return -ENOENT;
-	err = perfdata_trace_field(c->trace, ev->attr.config, field,
-			     csample_raw(s), s->raw_size, &v);
-	if (err)
-		return err == -ENOENT || err == -EINVAL ? -ENOENT : err;
-	if (v.is_str) {
-		int64_t sid = pp_cv_sid(c, v.str);
-
-		if (sid < 0)
-			return sid;
-		lv->is_str = 1;
-		lv->value = sid;
-	} else {
-		lv->value = (uint64_t)v.num;
-	}
-	return 0;
-}
-
-/* ---- --labels ---- */
-
-int pp_parse_labels(char *s, struct pp_label_spec *specs, size_t cap, size_t *nr)
-{
-	char *save = NULL, *tok;
-
-	*nr = 0;
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		struct pp_label_spec sp = { 0 };
-
-		if (!strcmp(tok, "pid"))
-			sp.kind = PP_LABEL_PID;
-		else if (!strcmp(tok, "tid"))
-			sp.kind = PP_LABEL_TID;
-		else if (!strcmp(tok, "comm"))
-			sp.kind = PP_LABEL_COMM;
-		else if (!strcmp(tok, "cpu"))
-			sp.kind = PP_LABEL_CPU;
-		else if (!strncmp(tok, "trace:", 6) && tok[6]) {
-			sp.kind = PP_LABEL_TRACE;
-			sp.field = tok + 6;
-		} else
-			return -EINVAL;
-		if (*nr == cap)
-			return -E2BIG;
-		specs[(*nr)++] = sp;
-	}
-	return 0;
 }

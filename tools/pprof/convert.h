@@ -104,7 +104,4 @@ const char *pp_convert_error(const struct pp_convert *c);
 /* A one-line warning about the whole conversion (e.g. kernel mismatch), or NULL. */
 const char *pp_convert_warning(const struct pp_convert *c);
 
-/* Parse "pid,tid,comm,cpu,trace:FIELD" into specs (fields point into s). */
-int pp_parse_labels(char *s, struct pp_label_spec *specs, size_t cap, size_t *nr);
-
 #endif /* TOOLS_PPROF_CONVERT_H */

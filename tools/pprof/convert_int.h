@@ -16,6 +16,7 @@
 #include "convert.h"
 #include "csample.h"
 #include "intern.h"
+#include "labels.h"
 
 enum { FRAME_CALLER = 1, FRAME_KERNEL = 2, FRAME_GUEST = 4 };
 
@@ -29,15 +30,6 @@ struct frame_key {
 
 struct sample_key {
 	uint32_t event, stack, labels, pad;
-};
-
-/* label_val.spec of a sched-delay sample's reason (not one of opts.labels) */
-#define LABEL_SPEC_SCHED_REASON UINT32_MAX
-
-struct label_val {
-	uint32_t spec;			/* index into opts.labels, or LABEL_SPEC_SCHED_REASON */
-	uint32_t is_str;
-	uint64_t value;			/* number, or sid */
 };
 
 struct counts {
