@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * build.c - phase 2 of the conversion (see convert.h): one pprof profile
- * per event from the tables phase 1 (convert.c) filled. Each distinct frame
- * is symbolized once, whatever the number of events; mappings get the
- * recorded file, offset and build-id; the kernel's addresses are checked
- * against (and if need be shifted to) the kallsyms used.
+ * build.c - phase 2 of the conversion (see convert.h): the list of profiles
+ * (one per selected event) and each profile, built from the tables phase 1
+ * (convert.c) filled. Each distinct frame is symbolized once, whatever the
+ * number of events; mappings get the recorded file, offset and build-id;
+ * the kernel's addresses are checked against (and if need be shifted to)
+ * the kallsyms used.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +21,101 @@
 #include "events.h"
 #include "labels.h"
 #include "profile.h"
+
+/* ---- the profile list ---- */
+
+/* Fill c->profiles and c->ev_profile from the events (once): one profile
+ * per selected event, two attrs of one name and the allocation events
+ * sharing one. */
+static int make_profiles(struct pp_convert *c)
+{
+	size_t n = perfdata_reader_nr_events(c->r);
+
+	if (c->profiles_made)
+		return 0;
+	c->profiles = calloc(n ? n : 1, sizeof(*c->profiles));
+	c->ev_profile = calloc(n ? n : 1, sizeof(*c->ev_profile));
+	if (!c->profiles || !c->ev_profile)
+		return -ENOMEM;
+	c->nr_ev_profile = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct perfdata_event *ev = perfdata_reader_event(c->r, i);
+		size_t p;
+		char *name;
+		bool heap;
+
+		c->ev_profile[i] = UINT32_MAX;
+		if (pp_event_is_dummy(ev))
+			continue;
+		name = pp_event_name(ev);
+		if (!name)
+			return -ENOMEM;
+		if (!pp_event_selected(ev, name, c->opts.event)) {
+			free(name);
+			continue;
+		}
+		heap = pp_output_is_heap(pp_event_output_kind(ev, name));
+		if (heap) {	/* alloc and inuse: one heap profile */
+			free(name);
+			name = strdup(PP_HEAP_PROFILE_NAME);
+			if (!name)
+				return -ENOMEM;
+		}
+		/* Two attrs with one name (perf does this per PMU) share a profile. */
+		for (p = 0; p < c->nr_profiles; p++)
+			if (!strcmp(c->profiles[p].name, name))
+				break;
+		if (p < c->nr_profiles)
+			free(name);
+		else
+			c->profiles[c->nr_profiles++] = (struct profile_info){ .event = i, .name = name,
+									       .heap = heap };
+		c->ev_profile[i] = p;
+	}
+	/* Short names, unless two events would share one. */
+	for (size_t p = 0; p < c->nr_profiles; p++) {
+		c->profiles[p].short_name = pp_event_short_name(c->profiles[p].name);
+		if (!c->profiles[p].short_name)
+			return -ENOMEM;
+	}
+	for (size_t p = 0; p < c->nr_profiles; p++) {
+		bool clash = false;
+
+		for (size_t q = 0; q < c->nr_profiles; q++)
+			clash |= q != p && !strcmp(c->profiles[p].short_name, c->profiles[q].short_name);
+		if (clash) {
+			free(c->profiles[p].short_name);
+			c->profiles[p].short_name = strdup(c->profiles[p].name);
+			if (!c->profiles[p].short_name)
+				return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < pp_intern_count(&c->samples); i++) {
+		const struct sample_key *k = pp_intern_get(&c->samples, i, NULL);
+
+		if (k->event < n && c->ev_profile[k->event] != UINT32_MAX)
+			c->profiles[c->ev_profile[k->event]].samples += c->counts[i].count;
+	}
+	c->profiles_made = true;
+	return 0;
+}
+
+size_t pp_convert_nr_profiles(const struct pp_convert *c)
+{
+	if (make_profiles((struct pp_convert *)c))
+		return 0;
+	return c->nr_profiles;
+}
+
+const char *pp_convert_profile_name(const struct pp_convert *c, size_t i)
+{
+	return i < c->nr_profiles ? c->profiles[i].short_name : NULL;
+}
+
+uint64_t pp_convert_profile_samples(const struct pp_convert *c, size_t i)
+{
+	return i < c->nr_profiles ? c->profiles[i].samples : 0;
+}
 
 /* ---- phase 2: build-ids ---- */
 
@@ -498,7 +594,7 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 	size_t nframes;
 	int err;
 
-	err = pp_cv_make_profiles(c);
+	err = make_profiles(c);
 	if (err)
 		return pp_cv_fail(c, err, "%s", strerror(-err));
 	if (i >= c->nr_profiles)

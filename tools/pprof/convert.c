@@ -150,21 +150,9 @@ static size_t event_index(const struct pp_convert *c, const struct perfdata_even
 	return SIZE_MAX;
 }
 
-/* --event: decided per sample, since a pipe announces events as it goes.
- * "heap" picks both allocation events (their one profile's name). */
-static bool event_selected(const struct pp_convert *c, const struct perfdata_event *ev,
-			   const char *name)
-{
-	if (!c->opts.event)
-		return true;
-	if (pp_output_is_heap(pp_event_output_kind(ev, name)) &&
-	    !strcmp(c->opts.event, PP_HEAP_PROFILE_NAME))
-		return true;
-	return pp_event_matches(name, c->opts.event);
-}
-
-/* event_selected() and event_index() of a sample's event, and its
- * BPF_OUTPUT kind (c->ev_output), cached per event. */
+/* Whether a sample's event is selected (--event, decided per sample since
+ * a pipe announces events as it goes), its index, and its BPF_OUTPUT kind
+ * (c->ev_output), cached per event. */
 static int sample_event(struct pp_convert *c, const struct perfdata_event *ev, size_t *idx)
 {
 	size_t n = perfdata_reader_nr_events(c->r);
@@ -191,7 +179,7 @@ static int sample_event(struct pp_convert *c, const struct perfdata_event *ev, s
 		if (!name)
 			return -ENOMEM;
 		c->ev_output[*idx] = pp_event_output_kind(ev, name);
-		c->ev_sel[*idx] = event_selected(c, ev, name) && !pp_event_is_dummy(ev);
+		c->ev_sel[*idx] = pp_event_selected(ev, name, c->opts.event) && !pp_event_is_dummy(ev);
 		free(name);
 	}
 	return c->ev_sel[*idx];
@@ -668,98 +656,6 @@ int pp_convert_read(struct pp_convert *c)
 	c->stats.frames = pp_intern_count(&c->frames);
 	c->stats.stacks = pp_intern_count(&c->stacks);
 	return 0;
-}
-
-/* ---- the profile list ---- */
-
-int pp_cv_make_profiles(struct pp_convert *c)
-{
-	size_t n = perfdata_reader_nr_events(c->r);
-
-	if (c->profiles_made)
-		return 0;
-	c->profiles = calloc(n ? n : 1, sizeof(*c->profiles));
-	c->ev_profile = calloc(n ? n : 1, sizeof(*c->ev_profile));
-	if (!c->profiles || !c->ev_profile)
-		return -ENOMEM;
-	c->nr_ev_profile = n;
-	for (size_t i = 0; i < n; i++) {
-		const struct perfdata_event *ev = perfdata_reader_event(c->r, i);
-		size_t p;
-		char *name;
-		bool heap;
-
-		c->ev_profile[i] = UINT32_MAX;
-		if (pp_event_is_dummy(ev))
-			continue;
-		name = pp_event_name(ev);
-		if (!name)
-			return -ENOMEM;
-		if (!event_selected(c, ev, name)) {
-			free(name);
-			continue;
-		}
-		heap = pp_output_is_heap(pp_event_output_kind(ev, name));
-		if (heap) {	/* alloc and inuse: one heap profile */
-			free(name);
-			name = strdup(PP_HEAP_PROFILE_NAME);
-			if (!name)
-				return -ENOMEM;
-		}
-		/* Two attrs with one name (perf does this per PMU) share a profile. */
-		for (p = 0; p < c->nr_profiles; p++)
-			if (!strcmp(c->profiles[p].name, name))
-				break;
-		if (p < c->nr_profiles)
-			free(name);
-		else
-			c->profiles[c->nr_profiles++] = (struct profile_info){ .event = i, .name = name,
-									       .heap = heap };
-		c->ev_profile[i] = p;
-	}
-	/* Short names, unless two events would share one. */
-	for (size_t p = 0; p < c->nr_profiles; p++) {
-		c->profiles[p].short_name = pp_event_short_name(c->profiles[p].name);
-		if (!c->profiles[p].short_name)
-			return -ENOMEM;
-	}
-	for (size_t p = 0; p < c->nr_profiles; p++) {
-		bool clash = false;
-
-		for (size_t q = 0; q < c->nr_profiles; q++)
-			clash |= q != p && !strcmp(c->profiles[p].short_name, c->profiles[q].short_name);
-		if (clash) {
-			free(c->profiles[p].short_name);
-			c->profiles[p].short_name = strdup(c->profiles[p].name);
-			if (!c->profiles[p].short_name)
-				return -ENOMEM;
-		}
-	}
-	for (size_t i = 0; i < pp_intern_count(&c->samples); i++) {
-		const struct sample_key *k = pp_intern_get(&c->samples, i, NULL);
-
-		if (k->event < n && c->ev_profile[k->event] != UINT32_MAX)
-			c->profiles[c->ev_profile[k->event]].samples += c->counts[i].count;
-	}
-	c->profiles_made = true;
-	return 0;
-}
-
-size_t pp_convert_nr_profiles(const struct pp_convert *c)
-{
-	if (pp_cv_make_profiles((struct pp_convert *)c))
-		return 0;
-	return c->nr_profiles;
-}
-
-const char *pp_convert_profile_name(const struct pp_convert *c, size_t i)
-{
-	return i < c->nr_profiles ? c->profiles[i].short_name : NULL;
-}
-
-uint64_t pp_convert_profile_samples(const struct pp_convert *c, size_t i)
-{
-	return i < c->nr_profiles ? c->profiles[i].samples : 0;
 }
 
 void pp_convert_set_wall_clock(struct pp_convert *c, uint64_t wall_clock_at_end)

@@ -126,7 +126,5 @@ int64_t pp_cv_sid(struct pp_convert *c, const char *s);
 const char *pp_cv_str(const struct pp_convert *c, uint32_t sid);
 /* The conversion's symbolizer, made on first use. 0 or -errno. */
 int pp_cv_symbolizer(struct pp_convert *c, struct symbolizer **out);
-/* Fill c->profiles and c->ev_profile from the events (once). */
-int pp_cv_make_profiles(struct pp_convert *c);
 
 #endif /* TOOLS_PPROF_CONVERT_INT_H */
