@@ -1,22 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * convert.c - phase 1 of the conversion (see convert.h): read the records,
- * replay them in time order, aggregate samples. Phase 2 is build.c.
+ * convert.c - phase 1 of the conversion (see convert.h): drive the reading
+ * and dispatch the records. Phase 2 is build.c.
  *
- * Tables (all pp_intern sets, ids dense):
- *   strs     NUL-terminated strings (comms, file names, symbol names)
- *   frames   (mapping, address, leaf/caller, kernel) of every distinct frame
- *   stacks   arrays of frame ids, leaf first
- *   labelsets arrays of label values
- *   samples  (event, stack, labelset) -> count and summed period
- * SAMPLE records are shrunk to what the profile needs (struct csample)
- * before they are queued for time ordering; other records are queued as
- * they are and decoded when their turn comes.
- *
- * The types of these tables are in convert_int.h, shared with build.c.
+ * Records come from the reader (perfdata/reader.h); SAMPLE records are
+ * shrunk to what the profile needs (csample.h) and filtered by event, pid
+ * and tid before they are queued for time ordering (perfdata/reorder.h);
+ * MMAP, MMAP2, COMM and FORK records are queued as they are. When its turn
+ * comes, each goes where it belongs: the process replay (aspace.h), or for
+ * a sample its thread-name filter, the unwinding of its user stack
+ * (ustack.h) and aggregation (aggregate.h). The state all of them share is
+ * in convert_int.h.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +20,10 @@
 
 #include "perfdata/reader.h"
 #include "perfdata/trace.h"
+#include "aggregate.h"
 #include "convert_int.h"
 #include "events.h"
 #include "labels.h"
-#include "profile.h"
 #include "ustack.h"
 
 int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
@@ -108,33 +104,37 @@ void pp_convert_free(struct pp_convert *c)
 	if (!c)
 		return;
 	perfdata_reorder_free(c->q);
+	pp_ustack_free(c->ustack);	/* before the symbolizer whose files it uses */
+	if (c->sym)
+		symbolizer_free(c->sym);
 	pp_aspace_free(c->as);
 	pp_intern_free(&c->strs);
-	pp_intern_free(&c->frames);
-	pp_intern_free(&c->stacks);
-	pp_intern_free(&c->labelsets);
-	pp_intern_free(&c->samples);
-	pp_intern_free(&c->rawstacks);
-	free(c->raw_stack);
-	pp_intern_free(&c->build_ids);
-	free(c->bid_vals);
-	free(c->ev_profile);
 	free(c->ev_sel);
 	free(c->ev_output);
+	free(c->rec_buf);
+	/* aggregate.c */
+	pp_intern_free(&c->frames);
+	pp_intern_free(&c->stacks);
+	pp_intern_free(&c->samples);
 	free(c->counts);
+	pp_intern_free(&c->rawstacks);
+	free(c->raw_stack);
+	free(c->raw_key);
+	free(c->stack_buf);
+	/* labels.c */
+	pp_intern_free(&c->labelsets);
+	perfdata_trace_free(c->trace);
+	/* build.c */
 	for (size_t i = 0; i < c->nr_profiles; i++) {
 		free(c->profiles[i].name);
 		free(c->profiles[i].short_name);
 	}
 	free(c->profiles);
-	pp_ustack_free(c->ustack);	/* before the symbolizer whose files it uses */
-	if (c->sym)
-		symbolizer_free(c->sym);
-	perfdata_trace_free(c->trace);
+	free(c->ev_profile);
 	free(c->resolved);
 	free(c->lines);
-	free(c->stack_buf);
-	free(c->rec_buf);
+	pp_intern_free(&c->build_ids);
+	free(c->bid_vals);
 	free(c);
 }
 
@@ -187,181 +187,6 @@ static int sample_event(struct pp_convert *c, const struct perfdata_event *ev, s
 
 /* ---- samples ---- */
 
-static int grow_stack(struct pp_convert *c, size_t n)
-{
-	if (n <= c->stack_cap)
-		return 0;
-
-	size_t cap = c->stack_cap ? c->stack_cap : 256;
-
-	while (cap < n)
-		cap *= 2;
-	uint32_t *s = realloc(c->stack_buf, cap * sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	c->stack_buf = s;
-	c->stack_cap = cap;
-	return 0;
-}
-
-static int64_t intern_frame(struct pp_convert *c, uint64_t addr, uint32_t pid, uint32_t flags)
-{
-	struct frame_key k = { .addr = addr, .flags = flags };
-	uint32_t cm;
-
-	if (flags & FRAME_GUEST) {
-		/* No maps of guests: the address is all we have. */
-	} else if (flags & FRAME_KERNEL) {
-		if (!pp_aspace_find(c->as, PP_ASPACE_KERNEL, addr, &cm)) {
-			k.cmap = cm + 1;
-		} else {
-			int64_t id = pp_aspace_kernel_mapping(c->as);
-
-			if (id < 0)
-				return id;
-			k.cmap = id + 1;
-		}
-	} else if (!pp_aspace_find(c->as, pid, addr, &cm)) {
-		k.cmap = cm + 1;
-	} else {
-		k.pid = pid;	/* maybe JIT code: perf-PID.map may know it */
-	}
-	return pp_intern_put(&c->frames, &k, sizeof(k), NULL);
-}
-
-/* The frames of a sample, leaf first, context markers dropped. */
-static int64_t intern_stack_slow(struct pp_convert *c, const struct csample *s)
-{
-	const uint64_t *ips = csample_ips(s);
-	size_t n = 0, nr = s->nr_ips ? s->nr_ips : 1;
-	unsigned int mode = s->h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	bool first_in_context = true;
-	int err = grow_stack(c, nr);
-
-	if (err)
-		return err;
-	for (size_t i = 0; i < nr; i++) {
-		uint64_t ip = s->nr_ips ? ips[i] : s->ip;
-		uint32_t flags = 0;
-		int64_t fid;
-
-		if (s->nr_ips && perfdata_is_context_marker(ip)) {
-			switch (ip) {
-			case PERF_CONTEXT_KERNEL:
-				mode = PERF_RECORD_MISC_KERNEL;
-				break;
-			case PERF_CONTEXT_USER:
-				mode = PERF_RECORD_MISC_USER;
-				break;
-			case PERF_CONTEXT_GUEST_KERNEL:
-				mode = PERF_RECORD_MISC_GUEST_KERNEL;
-				break;
-			case PERF_CONTEXT_GUEST_USER:
-				mode = PERF_RECORD_MISC_GUEST_USER;
-				break;
-			case PERF_CONTEXT_HV:
-				mode = PERF_RECORD_MISC_HYPERVISOR;
-				break;
-			default:
-				break;
-			}
-			first_in_context = true;
-			continue;
-		}
-		if (mode == PERF_RECORD_MISC_GUEST_KERNEL || mode == PERF_RECORD_MISC_GUEST_USER ||
-		    mode == PERF_RECORD_MISC_HYPERVISOR)
-			flags |= FRAME_GUEST;
-		else if (mode == PERF_RECORD_MISC_KERNEL || ip >= PERFDATA_KERNEL_ADDR_MIN)
-			flags |= FRAME_KERNEL;
-		/* The first address of each context is where execution was; the
-		 * others are return addresses, looked up at address - 1. */
-		if (!first_in_context)
-			flags |= FRAME_CALLER;
-		first_in_context = false;
-		fid = intern_frame(c, ip, s->pid, flags);
-		if (fid < 0)
-			return fid;
-		c->stack_buf[n++] = fid;
-	}
-	/* A callchain of markers only (the unwinder found nothing): the sample
-	 * still has its ip, which is where perf report puts its time too. */
-	if (!n && s->nr_ips) {
-		uint32_t flags = 0;
-		int64_t fid;
-
-		mode = s->h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-		if (mode == PERF_RECORD_MISC_GUEST_KERNEL || mode == PERF_RECORD_MISC_GUEST_USER ||
-		    mode == PERF_RECORD_MISC_HYPERVISOR)
-			flags |= FRAME_GUEST;
-		else if (mode == PERF_RECORD_MISC_KERNEL || s->ip >= PERFDATA_KERNEL_ADDR_MIN)
-			flags |= FRAME_KERNEL;
-		fid = intern_frame(c, s->ip, s->pid, flags);
-		if (fid < 0)
-			return fid;
-		c->stack_buf[n++] = fid;
-	}
-	return pp_intern_put(&c->stacks, c->stack_buf, n * sizeof(uint32_t), NULL);
-}
-
-/*
- * The same raw callchain of the same process, while neither its maps nor
- * the kernel's changed, is the same stack: look the whole chain up once
- * instead of each frame. The key is the csample from `pid` on (pid, tid,
- * cpu... are not all part of it: tid, cpu and period are zeroed).
- */
-struct raw_key_head {
-	uint32_t pid, generation, kernel_generation;
-	uint16_t mode, pad;
-	uint64_t ip, nr_ips;
-};
-
-static int64_t intern_stack(struct pp_convert *c, const struct csample *s)
-{
-	size_t len = sizeof(struct raw_key_head) + (size_t)s->nr_ips * 8;
-	struct raw_key_head *k;
-	bool added;
-	int64_t id, stack;
-
-	if (len > c->rec_cap - c->rec_cap / 2 || !c->rec_buf)
-		return intern_stack_slow(c, s);
-	/* The upper half of the record scratch buffer holds the key. */
-	k = (struct raw_key_head *)(c->rec_buf + c->rec_cap / 2);
-	*k = (struct raw_key_head){
-		.pid = s->pid,
-		.generation = pp_aspace_generation(c->as, s->pid),
-		.kernel_generation = pp_aspace_generation(c->as, PP_ASPACE_KERNEL),
-		.mode = s->h.misc & PERF_RECORD_MISC_CPUMODE_MASK,
-		.ip = s->ip,
-		.nr_ips = s->nr_ips,
-	};
-	memcpy(k + 1, csample_ips(s), (size_t)s->nr_ips * 8);
-
-	if (pp_intern_count(&c->rawstacks) > 4 * pp_intern_count(&c->stacks) + 65536) {
-		pp_intern_free(&c->rawstacks);	/* stale generations: start over */
-		pp_intern_init(&c->rawstacks);
-	}
-	if (pp_intern_count(&c->rawstacks) >= c->raw_stack_cap) {
-		size_t cap = c->raw_stack_cap ? c->raw_stack_cap * 2 : 4096;
-		uint32_t *n = realloc(c->raw_stack, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->raw_stack = n;
-		c->raw_stack_cap = cap;
-	}
-	id = pp_intern_put(&c->rawstacks, k, len, &added);
-	if (id < 0)
-		return id;
-	if (!added)
-		return c->raw_stack[id];
-	stack = intern_stack_slow(c, s);
-	if (stack < 0)
-		return stack;
-	c->raw_stack[id] = stack;
-	return stack;
-}
-
 static bool in_list(const uint32_t *list, size_t n, uint32_t v)
 {
 	for (size_t i = 0; i < n; i++)
@@ -395,11 +220,10 @@ static int unwind(struct pp_convert *c, const struct csample *s, const struct cs
 	return 0;
 }
 
+/* A sample's turn: filtered by its thread's name, unwound, aggregated. */
 static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t time)
 {
 	uint32_t comm = pp_aspace_comm(c->as, s->tid);
-	int64_t stack, labels, id;
-	bool added;
 
 	if (!comm)
 		comm = pp_aspace_comm(c->as, s->pid);
@@ -423,43 +247,7 @@ static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t tim
 			return err;
 	}
 
-	stack = intern_stack(c, s);
-	if (stack < 0)
-		return stack;
-
-	labels = pp_cv_labelset(c, s, comm);
-	if (labels < 0)
-		return labels;
-
-	struct sample_key k = { .event = s->event, .stack = stack, .labels = labels };
-
-	if (pp_intern_count(&c->samples) >= c->counts_cap) {
-		size_t cap = c->counts_cap ? c->counts_cap * 2 : 1024;
-		struct counts *n = realloc(c->counts, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->counts = n;
-		c->counts_cap = cap;
-	}
-	id = pp_intern_put(&c->samples, &k, sizeof(k), &added);
-	if (id < 0)
-		return id;
-	if (added)
-		c->counts[id] = (struct counts){ 0 };
-	c->counts[id].count++;
-	c->counts[id].weight += s->period;
-	/* An allocation sample stands for period / S objects (perfdata/events.h). */
-	c->counts[id].objects += s->alloc_size ? (double)s->period / (double)s->alloc_size : 1.0;
-	c->stats.kept++;
-	if (time) {
-		if (!c->have_time || time < c->first_time)
-			c->first_time = time;
-		if (time > c->last_time)
-			c->last_time = time;
-		c->have_time = true;
-	}
-	return 0;
+	return pp_cv_aggregate(c, s, comm, time);
 }
 
 /* A record's turn has come, in time order. */
@@ -468,15 +256,12 @@ static int deliver(const struct perf_event_header *h, uint64_t time, void *ctx)
 	struct pp_convert *c = ctx;
 	int ret;
 
-	switch (h->type) {
-	case CSAMPLE_TYPE:
+	if (h->type == CSAMPLE_TYPE)
 		return on_sample(c, (const struct csample *)h, time);
-	default:
-		ret = pp_aspace_record(c->as, h);
-		if (ret == 1)
-			c->stats.bad_records++;
-		return ret < 0 ? ret : 0;
-	}
+	ret = pp_aspace_record(c->as, h);
+	if (ret == 1)
+		c->stats.bad_records++;
+	return ret < 0 ? ret : 0;
 }
 
 /* What the RAW text of bpfrec's BPF_OUTPUT events says (events.h): an
@@ -554,11 +339,9 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 		c->stats.unwind_no_stack++;
 	c->stats.unwind_cut += cut;
 	if (!c->rec_buf) {
-		/* Lower half: the csample being built; upper half: its raw-stack key. */
-		c->rec_buf = malloc(2 << 16);
+		c->rec_buf = malloc(1 << 16);	/* h.size is 16 bits */
 		if (!c->rec_buf)
 			return -ENOMEM;
-		c->rec_cap = 2 << 16;
 	}
 	cs = (struct csample *)c->rec_buf;
 	memset(cs, 0, size);

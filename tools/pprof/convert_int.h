@@ -1,8 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * convert_int.h - the converter's state, shared by its two phases:
- * convert.c (reading, phase 1) and build.c (profiles, phase 2). Not for
- * other users: convert.h is the interface.
+ * convert_int.h - the converter's state, shared by the files of its two
+ * phases (convert.h): convert.c reads and dispatches (phase 1), aggregate.c
+ * fills the tables below, labels.c the label sets, build.c makes the
+ * profiles from them (phase 2). Each part of struct pp_convert says which
+ * file owns it. Not for other users: convert.h is the interface.
+ *
+ * Tables (all pp_intern sets, ids dense):
+ *   strs     NUL-terminated strings (comms, file names, symbol names)
+ *   frames   (mapping, address, leaf/caller, kernel) of every distinct frame
+ *   stacks   arrays of frame ids, leaf first
+ *   labelsets arrays of label values (struct label_val)
+ *   samples  (event, stack, labelset) -> counts
+ * The mappings themselves are the process replay's (aspace.h).
  */
 #ifndef TOOLS_PPROF_CONVERT_INT_H
 #define TOOLS_PPROF_CONVERT_INT_H
@@ -68,27 +78,51 @@ struct profile_info {
 };
 
 struct pp_convert {
+	/* convert.c: the input, its reading, and what is shared by all */
 	struct pp_convert_opts opts;
 	struct perfdata_reader *r;
 	struct perfdata_reorder *q;
-	struct pp_aspace *as;
-	struct pp_intern strs, frames, stacks, labelsets, samples;
+	struct pp_aspace *as;		/* the processes, replayed (aspace.h) */
+	struct pp_intern strs;
+	int8_t *ev_sel;			/* reader event index -> selected? -1 = not known yet */
+	uint8_t *ev_output;		/* reader event index -> enum pp_output_kind (once ev_sel is known) */
+	size_t nr_ev_sel;
+	uint64_t max_time;
+	uint8_t *rec_buf;		/* the csample being made, 64 KiB */
+	/* the one symbolizer: naming (phase 2) and DWARF unwinding share its files */
+	struct symbolizer *sym;
+	struct pp_ustack *ustack;	/* DWARF-mode samples (ustack.h) */
+	struct pp_convert_stats stats;
+	char warning[512];
+	char err[512];
+
+	/* aggregate.c */
+	struct pp_intern frames, stacks, samples;
+	struct counts *counts;		/* per sample */
+	size_t counts_cap;
+	uint64_t first_time, last_time;
+	bool have_time;
 	/* raw callchain (+ pid, map generations) -> stack id, a shortcut past
 	 * the per-frame lookups; emptied when it outgrows the stacks. */
 	struct pp_intern rawstacks;
 	uint32_t *raw_stack;
 	size_t raw_stack_cap;
-	struct counts *counts;
-	size_t counts_cap;
-	uint64_t first_time, last_time;
-	bool have_time;
-	uint64_t max_time;
+	void *raw_key;			/* scratch: the key being looked up */
+	uint32_t *stack_buf;		/* scratch: the frames being interned */
+	size_t stack_cap;
+
+	/* labels.c */
+	struct pp_intern labelsets;
+	struct perfdata_trace *trace;
+	bool trace_tried;
+
+	/* build.c: the profile list */
 	struct profile_info *profiles;
 	size_t nr_profiles;
 	bool profiles_made;
-	/* the one symbolizer: naming (phase 2) and DWARF unwinding share its files */
-	struct symbolizer *sym;
-	/* phase 2 */
+	uint32_t *ev_profile;		/* reader event index -> profile, UINT32_MAX = none */
+	size_t nr_ev_profile;
+	/* build.c: symbolization */
 	bool sym_tried;
 	struct resolved *resolved;
 	struct rline *lines;
@@ -97,26 +131,9 @@ struct pp_convert {
 	struct bid_val *bid_vals;
 	size_t bid_cap;
 	bool build_ids_loaded;
-	uint32_t *ev_profile;		/* reader event index -> profile, UINT32_MAX = none */
-	int8_t *ev_sel;			/* reader event index -> selected? -1 = not known yet */
-	uint8_t *ev_output;		/* reader event index -> enum pp_output_kind (once ev_sel is known) */
-	size_t nr_ev_sel;
-	size_t nr_ev_profile;
 	int64_t kernel_delta;		/* add to recorded kernel addresses for kallsyms */
 	bool kernel_ok;			/* kallsyms usable for this recording */
 	bool kernel_checked;
-	struct perfdata_trace *trace;
-	bool trace_tried;
-	/* DWARF-mode samples (ustack.h) */
-	struct pp_ustack *ustack;
-	/* scratch */
-	uint32_t *stack_buf;
-	size_t stack_cap;
-	uint8_t *rec_buf;
-	size_t rec_cap;
-	struct pp_convert_stats stats;
-	char warning[512];
-	char err[512];
 };
 
 int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
