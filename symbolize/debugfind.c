@@ -162,6 +162,19 @@ static int find_vdso(const struct debug_paths *dp, const struct want *w, struct 
 	return 0;
 }
 
+int found_file_dup(const struct found_file *f, struct found_file *out)
+{
+	out->fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+	if (out->fd < 0)
+		return -errno;
+	out->path = strdup(f->path);
+	if (!out->path) {
+		close(out->fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int debugfind_binary(const struct debug_paths *dp, const char *path, const uint8_t *build_id,
 		     size_t build_id_size, struct found_file *out)
 {

@@ -32,6 +32,13 @@ struct found_file {
 };
 
 /*
+ * A second handle on a found file for another owner: a duplicate of its
+ * fd (the same open file, close-on-exec; nothing is looked up, opened or
+ * checked again) and a copy of its path. 0 or -errno.
+ */
+int found_file_dup(const struct found_file *f, struct found_file *out);
+
+/*
  * The binary for a mapping of `path` (as recorded): symfs+path when it is an
  * ELF file with the recorded build-id (or none was recorded), else the
  * build-id caches: ~/.debug/.build-id/xx/rest/elf, <debug_dir>/.build-id/

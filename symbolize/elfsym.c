@@ -110,8 +110,8 @@ static int read_identity(struct elf_file *f, Elf *elf)
 	return 0;
 }
 
-int elf_file_open(const struct debug_paths *dp, const char *path, const uint8_t *build_id,
-		  size_t build_id_size, struct elf_file **out)
+int elf_file_open(const struct debug_paths *dp, const char *path, const struct found_file *bin,
+		  struct elf_file **out)
 {
 	struct found_file found;
 	struct elf_file *f;
@@ -120,7 +120,7 @@ int elf_file_open(const struct debug_paths *dp, const char *path, const uint8_t 
 	Elf *elf;
 	int err;
 
-	err = debugfind_binary(dp, path, build_id, build_id_size, &found);
+	err = found_file_dup(bin, &found);
 	if (err)
 		return err;
 	f = calloc(1, sizeof(*f));

@@ -32,10 +32,12 @@
 
 struct elf_file;
 
-/* Find (debugfind_binary) and open the file a mapping of `path` had mapped.
- * dp must outlive the elf_file. 0, -ENOENT when no acceptable file exists. */
-int elf_file_open(const struct debug_paths *dp, const char *path, const uint8_t *build_id,
-		  size_t build_id_size, struct elf_file **out);
+/* Open bin, the binary found (debugfind_binary) for a mapping of `path`;
+ * the elf_file holds a duplicate of its fd (found_file_dup), bin stays the
+ * caller's. dp must outlive the elf_file. 0, -ENOENT when libdw cannot
+ * read it, -ENOMEM. */
+int elf_file_open(const struct debug_paths *dp, const char *path, const struct found_file *bin,
+		  struct elf_file **out);
 void elf_file_free(struct elf_file *f);
 
 /* addr inside mapping m of this file. 0, or -ENOENT (out->nr_frames = 0). */

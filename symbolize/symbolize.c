@@ -3,9 +3,10 @@
  * symbolize.c - the symbolizer (symbolize.h): options, caches, dispatch.
  *
  * Everything is loaded on first use and kept: kallsyms on the first kernel
- * address, one elf_file per (path, build-id) on the first address in it,
- * one perf map per pid. Failures are cached as well, so a missing file
- * costs one lookup per conversion, not one per address.
+ * address, one file per (path, build-id) when a mapping of it is first
+ * named or unwound through, its elf_file on the first address in it, one
+ * perf map per pid. Failures are cached as well, so a missing file costs
+ * one lookup per conversion, not one per address.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,8 +34,20 @@ struct symbolizer {
 	struct kallsyms *ks;
 	int ks_err;		/* cached kallsyms_load() failure */
 	char ks_msg[512];	/* and what it said */
-	struct cache files;	/* path + build-id -> struct elf_file */
+	struct cache files;	/* path + build-id -> struct sym_file */
 	struct cache jitmaps;	/* pid -> struct jitmap */
+};
+
+/*
+ * One file mappings of a recording name, as found on this machine: found,
+ * checked and opened once per symbolizer, then shared by naming (its
+ * elf_file) and DWARF unwinding (symbolize_open_binary()), whose Dwfls
+ * hold duplicates of the fd kept here.
+ */
+struct sym_file {
+	struct found_file bin;
+	struct elf_file *elf;	/* NULL until an address in the file is named */
+	int elf_err;		/* elf_file_open()'s failure, kept */
 };
 
 static char *dup_or_null(const char *s, int *err)
@@ -83,9 +96,14 @@ int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out)
 	return 0;
 }
 
-static void free_elf_file(void *f)
+static void free_sym_file(void *p)
 {
-	elf_file_free(f);
+	struct sym_file *f = p;
+
+	elf_file_free(f->elf);
+	close(f->bin.fd);
+	free(f->bin.path);
+	free(f);
 }
 
 static void free_jitmap(void *jm)
@@ -97,7 +115,7 @@ void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	cache_clear(&s->files, free_elf_file);
+	cache_clear(&s->files, free_sym_file);
 	cache_clear(&s->jitmaps, free_jitmap);
 	kallsyms_free(s->ks);
 	free(s->symfs);
@@ -189,61 +207,86 @@ static int mapping_file(const struct sym_mapping *m, const uint8_t **build_id,
 	return *path ? 0 : -ENOENT;
 }
 
+/*
+ * The file mapping m names (path_buf may hold *path, the path looked for):
+ * found and opened on the first request for it, kept after.
+ */
+static int file_of(struct symbolizer *s, const struct sym_mapping *m, char *path_buf,
+		   size_t path_size, const char **path, struct sym_file **out)
+{
+	const uint8_t *build_id;
+	size_t build_id_size, plen;
+	unsigned char key[4096 + 1 + BUILDID_MAX];
+	struct cache_entry *e;
+	struct sym_file *f;
+	int err;
+
+	err = mapping_file(m, &build_id, &build_id_size, path_buf, path_size, path);
+	if (err)
+		return err;
+	plen = strlen(*path);
+	if (plen >= 4096)
+		return -ENAMETOOLONG;
+	/* Key: path, NUL, build-id: one entry per distinct file version. */
+	memcpy(key, *path, plen + 1);
+	if (build_id)
+		memcpy(key + plen + 1, build_id, build_id_size);
+	e = cache_get(&s->files, key, plen + 1 + build_id_size);
+	if (!e) {
+		f = calloc(1, sizeof(*f));
+		e = f ? cache_add(&s->files, key, plen + 1 + build_id_size) : NULL;
+		if (!e) {
+			free(f);
+			return -ENOMEM;
+		}
+		e->err = debugfind_binary(&s->dp, *path, build_id, build_id_size, &f->bin);
+		if (e->err)
+			free(f);
+		else
+			e->value = f;
+	}
+	if (e->err)
+		return e->err;
+	*out = e->value;
+	return 0;
+}
+
 int symbolize_open_binary(struct symbolizer *s, const struct sym_mapping *m, int *fd,
 			  char **found_path)
 {
-	const uint8_t *build_id;
-	size_t build_id_size;
 	char path_buf[4096];
-	struct found_file found;
+	struct found_file dup;
+	struct sym_file *f;
 	const char *path;
 	int err;
 
-	err = mapping_file(m, &build_id, &build_id_size, path_buf, sizeof(path_buf), &path);
+	err = file_of(s, m, path_buf, sizeof(path_buf), &path, &f);
 	if (!err)
-		err = debugfind_binary(&s->dp, path, build_id, build_id_size, &found);
+		err = found_file_dup(&f->bin, &dup);
 	if (err)
 		return err;
-	*fd = found.fd;
-	*found_path = found.path;
+	*fd = dup.fd;
+	*found_path = dup.path;
 	return 0;
 }
 
 int symbolize_user(struct symbolizer *s, const struct sym_mapping *m, uint64_t addr,
 		   struct sym_result *out)
 {
-	const uint8_t *build_id;
-	size_t build_id_size, plen;
-	unsigned char key[4096 + 1 + BUILDID_MAX];
 	char path_buf[4096];
-	struct cache_entry *e;
+	struct sym_file *f;
 	const char *path;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = mapping_file(m, &build_id, &build_id_size, path_buf, sizeof(path_buf), &path);
+	err = file_of(s, m, path_buf, sizeof(path_buf), &path, &f);
 	if (err)
 		return err;
-	plen = strlen(path);
-	if (plen >= 4096)
-		return -ENAMETOOLONG;
-	/* Key: path, NUL, build-id: one entry per distinct file version. */
-	memcpy(key, path, plen + 1);
-	if (build_id)
-		memcpy(key + plen + 1, build_id, build_id_size);
-	e = cache_get(&s->files, key, plen + 1 + build_id_size);
-	if (!e) {
-		struct elf_file *f = NULL;
-
-		e = cache_add(&s->files, key, plen + 1 + build_id_size);
-		if (!e)
-			return -ENOMEM;
-		e->err = elf_file_open(&s->dp, path, build_id, build_id_size, &f);
-		e->value = f;
-	}
-	if (e->err)
-		return e->err;
-	return elf_file_symbolize(e->value, m, addr, s->no_inlines, out);
+	if (!f->elf && !f->elf_err)
+		f->elf_err = elf_file_open(&s->dp, path, &f->bin, &f->elf);
+	if (f->elf_err)
+		return f->elf_err;
+	return elf_file_symbolize(f->elf, m, addr, s->no_inlines, out);
 }
 
 int symbolize_jit(struct symbolizer *s, int pid, uint64_t addr, struct sym_result *out)

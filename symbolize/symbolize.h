@@ -2,10 +2,11 @@
 /*
  * symbolize.h - turn addresses from a profile into functions, files and lines.
  *
- * One symbolizer serves a whole conversion. It caches every file it opens
- * (one libdw Dwfl module per distinct file) and every kernel symbol table,
- * so callers can ask per address; callers should still look each distinct
- * address up once.
+ * One symbolizer serves a whole conversion, naming and DWARF unwinding
+ * (unwind.h) alike. It caches every file it opens (found and opened once
+ * per distinct file, with one libdw Dwfl module for naming) and every
+ * kernel symbol table, so callers can ask per address; callers should
+ * still look each distinct address up once.
  *
  * Where debug info is found, in the order perf and gdb use:
  *   the file itself, its .gnu_debuglink (next to it, in .debug/, and under
@@ -13,9 +14,10 @@
  *   ~/.debug/.build-id/xx/yyyy/ (perf's build-id cache).
  * A file whose build-id differs from the recorded one is not used.
  *
- * Every file opened stays open (a Dwfl holds the binary, its debug file and
- * a dwz file: up to three fds), so a program symbolizing a system-wide
- * profile should raise its RLIMIT_NOFILE soft limit (bpfrec's main does).
+ * Every file opened stays open (the binary, kept once, plus the duplicate
+ * of it, the debug file and the dwz file a naming Dwfl holds: up to four
+ * fds), so a program symbolizing a system-wide profile should raise its
+ * RLIMIT_NOFILE soft limit (symbolizer_new() raises it to the hard limit).
  *
  * Addresses: user addresses are runtime addresses inside a mapping; the
  * caller passes the mapping (start, pgoff, path, build-id). Return addresses
@@ -74,9 +76,10 @@ const char *symbolize_kernel_error(const struct symbolizer *s);
 /* User address inside mapping m. 0, -ENOENT (nothing found: out->nr_frames = 0). */
 int symbolize_user(struct symbolizer *s, const struct sym_mapping *m, uint64_t addr,
 		   struct sym_result *out);
-/* Open the file mapping m had mapped, found and checked as symbolize_user()
- * finds it: *fd (the caller closes it) and the path it was found at (the
- * caller frees it). 0, -ENOENT (anonymous memory, no acceptable file). */
+/* The file mapping m had mapped, the one symbolize_user() reads (found,
+ * checked and opened once per symbolizer): *fd, a duplicate of its fd (the
+ * caller closes it), and the path it was found at (the caller frees it).
+ * 0, -ENOENT (anonymous memory, no acceptable file). */
 int symbolize_open_binary(struct symbolizer *s, const struct sym_mapping *m, int *fd,
 			  char **found_path);
 /* Address in anonymous executable memory of pid, from perf-PID.map. */

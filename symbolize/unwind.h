@@ -11,11 +11,12 @@
  * samples of that process through it. It holds one libdw Dwfl with every
  * file reported at its load bias and the Dwfl frame API attached, so the
  * CFI of a file is parsed once per space, not once per sample. When the
- * process's mappings change the caller builds a new space (the files are
- * found again, the CFI parsed again: keep spaces while mappings hold).
+ * process's mappings change the caller builds a new space (the CFI is
+ * parsed again: keep spaces while mappings hold).
  *
- * Files are found through the symbolizer exactly as symbolize_user() finds
- * them (symfs, build-id caches, build-id checked); a mapping whose file is
+ * Files come from the symbolizer, the very ones symbolize_user() reads
+ * (symfs, build-id caches, build-id checked; found and opened once per
+ * symbolizer, a space holds duplicates of their fds); a mapping whose file is
  * not found is still known as a range, so a frame inside it ends the walk
  * as UNW_STOP_NO_FILE instead of being mistaken for something else.
  *

@@ -22,6 +22,7 @@
 #include "perfdata/writer.h"
 #include "symbolize/buildid.h"
 #include "tools/pprof/convert.h"
+#include "tools/pprof/labels.h"
 #include "tools/pprof/profile.h"
 #include "tools/pprof/ustack.h"
 #include "test_pprof_decode.h"

@@ -90,6 +90,23 @@ Test(events, heap_kinds_need_the_bpf_output_attr)
 	cr_assert_eq(pp_event_output_kind(&other, "alloc"), PP_OUTPUT_NONE, "not our event");
 }
 
+/* --event: by name, full or short; "heap" picks both allocation events only. */
+Test(events, selected_by_event_option)
+{
+	struct perfdata_event alloc = ev(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, "alloc");
+	struct perfdata_event inuse = ev(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, "inuse");
+	struct perfdata_event clock = ev(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock");
+
+	cr_assert(pp_event_selected(&clock, "cpu-clock", NULL), "no --event: every event");
+	cr_assert(pp_event_selected(&clock, "cpu-clock:ppp", "cpu-clock"));
+	cr_assert(!pp_event_selected(&clock, "cpu-clock", "cycles"));
+	cr_assert(pp_event_selected(&alloc, "alloc", "heap"));
+	cr_assert(pp_event_selected(&inuse, "inuse", "heap"));
+	cr_assert(pp_event_selected(&alloc, "alloc", "alloc"));
+	cr_assert(!pp_event_selected(&inuse, "inuse", "alloc"));
+	cr_assert(!pp_event_selected(&clock, "cpu-clock", "heap"));
+}
+
 static void expect_size(const char *raw, size_t size, uint64_t want)
 {
 	cr_assert_eq(pp_heap_raw_size(raw, size), want, "'%.*s' (%zu bytes)", (int)size, raw, size);

@@ -976,6 +976,41 @@ Test(symbolize, symfs_prefixes_recorded_paths, .init = make_tmpdir, .fini = clea
 	symbolizer_free(s);
 }
 
+/*
+ * A file is found and opened once per symbolizer: DWARF unwinding gets
+ * duplicates of the fd naming opened (one open file: one offset), and
+ * neither looks for the file again, so it is still there once unlinked.
+ */
+Test(symbolize, naming_and_unwinding_share_one_opened_file, .init = make_tmpdir, .fini = cleanup)
+{
+	const char *bin = tmp("target-copy");
+	struct symbolizer *s = isolated_symbolizer(false);
+	struct sym_result r;
+	struct sym_mapping m;
+	struct stat st, st1;
+	char *p1 = NULL, *p2 = NULL;
+	int fd1 = -1, fd2 = -1;
+
+	run("cp '%s' '%s'", fixture("sym_target"), bin);
+	cr_assert_eq(stat(bin, &st), 0);
+	m = text_mapping(bin, 0);
+	symbolize_user(s, &m, m.start, &r);
+	cr_assert_eq(unlink(bin), 0);
+	cr_assert_eq(symbolize_open_binary(s, &m, &fd1, &p1), 0, "not looked for again");
+	cr_assert_eq(symbolize_open_binary(s, &m, &fd2, &p2), 0);
+	cr_assert_str_eq(p1, bin);
+	cr_assert_eq(fstat(fd1, &st1), 0);
+	cr_assert_eq(st1.st_ino, st.st_ino);
+	cr_assert_neq(fd1, fd2, "each caller owns its fd");
+	cr_assert_eq(lseek(fd1, 100, SEEK_SET), 100);
+	cr_assert_eq(lseek(fd2, 0, SEEK_CUR), 100, "duplicates of one open file");
+	close(fd1);
+	close(fd2);
+	free(p1);
+	free(p2);
+	symbolizer_free(s);
+}
+
 Test(symbolize, mappings_without_a_file, .init = make_tmpdir, .fini = cleanup)
 {
 	static const char *const paths[] = {

@@ -19,17 +19,16 @@
 #include "perfdata/opts.h"
 #include "perfdata/reader.h"
 #include "convert.h"
+#include "labels.h"
 #include "outfile.h"
 #include "pprof_int.h"
 #include "profile.h"
 #include "ustack.h"
 
-#define MAX_LABELS 16
-
 struct bpfrec_pprof {
 	struct bpfrec_pprof_opts opts;
 	struct pp_convert_opts conv_opts;
-	struct pp_label_spec labels[MAX_LABELS];
+	struct pp_label_spec labels[PP_LABELS_MAX];
 	char *labels_buf;		/* the labels string, cut up by pp_parse_labels() */
 	char *input_name;
 	struct perfdata_reader *r;
@@ -84,10 +83,10 @@ int bpfrec_pprof_new(const struct bpfrec_pprof_opts *opts, struct bpfrec_pprof *
 		p->labels_buf = strdup(p->opts.labels);
 		if (!p->labels_buf)
 			return fail(p, -ENOMEM, "out of memory");
-		err = pp_parse_labels(p->labels_buf, p->labels, MAX_LABELS, &nr);
+		err = pp_parse_labels(p->labels_buf, p->labels, PP_LABELS_MAX, &nr);
 		if (err == -E2BIG)
 			return fail(p, err, "too many labels in '%s' (at most %d)", p->opts.labels,
-				    MAX_LABELS);
+				    PP_LABELS_MAX);
 		if (err)
 			return fail(p, err, "labels take pid,tid,comm,cpu,trace:FIELD; '%s' has "
 				    "something else", p->opts.labels);

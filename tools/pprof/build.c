@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * build.c - phase 2 of the conversion (see convert.h): one pprof profile
- * per event from the tables phase 1 (convert.c) filled. Each distinct frame
- * is symbolized once, whatever the number of events; mappings get the
- * recorded file, offset and build-id; the kernel's addresses are checked
- * against (and if need be shifted to) the kallsyms used.
+ * build.c - phase 2 of the conversion (see convert.h): the list of profiles
+ * (one per selected event) and each profile, built from the tables phase 1
+ * (convert.c) filled. Each distinct frame is symbolized once, whatever the
+ * number of events; mappings get the recorded file, offset and build-id;
+ * the kernel's addresses are checked against (and if need be shifted to)
+ * the kallsyms used.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +19,103 @@
 #include "symbolize/kallsyms.h"
 #include "convert_int.h"
 #include "events.h"
+#include "labels.h"
 #include "profile.h"
+
+/* ---- the profile list ---- */
+
+/* Fill c->profiles and c->ev_profile from the events (once): one profile
+ * per selected event, two attrs of one name and the allocation events
+ * sharing one. */
+static int make_profiles(struct pp_convert *c)
+{
+	size_t n = perfdata_reader_nr_events(c->r);
+
+	if (c->profiles_made)
+		return 0;
+	c->profiles = calloc(n ? n : 1, sizeof(*c->profiles));
+	c->ev_profile = calloc(n ? n : 1, sizeof(*c->ev_profile));
+	if (!c->profiles || !c->ev_profile)
+		return -ENOMEM;
+	c->nr_ev_profile = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct perfdata_event *ev = perfdata_reader_event(c->r, i);
+		size_t p;
+		char *name;
+		bool heap;
+
+		c->ev_profile[i] = UINT32_MAX;
+		if (pp_event_is_dummy(ev))
+			continue;
+		name = pp_event_name(ev);
+		if (!name)
+			return -ENOMEM;
+		if (!pp_event_selected(ev, name, c->opts.event)) {
+			free(name);
+			continue;
+		}
+		heap = pp_output_is_heap(pp_event_output_kind(ev, name));
+		if (heap) {	/* alloc and inuse: one heap profile */
+			free(name);
+			name = strdup(PP_HEAP_PROFILE_NAME);
+			if (!name)
+				return -ENOMEM;
+		}
+		/* Two attrs with one name (perf does this per PMU) share a profile. */
+		for (p = 0; p < c->nr_profiles; p++)
+			if (!strcmp(c->profiles[p].name, name))
+				break;
+		if (p < c->nr_profiles)
+			free(name);
+		else
+			c->profiles[c->nr_profiles++] = (struct profile_info){ .event = i, .name = name,
+									       .heap = heap };
+		c->ev_profile[i] = p;
+	}
+	/* Short names, unless two events would share one. */
+	for (size_t p = 0; p < c->nr_profiles; p++) {
+		c->profiles[p].short_name = pp_event_short_name(c->profiles[p].name);
+		if (!c->profiles[p].short_name)
+			return -ENOMEM;
+	}
+	for (size_t p = 0; p < c->nr_profiles; p++) {
+		bool clash = false;
+
+		for (size_t q = 0; q < c->nr_profiles; q++)
+			clash |= q != p && !strcmp(c->profiles[p].short_name, c->profiles[q].short_name);
+		if (clash) {
+			free(c->profiles[p].short_name);
+			c->profiles[p].short_name = strdup(c->profiles[p].name);
+			if (!c->profiles[p].short_name)
+				return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < pp_intern_count(&c->samples); i++) {
+		const struct sample_key *k = pp_intern_get(&c->samples, i, NULL);
+
+		if (k->event < n && c->ev_profile[k->event] != UINT32_MAX)
+			c->profiles[c->ev_profile[k->event]].samples += c->counts[i].count;
+	}
+	c->profiles_made = true;
+	return 0;
+}
+
+size_t pp_convert_nr_profiles(const struct pp_convert *c)
+{
+	if (make_profiles((struct pp_convert *)c))
+		return 0;
+	return c->nr_profiles;
+}
+
+const char *pp_convert_profile_name(const struct pp_convert *c, size_t i)
+{
+	return i < c->nr_profiles ? c->profiles[i].short_name : NULL;
+}
+
+uint64_t pp_convert_profile_samples(const struct pp_convert *c, size_t i)
+{
+	return i < c->nr_profiles ? c->profiles[i].samples : 0;
+}
 
 /* ---- phase 2: build-ids ---- */
 
@@ -71,10 +168,10 @@ static int load_build_ids(struct pp_convert *c)
 }
 
 /* The build-id of a mapping: its MMAP2's, else the one recorded for its file. */
-static const struct bid_val *build_id_of(struct pp_convert *c, const struct cmap_key *m,
+static const struct bid_val *build_id_of(struct pp_convert *c, const struct pp_mapping *m,
 					 struct bid_val *tmp)
 {
-	struct bid_key k = { .filename = m->filename, .kernel = m->kind == CMAP_KERNEL };
+	struct bid_key k = { .filename = m->filename, .kernel = m->kind == PP_MAPPING_KERNEL };
 	int64_t id;
 
 	if (m->build_id_size) {
@@ -123,16 +220,17 @@ static uint64_t kallsyms_address(const char *path, const char *name)
 static void check_kernel(struct pp_convert *c)
 {
 	const char *path = c->opts.sym.kallsyms ? c->opts.sym.kallsyms : "/proc/kallsyms";
-	uint64_t now;
+	uint64_t now, ref_addr;
+	const char *ref_sym = pp_aspace_kernel_ref(c->as, &ref_addr);
 
 	if (c->kernel_checked)
 		return;
 	c->kernel_checked = true;
 	c->kernel_ok = true;
-	if (!c->kernel_ref_addr || !c->kernel_ref_sym[0])
+	if (!ref_addr || !ref_sym[0])
 		return;
-	now = kallsyms_address(path, c->kernel_ref_sym);
-	if (!now || now == c->kernel_ref_addr)
+	now = kallsyms_address(path, ref_sym);
+	if (!now || now == ref_addr)
 		return;
 	if (!c->opts.sym.kallsyms) {
 		int64_t ksid = pp_intern_find(&c->strs, "[kernel.kallsyms]", 18);
@@ -151,19 +249,20 @@ static void check_kernel(struct pp_convert *c)
 			return;
 		}
 	}
-	c->kernel_delta = (int64_t)(now - c->kernel_ref_addr);
+	c->kernel_delta = (int64_t)(now - ref_addr);
 }
 
 /* ---- phase 2: frames ---- */
 
 static int symbolizer_ready(struct pp_convert *c)
 {
+	struct symbolizer *sym;
 	int err;
 
 	if (c->opts.no_symbolize || c->sym_tried)
 		return 0;
 	c->sym_tried = true;
-	err = symbolizer_new(&c->opts.sym, &c->sym);
+	err = pp_cv_symbolizer(c, &sym);
 	if (err)
 		return pp_cv_fail(c, err, "cannot set up symbolization: %s", strerror(-err));
 	return 0;
@@ -201,7 +300,7 @@ static int resolve(struct pp_convert *c, uint32_t fid)
 {
 	struct resolved *rs = &c->resolved[fid];
 	const struct frame_key *k = pp_intern_get(&c->frames, fid, NULL);
-	const struct cmap_key *m = k->cmap ? pp_intern_get(&c->cmaps, k->cmap - 1, NULL) : NULL;
+	const struct pp_mapping *m = k->cmap ? pp_aspace_mapping(c->as, k->cmap - 1) : NULL;
 	uint64_t look = (k->flags & FRAME_CALLER) && k->addr ? k->addr - 1 : k->addr;
 	struct sym_result res;
 	int ret = -ENOENT, err;
@@ -225,18 +324,14 @@ static int resolve(struct pp_convert *c, uint32_t fid)
 		if (ret && ret != -ENOENT && !c->warning[0] && symbolize_kernel_error(c->sym))
 			snprintf(c->warning, sizeof(c->warning), "kernel frames are left as "
 				 "addresses: %s", symbolize_kernel_error(c->sym));
-	} else if (m && m->kind == CMAP_FILE) {
+	} else if (m && m->kind == PP_MAPPING_FILE) {
 		struct bid_val tmp;
 		const struct bid_val *b = build_id_of(c, m, &tmp);
-		struct sym_mapping sm = {
-			.path = pp_cv_str(c, m->filename),
-			.start = m->start,
-			.len = m->len,
-			.pgoff = m->pgoff,
-			.build_id = b ? b->id : NULL,
-			.build_id_size = b ? b->size : 0,
-		};
+		struct sym_mapping sm;
 
+		pp_aspace_sym_mapping(c->as, k->cmap - 1, &sm);
+		sm.build_id = b ? b->id : NULL;
+		sm.build_id_size = b ? b->size : 0;
 		ret = symbolize_user(c->sym, &sm, look, &res);
 	} else {
 		ret = symbolize_jit(c->sym, m ? (int)m->pid : (int)k->pid, look, &res);
@@ -276,12 +371,12 @@ static int resolve(struct pp_convert *c, uint32_t fid)
 struct build_ctx {
 	struct pprof_builder *b;
 	uint64_t *loc_of;		/* per frame, 0 = not yet in this profile */
-	uint64_t *map_of;		/* per cmap */
+	uint64_t *map_of;		/* per mapping (aspace.h) */
 };
 
 static int mapping_id(struct pp_convert *c, struct build_ctx *bc, uint32_t cmap, uint64_t *id)
 {
-	const struct cmap_key *m = pp_intern_get(&c->cmaps, cmap, NULL);
+	const struct pp_mapping *m = pp_aspace_mapping(c->as, cmap);
 	struct bid_val tmp;
 	const struct bid_val *b;
 	uint64_t limit = m->start + m->len;
@@ -299,10 +394,10 @@ static int mapping_id(struct pp_convert *c, struct build_ctx *bc, uint32_t cmap,
 		.memory_start = m->start,
 		.memory_limit = limit,
 		/* The kernel map's pgoff is an address (_text), not a file offset. */
-		.file_offset = m->kind == CMAP_KERNEL ? 0 : m->pgoff,
+		.file_offset = m->kind == PP_MAPPING_KERNEL ? 0 : m->pgoff,
 		.filename = pp_cv_str(c, m->filename),
 		.build_id = b ? pp_cv_str(c, b->hex) : NULL,
-		.discriminator = m->kind == CMAP_ANON ? (uint64_t)m->pid + 1 : 0,
+		.discriminator = m->kind == PP_MAPPING_ANON ? (uint64_t)m->pid + 1 : 0,
 	};
 
 	err = pprof_mapping(bc->b, &pm, id);
@@ -350,29 +445,6 @@ static int location_id(struct pp_convert *c, struct build_ctx *bc, uint32_t fid,
 	if (!err)
 		bc->loc_of[fid] = *id;
 	return err;
-}
-
-static const char *label_key(const struct pp_convert *c, uint32_t spec)
-{
-	const struct pp_label_spec *s;
-
-	if (spec == LABEL_SPEC_SCHED_REASON)
-		return PP_SCHED_REASON_LABEL;
-	s = &c->opts.labels[spec];
-
-	switch (s->kind) {
-	case PP_LABEL_PID:
-		return "pid";
-	case PP_LABEL_TID:
-		return "tid";
-	case PP_LABEL_COMM:
-		return "comm";
-	case PP_LABEL_CPU:
-		return "cpu";
-	case PP_LABEL_TRACE:
-		return s->field;
-	}
-	return "";
 }
 
 /* Wall-clock ns of a sample time: from CLOCK_DATA, else from the caller's reference. */
@@ -464,7 +536,7 @@ static int setup_header(struct pp_convert *c, struct pprof_builder *b,
 /* Make the executable with the most samples in profile i mapping 1. */
 static int main_mapping_first(struct pp_convert *c, struct build_ctx *bc, size_t i)
 {
-	size_t n = pp_intern_count(&c->cmaps), best = SIZE_MAX;
+	size_t n = pp_aspace_nr_mappings(c->as), best = SIZE_MAX;
 	uint64_t *hits = calloc(n ? n : 1, sizeof(*hits));
 	uint64_t id;
 	int err = 0;
@@ -482,7 +554,7 @@ static int main_mapping_first(struct pp_convert *c, struct build_ctx *bc, size_t
 		for (size_t f = 0; f < len / sizeof(uint32_t); f++) {
 			const struct frame_key *fk = pp_intern_get(&c->frames, stack[f], NULL);
 
-			if (fk->cmap && pp_cv_is_exe(c, fk->cmap - 1)) {
+			if (fk->cmap && pp_aspace_is_exe(c->as, fk->cmap - 1)) {
 				hits[fk->cmap - 1] += c->counts[s].count;
 				break;
 			}
@@ -522,7 +594,7 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 	size_t nframes;
 	int err;
 
-	err = pp_cv_make_profiles(c);
+	err = make_profiles(c);
 	if (err)
 		return pp_cv_fail(c, err, "%s", strerror(-err));
 	if (i >= c->nr_profiles)
@@ -540,7 +612,7 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 			return pp_cv_fail(c, -ENOMEM, "out of memory");
 	}
 	bc.loc_of = calloc(nframes ? nframes : 1, sizeof(*bc.loc_of));
-	bc.map_of = calloc(pp_intern_count(&c->cmaps) + 1, sizeof(*bc.map_of));
+	bc.map_of = calloc(pp_aspace_nr_mappings(c->as) + 1, sizeof(*bc.map_of));
 	err = bc.loc_of && bc.map_of ? pprof_builder_new(&bc.b) : -ENOMEM;
 	if (err)
 		goto out;
@@ -557,7 +629,7 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 		size_t stack_len, nl;
 		const uint32_t *stack = pp_intern_get(&c->stacks, k->stack, &stack_len);
 		const struct label_val *lv = pp_intern_get(&c->labelsets, k->labels, &nl);
-		struct pprof_label labels[16];
+		struct pprof_label labels[PP_LABELS_MAX];
 		int64_t values[4] = { (int64_t)c->counts[s].count, (int64_t)c->counts[s].weight };
 
 		if (k->event >= c->nr_ev_profile || c->ev_profile[k->event] != i)
@@ -578,8 +650,8 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 		}
 		for (size_t f = 0; !err && f < stack_len; f++)
 			err = location_id(c, &bc, stack[f], &locs[f]);
-		for (size_t l = 0; l < nl && l < 16; l++) {
-			const char *key = label_key(c, lv[l].spec);
+		for (size_t l = 0; l < nl && l < PP_LABELS_MAX; l++) {
+			const char *key = pp_cv_label_key(c, lv[l].spec);
 
 			labels[l] = (struct pprof_label){
 				.key = key,

@@ -1,34 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
- * convert.c - phase 1 of the conversion (see convert.h): read the records,
- * replay them in time order, aggregate samples. Phase 2 is build.c.
+ * convert.c - phase 1 of the conversion (see convert.h): drive the reading
+ * and dispatch the records. Phase 2 is build.c.
  *
- * Tables (all pp_intern sets, ids dense):
- *   strs     NUL-terminated strings (comms, file names, symbol names)
- *   cmaps    mappings as recorded (file, start, len, pgoff, build-id)
- *   frames   (mapping, address, leaf/caller, kernel) of every distinct frame
- *   stacks   arrays of frame ids, leaf first
- *   labelsets arrays of label values
- *   samples  (event, stack, labelset) -> count and summed period
- * SAMPLE records are shrunk to what the profile needs (struct csample)
- * before they are queued for time ordering; other records are queued as
- * they are and decoded when their turn comes.
- *
- * The types of these tables are in convert_int.h, shared with build.c.
+ * Records come from the reader (perfdata/reader.h); SAMPLE records are
+ * shrunk to what the profile needs (csample.h) and filtered by event, pid
+ * and tid before they are queued for time ordering (perfdata/reorder.h);
+ * MMAP, MMAP2, COMM and FORK records are queued as they are. When its turn
+ * comes, each goes where it belongs: the process replay (aspace.h), or for
+ * a sample its thread-name filter, the unwinding of its user stack
+ * (ustack.h) and aggregation (aggregate.h). The state all of them share is
+ * in convert_int.h.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "perfdata/reader.h"
 #include "perfdata/trace.h"
+#include "aggregate.h"
 #include "convert_int.h"
 #include "events.h"
-#include "profile.h"
+#include "labels.h"
 #include "ustack.h"
 
 int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
@@ -55,12 +50,24 @@ const struct pp_convert_stats *pp_convert_stats(const struct pp_convert *c)
 
 int64_t pp_cv_sid(struct pp_convert *c, const char *s)
 {
-	return pp_intern_put(&c->strs, s, strlen(s) + 1, NULL);
+	return pp_intern_str(&c->strs, s);
 }
 
 const char *pp_cv_str(const struct pp_convert *c, uint32_t sid)
 {
 	return pp_intern_get(&c->strs, sid, NULL);
+}
+
+int pp_cv_symbolizer(struct pp_convert *c, struct symbolizer **out)
+{
+	if (!c->sym) {
+		int err = symbolizer_new(&c->opts.sym, &c->sym);
+
+		if (err)
+			return err;
+	}
+	*out = c->sym;
+	return 0;
 }
 
 /* ---- setup ---- */
@@ -81,7 +88,7 @@ int pp_convert_new(const struct pp_convert_opts *opts, struct perfdata_reader *r
 	c->r = r;
 	err = perfdata_reorder_new(opts->reorder_mem_limit, deliver, c, &c->q);
 	if (!err)
-		err = pp_aspace_new(&c->as);
+		err = pp_aspace_new(&c->strs, &c->as);
 	if (!err && pp_cv_sid(c, "") != 0)
 		err = -ENOMEM;
 	if (err) {
@@ -97,39 +104,37 @@ void pp_convert_free(struct pp_convert *c)
 	if (!c)
 		return;
 	perfdata_reorder_free(c->q);
+	pp_ustack_free(c->ustack);	/* before the symbolizer whose files it uses */
+	if (c->sym)
+		symbolizer_free(c->sym);
 	pp_aspace_free(c->as);
 	pp_intern_free(&c->strs);
-	pp_intern_free(&c->cmaps);
-	pp_intern_free(&c->frames);
-	pp_intern_free(&c->stacks);
-	pp_intern_free(&c->labelsets);
-	pp_intern_free(&c->samples);
-	pp_intern_free(&c->tids);
-	pp_intern_free(&c->rawstacks);
-	free(c->raw_stack);
-	pp_intern_free(&c->build_ids);
-	pp_intern_free(&c->exe_pids);
-	free(c->exe_seen);
-	free(c->cmap_exe);
-	free(c->bid_vals);
-	free(c->ev_profile);
 	free(c->ev_sel);
 	free(c->ev_output);
-	free(c->tid_comm);
+	free(c->rec_buf);
+	/* aggregate.c */
+	pp_intern_free(&c->frames);
+	pp_intern_free(&c->stacks);
+	pp_intern_free(&c->samples);
 	free(c->counts);
+	pp_intern_free(&c->rawstacks);
+	free(c->raw_stack);
+	free(c->raw_key);
+	free(c->stack_buf);
+	/* labels.c */
+	pp_intern_free(&c->labelsets);
+	perfdata_trace_free(c->trace);
+	/* build.c */
 	for (size_t i = 0; i < c->nr_profiles; i++) {
 		free(c->profiles[i].name);
 		free(c->profiles[i].short_name);
 	}
 	free(c->profiles);
-	if (c->sym)
-		symbolizer_free(c->sym);
-	perfdata_trace_free(c->trace);
-	pp_cv_unwind_free(c);
+	free(c->ev_profile);
 	free(c->resolved);
 	free(c->lines);
-	free(c->stack_buf);
-	free(c->rec_buf);
+	pp_intern_free(&c->build_ids);
+	free(c->bid_vals);
 	free(c);
 }
 
@@ -145,21 +150,9 @@ static size_t event_index(const struct pp_convert *c, const struct perfdata_even
 	return SIZE_MAX;
 }
 
-/* --event: decided per sample, since a pipe announces events as it goes.
- * "heap" picks both allocation events (their one profile's name). */
-static bool event_selected(const struct pp_convert *c, const struct perfdata_event *ev,
-			   const char *name)
-{
-	if (!c->opts.event)
-		return true;
-	if (pp_output_is_heap(pp_event_output_kind(ev, name)) &&
-	    !strcmp(c->opts.event, PP_HEAP_PROFILE_NAME))
-		return true;
-	return pp_event_matches(name, c->opts.event);
-}
-
-/* event_selected() and event_index() of a sample's event, and its
- * BPF_OUTPUT kind (c->ev_output), cached per event. */
+/* Whether a sample's event is selected (--event, decided per sample since
+ * a pipe announces events as it goes), its index, and its BPF_OUTPUT kind
+ * (c->ev_output), cached per event. */
 static int sample_event(struct pp_convert *c, const struct perfdata_event *ev, size_t *idx)
 {
 	size_t n = perfdata_reader_nr_events(c->r);
@@ -186,463 +179,13 @@ static int sample_event(struct pp_convert *c, const struct perfdata_event *ev, s
 		if (!name)
 			return -ENOMEM;
 		c->ev_output[*idx] = pp_event_output_kind(ev, name);
-		c->ev_sel[*idx] = event_selected(c, ev, name) && !pp_event_is_dummy(ev);
+		c->ev_sel[*idx] = pp_event_selected(ev, name, c->opts.event) && !pp_event_is_dummy(ev);
 		free(name);
 	}
 	return c->ev_sel[*idx];
 }
 
-/* ---- tid -> comm ---- */
-
-static int set_comm(struct pp_convert *c, uint32_t tid, uint32_t sid_plus1)
-{
-	int64_t id;
-
-	if (pp_intern_count(&c->tids) >= c->tid_comm_cap) {
-		size_t cap = c->tid_comm_cap ? c->tid_comm_cap * 2 : 256;
-		uint32_t *t = realloc(c->tid_comm, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		c->tid_comm = t;
-		c->tid_comm_cap = cap;
-	}
-	id = pp_intern_put(&c->tids, &tid, sizeof(tid), NULL);
-	if (id < 0)
-		return id;
-	c->tid_comm[id] = sid_plus1;
-	return 0;
-}
-
-/* sid + 1 of tid's comm, 0 when unknown. */
-static uint32_t comm_of(const struct pp_convert *c, uint32_t tid)
-{
-	int64_t id = pp_intern_find(&c->tids, &tid, sizeof(tid));
-
-	return id < 0 ? 0 : c->tid_comm[id];
-}
-
-/* ---- mappings ---- */
-
-static bool is_anon_name(const char *f)
-{
-	return !f[0] || !strncmp(f, "//anon", 6) || !strncmp(f, "[anon", 5) ||
-	       !strncmp(f, "/memfd:", 7) || !strncmp(f, "/dev/zero", 9) ||
-	       !strncmp(f, "/anon_hugepage", 14);
-}
-
-/*
- * pprof shows mapping 1 as "the" binary. The executable is the first file
- * a process maps after exec (the ELF loader maps it before the
- * interpreter; perf synthesizes /proc/PID/maps in address order, where it
- * comes first too), so remember which mappings were such a first file.
- */
-static int exe_state(struct pp_convert *c, uint32_t pid, bool **seen)
-{
-	bool added;
-	int64_t id;
-
-	if (pp_intern_count(&c->exe_pids) >= c->exe_seen_cap) {
-		size_t cap = c->exe_seen_cap ? c->exe_seen_cap * 2 : 256;
-		bool *n = realloc(c->exe_seen, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->exe_seen = n;
-		c->exe_seen_cap = cap;
-	}
-	id = pp_intern_put(&c->exe_pids, &pid, sizeof(pid), &added);
-	if (id < 0)
-		return id;
-	if (added)
-		c->exe_seen[id] = false;
-	*seen = &c->exe_seen[id];
-	return 0;
-}
-
-static int mark_exe(struct pp_convert *c, uint32_t pid, uint32_t cmap)
-{
-	bool *seen;
-	int err = exe_state(c, pid, &seen);
-
-	if (err || *seen)
-		return err;
-	*seen = true;
-	if (cmap >= c->cmap_exe_cap) {
-		size_t cap = c->cmap_exe_cap ? c->cmap_exe_cap : 256;
-		uint8_t *n;
-
-		while (cap <= cmap)
-			cap *= 2;
-		n = realloc(c->cmap_exe, cap);
-		if (!n)
-			return -ENOMEM;
-		memset(n + c->cmap_exe_cap, 0, cap - c->cmap_exe_cap);
-		c->cmap_exe = n;
-		c->cmap_exe_cap = cap;
-	}
-	c->cmap_exe[cmap] = 1;
-	return 0;
-}
-
-bool pp_cv_is_exe(const struct pp_convert *c, uint32_t cmap)
-{
-	return cmap < c->cmap_exe_cap && c->cmap_exe[cmap];
-}
-
-/*
- * Anonymous executable memory (JIT code) has no file to read symbols from.
- * Its mapping gets a bracketed name without '/', as [vdso] has: pprof then
- * knows not to look for it on disk ("//anon" -> "[anon]",
- * "/memfd:jit (deleted)" -> "[memfd:jit]").
- */
-static void anon_name(const char *f, char *out, size_t len)
-{
-	size_t n;
-
-	while (*f == '/')
-		f++;
-	if (!*f || !strcmp(f, "anon") || !strcmp(f, "dev/zero")) {
-		snprintf(out, len, "[anon]");
-		return;
-	}
-	if (*f == '[') {
-		snprintf(out, len, "%s", f);
-		return;
-	}
-	n = strlen(f);
-	if (n > 10 && !strcmp(f + n - 10, " (deleted)"))
-		n -= 10;
-	snprintf(out, len, "[%.*s]", (int)n, f);
-	for (char *p = out; *p; p++)
-		if (*p == '/')
-			*p = '_';
-}
-
-static int on_mmap(struct pp_convert *c, const struct perf_event_header *h)
-{
-	struct perfdata_mmap m;
-	struct cmap_key k = { 0 };
-	bool kernel;
-	int64_t fsid, id;
-	int err;
-
-	err = h->type == PERF_RECORD_MMAP ? perfdata_decode_mmap(h, &m) : perfdata_decode_mmap2(h, &m);
-	if (err) {
-		c->stats.bad_records++;
-		return 0;
-	}
-	/* Data mappings (perf record -d) never hold code. */
-	if (h->misc & PERF_RECORD_MISC_MMAP_DATA)
-		return 0;
-	if (h->type == PERF_RECORD_MMAP2 && m.prot && !(m.prot & PROT_EXEC))
-		return 0;
-	if (!m.len)
-		return 0;
-	kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
-		 m.pid == UINT32_MAX;
-
-	const char *file = m.filename ? m.filename : "";
-	char anon[256];
-
-	k.start = m.start;
-	k.len = m.len;
-	k.pgoff = m.pgoff;
-	if (kernel) {
-		k.kind = CMAP_KERNEL;
-		/* "[kernel.kallsyms]_text": the map of the kernel image; the suffix
-		 * names the symbol whose address pgoff holds. */
-		if (!strncmp(file, "[kernel.kallsyms]", 17)) {
-			snprintf(c->kernel_ref_sym, sizeof(c->kernel_ref_sym), "%s", file + 17);
-			c->kernel_ref_addr = m.pgoff;
-			file = "[kernel.kallsyms]";
-		}
-	} else if (is_anon_name(file)) {
-		k.kind = CMAP_ANON;
-		k.pid = m.pid;
-		anon_name(file, anon, sizeof(anon));
-		file = anon;
-	} else {
-		k.kind = CMAP_FILE;
-	}
-	fsid = pp_cv_sid(c, file);
-	if (fsid < 0)
-		return fsid;
-	k.filename = fsid;
-	if (m.build_id_size) {
-		k.build_id_size = m.build_id_size > PERFDATA_BUILD_ID_MAX ? PERFDATA_BUILD_ID_MAX
-									   : m.build_id_size;
-		memcpy(k.build_id, m.build_id, k.build_id_size);
-	}
-	id = pp_intern_put(&c->cmaps, &k, sizeof(k), NULL);
-	if (id < 0)
-		return id;
-	if (kernel && !strcmp(file, "[kernel.kallsyms]"))
-		c->kernel_cmap = id + 1;
-	if (k.kind == CMAP_FILE) {
-		err = mark_exe(c, m.pid, id);
-		if (err)
-			return err;
-	}
-	return pp_aspace_map(c->as, kernel ? PP_ASPACE_KERNEL : m.pid, m.start, m.len, id);
-}
-
-/* The catch-all kernel mapping for kernel addresses no MMAP describes. */
-static int64_t kernel_catch_all(struct pp_convert *c)
-{
-	struct cmap_key k = { 0 };
-	int64_t fsid, id;
-
-	if (c->kernel_cmap)
-		return c->kernel_cmap - 1;
-	fsid = pp_cv_sid(c, "[kernel.kallsyms]");
-	if (fsid < 0)
-		return fsid;
-	k.start = PERFDATA_KERNEL_ADDR_MIN;
-	k.len = -PERFDATA_KERNEL_ADDR_MIN;
-	k.kind = CMAP_KERNEL;
-	k.filename = fsid;
-	id = pp_intern_put(&c->cmaps, &k, sizeof(k), NULL);
-	if (id >= 0)
-		c->kernel_cmap = id + 1;
-	return id;
-}
-
-/* ---- records other than samples ---- */
-
-static int on_comm(struct pp_convert *c, const struct perf_event_header *h)
-{
-	struct perfdata_comm cm;
-	int64_t sid;
-
-	if (perfdata_decode_comm(h, &cm)) {
-		c->stats.bad_records++;
-		return 0;
-	}
-	sid = pp_cv_sid(c, cm.comm ? cm.comm : "");
-	if (sid < 0)
-		return sid;
-	if (cm.exec || (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
-		bool *seen;
-		int err = exe_state(c, cm.pid, &seen);
-
-		if (err)
-			return err;
-		*seen = false;
-		pp_aspace_exec(c->as, cm.pid);
-	}
-	return set_comm(c, cm.tid, sid + 1);
-}
-
-static int on_fork(struct pp_convert *c, const struct perf_event_header *h)
-{
-	struct perfdata_task t;
-	uint32_t comm;
-	int err;
-
-	if (perfdata_decode_task(h, &t)) {
-		c->stats.bad_records++;
-		return 0;
-	}
-	/* A new thread or process starts with its parent's comm. */
-	comm = comm_of(c, t.ptid);
-	if (!comm)
-		comm = comm_of(c, t.ppid);
-	if (comm) {
-		err = set_comm(c, t.tid, comm);
-		if (err)
-			return err;
-	}
-	/* A new process (not a thread) starts with a copy of its parent's maps,
-	 * executable included. */
-	if (t.pid != t.ppid) {
-		bool *seen;
-
-		err = exe_state(c, t.pid, &seen);
-		if (err)
-			return err;
-		*seen = true;
-		return pp_aspace_fork(c->as, t.pid, t.ppid);
-	}
-	return 0;
-}
-
 /* ---- samples ---- */
-
-static int grow_stack(struct pp_convert *c, size_t n)
-{
-	if (n <= c->stack_cap)
-		return 0;
-
-	size_t cap = c->stack_cap ? c->stack_cap : 256;
-
-	while (cap < n)
-		cap *= 2;
-	uint32_t *s = realloc(c->stack_buf, cap * sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	c->stack_buf = s;
-	c->stack_cap = cap;
-	return 0;
-}
-
-static int64_t intern_frame(struct pp_convert *c, uint64_t addr, uint32_t pid, uint32_t flags)
-{
-	struct frame_key k = { .addr = addr, .flags = flags };
-	uint32_t cm;
-
-	if (flags & FRAME_GUEST) {
-		/* No maps of guests: the address is all we have. */
-	} else if (flags & FRAME_KERNEL) {
-		if (!pp_aspace_find(c->as, PP_ASPACE_KERNEL, addr, &cm)) {
-			k.cmap = cm + 1;
-		} else {
-			int64_t id = kernel_catch_all(c);
-
-			if (id < 0)
-				return id;
-			k.cmap = id + 1;
-		}
-	} else if (!pp_aspace_find(c->as, pid, addr, &cm)) {
-		k.cmap = cm + 1;
-	} else {
-		k.pid = pid;	/* maybe JIT code: perf-PID.map may know it */
-	}
-	return pp_intern_put(&c->frames, &k, sizeof(k), NULL);
-}
-
-/* The frames of a sample, leaf first, context markers dropped. */
-static int64_t intern_stack_slow(struct pp_convert *c, const struct csample *s)
-{
-	const uint64_t *ips = (const uint64_t *)(s + 1);
-	size_t n = 0, nr = s->nr_ips ? s->nr_ips : 1;
-	unsigned int mode = s->h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	bool first_in_context = true;
-	int err = grow_stack(c, nr);
-
-	if (err)
-		return err;
-	for (size_t i = 0; i < nr; i++) {
-		uint64_t ip = s->nr_ips ? ips[i] : s->ip;
-		uint32_t flags = 0;
-		int64_t fid;
-
-		if (s->nr_ips && perfdata_is_context_marker(ip)) {
-			switch (ip) {
-			case PERF_CONTEXT_KERNEL:
-				mode = PERF_RECORD_MISC_KERNEL;
-				break;
-			case PERF_CONTEXT_USER:
-				mode = PERF_RECORD_MISC_USER;
-				break;
-			case PERF_CONTEXT_GUEST_KERNEL:
-				mode = PERF_RECORD_MISC_GUEST_KERNEL;
-				break;
-			case PERF_CONTEXT_GUEST_USER:
-				mode = PERF_RECORD_MISC_GUEST_USER;
-				break;
-			case PERF_CONTEXT_HV:
-				mode = PERF_RECORD_MISC_HYPERVISOR;
-				break;
-			default:
-				break;
-			}
-			first_in_context = true;
-			continue;
-		}
-		if (mode == PERF_RECORD_MISC_GUEST_KERNEL || mode == PERF_RECORD_MISC_GUEST_USER ||
-		    mode == PERF_RECORD_MISC_HYPERVISOR)
-			flags |= FRAME_GUEST;
-		else if (mode == PERF_RECORD_MISC_KERNEL || ip >= PERFDATA_KERNEL_ADDR_MIN)
-			flags |= FRAME_KERNEL;
-		/* The first address of each context is where execution was; the
-		 * others are return addresses, looked up at address - 1. */
-		if (!first_in_context)
-			flags |= FRAME_CALLER;
-		first_in_context = false;
-		fid = intern_frame(c, ip, s->pid, flags);
-		if (fid < 0)
-			return fid;
-		c->stack_buf[n++] = fid;
-	}
-	/* A callchain of markers only (the unwinder found nothing): the sample
-	 * still has its ip, which is where perf report puts its time too. */
-	if (!n && s->nr_ips) {
-		uint32_t flags = 0;
-		int64_t fid;
-
-		mode = s->h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-		if (mode == PERF_RECORD_MISC_GUEST_KERNEL || mode == PERF_RECORD_MISC_GUEST_USER ||
-		    mode == PERF_RECORD_MISC_HYPERVISOR)
-			flags |= FRAME_GUEST;
-		else if (mode == PERF_RECORD_MISC_KERNEL || s->ip >= PERFDATA_KERNEL_ADDR_MIN)
-			flags |= FRAME_KERNEL;
-		fid = intern_frame(c, s->ip, s->pid, flags);
-		if (fid < 0)
-			return fid;
-		c->stack_buf[n++] = fid;
-	}
-	return pp_intern_put(&c->stacks, c->stack_buf, n * sizeof(uint32_t), NULL);
-}
-
-/*
- * The same raw callchain of the same process, while neither its maps nor
- * the kernel's changed, is the same stack: look the whole chain up once
- * instead of each frame. The key is the csample from `pid` on (pid, tid,
- * cpu... are not all part of it: tid, cpu and period are zeroed).
- */
-struct raw_key_head {
-	uint32_t pid, generation, kernel_generation;
-	uint16_t mode, pad;
-	uint64_t ip, nr_ips;
-};
-
-static int64_t intern_stack(struct pp_convert *c, const struct csample *s)
-{
-	size_t len = sizeof(struct raw_key_head) + (size_t)s->nr_ips * 8;
-	struct raw_key_head *k;
-	bool added;
-	int64_t id, stack;
-
-	if (len > c->rec_cap - c->rec_cap / 2 || !c->rec_buf)
-		return intern_stack_slow(c, s);
-	/* The upper half of the record scratch buffer holds the key. */
-	k = (struct raw_key_head *)(c->rec_buf + c->rec_cap / 2);
-	*k = (struct raw_key_head){
-		.pid = s->pid,
-		.generation = pp_aspace_generation(c->as, s->pid),
-		.kernel_generation = pp_aspace_generation(c->as, PP_ASPACE_KERNEL),
-		.mode = s->h.misc & PERF_RECORD_MISC_CPUMODE_MASK,
-		.ip = s->ip,
-		.nr_ips = s->nr_ips,
-	};
-	memcpy(k + 1, s + 1, (size_t)s->nr_ips * 8);
-
-	if (pp_intern_count(&c->rawstacks) > 4 * pp_intern_count(&c->stacks) + 65536) {
-		pp_intern_free(&c->rawstacks);	/* stale generations: start over */
-		pp_intern_init(&c->rawstacks);
-	}
-	if (pp_intern_count(&c->rawstacks) >= c->raw_stack_cap) {
-		size_t cap = c->raw_stack_cap ? c->raw_stack_cap * 2 : 4096;
-		uint32_t *n = realloc(c->raw_stack, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->raw_stack = n;
-		c->raw_stack_cap = cap;
-	}
-	id = pp_intern_put(&c->rawstacks, k, len, &added);
-	if (id < 0)
-		return id;
-	if (!added)
-		return c->raw_stack[id];
-	stack = intern_stack_slow(c, s);
-	if (stack < 0)
-		return stack;
-	c->raw_stack[id] = stack;
-	return stack;
-}
 
 static bool in_list(const uint32_t *list, size_t n, uint32_t v)
 {
@@ -652,19 +195,38 @@ static bool in_list(const uint32_t *list, size_t n, uint32_t v)
 	return false;
 }
 
-static int trace_value(struct pp_convert *c, const struct csample *s, const char *field,
-		       struct label_val *lv);
+/* A DWARF-mode sample's user stack, unwound (ustack.h) into its callchain. */
+static int unwind(struct pp_convert *c, const struct csample *s, const struct csample **out)
+{
+	struct pp_ustack_walk w;
+	struct symbolizer *sym;
+	int err;
 
+	if (!c->ustack) {
+		err = pp_cv_symbolizer(c, &sym);
+		if (err)
+			return pp_cv_fail(c, err, "cannot set up DWARF unwinding: %s", strerror(-err));
+		err = pp_ustack_new(sym, c->as, &c->ustack);
+		if (err)
+			return err;
+	}
+	err = pp_ustack_unwind(c->ustack, s, out, &w);
+	c->stats.unwind_files_missing += w.files_missing;
+	if (err)
+		return err;
+	c->stats.unwind_samples++;
+	c->stats.unwind_frames += w.frames;
+	c->stats.unwind_stop[w.stop]++;
+	return 0;
+}
+
+/* A sample's turn: filtered by its thread's name, unwound, aggregated. */
 static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t time)
 {
-	struct label_val lv[16];
-	uint32_t comm = comm_of(c, s->tid);
-	size_t nl = 0;
-	int64_t stack, labels, id;
-	bool added;
+	uint32_t comm = pp_aspace_comm(c->as, s->tid);
 
 	if (!comm)
-		comm = comm_of(c, s->pid);
+		comm = pp_aspace_comm(c->as, s->pid);
 	if (c->opts.nr_comms) {
 		const char *name = comm ? pp_cv_str(c, comm - 1) : "";
 		bool ok = false;
@@ -679,121 +241,27 @@ static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t tim
 	if (s->pid && !comm && !pp_aspace_known(c->as, s->pid))
 		c->stats.unknown_pid++;
 	if (s->flags & CSAMPLE_HAS_USTACK) {
-		int err = pp_cv_unwind(c, s, &s);
+		int err = unwind(c, s, &s);
 
 		if (err)
 			return err;
 	}
 
-	stack = intern_stack(c, s);
-	if (stack < 0)
-		return stack;
-
-	for (size_t i = 0; i < c->opts.nr_labels && nl < 16; i++) {
-		struct label_val *l = &lv[nl];
-		char buf[32];
-		int64_t sid;
-		int err;
-
-		memset(l, 0, sizeof(*l));
-		l->spec = i;
-		switch (c->opts.labels[i].kind) {
-		case PP_LABEL_PID:
-			l->value = s->pid;
-			break;
-		case PP_LABEL_TID:
-			l->value = s->tid;
-			break;
-		case PP_LABEL_CPU:
-			if (!(s->flags & CSAMPLE_HAS_CPU))
-				continue;	/* not recorded: no label rather than a wrong one */
-			l->value = s->cpu;
-			break;
-		case PP_LABEL_COMM:
-			if (comm) {
-				sid = comm - 1;
-			} else {
-				snprintf(buf, sizeof(buf), s->pid ? ":%u" : "swapper", s->tid);
-				sid = pp_cv_sid(c, buf);
-				if (sid < 0)
-					return sid;
-			}
-			l->is_str = 1;
-			l->value = sid;
-			break;
-		case PP_LABEL_TRACE:
-			err = trace_value(c, s, c->opts.labels[i].field, l);
-			if (err == -ENOENT)
-				continue;	/* not a field of this event: no label */
-			if (err)
-				return err;
-			break;
-		}
-		nl++;
-	}
-	if (s->reason && nl < 16)
-		lv[nl++] = (struct label_val){ .spec = LABEL_SPEC_SCHED_REASON, .is_str = 1,
-					       .value = s->reason - 1 };
-	labels = pp_intern_put(&c->labelsets, lv, nl * sizeof(lv[0]), NULL);
-	if (labels < 0)
-		return labels;
-
-	struct sample_key k = { .event = s->event, .stack = stack, .labels = labels };
-
-	if (pp_intern_count(&c->samples) >= c->counts_cap) {
-		size_t cap = c->counts_cap ? c->counts_cap * 2 : 1024;
-		struct counts *n = realloc(c->counts, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->counts = n;
-		c->counts_cap = cap;
-	}
-	id = pp_intern_put(&c->samples, &k, sizeof(k), &added);
-	if (id < 0)
-		return id;
-	if (added)
-		c->counts[id] = (struct counts){ 0 };
-	c->counts[id].count++;
-	c->counts[id].weight += s->period;
-	/* An allocation sample stands for period / S objects (perfdata/events.h). */
-	c->counts[id].objects += s->alloc_size ? (double)s->period / (double)s->alloc_size : 1.0;
-	c->stats.kept++;
-	if (time) {
-		if (!c->have_time || time < c->first_time)
-			c->first_time = time;
-		if (time > c->last_time)
-			c->last_time = time;
-		c->have_time = true;
-	}
-	return 0;
+	return pp_cv_aggregate(c, s, comm, time);
 }
 
+/* A record's turn has come, in time order. */
 static int deliver(const struct perf_event_header *h, uint64_t time, void *ctx)
 {
 	struct pp_convert *c = ctx;
+	int ret;
 
-	switch (h->type) {
-	case CSAMPLE_TYPE:
+	if (h->type == CSAMPLE_TYPE)
 		return on_sample(c, (const struct csample *)h, time);
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		return on_mmap(c, h);
-	case PERF_RECORD_COMM:
-		return on_comm(c, h);
-	case PERF_RECORD_FORK:
-		return on_fork(c, h);
-	default:
-		return 0;
-	}
-}
-
-static bool wants_raw(const struct pp_convert *c)
-{
-	for (size_t i = 0; i < c->opts.nr_labels; i++)
-		if (c->opts.labels[i].kind == PP_LABEL_TRACE)
-			return true;
-	return false;
+	ret = pp_aspace_record(c->as, h);
+	if (ret == 1)
+		c->stats.bad_records++;
+	return ret < 0 ? ret : 0;
 }
 
 /* What the RAW text of bpfrec's BPF_OUTPUT events says (events.h): an
@@ -835,12 +303,12 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 	int ret;
 
 	c->stats.samples++;
-	if (!perfdata_reader_sample_event(c->r, h)) {
-		c->stats.unknown_event++;
-		return 0;
-	}
-	if (perfdata_reader_parse_sample(c->r, h, &s, &ev) || !ev) {
-		c->stats.bad_records++;
+	/* One decoding of the event id: no event for it, or a malformed sample. */
+	if (perfdata_reader_parse_sample(c->r, h, &s, &ev)) {
+		if (ev)
+			c->stats.bad_records++;
+		else
+			c->stats.unknown_event++;
 		return 0;
 	}
 	ret = sample_event(c, ev, &idx);
@@ -856,14 +324,14 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 		return 0;
 	}
 	nr_ips = (ev->attr.sample_type & PERF_SAMPLE_CALLCHAIN) ? s.nr_callchain : 0;
-	raw = wants_raw(c) && (ev->attr.sample_type & PERF_SAMPLE_RAW) ? s.raw_size : 0;
-	size = perfdata_align8(sizeof(*cs) + nr_ips * 8 + raw);
+	raw = pp_cv_labels_want_raw(c) && (ev->attr.sample_type & PERF_SAMPLE_RAW) ? s.raw_size : 0;
+	size = csample_ustack_offset(nr_ips, raw);
 	if (size > UINT16_MAX) {
 		/* Cannot happen for records perf writes (they are <= 64 KiB and
 		 * carry more than we keep); drop the outermost frames if it does. */
 		raw = 0;
 		nr_ips = (UINT16_MAX - sizeof(*cs)) / 8;
-		size = perfdata_align8(sizeof(*cs) + nr_ips * 8);
+		size = csample_ustack_offset(nr_ips, 0);
 	}
 	/* DWARF mode: the user registers and stack ride along, cut to fit. */
 	ustack = pp_ustack_size(&ev->attr, &s, (UINT16_MAX & ~7u) - size, &cut);
@@ -871,11 +339,9 @@ static int read_sample(struct pp_convert *c, const struct perf_event_header *h)
 		c->stats.unwind_no_stack++;
 	c->stats.unwind_cut += cut;
 	if (!c->rec_buf) {
-		/* Lower half: the csample being built; upper half: its raw-stack key. */
-		c->rec_buf = malloc(2 << 16);
+		c->rec_buf = malloc(1 << 16);	/* h.size is 16 bits */
 		if (!c->rec_buf)
 			return -ENOMEM;
-		c->rec_cap = 2 << 16;
 	}
 	cs = (struct csample *)c->rec_buf;
 	memset(cs, 0, size);
@@ -975,98 +441,6 @@ int pp_convert_read(struct pp_convert *c)
 	return 0;
 }
 
-/* ---- the profile list ---- */
-
-int pp_cv_make_profiles(struct pp_convert *c)
-{
-	size_t n = perfdata_reader_nr_events(c->r);
-
-	if (c->profiles_made)
-		return 0;
-	c->profiles = calloc(n ? n : 1, sizeof(*c->profiles));
-	c->ev_profile = calloc(n ? n : 1, sizeof(*c->ev_profile));
-	if (!c->profiles || !c->ev_profile)
-		return -ENOMEM;
-	c->nr_ev_profile = n;
-	for (size_t i = 0; i < n; i++) {
-		const struct perfdata_event *ev = perfdata_reader_event(c->r, i);
-		size_t p;
-		char *name;
-		bool heap;
-
-		c->ev_profile[i] = UINT32_MAX;
-		if (pp_event_is_dummy(ev))
-			continue;
-		name = pp_event_name(ev);
-		if (!name)
-			return -ENOMEM;
-		if (!event_selected(c, ev, name)) {
-			free(name);
-			continue;
-		}
-		heap = pp_output_is_heap(pp_event_output_kind(ev, name));
-		if (heap) {	/* alloc and inuse: one heap profile */
-			free(name);
-			name = strdup(PP_HEAP_PROFILE_NAME);
-			if (!name)
-				return -ENOMEM;
-		}
-		/* Two attrs with one name (perf does this per PMU) share a profile. */
-		for (p = 0; p < c->nr_profiles; p++)
-			if (!strcmp(c->profiles[p].name, name))
-				break;
-		if (p < c->nr_profiles)
-			free(name);
-		else
-			c->profiles[c->nr_profiles++] = (struct profile_info){ .event = i, .name = name,
-									       .heap = heap };
-		c->ev_profile[i] = p;
-	}
-	/* Short names, unless two events would share one. */
-	for (size_t p = 0; p < c->nr_profiles; p++) {
-		c->profiles[p].short_name = pp_event_short_name(c->profiles[p].name);
-		if (!c->profiles[p].short_name)
-			return -ENOMEM;
-	}
-	for (size_t p = 0; p < c->nr_profiles; p++) {
-		bool clash = false;
-
-		for (size_t q = 0; q < c->nr_profiles; q++)
-			clash |= q != p && !strcmp(c->profiles[p].short_name, c->profiles[q].short_name);
-		if (clash) {
-			free(c->profiles[p].short_name);
-			c->profiles[p].short_name = strdup(c->profiles[p].name);
-			if (!c->profiles[p].short_name)
-				return -ENOMEM;
-		}
-	}
-	for (size_t i = 0; i < pp_intern_count(&c->samples); i++) {
-		const struct sample_key *k = pp_intern_get(&c->samples, i, NULL);
-
-		if (k->event < n && c->ev_profile[k->event] != UINT32_MAX)
-			c->profiles[c->ev_profile[k->event]].samples += c->counts[i].count;
-	}
-	c->profiles_made = true;
-	return 0;
-}
-
-size_t pp_convert_nr_profiles(const struct pp_convert *c)
-{
-	if (pp_cv_make_profiles((struct pp_convert *)c))
-		return 0;
-	return c->nr_profiles;
-}
-
-const char *pp_convert_profile_name(const struct pp_convert *c, size_t i)
-{
-	return i < c->nr_profiles ? c->profiles[i].short_name : NULL;
-}
-
-uint64_t pp_convert_profile_samples(const struct pp_convert *c, size_t i)
-{
-	return i < c->nr_profiles ? c->profiles[i].samples : 0;
-}
-
 void pp_convert_set_wall_clock(struct pp_convert *c, uint64_t wall_clock_at_end)
 {
 	c->opts.wall_clock_at_end = wall_clock_at_end;
@@ -1075,80 +449,4 @@ void pp_convert_set_wall_clock(struct pp_convert *c, uint64_t wall_clock_at_end)
 const char *pp_convert_warning(const struct pp_convert *c)
 {
 	return c->warning[0] ? c->warning : NULL;
-}
-
-/* ---- tracepoint fields ---- */
-
-static int trace_value(struct pp_convert *c, const struct csample *s, const char *field,
-		       struct label_val *lv)
-{
-	const struct perfdata_event *ev = perfdata_reader_event(c->r, s->event);
-	struct perfdata_trace_value v;
-	int err;
-
-	if (!ev || ev->attr.type != PERF_TYPE_TRACEPOINT || !s->raw_size)
-		return -ENOENT;
-	if (!c->trace_tried) {
-		size_t size = 0;
-		const void *td = perfdata_reader_feature(c->r, PERFDATA_FEAT_TRACING_DATA, &size);
-		char msg[256] = "";
-
-		c->trace_tried = true;
-		if (!td || !size) {
-			snprintf(c->warning, sizeof(c->warning),
-				 "%s has no tracing data (HEADER_TRACING_DATA): trace: labels are left out",
-				 c->opts.input_name);
-		} else if (perfdata_trace_new(td, size, &c->trace, msg, sizeof(msg))) {
-			snprintf(c->warning, sizeof(c->warning),
-				 "%s: tracing data unusable (%s): trace: labels are left out",
-				 c->opts.input_name, msg);
-		}
-	}
-	if (!c->trace)
-		return -ENOENT;
-	err = perfdata_trace_field(c->trace, ev->attr.config, field,
-			     (const uint8_t *)(s + 1) + (size_t)s->nr_ips * 8, s->raw_size, &v);
-	if (err)
-		return err == -ENOENT || err == -EINVAL ? -ENOENT : err;
-	if (v.is_str) {
-		int64_t sid = pp_cv_sid(c, v.str);
-
-		if (sid < 0)
-			return sid;
-		lv->is_str = 1;
-		lv->value = sid;
-	} else {
-		lv->value = (uint64_t)v.num;
-	}
-	return 0;
-}
-
-/* ---- --labels ---- */
-
-int pp_parse_labels(char *s, struct pp_label_spec *specs, size_t cap, size_t *nr)
-{
-	char *save = NULL, *tok;
-
-	*nr = 0;
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		struct pp_label_spec sp = { 0 };
-
-		if (!strcmp(tok, "pid"))
-			sp.kind = PP_LABEL_PID;
-		else if (!strcmp(tok, "tid"))
-			sp.kind = PP_LABEL_TID;
-		else if (!strcmp(tok, "comm"))
-			sp.kind = PP_LABEL_COMM;
-		else if (!strcmp(tok, "cpu"))
-			sp.kind = PP_LABEL_CPU;
-		else if (!strncmp(tok, "trace:", 6) && tok[6]) {
-			sp.kind = PP_LABEL_TRACE;
-			sp.field = tok + 6;
-		} else
-			return -EINVAL;
-		if (*nr == cap)
-			return -E2BIG;
-		specs[(*nr)++] = sp;
-	}
-	return 0;
 }

@@ -5,15 +5,20 @@
  * Two phases, so memory follows the number of distinct stacks, not the
  * number of samples:
  *
- *  1. pp_convert_read() streams the file. Records are replayed in time
- *     order (reorder.h) through per-pid address spaces (aspace.h); each
+ *  1. pp_convert_read() streams the file (convert.c). Records are
+ *     replayed in time order (reorder.h) through the processes they
+ *     describe (aspace.h); DWARF-mode samples are unwound (ustack.h); each
  *     sample becomes a stack of frames (mapping, address, leaf or caller)
  *     and is aggregated with the identical (event, stack, labels) samples
- *     seen before. Filters (--event, --pid, --tid, --comm) apply here.
+ *     seen before (aggregate.h, labels.h). Filters (--event, --pid, --tid,
+ *     --comm) apply here.
  *
- *  2. pp_convert_build() makes the profile of one event: each distinct
- *     frame is symbolized once (shared by all events) and becomes a
- *     Location; mappings carry the recorded file, offset and build-id.
+ *  2. pp_convert_build() makes the profile of one event (build.c): each
+ *     distinct frame is symbolized once (shared by all events) and becomes
+ *     a Location; mappings carry the recorded file, offset and build-id.
+ *
+ * One symbolizer serves both phases: unwinding and naming find and open
+ * each file once.
  *
  * The converter keeps a pointer to the reader: it must outlive both phases
  * (pipe-mode build-ids and the event list are read from it at the end).
@@ -103,8 +108,5 @@ const struct pp_convert_stats *pp_convert_stats(const struct pp_convert *c);
 const char *pp_convert_error(const struct pp_convert *c);
 /* A one-line warning about the whole conversion (e.g. kernel mismatch), or NULL. */
 const char *pp_convert_warning(const struct pp_convert *c);
-
-/* Parse "pid,tid,comm,cpu,trace:FIELD" into specs (fields point into s). */
-int pp_parse_labels(char *s, struct pp_label_spec *specs, size_t cap, size_t *nr);
 
 #endif /* TOOLS_PPROF_CONVERT_H */

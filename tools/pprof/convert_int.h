@@ -1,8 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * convert_int.h - the converter's state, shared by its two phases:
- * convert.c (reading, phase 1) and build.c (profiles, phase 2). Not for
- * other users: convert.h is the interface.
+ * convert_int.h - the converter's state, shared by the files of its two
+ * phases (convert.h): convert.c reads and dispatches (phase 1), aggregate.c
+ * fills the tables below, labels.c the label sets, build.c makes the
+ * profiles from them (phase 2). Each part of struct pp_convert says which
+ * file owns it. Not for other users: convert.h is the interface.
+ *
+ * Tables (all pp_intern sets, ids dense):
+ *   strs     NUL-terminated strings (comms, file names, symbol names)
+ *   frames   (mapping, address, leaf/caller, kernel) of every distinct frame
+ *   stacks   arrays of frame ids, leaf first
+ *   labelsets arrays of label values (struct label_val)
+ *   samples  (event, stack, labelset) -> counts
+ * The mappings themselves are the process replay's (aspace.h).
  */
 #ifndef TOOLS_PPROF_CONVERT_INT_H
 #define TOOLS_PPROF_CONVERT_INT_H
@@ -14,47 +24,15 @@
 #include "perfdata/reorder.h"
 #include "aspace.h"
 #include "convert.h"
+#include "csample.h"
 #include "intern.h"
-
-/* Our own record type for shrunk samples inside the reorder queue. */
-#define CSAMPLE_TYPE 0x7fff
-
-#define CSAMPLE_HAS_CPU 1
-#define CSAMPLE_HAS_USTACK 2		/* user regs + stack follow (ustack.h) */
-
-struct csample {
-	struct perf_event_header h;	/* misc: the sample's cpumode */
-	uint32_t flags;			/* CSAMPLE_HAS_* */
-	uint32_t ustack_len;		/* bytes of packed user regs + stack */
-	uint32_t event;			/* reader event index */
-	uint32_t pid, tid, cpu;
-	uint32_t nr_ips;
-	uint32_t raw_size;
-	uint64_t period;
-	uint64_t ip;
-	uint64_t alloc_size;		/* allocation samples: S from RAW; 0 = unknown */
-	uint32_t reason;		/* sched-delay samples: sid + 1 of the RAW reason; 0 = none */
-	uint32_t pad;
-	/* then nr_ips u64, then raw_size bytes, then (8-aligned) ustack_len bytes */
-};
-
-enum cmap_kind { CMAP_FILE, CMAP_KERNEL, CMAP_ANON };
-
-struct cmap_key {
-	uint64_t start, len, pgoff;
-	uint32_t filename;		/* sid */
-	uint32_t pid;			/* owner of anonymous memory, else 0 */
-	uint8_t kind;
-	uint8_t build_id_size;
-	uint8_t build_id[PERFDATA_BUILD_ID_MAX];
-	uint8_t pad[2];
-};
+#include "labels.h"
 
 enum { FRAME_CALLER = 1, FRAME_KERNEL = 2, FRAME_GUEST = 4 };
 
 struct frame_key {
 	uint64_t addr;
-	uint32_t cmap;			/* cmap id + 1; 0 = no mapping */
+	uint32_t cmap;			/* mapping id (aspace.h) + 1; 0 = no mapping */
 	uint32_t pid;			/* unmapped user frames: whose (perf-PID.map) */
 	uint32_t flags;
 	uint32_t pad;
@@ -62,15 +40,6 @@ struct frame_key {
 
 struct sample_key {
 	uint32_t event, stack, labels, pad;
-};
-
-/* label_val.spec of a sched-delay sample's reason (not one of opts.labels) */
-#define LABEL_SPEC_SCHED_REASON UINT32_MAX
-
-struct label_val {
-	uint32_t spec;			/* index into opts.labels, or LABEL_SPEC_SCHED_REASON */
-	uint32_t is_str;
-	uint64_t value;			/* number, or sid */
 };
 
 struct counts {
@@ -109,36 +78,51 @@ struct profile_info {
 };
 
 struct pp_convert {
+	/* convert.c: the input, its reading, and what is shared by all */
 	struct pp_convert_opts opts;
 	struct perfdata_reader *r;
 	struct perfdata_reorder *q;
-	struct pp_aspace *as;
-	struct pp_intern strs, cmaps, frames, stacks, labelsets, samples, tids;
+	struct pp_aspace *as;		/* the processes, replayed (aspace.h) */
+	struct pp_intern strs;
+	int8_t *ev_sel;			/* reader event index -> selected? -1 = not known yet */
+	uint8_t *ev_output;		/* reader event index -> enum pp_output_kind (once ev_sel is known) */
+	size_t nr_ev_sel;
+	uint64_t max_time;
+	uint8_t *rec_buf;		/* the csample being made, 64 KiB */
+	/* the one symbolizer: naming (phase 2) and DWARF unwinding share its files */
+	struct symbolizer *sym;
+	struct pp_ustack *ustack;	/* DWARF-mode samples (ustack.h) */
+	struct pp_convert_stats stats;
+	char warning[512];
+	char err[512];
+
+	/* aggregate.c */
+	struct pp_intern frames, stacks, samples;
+	struct counts *counts;		/* per sample */
+	size_t counts_cap;
+	uint64_t first_time, last_time;
+	bool have_time;
 	/* raw callchain (+ pid, map generations) -> stack id, a shortcut past
 	 * the per-frame lookups; emptied when it outgrows the stacks. */
 	struct pp_intern rawstacks;
 	uint32_t *raw_stack;
 	size_t raw_stack_cap;
-	uint32_t *tid_comm;		/* sid + 1 per tids entry; 0 = unknown */
-	size_t tid_comm_cap;
-	struct counts *counts;
-	size_t counts_cap;
-	uint8_t *cmap_exe;		/* per cmap: the first file a process mapped after exec */
-	size_t cmap_exe_cap;
-	struct pp_intern exe_pids;	/* key: pid; exe_seen[id] */
-	bool *exe_seen;
-	size_t exe_seen_cap;
-	uint32_t kernel_cmap;		/* cmap id + 1 of [kernel.kallsyms]; 0 = none yet */
-	uint64_t kernel_ref_addr;	/* its pgoff: the reference symbol's address */
-	char kernel_ref_sym[64];
-	uint64_t first_time, last_time;
-	bool have_time;
-	uint64_t max_time;
+	void *raw_key;			/* scratch: the key being looked up */
+	uint32_t *stack_buf;		/* scratch: the frames being interned */
+	size_t stack_cap;
+
+	/* labels.c */
+	struct pp_intern labelsets;
+	struct perfdata_trace *trace;
+	bool trace_tried;
+
+	/* build.c: the profile list */
 	struct profile_info *profiles;
 	size_t nr_profiles;
 	bool profiles_made;
-	/* phase 2 */
-	struct symbolizer *sym;
+	uint32_t *ev_profile;		/* reader event index -> profile, UINT32_MAX = none */
+	size_t nr_ev_profile;
+	/* build.c: symbolization */
 	bool sym_tried;
 	struct resolved *resolved;
 	struct rline *lines;
@@ -147,26 +131,9 @@ struct pp_convert {
 	struct bid_val *bid_vals;
 	size_t bid_cap;
 	bool build_ids_loaded;
-	uint32_t *ev_profile;		/* reader event index -> profile, UINT32_MAX = none */
-	int8_t *ev_sel;			/* reader event index -> selected? -1 = not known yet */
-	uint8_t *ev_output;		/* reader event index -> enum pp_output_kind (once ev_sel is known) */
-	size_t nr_ev_sel;
-	size_t nr_ev_profile;
 	int64_t kernel_delta;		/* add to recorded kernel addresses for kallsyms */
 	bool kernel_ok;			/* kallsyms usable for this recording */
 	bool kernel_checked;
-	struct perfdata_trace *trace;
-	bool trace_tried;
-	/* DWARF-mode samples (ustack.c) */
-	struct pp_ustack_cache *ustack;
-	/* scratch */
-	uint32_t *stack_buf;
-	size_t stack_cap;
-	uint8_t *rec_buf;
-	size_t rec_cap;
-	struct pp_convert_stats stats;
-	char warning[512];
-	char err[512];
 };
 
 int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
@@ -174,9 +141,7 @@ int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
 /* The id of string s in c->strs (added when new), or -ENOMEM. */
 int64_t pp_cv_sid(struct pp_convert *c, const char *s);
 const char *pp_cv_str(const struct pp_convert *c, uint32_t sid);
-/* Whether cmap was the first file some process mapped after exec. */
-bool pp_cv_is_exe(const struct pp_convert *c, uint32_t cmap);
-/* Fill c->profiles and c->ev_profile from the events (once). */
-int pp_cv_make_profiles(struct pp_convert *c);
+/* The conversion's symbolizer, made on first use. 0 or -errno. */
+int pp_cv_symbolizer(struct pp_convert *c, struct symbolizer **out);
 
 #endif /* TOOLS_PPROF_CONVERT_INT_H */

@@ -169,3 +169,12 @@ bool pp_event_matches(const char *name, const char *want)
 	free(short_name);
 	return ok;
 }
+
+bool pp_event_selected(const struct perfdata_event *ev, const char *name, const char *want)
+{
+	if (!want)
+		return true;
+	if (pp_output_is_heap(pp_event_output_kind(ev, name)) && !strcmp(want, PP_HEAP_PROFILE_NAME))
+		return true;
+	return pp_event_matches(name, want);
+}

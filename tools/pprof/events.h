@@ -47,6 +47,11 @@ static inline bool pp_output_is_heap(enum pp_output_kind k)
 	return k == PP_OUTPUT_ALLOC || k == PP_OUTPUT_INUSE;
 }
 
+/* Does --event want (NULL: every event) select event ev, named name? By
+ * its name (pp_event_matches()), or PP_HEAP_PROFILE_NAME for both
+ * allocation events. */
+bool pp_event_selected(const struct perfdata_event *ev, const char *name, const char *want);
+
 /*
  * The RAW texts of these events are words separated by one space, then
  * only space padding up to a NUL or the end of the data (perfdata/events.h).

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "perfdata/hash.h"
 
@@ -57,6 +58,12 @@ const void *pp_intern_get(const struct pp_intern *t, uint32_t id, size_t *len);
 static inline size_t pp_intern_count(const struct pp_intern *t)
 {
 	return t->nr;
+}
+
+/* The id of string s, its NUL included in the key (added when new), or -ENOMEM. */
+static inline int64_t pp_intern_str(struct pp_intern *t, const char *s)
+{
+	return pp_intern_put(t, s, strlen(s) + 1, NULL);
 }
 
 #endif /* TOOLS_PPROF_INTERN_H */

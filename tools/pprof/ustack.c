@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * ustack.c - DWARF-mode samples: pack their user registers and stack in
- * phase 1, unwind them in time order (ustack.h).
+ * ustack.c - DWARF-mode samples: pack their user registers and stack when
+ * they are read, unwind them in time order (ustack.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,7 +9,6 @@
 
 #include <asm/perf_regs.h>
 
-#include "convert_int.h"
 #include "ustack.h"
 
 /* perf's x86_64 register bit (uapi asm/perf_regs.h) of each DWARF register. */
@@ -81,8 +80,9 @@ struct uspace {
 	struct unw_space *sp;
 };
 
-struct pp_ustack_cache {
-	struct symbolizer *sym;		/* finds files, as phase 2 will */
+struct pp_ustack {
+	struct symbolizer *sym;
+	const struct pp_aspace *as;
 	struct uspace spaces[PP_USTACK_SPACES];
 	size_t nr;
 	uint64_t clock;
@@ -91,66 +91,64 @@ struct pp_ustack_cache {
 	size_t out_cap;			/* in u64 */
 };
 
-void pp_cv_unwind_free(struct pp_convert *c)
+int pp_ustack_new(struct symbolizer *sym, const struct pp_aspace *as, struct pp_ustack **out)
 {
-	struct pp_ustack_cache *u = c->ustack;
+	struct pp_ustack *u = calloc(1, sizeof(*u));
 
+	if (!u)
+		return -ENOMEM;
+	u->sym = sym;
+	u->as = as;
+	*out = u;
+	return 0;
+}
+
+void pp_ustack_free(struct pp_ustack *u)
+{
 	if (!u)
 		return;
 	for (size_t i = 0; i < u->nr; i++)
 		unw_space_free(u->spaces[i].sp);
-	if (u->sym)
-		symbolizer_free(u->sym);
 	free(u->out);
 	free(u);
-	c->ustack = NULL;
 }
 
-/* Report every file mapping pid has now. */
-static int fill_space(struct pp_convert *c, struct unw_space *sp, uint32_t pid)
+/* Report every file mapping pid has now; *missing: those without a file. */
+static int fill_space(struct pp_ustack *u, struct unw_space *sp, uint32_t pid, size_t *missing)
 {
-	size_t n = pp_aspace_count(c->as, pid), found, missing;
+	size_t n = pp_aspace_count(u->as, pid), found;
 	uint32_t prev = UINT32_MAX;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct cmap_key *k;
 		struct sym_mapping m;
 		uint64_t start, end;
 		uint32_t cm;
 		int err;
 
-		if (pp_aspace_at(c->as, pid, i, &start, &end, &cm) || cm == prev)
+		if (pp_aspace_at(u->as, pid, i, &start, &end, &cm) || cm == prev)
 			continue;
 		prev = cm;
-		k = pp_intern_get(&c->cmaps, cm, NULL);
-		if (k->kind != CMAP_FILE)
+		if (pp_aspace_mapping(u->as, cm)->kind != PP_MAPPING_FILE)
 			continue;
-		m = (struct sym_mapping){
-			.path = pp_cv_str(c, k->filename),
-			.start = k->start,
-			.len = k->len,
-			.pgoff = k->pgoff,
-			.build_id = k->build_id_size ? k->build_id : NULL,
-			.build_id_size = k->build_id_size,
-		};
+		pp_aspace_sym_mapping(u->as, cm, &m);
 		err = unw_space_add(sp, &m);
 		if (err == -ENOMEM)
 			return err;
 	}
-	unw_space_files(sp, &found, &missing);
-	c->stats.unwind_files_missing += missing;
+	unw_space_files(sp, &found, missing);
 	return 0;
 }
 
 /* The space of pid as its maps are now: cached, else built (evicting the
- * least recently used one when full). */
-static int space_of(struct pp_convert *c, uint32_t pid, struct unw_space **out)
+ * least recently used one when full; *missing then counts its mappings
+ * without a file). */
+static int space_of(struct pp_ustack *u, uint32_t pid, struct unw_space **out, size_t *missing)
 {
-	struct pp_ustack_cache *u = c->ustack;
-	uint32_t gen = pp_aspace_generation(c->as, pid);
+	uint32_t gen = pp_aspace_generation(u->as, pid);
 	struct uspace *slot = NULL;
 	int err;
 
+	*missing = 0;
 	for (size_t i = 0; i < u->nr; i++) {
 		if (u->spaces[i].pid != pid)
 			continue;
@@ -174,7 +172,7 @@ static int space_of(struct pp_convert *c, uint32_t pid, struct unw_space **out)
 	*slot = (struct uspace){ .pid = pid, .generation = gen, .used = ++u->clock };
 	err = unw_space_new(u->sym, (int)pid, &slot->sp);
 	if (!err)
-		err = fill_space(c, slot->sp, pid);
+		err = fill_space(u, slot->sp, pid, missing);
 	if (err) {
 		unw_space_free(slot->sp);
 		*slot = u->spaces[--u->nr];
@@ -184,53 +182,27 @@ static int space_of(struct pp_convert *c, uint32_t pid, struct unw_space **out)
 	return 0;
 }
 
-static int setup(struct pp_convert *c)
+int pp_ustack_unwind(struct pp_ustack *u, const struct csample *s, const struct csample **out,
+		     struct pp_ustack_walk *walk)
 {
-	struct pp_ustack_cache *u;
-	int err;
-
-	if (c->ustack)
-		return 0;
-	u = calloc(1, sizeof(*u));
-	if (!u)
-		return -ENOMEM;
-	err = symbolizer_new(&c->opts.sym, &u->sym);
-	if (err) {
-		free(u);
-		return pp_cv_fail(c, err, "cannot set up DWARF unwinding: %s", strerror(-err));
-	}
-	c->ustack = u;
-	return 0;
-}
-
-int pp_cv_unwind(struct pp_convert *c, const struct csample *s, const struct csample **out)
-{
-	const uint64_t *ips = (const uint64_t *)(s + 1);
-	const uint8_t *packed;
-	struct pp_ustack_cache *u;
+	const uint64_t *ips = csample_ips(s);
+	const uint8_t *packed = (const uint8_t *)s + csample_ustack_offset(s->nr_ips, s->raw_size);
 	struct unw_regs regs;
 	struct unw_space *sp;
-	enum unw_stop stop;
 	size_t nk = 0, nr = 0, n, words, at;
 	struct csample *o;
 	int err;
 
-	err = setup(c);
-	if (err)
-		return err;
-	u = c->ustack;
-	packed = (const uint8_t *)ips + perfdata_align8((size_t)s->nr_ips * 8 + s->raw_size);
+	memset(walk, 0, sizeof(*walk));
 	memcpy(&regs, packed, sizeof(regs));
-	err = space_of(c, s->pid, &sp);
+	err = space_of(u, s->pid, &sp, &walk->files_missing);
 	if (err)
 		return err;
 	err = unw_space_unwind(sp, &regs, packed + sizeof(regs), s->ustack_len - sizeof(regs),
-			       u->frames, PP_USTACK_MAX_FRAMES, &nr, &stop);
+			       u->frames, PP_USTACK_MAX_FRAMES, &nr, &walk->stop);
 	if (err)
 		return err;
-	c->stats.unwind_samples++;
-	c->stats.unwind_frames += nr;
-	c->stats.unwind_stop[stop]++;
+	walk->frames = nr;
 
 	/* The kernel part: the callchain up to its user context, if any. */
 	while (nk < s->nr_ips && ips[nk] != PERF_CONTEXT_USER)
@@ -267,7 +239,7 @@ int pp_cv_unwind(struct pp_convert *c, const struct csample *s, const struct csa
 	}
 	o->nr_ips = at;
 	if (s->raw_size)
-		memcpy((uint8_t *)(oi + at), (const uint8_t *)ips + (size_t)s->nr_ips * 8, s->raw_size);
+		memcpy((uint8_t *)(oi + at), csample_raw(s), s->raw_size);
 	o->h.size = (uint16_t)perfdata_align8(sizeof(*o) + at * 8 + s->raw_size);
 	*out = o;
 	return 0;
