@@ -22,10 +22,10 @@
 #include <sys/utsname.h>
 
 #include "perfdata/writer.h"
-#include "recorder/procmaps.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
 #include "symbolize/kallsyms.h"
+#include "symbolize/procmaps.h"
 
 #define KERNEL_MMAP_NAME	"[kernel.kallsyms]_text"
 #define KERNEL_BUILD_ID_NAME	"[kernel.kallsyms]"

@@ -24,7 +24,6 @@
 #include "recorder/sched.h"
 #include "recorder/percpu.h"
 #include "recorder/privs.h"
-#include "recorder/procmaps.h"
 #include "recorder/progstats.h"
 #include "recorder/sampler.h"
 #include "recorder/ringbuf.h"
@@ -33,6 +32,7 @@
 #include "recorder/sysctl.h"
 #include "recorder/tracer_build.h"
 #include "recorder/unwind_bpf.h"
+#include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 
 #include "bpf/profile.h"

@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include "perfdata/sorted.h"
-#include "recorder/procmaps.h"
 #include "recorder/unwind_tables.h"
 #include "symbolize/buildid.h"
 #include "symbolize/cache.h"
 #include "symbolize/cfitable.h"
+#include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/vdso.h"
 

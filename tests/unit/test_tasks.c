@@ -24,10 +24,10 @@
 #include <unistd.h>
 
 #include "perfdata/writer.h"
-#include "recorder/procmaps.h"
 #include "recorder/taskdesc.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
+#include "symbolize/procmaps.h"
 
 #define MS 1000000ull
 /* snprintf that must not truncate */

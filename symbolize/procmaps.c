@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "perfdata/sorted.h"
-#include "recorder/procmaps.h"
+#include "symbolize/procmaps.h"
 
 /* ---- one line ---------------------------------------------------------- */
 
