@@ -45,7 +45,8 @@ struct sym_alias {
  */
 bool sym_alias_replaces(const struct sym_alias *best, const struct sym_alias *cand);
 
-/* Open path read-only as an ELF file (libelf initialized): 0 with *fd and
+/* The one way bpfrec opens an ELF file (read through mmap, libelf initialized).
+ * Open path read-only as an ELF file: 0 with *fd and
  * *elf (release with elf_end() and close()), -EINVAL when it is not ELF, -errno. */
 int elf_open_path(const char *path, int *fd, Elf **elf);
 /* The same for a file already open (safeopen.h): 0 with *elf, -EINVAL when it
