@@ -38,17 +38,6 @@ static bool is_text_type(char t)
 	return t == 't' || t == 'T' || t == 'w' || t == 'W';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* By address, then in file order (the order perf keeps aliases in). */
 static int ksym_cmp(const void *pa, const void *pb)
 {
@@ -118,7 +107,7 @@ static int parse_line(char *line, struct kallsyms_sym *s)
 	char *p = line, *end;
 	int digits = 0, v;
 
-	while ((v = hexval(*p)) >= 0) {
+	while ((v = hex_digit(*p)) >= 0) {
 		if (++digits > 16)
 			return -EINVAL;
 		addr = addr << 4 | (uint64_t)v;

@@ -17,6 +17,19 @@ int read_whole_file(const char *path, char **buf, size_t *len);
 /* The same from an open fd (read from its current offset; fd stays open). */
 int read_whole_fd(int fd, char **buf, size_t *len);
 
+/* The value of the hexadecimal digit c (either case), or -1: for the text
+ * parsers of kallsyms, maps files and JIT maps. */
+static inline int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* malloc'd concatenation of the NULL-terminated list of strings, or NULL. */
 char *str_join(const char *first, ...) __attribute__((sentinel));
 
