@@ -165,6 +165,45 @@ void kallsyms_reader_close(struct kallsyms_reader *r)
 	memset(r, 0, sizeof(*r));
 }
 
+int kallsyms_find_names(const char *path, struct kallsyms_want *want, size_t n)
+{
+	struct kallsyms_reader r;
+	struct kallsyms_sym s;
+	size_t prev = 0;	/* the line of the last symbol read */
+	int ret;
+
+	for (size_t i = 0; i < n; i++)
+		want[i] = (struct kallsyms_want){ .name = want[i].name };
+	ret = kallsyms_reader_open(&r, path);
+	if (ret)
+		return ret;
+	while ((ret = kallsyms_reader_next(&r, &s)) != 0) {
+		bool more = false;
+
+		if (ret < 0)
+			continue;	/* not a symbol line */
+		for (size_t i = 0; i < n; i++) {
+			struct kallsyms_want *w = &want[i];
+
+			if (w->found && w->lineno == prev) {
+				w->next = s.addr;	/* the line after w's */
+			} else if (!w->found && !s.module && !strcmp(s.name, w->name)) {
+				*w = (struct kallsyms_want){ .name = w->name, .found = true,
+							     .type = s.type, .addr = s.addr,
+							     .lineno = r.lineno };
+				more = true;	/* its next is still to come */
+			} else if (!w->found) {
+				more = true;
+			}
+		}
+		prev = r.lineno;
+		if (!more)
+			break;
+	}
+	kallsyms_reader_close(&r);
+	return 0;
+}
+
 static int parse(struct kallsyms *ks, struct kallsyms_reader *r, const char *path, char *err,
 		 size_t errlen)
 {

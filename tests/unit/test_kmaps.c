@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_kmaps.c - kernel_text_read() and kernel_maps_write() from fake
- * kallsyms, modules and notes files (records compared byte for byte with
+ * kallsyms (with __schedule's range for the tracers), modules and notes files (records compared byte for byte with
  * images built here), hidden kernel addresses, and the real /proc/kallsyms
  * when it is readable.
  */
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "perfdata/writer.h"
-#include "recorder/tasks.h"
+#include "recorder/kmaps.h"
 
 #define FMT(buf, ...) cr_assert_lt(snprintf(buf, sizeof(buf), __VA_ARGS__), (int)sizeof(buf))
 
@@ -260,6 +260,46 @@ Test(kmaps, missing_symbols)
 	cr_assert_eq(kernel_text_read(ks, &kt), -EINVAL);
 	path_of("nothing-here", ks, sizeof(ks));
 	cr_assert_eq(kernel_text_read(ks, &kt), -ENOENT);
+	cr_assert_eq(take(), 0);
+}
+
+/* __schedule, read in the same pass: it ends where the next symbol starts. */
+Test(kmaps, schedule_range_in_the_same_read)
+{
+	static const char with[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff821fa000 T __pfx___schedule\n"
+		"ffffffff821fa6c0 t __schedule\n"
+		"ffffffff821fb610 T __pfx_schedule\n"
+		"ffffffff821fb620 T schedule\n"
+		"ffffffff8220bb08 T _etext\n";
+	static const char last[] = "ffffffff81000000 T _text\nffffffff8220bb08 T _etext\n"
+				   "ffffffff821fa6c0 t __schedule\n";
+	static const char data[] = "ffffffff81000000 T _text\nffffffff8220bb08 T _etext\n"
+				   "ffffffff821fa6c0 d __schedule\nffffffff821fb610 T x\n";
+	static const char hidden[] = "0000000000000000 T _text\n0000000000000000 t __schedule\n"
+				     "0000000000000000 T schedule\n0000000000000000 T _etext\n";
+	char ks[PATH_MAX];
+	struct kernel_text kt;
+
+	write_file(path_of("kallsyms", ks, sizeof(ks)), with, sizeof(with) - 1);
+	cr_assert_eq(kernel_text_read(ks, &kt), 0);
+	cr_assert_eq(kt.sched_start, 0xffffffff821fa6c0ull);
+	cr_assert_eq(kt.sched_end, 0xffffffff821fb610ull);
+	cr_assert_eq(kt.end, 0xffffffff8220bb08ull, "_etext after __schedule is still found");
+	/* Without its end, as data or hidden: no range, and the kernel map as before. */
+	write_file(ks, last, sizeof(last) - 1);
+	cr_assert_eq(kernel_text_read(ks, &kt), 0);
+	cr_assert_eq(kt.sched_start | kt.sched_end, 0);
+	write_file(ks, data, sizeof(data) - 1);
+	cr_assert_eq(kernel_text_read(ks, &kt), 0);
+	cr_assert_eq(kt.sched_start | kt.sched_end, 0);
+	write_file(ks, hidden, sizeof(hidden) - 1);
+	cr_assert_eq(kernel_text_read(ks, &kt), -EPERM);
+	cr_assert_eq(kt.sched_start | kt.sched_end, 0);
+	write_file(ks, kallsyms, sizeof(kallsyms) - 1);
+	cr_assert_eq(kernel_text_read(ks, &kt), 0);
+	cr_assert_eq(kt.sched_start | kt.sched_end, 0, "no __schedule at all");
 	cr_assert_eq(take(), 0);
 }
 
