@@ -31,7 +31,13 @@ CFLAGS   ?= -O2 -g
 endif
 # -fPIC: the same objects make libbpfrec.a and libbpfrec.so. Hidden by
 # default: the shared library exports only what BPFREC_API marks.
-CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(BUILD)/include \
+# The warnings of every C source but the BPF programs: beyond -Wall -Wextra,
+# a name that hides another, an array sized at run time on the stack, a
+# global function no header declares, a declaration without its parameter
+# list, a format string that is not a literal.
+WARNINGS := -Wall -Wextra -Werror -Wshadow -Wvla -Wmissing-prototypes -Wstrict-prototypes \
+	    -Wformat=2
+CFLAGS   += -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(BUILD)/include \
 	    -fPIC -fvisibility=hidden -MMD -MP
 LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lpthread -lm
 ifeq ($(SAN),1)
@@ -163,7 +169,7 @@ DOCDIR  ?= $(PREFIX)/share/doc/bpfrec
 # marker's callers are on the stack. The recorder looks for it next to
 # itself, then in $(LIBDIR)/bpfrec.
 $(BUILD)/libbpfrec-alloc.so: $(PRELOAD_SRCS) $(wildcard recorder/preload/*.h) bpf/alloc.h
-	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -fPIC -fvisibility=hidden \
+	$(CC) -O2 -g -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -I. -fPIC -fvisibility=hidden \
 	      -fno-omit-frame-pointer -fno-optimize-sibling-calls -ftls-model=initial-exec \
 	      -shared -Wl,--build-id=sha1 -o $@ $(PRELOAD_SRCS)
 $(BUILD)/obj/recorder/alloc.o: CFLAGS += -DBPFREC_ALLOC_LIBDIR='"$(LIBDIR)/bpfrec"'
