@@ -31,7 +31,13 @@ CFLAGS   ?= -O2 -g
 endif
 # -fPIC: the same objects make libbpfrec.a and libbpfrec.so. Hidden by
 # default: the shared library exports only what BPFREC_API marks.
-CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(BUILD)/include \
+# The warnings of every C source but the BPF programs: beyond -Wall -Wextra,
+# a name that hides another, an array sized at run time on the stack, a
+# global function no header declares, a declaration without its parameter
+# list, a format string that is not a literal.
+WARNINGS := -Wall -Wextra -Werror -Wshadow -Wvla -Wmissing-prototypes -Wstrict-prototypes \
+	    -Wformat=2
+CFLAGS   += -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(BUILD)/include \
 	    -fPIC -fvisibility=hidden -MMD -MP
 LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lpthread -lm
 ifeq ($(SAN),1)
@@ -52,10 +58,12 @@ SYMBOLIZE_SRCS := $(wildcard symbolize/*.c)
 # the library; main() is tools/cli/bpfrec.c.
 CLI_MAIN       := tools/cli/bpfrec.c
 CLI_SRCS       := $(filter-out $(CLI_MAIN),$(wildcard tools/cli/*.c))
+# libbpfrec-alloc.so (recorder/preload/): a library of its own, preloaded
+# into a command the recorder launches; it defines malloc, so libbpfrec
+# never holds any of it.
+PRELOAD_SRCS   := $(wildcard recorder/preload/*.c)
 # libbpfrec: everything else.
-# recorder/alloc_preload.c is libbpfrec-alloc.so only: it defines malloc.
-ALLOC_PRELOAD  := recorder/alloc_preload.c
-LIB_SRCS       := $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) $(filter-out $(ALLOC_PRELOAD),$(wildcard recorder/*.c)) \
+LIB_SRCS       := $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) $(wildcard recorder/*.c) \
 		  $(filter-out $(CLI_MAIN) $(CLI_SRCS),$(wildcard tools/*.c) $(wildcard tools/*/*.c))
 APP_SRCS       := $(LIB_SRCS) $(CLI_SRCS)
 # The public headers: each in its module as bpfrec_*.h, installed (and, for
@@ -154,14 +162,16 @@ INCDIR  ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
 DOCDIR  ?= $(PREFIX)/share/doc/bpfrec
 
-# record --alloc's fast path for a launched command (recorder/alloc_preload.c):
-# preloaded into it, so its own small object with no dependency but libc.
-# Frame pointers and no sibling calls: the probed marker's callers are on
-# the stack. The recorder looks for it next to itself, then in $(LIBDIR)/bpfrec.
-$(BUILD)/libbpfrec-alloc.so: $(ALLOC_PRELOAD) recorder/alloc_inproc.c recorder/alloc_inproc.h bpf/alloc.h
-	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -fPIC -fvisibility=hidden \
+# record --alloc's fast path for a launched command (recorder/preload/):
+# preloaded into it, so its own small object with no dependency but libc,
+# built with its own flags in every tree (no sanitizer inside another
+# program's malloc). Frame pointers and no sibling calls: the probed
+# marker's callers are on the stack. The recorder looks for it next to
+# itself, then in $(LIBDIR)/bpfrec.
+$(BUILD)/libbpfrec-alloc.so: $(PRELOAD_SRCS) $(wildcard recorder/preload/*.h) bpf/alloc.h
+	$(CC) -O2 -g -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -I. -fPIC -fvisibility=hidden \
 	      -fno-omit-frame-pointer -fno-optimize-sibling-calls -ftls-model=initial-exec \
-	      -shared -Wl,--build-id=sha1 -o $@ $(ALLOC_PRELOAD) recorder/alloc_inproc.c
+	      -shared -Wl,--build-id=sha1 -o $@ $(PRELOAD_SRCS)
 $(BUILD)/obj/recorder/alloc.o: CFLAGS += -DBPFREC_ALLOC_LIBDIR='"$(LIBDIR)/bpfrec"'
 
 # The reference pages (Documentation/*.md) go in as they are: Markdown reads
@@ -209,10 +219,12 @@ $(BUILD)/gen/%.skel.h: $(BUILD)/gen/%.bpf.o
 	$(BPFTOOL) gen object $(BUILD)/gen/$*.lnk.o $<
 	$(BPFTOOL) gen skeleton $(BUILD)/gen/$*.lnk.o name $* > $@
 
-# Unit tests (Criterion), one binary per module.
+# Unit tests (Criterion), one binary per module. A module outside the
+# libraries is linked into its own test only, as an object prerequisite.
 $(BUILD)/tests/%: tests/unit/%.c $(APP_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(APP_LIBS) -lcriterion $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(filter %.o,$^) $(APP_LIBS) -lcriterion $(LDLIBS)
+$(BUILD)/tests/test_alloc_inproc: $(call obj,recorder/preload/alloc_inproc.c)
 $(UNIT_BINS): | $(SKELS) $(UNIT_SKELS) $(PUB_HDRS)
 unit-bins: $(UNIT_BINS)
 

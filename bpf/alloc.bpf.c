@@ -394,7 +394,7 @@ static __always_inline __u32 marker_stack(struct pt_regs *ctx, __u64 *frames, __
 }
 
 /*
- * The fast path (recorder/alloc_preload.c, libbpfrec-alloc.so, preloaded
+ * The fast path (recorder/preload/alloc_preload.c, libbpfrec-alloc.so, preloaded
  * into a launched command): the process samples by itself and calls these
  * two markers only for a sampled allocation and for the free of one. The
  * stack is walked at the marker's entry; its first frame (the marker) is

@@ -672,7 +672,7 @@ int perfdata_write_sched_metrics(struct perfdata_writer *w, const struct bpfrec_
 int perfdata_write_finished_round(struct perfdata_writer *w)
 {
 	int err = check_writable(w);
-	uint8_t *p;
+	uint8_t *dst;
 	ssize_t n;
 
 	if (err)
@@ -692,10 +692,10 @@ int perfdata_write_finished_round(struct perfdata_writer *w)
 	n = perfdata_encode_finished_round(w->scratch, RECORD_ROOM);
 	if (n < 0)
 		return (int)n;
-	p = buf_room(w);
-	if (!p)
+	dst = buf_room(w);
+	if (!dst)
 		return w->error;
-	memcpy(p, w->scratch, (size_t)n);
+	memcpy(dst, w->scratch, (size_t)n);
 	w->buf_len += (size_t)n;
 	return maybe_checkpoint(w);
 }

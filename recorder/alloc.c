@@ -26,10 +26,10 @@
 #include "recorder/emit.h"
 #include "recorder/loadlog.h"
 #include "recorder/percpu.h"
-#include "recorder/procmaps.h"
 #include "recorder/ringbuf.h"
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
+#include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/util.h"
 

@@ -83,7 +83,7 @@ int alloc_attach(struct alloc_tracer *a);
 
 /*
  * The fast path for a command the recorder launches: the command runs with
- * libbpfrec-alloc.so preloaded (recorder/alloc_preload.c), which samples in
+ * libbpfrec-alloc.so preloaded (recorder/preload/alloc_preload.c), which samples in
  * process and calls two marker functions; only those are probed, and no C
  * library is (not alloc_attach(), nor through the tracker's hooks).
  *

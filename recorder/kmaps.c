@@ -2,7 +2,7 @@
 /*
  * kmaps.c - describe the kernel to perf: the kernel map, one map per module
  * and their build-ids (kernel_text_read() and kernel_maps_write() in
- * tasks.h).
+ * kmaps.h).
  *
  * The records are the ones `perf record` synthesizes:
  *   MMAP pid -1 tid 0 misc KERNEL [_text, _etext) pgoff _text "[kernel.kallsyms]_text"
@@ -22,41 +22,35 @@
 #include <sys/utsname.h>
 
 #include "perfdata/writer.h"
-#include "recorder/procmaps.h"
-#include "recorder/tasks.h"
+#include "recorder/kmaps.h"
 #include "symbolize/buildid.h"
 #include "symbolize/kallsyms.h"
+#include "symbolize/procmaps.h"
 
 #define KERNEL_MMAP_NAME	"[kernel.kallsyms]_text"
 #define KERNEL_BUILD_ID_NAME	"[kernel.kallsyms]"
 
 int kernel_text_read(const char *kallsyms_path, struct kernel_text *kt)
 {
-	struct kallsyms_reader r;
-	struct kallsyms_sym s;
-	bool have_text = false, have_etext = false;
+	struct kallsyms_want want[] = { { .name = "_text" }, { .name = "_etext" },
+					{ .name = "__schedule" } };
+	const struct kallsyms_want *text = &want[0], *etext = &want[1], *sched = &want[2];
 	int ret;
 
 	memset(kt, 0, sizeof(*kt));
-	ret = kallsyms_reader_open(&r, kallsyms_path);
+	ret = kallsyms_find_names(kallsyms_path, want, sizeof(want) / sizeof(want[0]));
 	if (ret)
 		return ret;
-	/* A line that is not a symbol is passed over: only two names matter here. */
-	while ((!have_text || !have_etext) && (ret = kallsyms_reader_next(&r, &s)) != 0) {
-		if (ret < 0 || s.module)
-			continue;
-		if (!strcmp(s.name, "_text") && !have_text) {
-			kt->start = s.addr;
-			have_text = true;
-		} else if (!strcmp(s.name, "_etext") && !have_etext) {
-			kt->end = s.addr;
-			have_etext = true;
-		}
+	/* The core kernel's symbols are sorted: __schedule ends where the next one starts. */
+	if (sched->found && (sched->type == 't' || sched->type == 'T') && sched->addr &&
+	    sched->next > sched->addr) {
+		kt->sched_start = sched->addr;
+		kt->sched_end = sched->next;
 	}
-	kallsyms_reader_close(&r);
-
-	if (!have_text || !have_etext)
+	if (!text->found || !etext->found)
 		return -ENOENT;
+	kt->start = text->addr;
+	kt->end = etext->addr;
 	/* kptr_restrict shows every address as zero to those it hides them from. */
 	if (!kt->start || !kt->end)
 		return -EPERM;

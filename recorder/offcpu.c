@@ -20,7 +20,6 @@
 #include "recorder/tasks.h"
 #include "recorder/tracer_build.h"
 #include "recorder/unwind_bpf.h"
-#include "symbolize/kallsyms.h"
 
 #include "bpf/offcpu.h"
 #include "offcpu.skel.h"
@@ -46,38 +45,6 @@ struct offcpu_tracer {
 
 /* How far down a kernel stack the tracer's own frames may reach. */
 #define MAX_TRAMPOLINE_FRAMES	8
-
-int offcpu_schedule_range(const char *kallsyms_path, uint64_t *start, uint64_t *end)
-{
-	struct kallsyms_reader r;
-	struct kallsyms_sym s;
-	bool found = false;
-	int err = -ENOENT, ret;
-
-	ret = kallsyms_reader_open(&r, kallsyms_path);
-	if (ret)
-		return ret;
-	/* The core kernel's symbols are sorted: __schedule ends where the next one starts. */
-	while ((ret = kallsyms_reader_next(&r, &s)) != 0) {
-		if (ret < 0)
-			continue;	/* not a symbol line */
-		if (found) {
-			if (s.addr > *start) {
-				*end = s.addr;
-				err = 0;
-			}
-			break;
-		}
-		/* Hidden (zero) addresses bound nothing. */
-		if ((s.type == 't' || s.type == 'T') && !s.module && !strcmp(s.name, "__schedule") &&
-		    s.addr) {
-			*start = s.addr;
-			found = true;
-		}
-	}
-	kallsyms_reader_close(&r);
-	return err;
-}
 
 size_t offcpu_pad_text(const char *text, char *buf, size_t size)
 {
@@ -152,7 +119,8 @@ int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
 	}
 	offcpu_build_attr(opts->cpu_attr, &o->attr);
 	/* Without it the chains keep the tracer's frames on top: still readable. */
-	offcpu_schedule_range(opts->kallsyms, &o->sched_start, &o->sched_end);
+	o->sched_start = opts->sched_start;
+	o->sched_end = opts->sched_end;
 	o->id = OFFCPU_ID_BASE + opts->cpu_event_id;
 
 	skel = offcpu__open();

@@ -68,7 +68,8 @@ struct offcpu_opts {
 	uint64_t cpu_event_id;
 	/* Keeps the verifier's log of a failed load (recorder/loadlog.h); NULL = libbpf's. */
 	struct load_log *load_log;
-	const char *kallsyms;	/* NULL = /proc/kallsyms */
+	/* Where __schedule lies (recorder/kmaps.h); 0, 0 when unknown. */
+	uint64_t sched_start, sched_end;
 };
 
 /* Open and load the tracer (not attached). */
@@ -137,11 +138,6 @@ size_t offcpu_pad_text(const char *text, char *buf, size_t size);
  * when size < OFFCPU_STATE_TEXT_MAX.
  */
 size_t offcpu_state_text(uint32_t state, char *buf, size_t size);
-/*
- * Where __schedule lives, from a kallsyms file (NULL = /proc/kallsyms):
- * [*start, *end). 0, -ENOENT (not there, or addresses hidden), -errno.
- */
-int offcpu_schedule_range(const char *kallsyms_path, uint64_t *start, uint64_t *end);
 /*
  * How many leading kernel frames are the tracer's own (the BPF program and
  * its tracepoint trampoline): those before the first frame inside

@@ -24,7 +24,6 @@
 #include "recorder/sched.h"
 #include "recorder/percpu.h"
 #include "recorder/privs.h"
-#include "recorder/procmaps.h"
 #include "recorder/progstats.h"
 #include "recorder/sampler.h"
 #include "recorder/ringbuf.h"
@@ -33,6 +32,7 @@
 #include "recorder/sysctl.h"
 #include "recorder/tracer_build.h"
 #include "recorder/unwind_bpf.h"
+#include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 
 #include "bpf/profile.h"
@@ -96,9 +96,11 @@ static int sampler_check(struct record_session *s, void *src)
 }
 
 /*
- * The kernel's text range for the kernel map, read once: hidden addresses
- * (kptr_restrict) would leave every kernel frame unresolved and make perf
- * report warn about the file, so they end the recording before it starts.
+ * The kernel's text range for the kernel map, and __schedule for the
+ * tracers' chains, in the recording's one reading of /proc/kallsyms:
+ * hidden addresses (kptr_restrict) would leave every kernel frame
+ * unresolved and make perf report warn about the file, so they end the
+ * recording before it starts.
  */
 static int read_kernel_text(struct record_session *s)
 {
@@ -278,6 +280,7 @@ static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring
 		.compat = tracer_build_compat(&s->kfeatures),
 		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
 		.load_log = &log,
+		.sched_start = s->ktext.sched_start, .sched_end = s->ktext.sched_end,
 	};
 	int err = offcpu_new(&oo, &s->offcpu);
 
@@ -335,6 +338,7 @@ static int load_sched(struct record_session *s, struct sampler *sm, size_t ring)
 		.compat = tracer_build_compat(&s->kfeatures),
 		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
 		.load_log = &log,
+		.sched_start = s->ktext.sched_start, .sched_end = s->ktext.sched_end,
 	};
 	int err = sched_new(&so, &s->sched);
 

@@ -71,7 +71,8 @@ int sched_new(const struct sched_opts *opts, struct sched_tracer **out)
 		return -ENOMEM;
 	sched_build_attr(opts->cpu_attr, &t->attr);
 	/* Without it the chains keep the tracer's frames on top: still readable. */
-	offcpu_schedule_range(opts->kallsyms, &t->sched_start, &t->sched_end);
+	t->sched_start = opts->sched_start;
+	t->sched_end = opts->sched_end;
 	t->id = SCHED_ID_BASE + opts->cpu_event_id;
 
 	skel = sched__open();

@@ -62,7 +62,8 @@ struct sched_opts {
 	uint64_t cpu_event_id;
 	/* Keeps the verifier's log of a failed load (recorder/loadlog.h); NULL = libbpf's. */
 	struct load_log *load_log;
-	const char *kallsyms;	/* NULL = /proc/kallsyms */
+	/* Where __schedule lies (recorder/kmaps.h); 0, 0 when unknown. */
+	uint64_t sched_start, sched_end;
 };
 
 int sched_new(const struct sched_opts *opts, struct sched_tracer **out);

@@ -26,6 +26,7 @@
 
 #include "recorder/batch.h"
 #include "recorder/kfeatures.h"
+#include "recorder/kmaps.h"
 #include "recorder/launch.h"
 #include "recorder/pidset.h"
 #include "recorder/privs.h"

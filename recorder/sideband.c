@@ -19,9 +19,9 @@
 #include <bpf/libbpf.h>
 
 #include "recorder/batch.h"
-#include "recorder/procmaps.h"
 #include "recorder/sideband.h"
 #include "recorder/tasks.h"
+#include "symbolize/procmaps.h"
 
 #include "bpf/profile.h"
 

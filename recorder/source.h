@@ -11,10 +11,10 @@
  *
  * What belongs to a source, and so is skipped with a fake one: the
  * privileges BPF and perf events need and the kernel's BTF (check), the
- * kernel's text range from /proc/kallsyms (s->ktext: left empty, the file
- * then has no kernel map), the perf events and their id (s->event_id,
- * default 1), the BPF programs and maps, the target maps, the off-CPU
- * tracer, the in-kernel unwind tables and the mmap side-band
+ * kernel's text range and __schedule from /proc/kallsyms (s->ktext: left
+ * empty, the file then has no kernel map), the perf events and their id
+ * (s->event_id, default 1), the BPF programs and maps, the target maps, the
+ * off-CPU tracer, the in-kernel unwind tables and the mmap side-band
  * (s->offcpu, s->unwind, s->sideband: NULL without them). What stays with
  * the session whatever the source: the options, the targets checked in
  * /proc, the output, the writer, the task tracker, the batch and its

@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "recorder/privs.h"
-#include "recorder/procmaps.h"
 #include "recorder/taskfiles.h"
 #include "recorder/tasks.h"
+#include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 
 static uint64_t file_hash(uint64_t seed, uint32_t maj, uint32_t min, uint64_t ino,

@@ -43,11 +43,11 @@
 #include "recorder/emit.h"
 #include "recorder/lru.h"
 #include "recorder/privs.h"
-#include "recorder/procmaps.h"
 #include "recorder/taskdesc.h"
 #include "recorder/taskfiles.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
+#include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/vdso.h"
 

@@ -194,29 +194,4 @@ struct task_tracker_denied {
 };
 void task_tracker_denied(const struct task_tracker *t, struct task_tracker_denied *out);
 
-/* The kernel's text, [_text, _etext), as /proc/kallsyms gives it. */
-struct kernel_text {
-	uint64_t start, end;
-};
-
-/*
- * Read _text and _etext from kallsyms_path (NULL = /proc/kallsyms). Prints
- * nothing; returns 0, -EPERM when the addresses read as zero (hidden by
- * kernel.kptr_restrict from this process: a privilege problem, privs.h),
- * -ENOENT when the symbols (or the file) are missing, -EINVAL when _etext
- * is not above _text, or another -errno from opening the file.
- */
-int kernel_text_read(const char *kallsyms_path, struct kernel_text *kt);
-
-/*
- * The kernel map: MMAP "[kernel.kallsyms]_text" (pid -1, misc KERNEL,
- * start = pgoff = _text, len = _etext - _text) from kt, then one MMAP per
- * module in modules_path (as perf does; modules whose addresses are hidden
- * are left out), and the kernel build-id from notes_path. NULL paths =
- * /proc/modules, /sys/kernel/notes. Write it before anything else. Fails
- * only with the writer's errors.
- */
-int kernel_maps_write(struct perfdata_writer *w, const struct kernel_text *kt,
-		      const char *modules_path, const char *notes_path);
-
 #endif /* RECORDER_TASKS_H */

@@ -18,11 +18,11 @@
 
 #include "bpf/unwind.h"
 #include "recorder/percpu.h"
-#include "recorder/procmaps.h"
 #include "recorder/tasks.h"
 #include "recorder/unwind_bpf.h"
 #include "recorder/unwind_tables.h"
 #include "symbolize/cfiwalk.h"
+#include "symbolize/procmaps.h"
 
 /*
  * A process's mappings to give the manager, or (drop) a process to forget.

@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include "perfdata/sorted.h"
-#include "recorder/procmaps.h"
 #include "recorder/unwind_tables.h"
 #include "symbolize/buildid.h"
 #include "symbolize/cache.h"
 #include "symbolize/cfitable.h"
+#include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/vdso.h"
 
@@ -295,14 +295,14 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 		return 0;
 	}
 	if (!cached) {
-		struct cfi_table *fresh;
+		struct cfi_table *rebuilt;
 
 		/* Room came back for a table that did not fit: build it again. */
-		if (build_table(t, fd, &fresh))
+		if (build_table(t, fd, &rebuilt))
 			return 0;	/* the file no longer builds: it stays without a table */
 		cfi_table_free(tb->cfi);
-		tb->cfi = fresh;
-		tb->nr_rows = (uint32_t)fresh->nr;
+		tb->cfi = rebuilt;
+		tb->nr_rows = (uint32_t)rebuilt->nr;
 	}
 	i = find_fit(t, tb->nr_rows);
 	if (i < 0) {

@@ -64,7 +64,7 @@
 
 #include "bpf/unwind.h"
 
-struct procmaps_entry;	/* recorder/procmaps.h */
+struct procmaps_entry;	/* symbolize/procmaps.h */
 struct unwind_tables;
 
 /* Where tables and processes go: the recorder implements these on the BPF maps. 0 or -errno. */

@@ -20,6 +20,7 @@
 
 #include "symbolize/buildid.h"
 #include "symbolize/safeopen.h"
+#include "symbolize/util.h"
 
 #define NOTE_ALIGN(x) (((x) + 3) & ~(size_t)3)
 
@@ -53,13 +54,9 @@ int buildid_read_fd(int fd, uint8_t id[BUILDID_MAX], size_t *size)
 	Elf *elf;
 	int err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		return -EINVAL;	/* not an ELF file */
-	}
+	err = elf_open_fd(fd, &elf);
+	if (err)
+		return err;
 	len = dwelf_elf_gnu_build_id(elf, &bid);
 	if (len < 0)
 		err = -EINVAL;	/* malformed notes */

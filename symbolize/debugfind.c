@@ -55,14 +55,12 @@ static bool elf_matches(int fd, const struct want *w)
 {
 	const void *id;
 	ssize_t len;
-	bool ok;
+	bool ok = true;
 	Elf *elf;
 
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
+	if (elf_open_fd(fd, &elf))
 		return false;
-	ok = elf_kind(elf) == ELF_K_ELF;
-	if (ok && w->build_id) {
+	if (w->build_id) {
 		len = dwelf_elf_gnu_build_id(elf, &id);
 		ok = len > 0 && (size_t)len == w->build_id_size &&
 		     !memcmp(id, w->build_id, w->build_id_size);

@@ -33,15 +33,9 @@ static bool parse_hex(char **pp, uint64_t *out)
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
 	for (;; p++) {
-		int d;
+		int d = hex_digit(*p);
 
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
+		if (d < 0)
 			break;
 		if (++digits > 16)
 			return false;

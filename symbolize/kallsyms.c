@@ -38,17 +38,6 @@ static bool is_text_type(char t)
 	return t == 't' || t == 'T' || t == 'w' || t == 'W';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* By address, then in file order (the order perf keeps aliases in). */
 static int ksym_cmp(const void *pa, const void *pb)
 {
@@ -118,7 +107,7 @@ static int parse_line(char *line, struct kallsyms_sym *s)
 	char *p = line, *end;
 	int digits = 0, v;
 
-	while ((v = hexval(*p)) >= 0) {
+	while ((v = hex_digit(*p)) >= 0) {
 		if (++digits > 16)
 			return -EINVAL;
 		addr = addr << 4 | (uint64_t)v;
@@ -174,6 +163,45 @@ void kallsyms_reader_close(struct kallsyms_reader *r)
 {
 	free(r->buf);
 	memset(r, 0, sizeof(*r));
+}
+
+int kallsyms_find_names(const char *path, struct kallsyms_want *want, size_t n)
+{
+	struct kallsyms_reader r;
+	struct kallsyms_sym s;
+	size_t prev = 0;	/* the line of the last symbol read */
+	int ret;
+
+	for (size_t i = 0; i < n; i++)
+		want[i] = (struct kallsyms_want){ .name = want[i].name };
+	ret = kallsyms_reader_open(&r, path);
+	if (ret)
+		return ret;
+	while ((ret = kallsyms_reader_next(&r, &s)) != 0) {
+		bool more = false;
+
+		if (ret < 0)
+			continue;	/* not a symbol line */
+		for (size_t i = 0; i < n; i++) {
+			struct kallsyms_want *w = &want[i];
+
+			if (w->found && w->lineno == prev) {
+				w->next = s.addr;	/* the line after w's */
+			} else if (!w->found && !s.module && !strcmp(s.name, w->name)) {
+				*w = (struct kallsyms_want){ .name = w->name, .found = true,
+							     .type = s.type, .addr = s.addr,
+							     .lineno = r.lineno };
+				more = true;	/* its next is still to come */
+			} else if (!w->found) {
+				more = true;
+			}
+		}
+		prev = r.lineno;
+		if (!more)
+			break;
+	}
+	kallsyms_reader_close(&r);
+	return 0;
 }
 
 static int parse(struct kallsyms *ks, struct kallsyms_reader *r, const char *path, char *err,

@@ -2,9 +2,10 @@
 /*
  * kallsyms.h - the kernel's symbol table from /proc/kallsyms (or a copy of
  * it taken on another machine): the one parser of its lines, as a reader
- * for whoever needs a few symbols in file order (the kernel map's _text and
- * _etext, where __schedule ends, the reference symbol of a recording), and
- * the sorted table the symbolizer looks addresses up in.
+ * of them in file order, a lookup of a few names in one pass over it
+ * (kallsyms_find_names(): the kernel map's _text and _etext and where
+ * __schedule ends, the reference symbol of a recording), and the sorted
+ * table the symbolizer looks addresses up in.
  *
  * The reader: kallsyms_reader_open() reads the whole file (procfs reports
  * no size; one read is the fastest way through /proc/kallsyms), then each
@@ -32,6 +33,7 @@
 #ifndef SYMBOLIZE_KALLSYMS_H
 #define SYMBOLIZE_KALLSYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +60,30 @@ int kallsyms_reader_open(struct kallsyms_reader *r, const char *path);
  */
 int kallsyms_reader_next(struct kallsyms_reader *r, struct kallsyms_sym *sym);
 void kallsyms_reader_close(struct kallsyms_reader *r);
+
+/*
+ * A few symbols of the core kernel by name, in one pass over a kallsyms
+ * file, for whoever needs them and not the table (the recording's kernel
+ * map and __schedule, the converter's reference symbol): one reading of
+ * the file serves them all. For each want, the first core-kernel symbol
+ * (not a module's) of that name in file order; lines that are not
+ * symbols are passed over. The pass stops once every name was found and
+ * the symbol after each is known.
+ */
+struct kallsyms_want {
+	const char *name;	/* asked */
+	bool found;		/* the rest is set only when it was */
+	char type;		/* 't', 'T', 'd', ... as the file says */
+	uint64_t addr;		/* as the file has it: 0 when kptr_restrict hides it */
+	/* The address of the next symbol line (of any module): where a core-kernel
+	 * text symbol ends, the core kernel's being sorted; 0 when it was the last. */
+	uint64_t next;
+	size_t lineno;		/* its line, from 1 */
+};
+
+/* Fill want[0, n) from path (NULL = /proc/kallsyms): 0, or -errno when the
+ * file cannot be read (silently: callers word the error). */
+int kallsyms_find_names(const char *path, struct kallsyms_want *want, size_t n);
 
 struct kallsyms;
 

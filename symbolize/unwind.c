@@ -138,8 +138,9 @@ int unw_space_add(struct unw_space *sp, const struct sym_mapping *m)
 		sp->files_missing++;
 		return 0;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	err = elf && gelf_getehdr(elf, &eh) ? 0 : -EINVAL;
+	err = elf_open_fd(fd, &elf);
+	if (!err && !gelf_getehdr(elf, &eh))
+		err = -EINVAL;
 	if (!err && eh.e_type != ET_EXEC)
 		err = load_bias(elf, m, &bias);
 	elf_end(elf);

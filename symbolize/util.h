@@ -17,6 +17,19 @@ int read_whole_file(const char *path, char **buf, size_t *len);
 /* The same from an open fd (read from its current offset; fd stays open). */
 int read_whole_fd(int fd, char **buf, size_t *len);
 
+/* The value of the hexadecimal digit c (either case), or -1: for the text
+ * parsers of kallsyms, maps files and JIT maps. */
+static inline int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* malloc'd concatenation of the NULL-terminated list of strings, or NULL. */
 char *str_join(const char *first, ...) __attribute__((sentinel));
 
@@ -45,7 +58,8 @@ struct sym_alias {
  */
 bool sym_alias_replaces(const struct sym_alias *best, const struct sym_alias *cand);
 
-/* Open path read-only as an ELF file (libelf initialized): 0 with *fd and
+/* The one way bpfrec opens an ELF file (read through mmap, libelf initialized).
+ * Open path read-only as an ELF file: 0 with *fd and
  * *elf (release with elf_end() and close()), -EINVAL when it is not ELF, -errno. */
 int elf_open_path(const char *path, int *fd, Elf **elf);
 /* The same for a file already open (safeopen.h): 0 with *elf, -EINVAL when it

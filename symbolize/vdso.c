@@ -2,35 +2,42 @@
 /* vdso.c - copy this process's vDSO into a memfd (vdso.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "symbolize/procmaps.h"
+#include "symbolize/util.h"
 #include "symbolize/vdso.h"
 
-/* The size of the [vdso] mapping that starts at base, from /proc/self/maps. */
+/*
+ * The size of the [vdso] mapping that starts at base, from /proc/self/maps
+ * (self, not our pid: in another pid namespace's /proc that is someone else).
+ */
 static int vdso_size(unsigned long base, size_t *size)
 {
-	char line[512];
-	int err = -ENOENT;
-	FILE *f;
+	struct procmaps m;
+	char *text;
+	size_t len;
+	int err = read_whole_file("/proc/self/maps", &text, &len);
 
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-
-		if (sscanf(line, "%lx-%lx", &start, &end) == 2 && start == base && end > start &&
-		    strstr(line, "[vdso]")) {
-			*size = end - start;
+	if (err)
+		return err;
+	err = procmaps_parse(text, len, &m);
+	free(text);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < m.nr; i++) {
+		if (m.entries[i].start == base && !strcmp(m.entries[i].path, "[vdso]")) {
+			*size = m.entries[i].end - m.entries[i].start;
 			err = 0;
 			break;
 		}
 	}
-	fclose(f);
+	procmaps_release(&m);
 	return err;
 }
 

@@ -18,6 +18,10 @@
 
 #include "perfdata/perfdata.h"
 
+/* libFuzzer's entry points, which each harness defines (the second only where it needs to). */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
 /* A pipe-mode header: magic then size 16. */
 static inline int fuzz_is_pipe_stream(const uint8_t *data, size_t size)
 {

@@ -66,8 +66,6 @@ assert_grep '\[kernel\.kallsyms\]' "$T/raw.txt" "kernel mapping"
 profile_time() { date -d "$(awk '/^Time:/ { print $2, $3, $4; exit }' "$1")" +%s; }
 assert_range "profile time - recording start (s)" $(($(profile_time "$T/raw.txt") - started)) -5 60
 
-flat_of() { awk -v s="$2" '$6 == s { sub(/%/, "", $2); print $2 }' "$1"; }
-
 # ---- files written by bpfrec's perfdata writer ----
 SYNTH=$BUILD/tests/tools/perfdata-synth
 [ -x "$SYNTH" ] || fail "$SYNTH is not built: run 'make fixtures'"
@@ -102,7 +100,7 @@ run_clean "$T/killed.script" perf script -i "$T/killed.data" -F event,ip
 n_killed=$(grep -c cpu-clock "$T/killed.script")
 "$BPFREC" pprof -q -i "$T/killed.data" -o "$T/killed.pb.gz" || fail "converting a killed recorder's file failed"
 run_clean "$T/killed.raw" go tool pprof -raw "$T/killed.pb.gz"
-n_prof=$(awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$T/killed.raw")
+n_prof=$(raw_samples "$T/killed.raw")
 echo "killed recorder: perf script $n_killed samples, profile $n_prof"
 [ "$n_killed" -gt 0 ] && [ "$n_killed" -lt 1000 ] && [ "$n_prof" = "$n_killed" ] ||
 	fail "killed recorder's file: profile $n_prof, perf $n_killed"
@@ -118,13 +116,13 @@ run_clean "$T/b.script" perf script -i "$T/b.data" -F event
 run_clean "$T/b.top" go tool pprof -top -nodefraction=0 "$T/b.pb.gz"
 run_clean "$T/b.raw" go tool pprof -raw "$T/b.pb.gz"
 for f in leaf_a leaf_b leaf_c; do
-	a=$(self_share "$T/b.report" "$f") b=$(flat_of "$T/b.top" "$f")
+	a=$(self_share "$T/b.report" "$f") b=$(flat_share "$T/b.top" "$f")
 	echo "bpfrec record, $f: perf report $a%, go tool pprof ${b:-0}%"
 	assert_range "$f share difference" "$(awk -v a="$a" -v b="${b:-0}" 'BEGIN { d = a - b; print d < 0 ? -d : d }')" 0 1.5
 done
 assert_range "leaf_a among the leaves (bpfrec record)" "$(leaf_share "$T/b.top" flat_share leaf_a)" 52 68
 n_perf=$(grep -c cpu-clock "$T/b.script")
-n_prof=$(awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$T/b.raw")
+n_prof=$(raw_samples "$T/b.raw")
 echo "bpfrec record: perf script $n_perf samples, profile $n_prof"
 assert_samples "bpfrec record samples" "$n_perf" "$(fixture_cpu "$T/brec.err" pp_shares)" 4000
 [ "$n_perf" = "$n_prof" ] || fail "bpfrec record: profile $n_prof, perf $n_perf"

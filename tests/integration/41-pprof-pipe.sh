@@ -7,10 +7,6 @@ need_tool perf linux-perf
 need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
-raw_samples() {
-	awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$1"
-}
-
 # 1. A recorded pipe stream, read by both.
 perf record -q -e cpu-clock -g -o - -- "$FIX/pp_shares" >"$T/pipe.data" 2>"$T/rec.err" ||
 	{ cat "$T/rec.err" >&2; fail "perf record -o - failed"; }

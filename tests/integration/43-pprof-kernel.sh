@@ -38,7 +38,7 @@ awk '/^-----/ { k = 0; next } / ksys_write$/ { k = 1 } k && / main$/ { ok = 1 } 
 grep -E '\[k\]' "$T/report.txt" | awk '$1+0 >= 1 { sub(/%/, "", $1); print $NF, $1 }' >"$T/kshares.txt"
 [ -s "$T/kshares.txt" ] || fail "perf report shows no kernel symbols"
 while read -r sym share; do
-	p=$(awk -v s="$sym" '$6 == s { sub(/%/, "", $2); t += $2 } END { printf "%.2f\n", t + 0 }' "$T/top.txt")
+	p=$(flat_share "$T/top.txt" "$sym")
 	echo "$sym: perf $share%, pprof $p%"
 	assert_range "$sym share difference" "$(awk -v a="$share" -v b="$p" 'BEGIN { d = a - b; print d < 0 ? -d : d }')" 0 1.5
 done <"$T/kshares.txt"

@@ -20,9 +20,6 @@ n_comm=$(awk '$1 == "pp_syscall"' "$T/script.txt" | wc -l)
 echo "samples: all $n_all, pid $pid (pp_shares) $n_pid, comm pp_syscall $n_comm"
 [ "$n_pid" -gt 100 ] && [ "$n_comm" -gt 100 ] || fail "too few samples per process"
 
-raw_samples() {
-	awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$1"
-}
 # "Showing nodes accounting for X, P% of T total" -> P
 focus_share() {
 	go tool pprof -top -nodefraction=0 "$@" 2>/dev/null |

@@ -18,15 +18,12 @@ run_clean "$T/script.txt" perf script -i "$T/z.data" -F event,ip
 run_clean "$T/top.txt" go tool pprof -top -nodefraction=0 "$T/z.pb.gz"
 run_clean "$T/raw.txt" go tool pprof -raw "$T/z.pb.gz"
 
-raw_samples() {
-	awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$1"
-}
 n_perf=$(grep -c cpu-clock "$T/script.txt") n_prof=$(raw_samples "$T/raw.txt")
 echo "samples: perf script $n_perf, profile $n_prof"
 [ "$n_perf" = "$n_prof" ] || fail "profile has $n_prof samples, perf $n_perf"
 for f in leaf_a leaf_b leaf_c; do
 	a=$(self_share "$T/report.txt" "$f")
-	b=$(awk -v s="$f" '$6 == s { sub(/%/, "", $2); print $2 }' "$T/top.txt")
+	b=$(flat_share "$T/top.txt" "$f")
 	echo "$f: perf report $a%, go tool pprof ${b:-0}%"
 	assert_range "$f share difference" "$(awk -v a="$a" -v b="${b:-0}" 'BEGIN { d = a - b; print d < 0 ? -d : d }')" 0 1.5
 done

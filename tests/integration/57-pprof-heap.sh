@@ -58,9 +58,6 @@ assert_grep "^Period: $RATE\$" "$T/raw.txt" "the sampling interval as the period
 run_clean "$T/default.txt" go tool pprof -top "$P"
 assert_grep '^Type: inuse_space$' "$T/default.txt" "inuse_space is what go tool pprof shows first"
 
-# flat value of FUNCTION in `go tool pprof -top -unit=B` output, unit dropped;
-# 0 when it is not listed (pprof leaves out functions without a value)
-flat_of() { awk -v s="$2" '$6 == s { v = $1; sub(/B$/, "", v) } END { print v == "" ? 0 : v }' "$1"; }
 for idx in alloc_space alloc_objects inuse_space inuse_objects; do
 	run_clean "$T/$idx.txt" go tool pprof -sample_index=$idx -unit=B -top -nodefraction=0 "$P"
 done
@@ -68,8 +65,8 @@ echo "go tool pprof: function alloc_space alloc_objects inuse_space inuse_object
 for fn in leaf_a leaf_b leaf_c; do
 	read -r ab ao <<<"$(awk -v f=$fn '$1 == "alloc" && $2 == f { print $3, $4 }' "$T/perf-sums.txt")"
 	read -r ib io <<<"$(awk -v f=$fn '$1 == "inuse" && $2 == f { print $3, $4 }' "$T/perf-sums.txt")"
-	got="$(flat_of "$T/alloc_space.txt" $fn) $(flat_of "$T/alloc_objects.txt" $fn)"
-	got="$got $(flat_of "$T/inuse_space.txt" $fn) $(flat_of "$T/inuse_objects.txt" $fn)"
+	got="$(flat_value "$T/alloc_space.txt" $fn B) $(flat_value "$T/alloc_objects.txt" $fn B)"
+	got="$got $(flat_value "$T/inuse_space.txt" $fn B) $(flat_value "$T/inuse_objects.txt" $fn B)"
 	echo "$fn $got"
 	[ "$got" = "$ab $ao ${ib:-0} ${io:-0}" ] ||
 		fail "$fn: go tool pprof shows $got, perf sums to $ab $ao ${ib:-0} ${io:-0}"
@@ -81,6 +78,6 @@ assert_grep '^samples/count cpu/nanoseconds$' "$T/cpu.txt"
 # --event heap: the one heap profile, under the -o name.
 "$BPFREC" pprof -q -i "$T/heap.data" -o "$T/one.pb.gz" --event heap || fail "--event heap failed"
 run_clean "$T/one.txt" go tool pprof -sample_index=alloc_space -unit=B -top "$T/one.pb.gz"
-[ "$(flat_of "$T/one.txt" leaf_a)" = "$(flat_of "$T/alloc_space.txt" leaf_a)" ] ||
+[ "$(flat_value "$T/one.txt" leaf_a B)" = "$(flat_value "$T/alloc_space.txt" leaf_a B)" ] ||
 	fail "--event heap: leaf_a differs"
 echo "ok"

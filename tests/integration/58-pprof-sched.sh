@@ -65,9 +65,6 @@ assert_grep '^samples/count runq_delay/nanoseconds$' "$T/raw.txt" "the sched-del
 assert_grep '^PeriodType: runq_delay nanoseconds$' "$T/raw.txt"
 assert_grep 'reason:\[preempted\]' "$T/raw.txt" "a reason label on the samples"
 
-# flat ns of FUNCTION in `go tool pprof -top -unit=ns` output; 0 when not
-# listed (pprof leaves out functions without a value)
-flat_of() { awk -v s="$2" '$6 == s { v = $1; sub(/ns$/, "", v) } END { print v == "" ? 0 : v }' "$1"; }
 run_clean "$T/top.txt" go tool pprof -top -unit=ns -nodefraction=0 "$P"
 assert_grep '^Type: runq_delay$' "$T/top.txt"
 for r in preempted woken; do
@@ -75,12 +72,12 @@ for r in preempted woken; do
 done
 echo "go tool pprof: function all preempted woken (ns)"
 for fn in leaf_a leaf_b schedule; do
-	got="$(flat_of "$T/top.txt" $fn) $(flat_of "$T/top-preempted.txt" $fn) $(flat_of "$T/top-woken.txt" $fn)"
+	got="$(flat_value "$T/top.txt" $fn ns) $(flat_value "$T/top-preempted.txt" $fn ns) $(flat_value "$T/top-woken.txt" $fn ns)"
 	want="$(truth_fn $fn) $(truth $fn preempted) $(truth $fn woken)"
 	echo "$fn $got"
 	[ "$got" = "$want" ] || fail "$fn: go tool pprof shows $got ns, the waits add up to $want"
 done
-[ "$(flat_of "$T/top.txt" leaf_c)" = 0 ] || fail "leaf_c called schedule(): no wait of its own"
+[ "$(flat_value "$T/top.txt" leaf_c ns)" = 0 ] || fail "leaf_c called schedule(): no wait of its own"
 
 # Per reason over all functions: -tags.
 run_clean "$T/tags.txt" go tool pprof -tags -unit=ns "$P"

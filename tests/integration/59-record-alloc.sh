@@ -132,15 +132,13 @@ done
 [ -s def.heap.pb.gz ] || fail "bpfrec pprof wrote no heap profile: $(ls)"
 run_clean def.dflt go tool pprof -top def.heap.pb.gz
 assert_grep '^Type: inuse_space$' def.dflt "inuse_space is the heap profile's default"
-# cum value of FUNCTION in `go tool pprof -top -cum -unit=B` output
-cum_of() { awk -v s="$2" '$6 == s { v = $4; sub(/B$/, "", v) } END { print v == "" ? 0 : v }' "$1"; }
 for idx in alloc_space inuse_space; do
 	run_clean def.$idx go tool pprof -sample_index=$idx -unit=B -top -cum -nodefraction=0 def.heap.pb.gz
 done
 for f in free_small keep_big calloc_grow; do
 	for idx in alloc_space inuse_space; do
 		want=$(truth def.err alloc_known $f ${idx%_space})
-		got=$(cum_of def.$idx $f)
+		got=$(cum_value def.$idx $f B)
 		echo "default, go tool pprof $idx: $f $got (fixture $want)"
 		if [ "$want" = 0 ]; then
 			[ "$got" = 0 ] || fail "go tool pprof $idx: $f shows $got bytes, the fixture holds none"

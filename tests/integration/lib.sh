@@ -81,9 +81,23 @@ self_share() { # FILE SYMBOL
 flat_share() { # FILE FUNCTION
 	awk -v s="$2" '$6 == s && $2 ~ /%$/ { sub(/%/, "", $2); t += $2 } END { printf "%.2f\n", t + 0 }' "$1"
 }
+# flat_value FILE FUNCTION UNIT: the flat value of FUNCTION in `go tool
+# pprof -top -unit=UNIT` output (B, ns...), the unit dropped; 0 when it is
+# not listed (pprof leaves out functions without a value).
+flat_value() {
+	awk -v s="$2" -v u="$3" '$6 == s { v = $1; sub(u "$", "", v) } END { print v == "" ? 0 : v }' "$1"
+}
+# cum_value FILE FUNCTION UNIT: the same for the cum value (`-top -cum`).
+cum_value() {
+	awk -v s="$2" -v u="$3" '$6 == s { v = $4; sub(u "$", "", v) } END { print v == "" ? 0 : v }' "$1"
+}
+# raw_samples FILE: the samples in `go tool pprof -raw` output (of a count
+# profile: the first value of each sample, summed).
+raw_samples() {
+	awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$1"
+}
 # leaf_share FILE GETTER LEAF: LEAF's share (percent) among leaf_a, leaf_b
-# and leaf_c, each read from FILE with GETTER (self_share, flat_share,
-# flat_of). The fixtures fix the leaves' ratio (6:3:1); the share of
+# and leaf_c, each read from FILE with GETTER (self_share, flat_share). The fixtures fix the leaves' ratio (6:3:1); the share of
 # everything else (start-up, the machine's interrupts and softirqs in the
 # process's time: 40 % on a loaded VM, for perf as for us) is not theirs.
 leaf_share() {

@@ -43,7 +43,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static volatile unsigned long sink;
+static volatile unsigned long spin_sink;	/* keeps the loop from being optimized away */
 
 __attribute__((noinline, noipa)) static void lifecycle_spin(double seconds)
 {
@@ -51,7 +51,7 @@ __attribute__((noinline, noipa)) static void lifecycle_spin(double seconds)
 
 	while (now_s() < end)
 		for (unsigned long i = 0; i < 100000; i++)
-			sink += i ^ (sink >> 3);
+			spin_sink += i ^ (spin_sink >> 3);
 }
 
 /* Spin for seconds, serving the recording between slices. */

@@ -39,9 +39,9 @@
 
 #include "recorder/kfeatures.h"
 #include "recorder/percpu.h"
-#include "recorder/procmaps.h"
 #include "symbolize/cfitable.h"
 #include "symbolize/cfiwalk.h"
+#include "symbolize/procmaps.h"
 #include "unwind_check.skel.h"
 
 /* Tables for the file mappings of pid, appended to one row store. */

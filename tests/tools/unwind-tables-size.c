@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder/procmaps.h"
 #include "recorder/unwind_tables.h"
+#include "symbolize/procmaps.h"
 
 static int count_rows(void *ctx, uint32_t first, const struct unwind_row *rows, uint32_t nr)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_alloc_inproc.c - the fast path's in-process state
- * (recorder/alloc_inproc.h): the set of sampled addresses and the
+ * (recorder/preload/alloc_inproc.h): the set of sampled addresses and the
  * per-thread countdown.
  */
 #include <criterion/criterion.h>
@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "recorder/alloc_inproc.h"
+#include "recorder/preload/alloc_inproc.h"
 
 static struct alloc_set *new_set(void)
 {

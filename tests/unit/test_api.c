@@ -18,6 +18,7 @@
 #include <bpfrec/bpfrec.h>
 
 #include "perfdata/writer.h"
+#include "tests/unit/test_roundtrip.h"
 
 /* ---- options structs ---- */
 
@@ -246,14 +247,10 @@ static int make_recording(bool pipe)
 	struct perfdata_writer_opts wo = { .pipe = pipe };
 	struct perfdata_comm comm = { .pid = 42, .tid = 42, .comm = "tiny" };
 	struct perfdata_sample_id sid = { .pid = 42, .tid = 42, .time = 1, .id = 7 };
-	struct perfdata_writer *w;
 	uint64_t id = 7;
-	int fd = memfd_create("rec", MFD_CLOEXEC);
+	int fd = trip_memfd("rec");
+	struct perfdata_writer *w = trip_writer(fd, &wo, "cpu-clock", &a, &id, 1);
 
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(perfdata_writer_new(fd, &wo, &w), 0);
-	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &a, &id, 1), 0);
-	cr_assert_eq(perfdata_writer_start(w), 0);
 	cr_assert_eq(perfdata_write_comm(w, &comm, &sid), 0);
 	for (int i = 0; i < NR_SAMPLES; i++) {
 		struct perfdata_sample s = {
@@ -265,9 +262,7 @@ static int make_recording(bool pipe)
 		cr_assert_eq(perfdata_write_sample(w, &s), 0);
 	}
 	cr_assert_eq(perfdata_write_finished_round(w), 0);
-	cr_assert_eq(perfdata_writer_finish(w), 0);
-	perfdata_writer_free(w);
-	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	trip_finish(w, fd);
 	return fd;
 }
 
@@ -324,13 +319,11 @@ static int make_records(bool pipe)
 	struct perfdata_ksymbol k = { .addr = 0xffffffffc0001000ull, .len = 0x80,
 				      .ksym_type = PERF_RECORD_KSYMBOL_TYPE_BPF,
 				      .name = "bpf_prog_0123456789abcdef_tiny" };
-	struct perfdata_writer *w;
 	uint64_t id = 7, id2 = 8;
-	int fd = memfd_create("rec", MFD_CLOEXEC);
+	int fd = trip_memfd("rec");
+	struct perfdata_writer *w = trip_writer_new(fd, &wo, "cpu-clock", &a, &id, 1);
 
 	memcpy(m.build_id, bid, sizeof(bid));
-	cr_assert_eq(perfdata_writer_new(fd, &wo, &w), 0);
-	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &a, &id, 1), 0);
 	/* A second event, so a sample's id must name one of them. */
 	cr_assert_eq(perfdata_writer_add_event(w, "other", &a, &id2, 1), 0);
 	cr_assert_eq(perfdata_writer_start(w), 0);
@@ -341,9 +334,7 @@ static int make_records(bool pipe)
 	cr_assert_eq(perfdata_write_lost_samples(w, 17, &sid), 0);
 	cr_assert_eq(perfdata_write_sample(w, &smp), 0);
 	cr_assert_eq(perfdata_writer_add_build_id(w, PERF_RECORD_MISC_USER, bid, 20, "/bin/tiny"), 0);
-	cr_assert_eq(perfdata_writer_finish(w), 0);
-	perfdata_writer_free(w);
-	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	trip_finish(w, fd);
 	return fd;
 }
 

@@ -5,7 +5,6 @@
  * set, and a sample written with it read back by the reader.
  */
 #include <criterion/criterion.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "perfdata/format.h"
 #include "perfdata/reader.h"
 #include "perfdata/writer.h"
+#include "tests/unit/test_roundtrip.h"
 
 #define ALWAYS (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD)
 
@@ -89,26 +89,19 @@ Test(attr, a_sample_written_with_it_reads_back)
 		.regs_abi = PERF_SAMPLE_REGS_ABI_64, .nr_regs = 2, .regs = regs,
 		.stack_size = sizeof(stack), .stack = stack, .stack_dyn_size = 16,
 	}, out;
-	char name[] = "/tmp/test_attr.XXXXXX";
-	struct perfdata_writer_opts wo = { 0 };
 	const struct perf_event_header *h;
 	struct perfdata_writer *w;
 	struct perfdata_reader *r;
 	struct perf_event_attr a;
 	uint64_t id = 1;
-	int fd = mkstemp(name), rc;
+	int fd = trip_memfd("attr"), rc;
 
-	cr_assert_geq(fd, 0);
 	perfdata_sample_attr(&c, &a);
-	cr_assert_eq(perfdata_writer_new(fd, &wo, &w), 0);
-	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &a, &id, 1), 0);
-	cr_assert_eq(perfdata_writer_start(w), 0);
+	w = trip_writer(fd, NULL, "cpu-clock", &a, &id, 1);
 	cr_assert_eq(perfdata_write_sample(w, &in), 0);
-	cr_assert_eq(perfdata_writer_finish(w), 0);
-	perfdata_writer_free(w);
+	trip_finish(w, fd);
 
-	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
-	cr_assert_eq(perfdata_reader_open(fd, name, &r), 0);
+	r = trip_reader(fd, "attr.data");
 	while ((rc = perfdata_reader_next(r, &h)) == 1 && h->type != PERF_RECORD_SAMPLE)
 		;
 	cr_assert_eq(rc, 1, "%s", perfdata_reader_error(r));
@@ -123,5 +116,4 @@ Test(attr, a_sample_written_with_it_reads_back)
 	cr_assert_eq(out.stack_dyn_size, 16);
 	perfdata_reader_free(r);
 	close(fd);
-	unlink(name);
 }

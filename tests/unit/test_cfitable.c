@@ -29,9 +29,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "recorder/procmaps.h"
 #include "symbolize/cfitable.h"
 #include "symbolize/cfiwalk.h"
+#include "symbolize/procmaps.h"
 #include "tests/unit/test_nm.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"

@@ -16,35 +16,15 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "perfdata/compress.h"
 #include "perfdata/reader.h"
 #include "perfdata/writer.h"
+#include "tests/unit/test_roundtrip.h"
 
 #define MMAP_LEN 528384u	/* what the writer puts in the COMPRESSED feature */
-
-static int memfd(void)
-{
-	int fd = memfd_create("test_compress", 0);
-
-	cr_assert_geq(fd, 0);
-	return fd;
-}
-
-static uint8_t *slurp(int fd, size_t *len)
-{
-	struct stat st;
-	uint8_t *p;
-
-	cr_assert_eq(fstat(fd, &st), 0);
-	*len = (size_t)st.st_size;
-	p = malloc(*len + 1);
-	cr_assert_eq(pread(fd, p, *len, 0), (ssize_t)*len);
-	return p;
-}
 
 static uint64_t u64_at(const uint8_t *f, size_t off)
 {
@@ -149,12 +129,8 @@ static struct perfdata_writer *new_writer(int fd, bool pipe, int level)
 		.mmap = 1, .comm = 1, .mmap2 = 1, .use_clockid = 1, .clockid = CLOCK_MONOTONIC,
 	};
 	uint64_t id = 42;
-	struct perfdata_writer *w;
 
-	cr_assert_eq(perfdata_writer_new(fd, &o, &w), 0);
-	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &a, &id, 1), 0);
-	cr_assert_eq(perfdata_writer_start(w), 0);
-	return w;
+	return trip_writer(fd, &o, "cpu-clock", &a, &id, 1);
 }
 
 /*
@@ -202,7 +178,7 @@ static size_t piece_size(struct perfdata_zstd_dec *d, const uint8_t *payload, si
 
 Test(writer_z, file_layout_as_perf_writes_it)
 {
-	int fd = memfd();
+	int fd = trip_memfd("test_compress");
 	struct perfdata_writer *w = new_writer(fd, false, 1);
 	struct perfdata_zstd_dec *d;
 	size_t len, off, end, nr_z = 0, nr_rounds = 0, plain = 0;
@@ -218,7 +194,7 @@ Test(writer_z, file_layout_as_perf_writes_it)
 	cr_assert_eq(perfdata_writer_finish(w), 0);
 	perfdata_writer_compression_stats(w, &zin, &zout);
 	cr_assert_null(perfdata_writer_compression_error(w));
-	f = slurp(fd, &len);
+	f = trip_slurp(fd, &len);
 	cr_assert_eq(perfdata_writer_size(w), u64_at(f, 40) + u64_at(f, 48),
 		     "the size the writer reports is the compressed size on disk");
 	perfdata_writer_free(w);
@@ -274,8 +250,7 @@ static size_t read_back(int fd, uint64_t n, uint32_t *level_out)
 	const uint32_t *feat;
 	int ret;
 
-	lseek(fd, 0, SEEK_SET);
-	cr_assert_eq(perfdata_reader_open(fd, "z.data", &r), 0, "%s", r ? perfdata_reader_error(r) : "");
+	r = trip_reader(fd, "z.data");
 	while ((ret = perfdata_reader_next(r, &h)) > 0) {
 		if (h->type == PERFDATA_RECORD_COMPRESSED) {
 			cr_assert(!perfdata_reader_in_compressed(r));
@@ -304,7 +279,7 @@ static size_t read_back(int fd, uint64_t n, uint32_t *level_out)
 
 Test(writer_z, file_round_trip_through_the_reader)
 {
-	int fd = memfd();
+	int fd = trip_memfd("test_compress");
 	struct perfdata_writer *w = new_writer(fd, false, 5);
 	uint32_t level;
 
@@ -313,8 +288,7 @@ Test(writer_z, file_round_trip_through_the_reader)
 		if (i % 300 == 299)
 			cr_assert_eq(perfdata_write_finished_round(w), 0);
 	}
-	cr_assert_eq(perfdata_writer_finish(w), 0);
-	perfdata_writer_free(w);
+	trip_finish(w, fd);
 	cr_assert_gt(read_back(fd, 5000, &level), 1);
 	cr_assert_eq(level, 5);
 	close(fd);
@@ -322,7 +296,7 @@ Test(writer_z, file_round_trip_through_the_reader)
 
 Test(writer_z, pipe_round_trip_through_the_reader)
 {
-	int fd = memfd();
+	int fd = trip_memfd("test_compress");
 	struct perfdata_writer *w = new_writer(fd, true, 1);
 	uint32_t level;
 
@@ -331,8 +305,7 @@ Test(writer_z, pipe_round_trip_through_the_reader)
 		if (i % 500 == 499)
 			cr_assert_eq(perfdata_write_finished_round(w), 0);
 	}
-	cr_assert_eq(perfdata_writer_finish(w), 0);
-	perfdata_writer_free(w);
+	trip_finish(w, fd);
 	/* The feature travels as a HEADER_FEATURE before the first COMPRESSED record. */
 	cr_assert_gt(read_back(fd, 3000, &level), 1);
 	cr_assert_eq(level, 1);
@@ -341,7 +314,7 @@ Test(writer_z, pipe_round_trip_through_the_reader)
 
 Test(writer_z, checkpointed_prefix_decompresses_whole)
 {
-	int fd = memfd(), copy = memfd();
+	int fd = trip_memfd("test_compress"), copy = trip_memfd("test_compress");
 	struct perfdata_writer *w = new_writer(fd, false, 1);
 	struct perfdata_reader *r;
 	const struct perf_event_header *h;
@@ -355,10 +328,10 @@ Test(writer_z, checkpointed_prefix_decompresses_whole)
 	for (uint64_t i = 700; i < 900; i++)
 		write_sample(w, i);	/* buffered or in zstd: not covered */
 	/* What a SIGKILL now leaves: data.size covers whole pieces only. */
-	f = slurp(fd, &len);
+	f = trip_slurp(fd, &len);
 	cr_assert_eq(write(copy, f, len), (ssize_t)len);
 	perfdata_writer_free(w);
-	cr_assert_eq(perfdata_reader_open(copy, "killed.data", &r), 0);
+	r = trip_reader(copy, "killed.data");
 	while ((ret = perfdata_reader_next(r, &h)) > 0)
 		if (h->type == PERF_RECORD_SAMPLE) {
 			struct perfdata_sample s;
@@ -379,7 +352,7 @@ Test(writer_z, checkpointed_prefix_decompresses_whole)
 /* A pipe-mode stream: header, one HEADER_ATTR, then COMPRESSED records of `payload`. */
 static int pipe_file_with(const uint8_t *payload, size_t len, size_t piece)
 {
-	int fd = memfd();
+	int fd = trip_memfd("test_compress");
 	struct perfdata_pipe_header ph = { PERFDATA_MAGIC, PERFDATA_PIPE_HEADER_SIZE };
 	struct {
 		struct perf_event_header h;
@@ -427,7 +400,7 @@ static int read_records(int fd, uint64_t *nr, char *err, size_t errlen)
 	int ret;
 
 	*nr = 0;
-	cr_assert_eq(perfdata_reader_open(fd, "z.data", &r), 0);
+	r = trip_reader(fd, "z.data");
 	while ((ret = perfdata_reader_next(r, &h)) > 0)
 		*nr += perfdata_reader_in_compressed(r);
 	snprintf(err, errlen, "%s", perfdata_reader_error(r));

@@ -17,6 +17,7 @@
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
 #include "recorder/taskdesc.h"
+#include "tests/unit/test_roundtrip.h"
 
 #include "bpf/profile.h"
 
@@ -79,7 +80,7 @@ Test(emit, a_description_is_written_in_order_with_its_names)
 	struct perfdata_writer *w;
 	struct perfdata_reader *r;
 	const struct perf_event_header *h;
-	int fd = memfd_create("desc", MFD_CLOEXEC), n = 0, bids = 0;
+	int fd = trip_memfd("desc"), n = 0, bids = 0;
 	uint64_t one = 1;
 
 	for (uint32_t i = 0; i < NR_DESC; i++) {
@@ -100,15 +101,11 @@ Test(emit, a_description_is_written_in_order_with_its_names)
 	cr_assert_eq(task_desc_add_build_id(&d, id, 21, "too long"), -EINVAL);
 	cr_assert_eq(task_desc_error(&d), 0);
 
-	cr_assert_eq(perfdata_writer_new(fd, &wo, &w), 0);
-	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &a, &one, 1), 0);
-	cr_assert_eq(perfdata_writer_start(w), 0);
+	w = trip_writer(fd, &wo, "cpu-clock", &a, &one, 1);
 	cr_assert_eq(emit_desc(w, &d), 0);
-	cr_assert_eq(perfdata_writer_finish(w), 0);
-	perfdata_writer_free(w);
+	trip_finish(w, fd);
 
-	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
-	cr_assert_eq(perfdata_reader_open(fd, "desc", &r), 0);
+	r = trip_reader(fd, "desc");
 	while (perfdata_reader_next(r, &h) == 1) {
 		char want[64];
 
@@ -156,23 +153,19 @@ Test(emit, lost_writes_only_what_the_counter_gained)
 	struct perfdata_writer *w;
 	struct perfdata_reader *r;
 	const struct perf_event_header *h;
-	int fd = memfd_create("lost", MFD_CLOEXEC), records = 0;
+	int fd = trip_memfd("lost"), records = 0;
 	uint64_t id = 42, written = 0, sum = 0;
 
-	cr_assert_eq(perfdata_writer_new(fd, &wo, &w), 0);
-	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &a, &id, 1), 0);
-	cr_assert_eq(perfdata_writer_start(w), 0);
+	w = trip_writer(fd, &wo, "cpu-clock", &a, &id, 1);
 	cr_assert_eq(emit_lost(w, id, 0, &written, 1), 0);	/* nothing yet */
 	cr_assert_eq(emit_lost(w, id, 5, &written, 2), 0);
 	cr_assert_eq(written, 5);
 	cr_assert_eq(emit_lost(w, id, 5, &written, 3), 0);	/* no change: no record */
 	cr_assert_eq(emit_lost(w, id, 12, &written, 4), 0);
 	cr_assert_eq(written, 12);
-	cr_assert_eq(perfdata_writer_finish(w), 0);
-	perfdata_writer_free(w);
+	trip_finish(w, fd);
 
-	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
-	cr_assert_eq(perfdata_reader_open(fd, "lost", &r), 0);
+	r = trip_reader(fd, "lost");
 	while (perfdata_reader_next(r, &h) == 1) {
 		uint64_t n, got_id;
 

@@ -452,3 +452,56 @@ Test(kallsyms, reader_reports_bad_lines_and_goes_on, .init = make_tmpdir, .fini 
 	cr_assert_eq(kallsyms_reader_open(&r, "/nonexistent/kallsyms"), -ENOENT);
 	kallsyms_reader_close(&r);	/* harmless after a failed open */
 }
+
+/* ---- a few names in one pass ---- */
+
+Test(kallsyms, find_names_takes_the_first_core_symbol_and_the_next_line,
+     .init = make_tmpdir, .fini = cleanup)
+{
+	struct kallsyms_want w[] = { { .name = "gamma" }, { .name = "_etext" },
+				     { .name = "mod_func" }, { .name = "bpf_prog_0123456789abcdef_main" },
+				     { .name = "absent" }, { .name = "delta" } };
+	const char *path = write_file("kallsyms", fake_kallsyms);
+
+	w[0].found = true;	/* outputs are reset: stale ones never leak through */
+	w[4].addr = 42;
+	cr_assert_eq(kallsyms_find_names(path, w, sizeof(w) / sizeof(w[0])), 0);
+	cr_assert(w[0].found);
+	cr_assert_eq(w[0].addr, 0xffffffff81000300ULL);
+	cr_assert_eq(w[0].type, 'T');
+	cr_assert_eq(w[0].lineno, 9);
+	cr_assert_eq(w[0].next, 0xffffffff81000400ULL, "the line after it, whatever its kind");
+	cr_assert(w[1].found);
+	cr_assert_eq(w[1].next, 0xffffffff81000a00ULL);
+	cr_assert_not(w[2].found, "a module's symbol is not the core kernel's");
+	cr_assert_not(w[3].found);
+	cr_assert_not(w[4].found);
+	cr_assert_eq(w[4].addr, 0);
+	cr_assert(w[5].found);
+	cr_assert_eq(w[5].lineno, 1, "the first of that name, not delta_long");
+	cr_assert_eq(w[5].next, 0xffffffff81000100ULL);
+	cr_assert_str_eq(w[5].name, "delta", "the names asked stay");
+}
+
+Test(kallsyms, find_names_passes_over_bad_lines_and_ends_at_the_last,
+     .init = make_tmpdir, .fini = cleanup)
+{
+	struct kallsyms_want w[] = { { .name = "_text" }, { .name = "last" }, { .name = "hidden" } };
+	const char *path = write_file("bad", "garbage\n"
+					     "ffffffff81000000 T _text\n"
+					     "not a line either\n"
+					     "ffffffff81000040 T after_text\n"
+					     "0000000000000000 T hidden\n"
+					     "ffffffff81000080 t last\n");
+
+	cr_assert_eq(kallsyms_find_names(path, w, 3), 0);
+	cr_assert(w[0].found);
+	cr_assert_eq(w[0].lineno, 2);
+	cr_assert_eq(w[0].next, 0xffffffff81000040ULL, "the next symbol, not the bad line");
+	cr_assert(w[2].found, "a hidden address is still found: the caller decides");
+	cr_assert_eq(w[2].addr, 0);
+	cr_assert(w[1].found);
+	cr_assert_eq(w[1].next, 0, "nothing after the last line");
+	cr_assert_eq(kallsyms_find_names("/nonexistent/kallsyms", w, 3), -ENOENT);
+	cr_assert_not(w[0].found);
+}

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_kmaps.c - kernel_text_read() and kernel_maps_write() from fake
- * kallsyms, modules and notes files (records compared byte for byte with
+ * kallsyms (with __schedule's range for the tracers), modules and notes files (records compared byte for byte with
  * images built here), hidden kernel addresses, and the real /proc/kallsyms
  * when it is readable.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,49 +14,29 @@
 #include <unistd.h>
 
 #include "perfdata/writer.h"
-#include "recorder/tasks.h"
+#include "recorder/kmaps.h"
+#include "tests/unit/test_roundtrip.h"
 
 #define FMT(buf, ...) cr_assert_lt(snprintf(buf, sizeof(buf), __VA_ARGS__), (int)sizeof(buf))
 
 static char dir[64];
 static struct perfdata_writer *w;
 static int out_fd = -1;
-static char out_path[PATH_MAX];
 static off_t mark;
 
-/* Trailer of IP|TID|TIME|CPU|PERIOD with sample_id_all: {pid,tid} {time} {cpu,res}. */
-#define TRAILER 24
-
-struct rec {
-	uint32_t type;
-	uint16_t misc, size;
-	uint8_t raw[4096];
-};
-static struct rec recs[32];
+static struct trip_rec recs[32];
 
 static void setup(void)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_period = 1000000,
-		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD,
-		.sample_id_all = 1,
-	};
+	struct perf_event_attr attr = trip_cpu_clock();
 	struct perfdata_writer_opts wo = { .pipe = true };
 	uint64_t id = 1;
 
 	FMT(dir, "/tmp/bpfrec-kmaps.XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
-	FMT(out_path, "%s/out.data", dir);
-	out_fd = open(out_path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	cr_assert_geq(out_fd, 0);
-	cr_assert_eq(perfdata_writer_new(out_fd, &wo, &w), 0);
-	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &attr, &id, 1), 0);
-	cr_assert_eq(perfdata_writer_start(w), 0);
-	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
-	mark = lseek(out_fd, 0, SEEK_END);
+	out_fd = trip_memfd("kmaps");
+	w = trip_writer(out_fd, &wo, "cpu-clock", &attr, &id, 1);
+	mark = trip_mark(w, out_fd);
 }
 
 static void teardown(void)
@@ -72,27 +51,12 @@ static void teardown(void)
 
 TestSuite(kmaps, .init = setup, .fini = teardown);
 
+/* The records written since the last call (header and feature records skipped). */
 static size_t take(void)
 {
-	off_t end, pos;
-	size_t n = 0;
+	size_t n = trip_take(w, out_fd, &mark, recs, sizeof(recs) / sizeof(recs[0]));
 
-	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
-	end = lseek(out_fd, 0, SEEK_END);
-	for (pos = mark; pos < end; n++) {
-		struct perf_event_header h;
-		struct rec *r = &recs[n];
-
-		cr_assert_lt(n, sizeof(recs) / sizeof(recs[0]));
-		cr_assert_eq(pread(out_fd, &h, sizeof(h), pos), (ssize_t)sizeof(h));
-		cr_assert(h.size >= sizeof(h) && h.size <= sizeof(r->raw) && h.size % 8 == 0);
-		r->type = h.type;
-		r->misc = h.misc;
-		r->size = h.size;
-		cr_assert_eq(pread(out_fd, r->raw, h.size, pos), h.size);
-		pos += h.size;
-	}
-	mark = end;
+	cr_assert_leq(n, sizeof(recs) / sizeof(recs[0]));
 	return n;
 }
 
@@ -116,7 +80,7 @@ static size_t kernel_mmap_image(uint8_t *buf, uint64_t start, uint64_t len, uint
 				const char *filename)
 {
 	size_t name = (strlen(filename) + 1 + 7) / 8 * 8;
-	size_t size = 8 + 8 + 24 + name + TRAILER;
+	size_t size = 8 + 8 + 24 + name + TRIP_CPU_CLOCK_TRAILER;
 	struct perf_event_header h = { PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, (uint16_t)size };
 	uint32_t pid = 0xffffffff, tid = 0;
 
@@ -131,7 +95,7 @@ static size_t kernel_mmap_image(uint8_t *buf, uint64_t start, uint64_t len, uint
 	return size;
 }
 
-static void assert_record_is(const struct rec *r, const uint8_t *want, size_t size)
+static void assert_record_is(const struct trip_rec *r, const uint8_t *want, size_t size)
 {
 	cr_assert_eq(r->size, size, "size %u, want %zu", r->size, size);
 	for (size_t i = 0; i < size; i++)
@@ -183,7 +147,7 @@ Test(kmaps, kernel_and_modules_byte_exact)
 	char ks[PATH_MAX], mods[PATH_MAX], notes[PATH_MAX];
 	uint8_t want[256];
 	size_t size;
-	const struct rec *b;
+	const struct trip_rec *b;
 	int32_t pid;
 
 	write_file(path_of("kallsyms", ks, sizeof(ks)), kallsyms, sizeof(kallsyms) - 1);
@@ -260,6 +224,46 @@ Test(kmaps, missing_symbols)
 	cr_assert_eq(kernel_text_read(ks, &kt), -EINVAL);
 	path_of("nothing-here", ks, sizeof(ks));
 	cr_assert_eq(kernel_text_read(ks, &kt), -ENOENT);
+	cr_assert_eq(take(), 0);
+}
+
+/* __schedule, read in the same pass: it ends where the next symbol starts. */
+Test(kmaps, schedule_range_in_the_same_read)
+{
+	static const char with[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff821fa000 T __pfx___schedule\n"
+		"ffffffff821fa6c0 t __schedule\n"
+		"ffffffff821fb610 T __pfx_schedule\n"
+		"ffffffff821fb620 T schedule\n"
+		"ffffffff8220bb08 T _etext\n";
+	static const char last[] = "ffffffff81000000 T _text\nffffffff8220bb08 T _etext\n"
+				   "ffffffff821fa6c0 t __schedule\n";
+	static const char data[] = "ffffffff81000000 T _text\nffffffff8220bb08 T _etext\n"
+				   "ffffffff821fa6c0 d __schedule\nffffffff821fb610 T x\n";
+	static const char hidden[] = "0000000000000000 T _text\n0000000000000000 t __schedule\n"
+				     "0000000000000000 T schedule\n0000000000000000 T _etext\n";
+	char ks[PATH_MAX];
+	struct kernel_text kt;
+
+	write_file(path_of("kallsyms", ks, sizeof(ks)), with, sizeof(with) - 1);
+	cr_assert_eq(kernel_text_read(ks, &kt), 0);
+	cr_assert_eq(kt.sched_start, 0xffffffff821fa6c0ull);
+	cr_assert_eq(kt.sched_end, 0xffffffff821fb610ull);
+	cr_assert_eq(kt.end, 0xffffffff8220bb08ull, "_etext after __schedule is still found");
+	/* Without its end, as data or hidden: no range, and the kernel map as before. */
+	write_file(ks, last, sizeof(last) - 1);
+	cr_assert_eq(kernel_text_read(ks, &kt), 0);
+	cr_assert_eq(kt.sched_start | kt.sched_end, 0);
+	write_file(ks, data, sizeof(data) - 1);
+	cr_assert_eq(kernel_text_read(ks, &kt), 0);
+	cr_assert_eq(kt.sched_start | kt.sched_end, 0);
+	write_file(ks, hidden, sizeof(hidden) - 1);
+	cr_assert_eq(kernel_text_read(ks, &kt), -EPERM);
+	cr_assert_eq(kt.sched_start | kt.sched_end, 0);
+	write_file(ks, kallsyms, sizeof(kallsyms) - 1);
+	cr_assert_eq(kernel_text_read(ks, &kt), 0);
+	cr_assert_eq(kt.sched_start | kt.sched_end, 0, "no __schedule at all");
 	cr_assert_eq(take(), 0);
 }
 

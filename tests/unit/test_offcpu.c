@@ -91,41 +91,6 @@ Test(offcpu, unseen_switch_in_stays_within_what_is_known)
 	cr_assert_eq(offcpu_unseen_switch_in(150 * ms, 0, 1 * ms, 150 * ms), 150 * ms);
 }
 
-static char *write_tmp(const char *text)
-{
-	char *path = strdup("/tmp/test_offcpu.XXXXXX");
-	int fd = mkstemp(path);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	return path;
-}
-
-Test(offcpu, schedule_range_from_kallsyms)
-{
-	char *path = write_tmp("ffffffff821fa000 T __pfx___schedule\n"
-			       "ffffffff821fa6c0 t __schedule\n"
-			       "ffffffff821fb610 T __pfx_schedule\n"
-			       "ffffffff821fb620 T schedule\n");
-	char *hidden = write_tmp("0000000000000000 t __schedule\n0000000000000000 T schedule\n");
-	char *missing = write_tmp("ffffffff821fb620 T schedule\n");
-	uint64_t start = 0, end = 0;
-
-	cr_assert_eq(offcpu_schedule_range(path, &start, &end), 0);
-	cr_assert_eq(start, 0xffffffff821fa6c0ull);
-	cr_assert_eq(end, 0xffffffff821fb610ull);
-	cr_assert_eq(offcpu_schedule_range(hidden, &start, &end), -ENOENT);
-	cr_assert_eq(offcpu_schedule_range(missing, &start, &end), -ENOENT);
-	cr_assert_eq(offcpu_schedule_range("/nonexistent/kallsyms", &start, &end), -ENOENT);
-	unlink(path);
-	unlink(hidden);
-	unlink(missing);
-	free(path);
-	free(hidden);
-	free(missing);
-}
-
 Test(offcpu, attr_is_perfs_offcpu_event_and_the_writer_takes_both)
 {
 	struct perf_event_attr cpu = {

@@ -27,6 +27,7 @@
 #include "tools/pprof/ustack.h"
 #include "test_pprof_decode.h"
 #include "test_capture.h"
+#include "tests/unit/test_roundtrip.h"
 
 #define BASE 0x555555554000ULL	/* where the fixture is "mapped" */
 #define PID 4242
@@ -192,8 +193,7 @@ static void file_begin(struct file *f)
 	snprintf(f->path, sizeof(f->path), "%s/perf.data", tmpdir);
 	f->fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	cr_assert_geq(f->fd, 0);
-	cr_assert_eq(perfdata_writer_new(f->fd, &o, &f->w), 0);
-	cr_assert_eq(perfdata_writer_add_event(f->w, "cpu-clock", &a, &id, 1), 0);
+	f->w = trip_writer_new(f->fd, &o, "cpu-clock", &a, &id, 1);
 }
 
 static void file_open(struct file *f, bool two_events)
@@ -211,8 +211,7 @@ static void file_open(struct file *f, bool two_events)
 
 static void file_close(struct file *f)
 {
-	cr_assert_eq(perfdata_writer_finish(f->w), 0);
-	perfdata_writer_free(f->w);
+	trip_finish(f->w, f->fd);
 	close(f->fd);
 }
 
@@ -295,7 +294,7 @@ static void convert(const char *path, struct pp_convert_opts *o, struct result *
 
 	memset(res, 0, sizeof(*res));
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(perfdata_reader_open(fd, path, &r), 0);
+	r = trip_reader(fd, path);
 	o->input_name = path;
 	cr_assert_eq(pp_convert_new(o, r, &c), 0);
 	cr_assert_eq(pp_convert_read(c), 0, "%s", pp_convert_error(c));

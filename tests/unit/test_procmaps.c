@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "recorder/procmaps.h"
+#include "symbolize/procmaps.h"
 
 static char root[256];
 

@@ -22,6 +22,7 @@
 #include "perfdata/compress.h"
 #include "perfdata/reader.h"
 #include "perfdata/writer.h"
+#include "tests/unit/test_roundtrip.h"
 
 /* ---- a growable byte image ------------------------------------------------------ */
 
@@ -417,15 +418,6 @@ static void pipe_done(struct feeder *f, int rfd)
 	pthread_join(f->thread, NULL);
 }
 
-static struct perfdata_reader *open_ok(int fd)
-{
-	struct perfdata_reader *r = NULL;
-	int err = perfdata_reader_open(fd, "t.data", &r);
-
-	cr_assert_eq(err, 0, "open failed: %s", r ? perfdata_reader_error(r) : "?");
-	return r;
-}
-
 /* Open, read to the end; the final return of next() (0 or -errno). Never crashes. */
 static int read_all(int fd, char *err_out, size_t err_len, size_t *nr_records)
 {
@@ -615,7 +607,7 @@ Test(reader_file, two_events_records_features_build_ids)
 
 	scenario_file(&f, 128);
 	fd = memfd_with(f.b, f.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	/* file mode knows events, names and build-ids before the first record */
 	cr_assert_eq(perfdata_reader_nr_events(r), 2);
 	cr_assert_str_eq(perfdata_reader_event(r, 1)->name, "offcpu-time");
@@ -635,7 +627,7 @@ Test(reader_pipe, two_events_through_a_real_pipe_in_small_writes)
 
 	scenario_pipe(&p, 128);
 	fd = pipe_with(&fe, p.b, p.len, 7);	/* 7-byte writes: every read is partial */
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	cr_assert_eq(perfdata_reader_nr_events(r), 0, "pipe events arrive as records");
 	check_scenario(r, true);
 	check_build_ids(r);
@@ -652,7 +644,7 @@ Test(reader_pipe, pipe_mode_from_a_regular_file)
 
 	scenario_pipe(&p, 128);
 	fd = memfd_with(p.b, p.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	check_scenario(r, true);
 	check_build_ids(r);
 	perfdata_reader_free(r);
@@ -669,7 +661,7 @@ Test(reader_pipe, absorbed_records_are_yielded_after_absorbing)
 
 	scenario_pipe(&p, 128);
 	fd = memfd_with(p.b, p.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	while (perfdata_reader_next(r, &h) == 1) {
 		if (h->type == PERFDATA_RECORD_HEADER_ATTR)
 			cr_assert_eq(perfdata_reader_nr_events(r), (size_t)++attrs);
@@ -701,7 +693,7 @@ Test(reader_pipe, event_desc_before_the_attrs_still_names_them)
 	pipe_header_attr(&p, &two_events[1], 128);	/* order differs from the desc */
 	pipe_header_attr(&p, &two_events[0], 128);
 	fd = memfd_with(p.b, p.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	while (perfdata_reader_next(r, &h) == 1)
 		;
 	cr_assert_eq(perfdata_reader_nr_events(r), 2);
@@ -729,7 +721,7 @@ Test(reader_pipe, later_feature_record_replaces_earlier)
 	pipe_header_feature(&p, &a);
 	pipe_header_feature(&p, &b);
 	fd = memfd_with(p.b, p.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	cr_assert_null(perfdata_reader_feature_string(r, PERFDATA_FEAT_HOSTNAME));
 	while (perfdata_reader_next(r, &h) == 1)
 		;
@@ -763,7 +755,7 @@ Test(reader_events, single_event_without_ids_takes_every_sample)
 	event_desc(&desc.payload, &one, 1, 128);
 	build_file(&f, &one, 1, 128, &data, &desc, 1);
 	fd = memfd_with(f.b, f.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	cr_assert_eq(perfdata_reader_next(r, &h), 1);
 	cr_assert_eq(perfdata_reader_parse_sample(r, h, &s, &ev), 0);
 	cr_assert_str_eq(ev->name, "task-clock");
@@ -792,7 +784,7 @@ Test(reader_events, unknown_id_and_id_zero_with_two_events)
 	sample(&data, 20, PERF_RECORD_MISC_USER, 1, 1, 1, 1, 0, 1, chain_a, 3);
 	build_file(&f, two_events, 2, 128, &data, NULL, 0);
 	fd = memfd_with(f.b, f.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	cr_assert_null(perfdata_reader_event(r, 0)->name, "no EVENT_DESC: no names");
 	cr_assert_eq(perfdata_reader_next(r, &h), 1);
 	cr_assert_null(perfdata_reader_sample_event(r, h));
@@ -833,7 +825,7 @@ Test(reader_events, sample_id_by_id_position_without_identifier)
 	end(&data);
 	build_pipe(&f, evs, 2, 128, &data, NULL, 0);
 	fd = memfd_with(f.b, f.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	do
 		cr_assert_eq(perfdata_reader_next(r, &h), 1);
 	while (h->type != PERF_RECORD_SAMPLE);
@@ -859,7 +851,7 @@ static void check_attr_size(uint32_t attr_bytes, bool pipe)
 	else
 		scenario_file(&img, attr_bytes);
 	fd = memfd_with(img.b, img.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	while (perfdata_reader_next(r, &h) == 1) {
 		struct perfdata_sample s;
 
@@ -909,7 +901,7 @@ Test(reader_file, pre_features_72_byte_header)
 	scenario_file(&f, 128);
 	set_u64(&f, 8, 72);	/* header size without the feature bitmap */
 	fd = memfd_with(f.b, f.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	cr_assert_null(perfdata_reader_feature(r, PERFDATA_FEAT_HOSTNAME, &size),
 		       "a 72-byte header has no feature bits");
 	cr_assert_null(perfdata_reader_event(r, 0)->name);
@@ -990,14 +982,14 @@ Test(reader_records, payloads_after_tracing_data_and_auxtrace_are_skipped)
 	payload_records(&data);
 	build_file(&f, two_events, 1, 128, &data, NULL, 0);
 	fd = memfd_with(f.b, f.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	check_payload_records(r);
 	perfdata_reader_free(r);
 	close(fd);
 
 	build_pipe(&p, two_events, 1, 128, &data, NULL, 0);
 	fd = pipe_with(&fe, p.b, p.len, 5);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	check_payload_records(r);
 	perfdata_reader_free(r);
 	pipe_done(&fe, fd);
@@ -1266,7 +1258,7 @@ Test(reader_errors, errors_are_sticky)
 	fill_size4(&data);
 	build_file(&f, two_events, 1, 128, &data, NULL, 0);
 	fd = memfd_with(f.b, f.len);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	cr_assert_eq(perfdata_reader_next(r, &h), -EINVAL);
 	cr_assert_null(h);
 	cr_assert_eq(perfdata_reader_next(r, &h), -EINVAL);
@@ -1435,7 +1427,8 @@ static int check_any_bid(const struct perfdata_build_id *b, void *ctx)
 	(void)ctx;
 	cr_assert_leq(b->size, PERFDATA_BUILD_ID_MAX);
 	cr_assert_not_null(b->filename);
-	cr_assert_geq(strlen(b->filename), 0);
+	/* Cut at the end of its record, whatever the bytes: a record holds at most 64 KiB. */
+	cr_assert_leq(strlen(b->filename), UINT16_MAX - PERFDATA_BUILD_ID_RECORD_SIZE);
 	return 0;
 }
 
@@ -1608,7 +1601,7 @@ static void heap_measure_works(size_t bytes)
 
 static void check_stream(int fd, bool pipe)
 {
-	struct perfdata_reader *r = open_ok(fd);
+	struct perfdata_reader *r = trip_reader(fd, "t.data");
 	const struct perf_event_header *h;
 	size_t base, peak;
 	uint64_t next = 0;
@@ -1754,12 +1747,10 @@ static const uint8_t rt_kbid[20] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 9, 8, 7, 6, 5
 static void rt_write(int fd, bool pipe)
 {
 	struct perfdata_writer_opts o = { .pipe = pipe, .argc = 4, .argv = rt_argv };
-	struct perfdata_writer *w;
+	struct perfdata_writer *w = trip_writer_new(fd, &o, "cpu-clock", &rt_attr_a, rt_ids_a, 2);
 	struct perfdata_sample_id sid;
 	struct perfdata_sample s;
 
-	cr_assert_eq(perfdata_writer_new(fd, &o, &w), 0);
-	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &rt_attr_a, rt_ids_a, 2), 0);
 	cr_assert_eq(perfdata_writer_add_event(w, "offcpu-time", &rt_attr_b, rt_ids_b, 1), 0);
 	cr_assert_eq(perfdata_writer_start(w), 0);
 	cr_assert_eq(perfdata_writer_add_build_id(w, PERF_RECORD_MISC_KERNEL, rt_kbid, 20,
@@ -1788,8 +1779,7 @@ static void rt_write(int fd, bool pipe)
 	sid = rt_sid(rt_exit.time, 102);
 	cr_assert_eq(perfdata_write_exit(w, &rt_exit, &sid), 0);
 	cr_assert_eq(perfdata_write_finished_round(w), 0);
-	cr_assert_eq(perfdata_writer_finish(w), 0);
-	perfdata_writer_free(w);
+	trip_finish(w, fd);
 }
 
 static void assert_sid(struct perfdata_reader *r, const struct perf_event_header *h,
@@ -2035,11 +2025,11 @@ static void rt_check(struct perfdata_reader *r, bool pipe)
 
 Test(reader_roundtrip, writer_file_mode_every_record_type)
 {
-	int fd = memfd_create("rt-file", MFD_CLOEXEC);
+	int fd = trip_memfd("rt-file");
 	struct perfdata_reader *r;
 
 	rt_write(fd, false);
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	rt_check(r, false);
 	perfdata_reader_free(r);
 	close(fd);
@@ -2047,19 +2037,17 @@ Test(reader_roundtrip, writer_file_mode_every_record_type)
 
 Test(reader_roundtrip, writer_pipe_mode_every_record_type_through_a_pipe)
 {
-	int fd = memfd_create("rt-pipe", MFD_CLOEXEC);
+	int fd = trip_memfd("rt-pipe");
 	struct perfdata_reader *r;
 	struct feeder fe;
-	struct stat st;
 	uint8_t *bytes;
+	size_t len;
 	int rfd;
 
 	rt_write(fd, true);
-	cr_assert_eq(fstat(fd, &st), 0);
-	bytes = malloc((size_t)st.st_size);
-	cr_assert_eq(pread(fd, bytes, (size_t)st.st_size, 0), st.st_size);
-	rfd = pipe_with(&fe, bytes, (size_t)st.st_size, 61);
-	r = open_ok(rfd);
+	bytes = trip_slurp(fd, &len);
+	rfd = pipe_with(&fe, bytes, len, 61);
+	r = trip_reader(rfd, "t.data");
 	rt_check(r, true);
 	perfdata_reader_free(r);
 	pipe_done(&fe, rfd);
@@ -2081,7 +2069,7 @@ Test(reader_roundtrip, regs_and_stack_user_as_perf_dwarf_mode)
 		.exclude_callchain_user = 1, .sample_id_all = 1,
 	};
 	uint64_t id = 42, regs[20], chain[2] = { PERF_CONTEXT_KERNEL, 0xffffffff81000000ull };
-	int fd = memfd_create("dwarf", MFD_CLOEXEC);
+	int fd = trip_memfd("dwarf");
 	const struct perf_event_header *h;
 	struct perfdata_writer *w;
 	struct perfdata_reader *r;
@@ -2092,9 +2080,7 @@ Test(reader_roundtrip, regs_and_stack_user_as_perf_dwarf_mode)
 		regs[i] = 0x1000 + (uint64_t)i;
 	for (size_t i = 0; i < sizeof(stack); i++)
 		stack[i] = (uint8_t)(i * 7 + 1);
-	cr_assert_eq(perfdata_writer_new(fd, NULL, &w), 0);
-	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &attr, &id, 1), 0);
-	cr_assert_eq(perfdata_writer_start(w), 0);
+	w = trip_writer(fd, NULL, "cpu-clock", &attr, &id, 1);
 	/* 8 KiB asked, 5000 valid; a kernel thread; the largest stack, which must be cut. */
 	struct perfdata_sample in[3] = {
 		{ .id = id, .ip = 0x401000, .pid = 1, .tid = 1, .time = 10, .misc = PERF_RECORD_MISC_USER,
@@ -2109,10 +2095,9 @@ Test(reader_roundtrip, regs_and_stack_user_as_perf_dwarf_mode)
 	};
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(perfdata_write_sample(w, &in[i]), 0, "sample %d", i);
-	cr_assert_eq(perfdata_writer_finish(w), 0);
-	perfdata_writer_free(w);
+	trip_finish(w, fd);
 
-	r = open_ok(fd);
+	r = trip_reader(fd, "t.data");
 	while (perfdata_reader_next(r, &h) == 1) {
 		if (h->type != PERF_RECORD_SAMPLE)
 			continue;
@@ -2155,12 +2140,8 @@ static struct perfdata_writer *killed_writer_start(int fd)
 	/* no automatic checkpoints: the test decides when data.size is patched */
 	struct perfdata_writer_opts o = { .buffer_size = 128 << 10,
 					  .checkpoint_interval_ms = 1000ULL * 3600 * 24 };
-	struct perfdata_writer *w;
 
-	cr_assert_eq(perfdata_writer_new(fd, &o, &w), 0);
-	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &rt_attr_b, rt_ids_b, 1), 0);
-	cr_assert_eq(perfdata_writer_start(w), 0);
-	return w;
+	return trip_writer(fd, &o, "cpu-clock", &rt_attr_b, rt_ids_b, 1);
 }
 
 static void write_offcpu_samples(struct perfdata_writer *w, int n, uint64_t t0)
@@ -2175,7 +2156,7 @@ static void write_offcpu_samples(struct perfdata_writer *w, int n, uint64_t t0)
 
 static int count_samples(int fd, int *ret, char *msg, size_t len)
 {
-	struct perfdata_reader *r = open_ok(fd);
+	struct perfdata_reader *r = trip_reader(fd, "t.data");
 	const struct perf_event_header *h;
 	int n = 0;
 
@@ -2188,7 +2169,7 @@ static int count_samples(int fd, int *ret, char *msg, size_t len)
 
 Test(reader_roundtrip, killed_writer_is_read_up_to_its_last_checkpoint)
 {
-	int fd = memfd_create("killed", MFD_CLOEXEC);
+	int fd = trip_memfd("killed");
 	struct perfdata_writer *w = killed_writer_start(fd);
 	struct stat st;
 	char msg[512];
@@ -2207,7 +2188,7 @@ Test(reader_roundtrip, killed_writer_is_read_up_to_its_last_checkpoint)
 
 Test(reader_roundtrip, killed_writer_before_any_checkpoint_is_named)
 {
-	int fd = memfd_create("killed0", MFD_CLOEXEC);
+	int fd = trip_memfd("killed0");
 	struct perfdata_writer *w = killed_writer_start(fd);
 	char msg[512];
 	int ret;

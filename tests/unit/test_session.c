@@ -30,6 +30,7 @@
 #include "perfdata/reader.h"
 #include "recorder/session.h"
 #include "recorder/source.h"
+#include "tests/unit/test_roundtrip.h"
 
 #define MAX_RECS	256
 #define MAX_STEPS	16
@@ -244,7 +245,7 @@ static void read_file(const char *name, struct contents *c)
 
 	memset(c, 0, sizeof(*c));
 	cr_assert_geq(fd, 0, "%s: %s", name, strerror(errno));
-	cr_assert_eq(perfdata_reader_open(fd, name, &r), 0, "%s", r ? perfdata_reader_error(r) : "");
+	r = trip_reader(fd, name);
 	while ((c->rc = perfdata_reader_next(r, &h)) == 1) {
 		struct perfdata_sample_id sid;
 		struct perfdata_sample ps;

@@ -4,10 +4,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recorder/procmaps.h"
 #include "recorder/taskfiles.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
+#include "symbolize/procmaps.h"
 
 /* Our own mapping whose path is name (a substring), from /proc/self/maps. */
 static bool own_mapping(const char *name, struct procmaps *pm, struct procmaps_entry *out)

@@ -23,9 +23,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "recorder/procmaps.h"
 #include "recorder/unwind_tables.h"
 #include "symbolize/cfitable.h"
+#include "symbolize/procmaps.h"
 #include "symbolize/vdso.h"
 #include "symbolize/cfiwalk.h"
 

@@ -55,10 +55,8 @@ SYMBOL_HELP
 "  -h, --help            this text\n");
 }
 
-static int bad_usage(const char *fmt, const char *arg)
-{
-	return cli_bad_usage("flamegraph", fmt, arg);
-}
+/* The usage error of this command: cli_bad_usage(), its format checked. */
+#define bad_usage(...) cli_bad_usage("flamegraph", __VA_ARGS__)
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -149,9 +147,9 @@ static int parse_args(int argc, char **argv, struct flamegraph_args *a)
 	if (!a->output)
 		a->output = a->fg.format == BPFREC_FLAMEGRAPH_SVG ? "flame.svg" : "flame.html";
 	if (!a->output[0])
-		return bad_usage("-o needs a file name ('-' is the standard output)%s", "");
+		return bad_usage("-o needs a file name ('-' is the standard output)");
 	if (a->base && !strcmp(a->base, "-") && !strcmp(a->input, "-"))
-		return bad_usage("the input and the --diff base cannot both be the pipe%s", "");
+		return bad_usage("the input and the --diff base cannot both be the pipe");
 	err = filter_args_check(f, "flamegraph");
 	if (err)
 		return err;

@@ -58,10 +58,8 @@ SYMBOL_HELP
 "  -h, --help            this text\n");
 }
 
-static int bad_usage(const char *fmt, const char *arg)
-{
-	return cli_bad_usage("pprof", fmt, arg);
-}
+/* The usage error of this command: cli_bad_usage(), its format checked. */
+#define bad_usage(...) cli_bad_usage("pprof", __VA_ARGS__)
 
 static int parse_args(int argc, char **argv, struct pprof_args *a)
 {
@@ -97,7 +95,7 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 			/* Checked when the conversion is made (bpfrec_pprof_new). */
 			if ((size_t)snprintf(a->labels + len, sizeof(a->labels) - len, "%s%s",
 					     len ? "," : "", optarg) >= sizeof(a->labels) - len)
-				return bad_usage("too many --labels%s", "");
+				return bad_usage("too many --labels");
 			break;
 		}
 		case OPT_NO_SYM:

@@ -47,6 +47,8 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+/* fmt is libbpf's own: the attribute lets the compiler trust it. */
+__attribute__((format(printf, 2, 0)))
 static int libbpf_verbose(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* filter_args.c - the sample filters and symbol options of pprof and flamegraph (see filter_args.h). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,14 @@
 
 #include "tools/cli/filter_args.h"
 
-int cli_bad_usage(const char *cmd, const char *fmt, const char *arg)
+int cli_bad_usage(const char *cmd, const char *fmt, ...)
 {
+	va_list ap;
+
 	fprintf(stderr, "bpfrec %s: ", cmd);
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "; see 'bpfrec %s --help'\n", cmd);
 	return 2;
 }
@@ -64,7 +69,7 @@ int filter_args_opt(struct filter_args *f, int opt, char *arg, const char *cmd)
 
 		for (char *tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			if (f->nr_comms == FILTER_MAX)
-				return cli_bad_usage(cmd, "too many --comm names (at most 256)%s", "");
+				return cli_bad_usage(cmd, "too many --comm names (at most 256)");
 			f->comms[f->nr_comms++] = tok;
 		}
 		return 0;

@@ -52,8 +52,8 @@ enum {
 "      --symfs DIR       look for every binary under DIR (as perf report --symfs)\n" \
 "      --debug-dir DIR   separate debug info [/usr/lib/debug]\n"
 
-/* Print "bpfrec CMD: <fmt with arg>; see 'bpfrec CMD --help'" and return 2. */
-int cli_bad_usage(const char *cmd, const char *fmt, const char *arg);
+/* Print "bpfrec CMD: <fmt, ...>; see 'bpfrec CMD --help'" and return 2. */
+int cli_bad_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * Option opt with its argument (cut up in place): 0 when taken, 1 when it

@@ -191,26 +191,6 @@ static const struct bid_val *build_id_of(struct pp_convert *c, const struct pp_m
 
 /* ---- phase 2: the kernel ---- */
 
-/* Address of symbol `name` in a kallsyms file, 0 when absent or hidden. */
-static uint64_t kallsyms_address(const char *path, const char *name)
-{
-	struct kallsyms_reader r;
-	struct kallsyms_sym s;
-	uint64_t found = 0;
-	int ret;
-
-	if (kallsyms_reader_open(&r, path))
-		return 0;
-	while ((ret = kallsyms_reader_next(&r, &s)) != 0) {
-		if (ret > 0 && !strcmp(s.name, name)) {
-			found = s.addr;
-			break;
-		}
-	}
-	kallsyms_reader_close(&r);
-	return found;
-}
-
 /*
  * Kernel addresses are looked up in kallsyms. When the reference symbol of
  * the recorded kernel map (_text) sits elsewhere in that kallsyms, the
@@ -219,9 +199,9 @@ static uint64_t kallsyms_address(const char *path, const char *name)
  */
 static void check_kernel(struct pp_convert *c)
 {
-	const char *path = c->opts.sym.kallsyms ? c->opts.sym.kallsyms : "/proc/kallsyms";
 	uint64_t now, ref_addr;
 	const char *ref_sym = pp_aspace_kernel_ref(c->as, &ref_addr);
+	struct kallsyms_want ref = { .name = ref_sym };
 
 	if (c->kernel_checked)
 		return;
@@ -229,7 +209,8 @@ static void check_kernel(struct pp_convert *c)
 	c->kernel_ok = true;
 	if (!ref_addr || !ref_sym[0])
 		return;
-	now = kallsyms_address(path, ref_sym);
+	/* 0 when it is absent or hidden (or the file unreadable): nothing to shift by. */
+	now = kallsyms_find_names(c->opts.sym.kallsyms, &ref, 1) || !ref.found ? 0 : ref.addr;
 	if (!now || now == ref_addr)
 		return;
 	if (!c->opts.sym.kallsyms) {

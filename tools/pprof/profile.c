@@ -416,7 +416,7 @@ int pprof_add_sample(struct pprof_builder *b, const uint64_t *locs, size_t nr_lo
 {
 	size_t len = sizeof(struct sample_key_head) + nr_locs * sizeof(uint64_t) +
 		     nr_labels * sizeof(struct label_key);
-	struct label_key lk[nr_labels ? nr_labels : 1];
+	struct label_key *lk;
 	struct sample_key_head *kh;
 	bool added;
 	int64_t i;
@@ -426,9 +426,12 @@ int pprof_add_sample(struct pprof_builder *b, const uint64_t *locs, size_t nr_lo
 	for (size_t l = 0; l < nr_locs; l++)
 		if (!locs[l] || locs[l] > pp_intern_count(&b->locations))
 			return -EINVAL;
-	/* Strings first: they may not touch the scratch key being built. */
+	/* Strings first: they may not touch the scratch key being built. As
+	 * many labels as the caller has: on the heap, not the stack. */
+	lk = calloc(nr_labels ? nr_labels : 1, sizeof(*lk));
+	if (!lk)
+		return -ENOMEM;
 	for (size_t l = 0; l < nr_labels; l++) {
-		memset(&lk[l], 0, sizeof(lk[l]));
 		lk[l].key = pprof_string(b, labels[l].key);
 		lk[l].is_str = labels[l].str != NULL;
 		if (lk[l].is_str)
@@ -437,18 +440,23 @@ int pprof_add_sample(struct pprof_builder *b, const uint64_t *locs, size_t nr_lo
 			lk[l].num = labels[l].num;
 		if (labels[l].num_unit)
 			lk[l].num_unit = pprof_string(b, labels[l].num_unit);
-		if (lk[l].key < 0 || lk[l].str < 0 || lk[l].num_unit < 0)
+		if (lk[l].key < 0 || lk[l].str < 0 || lk[l].num_unit < 0) {
+			free(lk);
 			return -ENOMEM;
+		}
 	}
 	kh = scratch(b, len);
-	if (!kh)
+	if (!kh) {
+		free(lk);
 		return -ENOMEM;
+	}
 	kh->nr_locs = nr_locs;
 	kh->nr_labels = nr_labels;
 	if (nr_locs)
 		memcpy(kh + 1, locs, nr_locs * sizeof(uint64_t));
 	if (nr_labels)
 		memcpy((uint64_t *)(kh + 1) + nr_locs, lk, nr_labels * sizeof(lk[0]));
+	free(lk);
 
 	/* Room for a new sample's values first: no sample may exist without them. */
 	if (pp_intern_count(&b->samples) >= b->values_cap) {

@@ -14,20 +14,10 @@
 #include <unistd.h>
 
 #include "perfdata/sorted.h"
-#include "recorder/procmaps.h"
+#include "symbolize/procmaps.h"
+#include "symbolize/util.h"
 
 /* ---- one line ---------------------------------------------------------- */
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* At least one digit in base 16 (or 10), no overflow; advances *p. */
 static int parse_num(const char **p, unsigned int base, uint64_t *out)
@@ -37,7 +27,7 @@ static int parse_num(const char **p, unsigned int base, uint64_t *out)
 	int d;
 
 	if (base == 16)
-		d = hexval(*s);
+		d = hex_digit(*s);
 	else
 		d = (*s >= '0' && *s <= '9') ? *s - '0' : -1;
 	if (d < 0)
@@ -48,7 +38,7 @@ static int parse_num(const char **p, unsigned int base, uint64_t *out)
 		v = v * base + (uint64_t)d;
 		s++;
 		if (base == 16)
-			d = hexval(*s);
+			d = hex_digit(*s);
 		else
 			d = (*s >= '0' && *s <= '9') ? *s - '0' : -1;
 	} while (d >= 0);

@@ -6,7 +6,7 @@
  *
  * It replaces malloc and its relatives with calls into glibc's own
  * (__libc_malloc, ...: no dlsym, so nothing to bootstrap), counts the bytes
- * down per thread in process (recorder/alloc_inproc.h) and, only for a
+ * down per thread in process (recorder/preload/alloc_inproc.h) and, only for a
  * sampled allocation, calls bpfrec_alloc_sampled(); a sampled address is
  * remembered so that its free (or realloc) calls bpfrec_alloc_freed(). The
  * recorder puts uprobes on those two functions only: an unsampled call
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "recorder/alloc_inproc.h"
+#include "recorder/preload/alloc_inproc.h"
 #include <linux/types.h>	/* bpf/alloc.h is in kernel types */
 #include "bpf/alloc.h"
 

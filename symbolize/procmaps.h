@@ -3,8 +3,9 @@
  * procmaps.h - the executable mappings of a process, from /proc/PID/maps,
  * and the files of kernel modules, from modules.dep.
  *
- * Text parsers for the recorder's task tracker (tasks.c) and kernel maps
- * (kmaps.c). They keep what perf describes with MMAP2 records:
+ * The one parser of maps files: for the recorder's task tracker, side-band,
+ * unwind tables and kernel maps (recorder/), and for the copy of this
+ * process's vDSO (vdso.c). They keep what perf describes with MMAP2 records:
  *   - executable file mappings, with the path as the kernel prints it (it may
  *     contain spaces and end in " (deleted)");
  *   - "[vdso]", under that name, as perf does;
@@ -20,8 +21,8 @@
  * is a file cut short (the process exited mid-read) and is ignored, as are
  * malformed lines. Nothing here writes records.
  */
-#ifndef RECORDER_PROCMAPS_H
-#define RECORDER_PROCMAPS_H
+#ifndef SYMBOLIZE_PROCMAPS_H
+#define SYMBOLIZE_PROCMAPS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -87,4 +88,4 @@ int kmod_paths_load(const char *modules_dir, struct kmod_paths **out);
 const char *kmod_paths_find(const struct kmod_paths *p, const char *name);
 void kmod_paths_free(struct kmod_paths *p);
 
-#endif /* RECORDER_PROCMAPS_H */
+#endif /* SYMBOLIZE_PROCMAPS_H */

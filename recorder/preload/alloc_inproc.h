@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * alloc_inproc.h - the state of `record --alloc`'s in-process fast path
- * (recorder/alloc_preload.c, libbpfrec-alloc.so), apart from the library
+ * (recorder/preload/alloc_preload.c, libbpfrec-alloc.so), apart from the library
  * so that it is tested on its own. No allocation, no lock, no libc call
  * beyond what the caller passes in: it runs inside malloc and free.
  *
@@ -16,8 +16,8 @@
  * the set saturated: from then on every free is reported (correct, slow)
  * rather than a sampled block staying live forever in the recording.
  */
-#ifndef RECORDER_ALLOC_INPROC_H
-#define RECORDER_ALLOC_INPROC_H
+#ifndef RECORDER_PRELOAD_ALLOC_INPROC_H
+#define RECORDER_PRELOAD_ALLOC_INPROC_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,4 +51,4 @@ struct alloc_countdown {
 bool alloc_countdown_take(struct alloc_countdown *c, uint64_t size, uint64_t interval,
 			  uint64_t seed);
 
-#endif /* RECORDER_ALLOC_INPROC_H */
+#endif /* RECORDER_PRELOAD_ALLOC_INPROC_H */

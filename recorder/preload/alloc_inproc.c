@@ -2,7 +2,7 @@
 /* alloc_inproc.c - the fast path's countdown and set (contract in alloc_inproc.h). */
 #include <errno.h>
 
-#include "recorder/alloc_inproc.h"
+#include "recorder/preload/alloc_inproc.h"
 #include <linux/types.h>	/* bpf/alloc.h is in kernel types */
 #include "bpf/alloc.h"
 
