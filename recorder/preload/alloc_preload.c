@@ -21,6 +21,7 @@
  * jumped to, so the entry point's frame is on the stack when it is probed.
  */
 #include <errno.h>
+#include <malloc.h>	/* memalign(), pvalloc(): declared there */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,6 +76,10 @@ __attribute__((constructor)) static void read_interval(void)
 	interval = n > ALLOC_INTERVAL_MAX ? ALLOC_INTERVAL_MAX : n;
 	pthread_atfork(NULL, NULL, reseed_child);
 }
+
+/* The probed markers: exported for the tracer's uprobes, called only from here. */
+void bpfrec_alloc_sampled(uint32_t func, uint64_t size, void *ptr);
+void bpfrec_alloc_freed(void *ptr);
 
 /* Arguments (func, size, ptr) in rdi, rsi, rdx for the probe. */
 MARKER void bpfrec_alloc_sampled(uint32_t func __attribute__((unused)), uint64_t size __attribute__((unused)),
