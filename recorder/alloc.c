@@ -22,7 +22,6 @@
 #include "perfdata/writer.h"
 #include "recorder/alloc.h"
 #include "recorder/batch.h"
-#include "recorder/callchain.h"
 #include "recorder/emit.h"
 #include "recorder/loadlog.h"
 #include "recorder/percpu.h"
@@ -577,7 +576,8 @@ static int by_task(const void *pa, const void *pb, void *ctx)
  * with the user addresses of all its records: what the file lacks for
  * them (COMM, MMAP2s, a library loaded since) comes before any of them.
  */
-static int describe_batch(struct alloc_tracer *a, struct task_tracker *t)
+static int describe_batch(struct alloc_tracer *a, struct perfdata_writer *w,
+			  struct task_tracker *t)
 {
 	size_t nr = a->batch.nr;
 	int err = 0;
@@ -619,8 +619,8 @@ static int describe_batch(struct alloc_tracer *a, struct task_tracker *t)
 		}
 		memcpy(comm, first->comm, PROFILE_COMM_LEN);
 		comm[PROFILE_COMM_LEN] = '\0';
-		err = task_tracker_see(t, first->hdr.pid, first->hdr.tid, comm, time,
-				       first->hdr.cpu, a->ips, nr_ips);
+		err = emit_task(w, t, first->hdr.pid, first->hdr.tid, comm, time, first->hdr.cpu,
+				a->ips, nr_ips);
 		i = j;
 	}
 	return err;
@@ -631,22 +631,19 @@ static int write_record(struct alloc_tracer *a, struct perfdata_writer *w,
 {
 	bool inuse = r->hdr.kind == ALLOC_KIND_INUSE;
 	char raw[ALLOC_RAW_TEXT_MAX];
-	struct callchain_input in = {
-		.ip = r->nr_user ? r->frames[0] : 0,
-		.user = (const uint64_t *)r->frames,
-		.nr_user = r->nr_user,
-	};
-	struct callchain cc;
-
-	callchain_build(&in, &cc);
-	struct perfdata_sample s = {
-		.misc = cc.misc, .id = inuse ? a->inuse_id : a->id, .ip = cc.ip,
-		.pid = r->hdr.pid, .tid = r->hdr.tid, .time = r->hdr.time, .cpu = r->hdr.cpu,
-		.period = alloc_weight(r->size, a->interval),
-		.nr_callchain = cc.nr, .callchain = cc.ips,
+	/* Its task was described with the batch's (describe_batch()). */
+	struct emit_sample e = {
+		.pid = r->hdr.pid, .tid = r->hdr.tid, .cpu = r->hdr.cpu, .time = r->hdr.time,
+		.period = alloc_weight(r->size, a->interval), .id = inuse ? a->inuse_id : a->id,
+		.comm = r->comm, .comm_len = sizeof(r->comm),
+		.chain = {
+			.ip = r->nr_user ? r->frames[0] : 0,
+			.user = (const uint64_t *)r->frames,
+			.nr_user = r->nr_user,
+		},
 		.raw = raw, .raw_size = (uint32_t)alloc_raw_text(r->func, r->size, raw, sizeof(raw)),
 	};
-	int err = perfdata_write_sample(w, &s);
+	int err = emit_sample_alone(w, &e);
 
 	if (!err) {
 		a->written += !inuse;
@@ -662,7 +659,7 @@ int alloc_flush(struct alloc_tracer *a, struct perfdata_writer *w, struct task_t
 	int err;
 
 	batch_sort(&a->batch);
-	err = describe_batch(a, t);
+	err = describe_batch(a, w, t);
 	for (size_t i = 0; i < a->batch.nr && !err; i++) {
 		size_t len;
 		const struct alloc_sample *r = batch_get(&a->batch, i, &len);

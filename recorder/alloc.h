@@ -7,10 +7,10 @@
  *
  * A path of its own, apart from the CPU samples: the tracer's ring buffer
  * is its own, alloc_consume() drains it into its own batch, and
- * alloc_flush() writes that batch (sorted by time) in the session's round:
- * each (process, thread) is described once per batch through the task
- * tracker (with every user address its records hold, so a library loaded
- * late is found), then the SAMPLEs follow. Records the ring buffer dropped
+ * alloc_flush() writes that batch (sorted by time) in the session's round
+ * through emit.h: each (process, thread) is described once per batch
+ * (emit_task(), with every user address its records hold, so a library
+ * loaded late is found), then the SAMPLEs follow (emit_sample_alone()). Records the ring buffer dropped
  * are LOST_SAMPLES of the alloc event. alloc_write_inuse() writes, at the
  * end of a file, one inuse SAMPLE per sampled allocation still live.
  *

@@ -240,21 +240,18 @@ const uint64_t *offcpu_event_id(const struct offcpu_tracer *o)
 	return &o->id;
 }
 
+/* The frames and user-stack block of a record of our layout (size >= OFFCPU_SAMPLE_SIZE(0)). */
+static size_t record_parse(const struct offcpu_sample *r, size_t size, struct emit_ustack *u)
+{
+	return emit_record_parse(r, size, OFFCPU_SAMPLE_SIZE(0), r->nr_kernel, r->nr_user,
+				 r->flags & PROFILE_SAMPLE_USTACK, u);
+}
+
 bool offcpu_record_shape_ok(const void *data, size_t size)
 {
-	const struct offcpu_sample *r = data;
 	struct emit_ustack u;
-	size_t head;
 
-	if (size < OFFCPU_SAMPLE_SIZE(0))
-		return false;
-	if (r->nr_kernel > PROFILE_MAX_STACK || r->nr_user > PROFILE_MAX_STACK)
-		return false;
-	head = OFFCPU_SAMPLE_SIZE(r->nr_kernel + r->nr_user);
-	if (size < head)
-		return false;
-	return !(r->flags & PROFILE_SAMPLE_USTACK) ||
-	       emit_ustack_parse((const char *)data + head, size - head, &u);
+	return size >= OFFCPU_SAMPLE_SIZE(0) && record_parse(data, size, &u);
 }
 
 bool offcpu_record_ok(const void *data, size_t size)
@@ -294,13 +291,9 @@ int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct 
 	};
 
 	/* offcpu_record_shape_ok() checked the block. */
+	record_parse(r, size, &e.ustack);
 	if (c->attr->sample_type & PERF_SAMPLE_STACK_USER)
 		e.ustack.present = true;
-	if (r->flags & PROFILE_SAMPLE_USTACK) {
-		size_t head = OFFCPU_SAMPLE_SIZE(r->nr_kernel + r->nr_user);
-
-		emit_ustack_parse((const char *)r + head, size - head, &e.ustack);
-	}
 	return emit_sample(w, t, &e, describe_only);
 }
 

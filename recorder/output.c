@@ -249,7 +249,7 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 			.hooks_ctx = s->alloc ? (void *)s->alloc : (void *)s->unwind,
 		};
 
-		err = task_tracker_new(s->w, &to, &s->tracker);
+		err = task_tracker_new(&to, &s->tracker);
 	}
 	/* The command is in scope before it execs: its reports count. */
 	if (!err && s->child.pid && !s->opts.system_wide)

@@ -3,8 +3,8 @@
  * test_tasks.c - the task tracker against a fake proc root (hand-written
  * maps and comm files), and against the real /proc for this process.
  *
- * The tracker writes through a real writer in pipe mode into a temp file;
- * each step's records are read back and decoded here by byte offset
+ * What the tracker says the file lacks is written (emit.h) through a real
+ * writer in pipe mode into a temp file; each step's records are read back and decoded here by byte offset
  * (independently of the encoders), so a test sees exactly what one call
  * added to the stream.
  */
@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "perfdata/writer.h"
+#include "recorder/emit.h"
 #include "recorder/procmaps.h"
 #include "recorder/taskdesc.h"
 #include "recorder/tasks.h"
@@ -190,7 +191,7 @@ static void new_tracker(size_t max_pids)
 {
 	struct task_tracker_opts o = { .proc_root = root, .max_pids = max_pids };
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 }
 
 /* The records written since the last call (header and feature records skipped). */
@@ -325,7 +326,17 @@ static void assert_build_id(const struct rec *r, const char *path)
 static int see(uint32_t pid, uint32_t tid, const char *comm, uint64_t time, uint32_t cpu,
 	       const uint64_t *ips, size_t nr)
 {
-	return task_tracker_see(tt, pid, tid, comm, time, cpu, ips, nr);
+	return emit_task(w, tt, pid, tid, comm, time, cpu, ips, nr);
+}
+
+/* A kernel mmap report, with what it makes the file lack written at once. */
+static int report_mmap(uint32_t pid, uint32_t tid, const struct procmaps_entry *e,
+		       uint64_t time, uint32_t cpu)
+{
+	const struct task_desc *d;
+	int err = task_tracker_mmap(tt, pid, tid, e, time, cpu, &d);
+
+	return err ? err : emit_desc(w, d);
 }
 
 /* ---- a typical process -------------------------------------------------------- */
@@ -890,8 +901,8 @@ Test(tasks, real_proc_self)
 	fclose(f);
 	comm[strcspn(comm, "\n")] = '\0';
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
-	cr_assert_eq(task_tracker_see(tt, pid, pid, comm, 42, 0, ips, 1), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
+	cr_assert_eq(emit_task(w, tt, pid, pid, comm, 42, 0, ips, 1), 0);
 	n = take();
 	cr_assert_gt(n, 3);
 	assert_comm(&recs[0], pid, pid, comm, false, 42, 0);
@@ -964,15 +975,15 @@ static void report_exec(uint32_t pid, uint64_t time)
 	struct procmaps_entry data = app;
 
 	task_tracker_exec_begin(tt, pid);
-	cr_assert_eq(task_tracker_mmap(tt, pid, pid, &app, time, 0), 0);
+	cr_assert_eq(report_mmap(pid, pid, &app, time, 0), 0);
 	/* Not executable, and a pseudo file: neither is kept. */
 	data.prot = PROT_READ | PROT_WRITE;
-	cr_assert_eq(task_tracker_mmap(tt, pid, pid, &data, time, 0), 0);
+	cr_assert_eq(report_mmap(pid, pid, &data, time, 0), 0);
 	data = app;
 	data.start = 0xffffffffff600000ull;
 	data.end = data.start + 0x1000;
 	data.path = "[vsyscall]";
-	cr_assert_eq(task_tracker_mmap(tt, pid, pid, &data, time, 0), 0);
+	cr_assert_eq(report_mmap(pid, pid, &data, time, 0), 0);
 	/* The BPF notice comes after the image is mapped: already handled. */
 	task_tracker_exec(tt, pid);
 }
@@ -1024,7 +1035,7 @@ Test(tasks, reports_for_pids_out_of_scope_are_dropped)
 
 	new_tracker(0);
 	task_tracker_exec_begin(tt, 7002);
-	cr_assert_eq(task_tracker_mmap(tt, 7002, 7002, &app, 1, 0), 0);
+	cr_assert_eq(report_mmap(7002, 7002, &app, 1, 0), 0);
 	task_tracker_stats(tt, &st);
 	cr_assert_eq(st.procs, 0);
 }
@@ -1042,10 +1053,10 @@ Test(tasks, reported_mapping_over_another_splits_it)
 	const uint64_t lens[] = { 0x4000, 0x4000, 0x8000 };
 	const uint64_t pgoffs[] = { 0, 0x8000, 0x8000 };
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 	task_tracker_exec_begin(tt, 7003);
-	cr_assert_eq(task_tracker_mmap(tt, 7003, 7003, &big, 1, 0), 0);
-	cr_assert_eq(task_tracker_mmap(tt, 7003, 7003, &mid, 2, 0), 0);
+	cr_assert_eq(report_mmap(7003, 7003, &big, 1, 0), 0);
+	cr_assert_eq(report_mmap(7003, 7003, &mid, 2, 0), 0);
 	cr_assert_eq(see(7003, 7003, "split", 3, 0, ips, 1), 0);
 	cr_assert_eq(take(), 5);
 	for (size_t i = 0; i < 3; i++) {
@@ -1065,11 +1076,11 @@ Test(tasks, reported_mapping_of_a_sampled_process_is_written_at_once)
 	struct mmap2_want want = { 7004, 7005, 0x7f0000500000ull, 0x1000, 0,
 				   PROT_READ | PROT_EXEC, MAP_PRIVATE, exe, exe, 0, 0, 0 };
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 	task_tracker_exec_begin(tt, 7004);
 	cr_assert_eq(see(7004, 7004, "mid-exec", 1, 0, NULL, 0), 0);
 	cr_assert_eq(take(), 1, "a COMM, no mappings yet");
-	cr_assert_eq(task_tracker_mmap(tt, 7004, 7005, &lib, 2, 1), 0);
+	cr_assert_eq(report_mmap(7004, 7005, &lib, 2, 1), 0);
 	cr_assert_eq(take(), 1);
 	assert_mmap2(&recs[0], &want, 2, 1);
 	cr_assert_eq(see(7004, 7004, "mid-exec", 3, 0, ips, 1), 0);
@@ -1082,7 +1093,7 @@ Test(tasks, exec_flag_kept_per_process)
 {
 	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 	for (uint32_t pid = 8000; pid < 8200; pid++)
 		task_tracker_exec_begin(tt, pid);
 	cr_assert_eq(see(8000, 8000, "first", 1, 0, NULL, 0), 0);
@@ -1124,7 +1135,7 @@ static void short_lived_wave(uint32_t first_pid, unsigned int n, uint64_t *time)
 
 		task_tracker_fork(tt, pid, pid, 1);
 		report_exec(pid, (*time)++);
-		cr_assert_eq(task_tracker_mmap(tt, pid, pid, &lib, (*time)++, 0), 0);
+		cr_assert_eq(report_mmap(pid, pid, &lib, (*time)++, 0), 0);
 		if (i % 3)
 			cr_assert_eq(see(pid, pid, "cc1", (*time)++, 0, ips, 2), 0);
 		if (i % 5 == 0) {
@@ -1151,7 +1162,7 @@ Test(tasks, short_lived_processes_leave_no_state)
 	struct task_tracker_stats base, st;
 	uint64_t time = 1;
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 	/* A first wave creates the file entries, which stay (one per distinct file). */
 	short_lived_wave(100000, 10, &time);
 	take();
@@ -1237,8 +1248,8 @@ Test(tasks, refused_maps_are_counted)
 
 		if (getuid() == 0 && (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
 			_exit(2);
-		if (task_tracker_new(w, &o, &tt) ||
-		    task_tracker_see(tt, 1, 1, "init", 42, 0, ips, 1))
+		if (task_tracker_new(&o, &tt) ||
+		    emit_task(w, tt, 1, 1, "init", 42, 0, ips, 1))
 			_exit(3);
 		task_tracker_denied(tt, &d);
 		if (d.maps != 1 || d.maps_pid != 1 || (d.maps_err != -EACCES && d.maps_err != -EPERM))
@@ -1294,7 +1305,7 @@ static void new_hooked_tracker(struct hook_log *l, bool track_all)
 	};
 
 	memset(l, 0, sizeof(*l));
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 }
 
 /* A process in scope is told from the kernel's reports, before its first sample. */
