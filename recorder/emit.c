@@ -40,9 +40,10 @@ int emit_lost(struct perfdata_writer *w, uint64_t id, uint64_t total, uint64_t *
 	if (total <= *written)
 		return 0;
 	err = perfdata_write_lost_samples(w, total - *written, &sid);
-	if (!err)
-		*written = total;
-	return err;
+	if (err)
+		return err;
+	*written = total;
+	return 1;
 }
 
 /* The block carries registers (and stack bytes), not only "none". */

@@ -68,8 +68,8 @@ int emit_desc(struct perfdata_writer *w, const struct task_desc *d);
 /*
  * A LOST_SAMPLES record of event id, stamped time, for what a loss counter
  * gained since the file last said: total is the counter now, *written what
- * the file already counts (raised once the record is written). 0 when there
- * is nothing new, else what the writer returns.
+ * the file already counts (raised once the record is written). 1 when it
+ * wrote one, 0 when there is nothing new, or the writer's -errno.
  */
 int emit_lost(struct perfdata_writer *w, uint64_t id, uint64_t total, uint64_t *written,
 	      uint64_t time);

@@ -4,9 +4,10 @@
  * record the source delivers is copied into the batch (on_ring_record());
  * each round sorts the batch by time and, per record, lets the task
  * tracker describe the process (COMM/MMAP2) and writes the SAMPLE (or
- * FORK/EXIT, an off-CPU sample, a side-band report for the tracker), then
- * the samples lost meanwhile as LOST_SAMPLES (so samples + lost == seen)
- * and a FINISHED_ROUND, then checkpoints the file.
+ * FORK/EXIT, a tracer's record, a side-band report for the tracker), then
+ * the samples lost meanwhile as LOST_SAMPLES (so samples + lost == seen),
+ * the tracers' own batches and losses, and a FINISHED_ROUND, then
+ * checkpoints the file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,12 +15,10 @@
 
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
-#include "recorder/alloc.h"
-#include "recorder/offcpu.h"
-#include "recorder/sched.h"
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
 #include "recorder/tasks.h"
+#include "recorder/tracer.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/cfiwalk.h"
 
@@ -88,7 +87,7 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 		   h->kind == PROFILE_KIND_EXEC) {
 		if (size < sizeof(struct profile_task))
 			return 0;
-	} else if (!offcpu_record_ok(data, size) && !sched_record_ok(data, size)) {
+	} else if (!session_tracer_of(s, data, size)) {
 		return 0;
 	}
 	p = batch_add(&s->batch, h->time, size);
@@ -462,6 +461,7 @@ int session_flush_batch(struct record_session *s)
 	for (size_t i = 0; i < s->batch.nr && !err; i++) {
 		size_t len;
 		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
+		const struct record_tracer *tr;
 
 		s->round_done += (len + 7) & ~(size_t)7;	/* as the batch stores it */
 
@@ -493,34 +493,23 @@ int session_flush_batch(struct record_session *s)
 			err = sideband_apply(h, s->tracker, &d);
 			if (!err && d)
 				err = emit_desc(s->w, d);
-		} else if (s->offcpu && offcpu_record_ok(h, len))
-			err = offcpu_write(s->offcpu, s->w, s->tracker, h, len);
-		else if (s->sched && sched_record_ok(h, len))
-			err = sched_write(s->sched, s->w, s->tracker, h, len);
-		else
+		} else if ((tr = session_tracer_of(s, h, len))) {
+			err = tr->ops->write(tr->t, s->w, s->tracker, h, len);
+		} else {
 			err = write_task(s, (const struct profile_task *)h);
+		}
 		if (h->time > s->last_time)
 			s->last_time = h->time;
 		wrote = true;
 	}
 	if (!err) {
-		wrote |= lost > s->lost;
 		err = emit_lost(s->w, s->event_id, lost, &s->lost, s->last_time);
+		wrote |= err > 0;
+		err = err > 0 ? 0 : err;
 	}
-	if (!err && s->alloc)	/* --alloc: its own batch, in this round */
-		err = alloc_flush(s->alloc, s->w, s->tracker, &s->last_time);
-	if (!err && s->offcpu) {
-		uint64_t before = offcpu_lost(s->offcpu);
-
-		err = offcpu_write_lost(s->offcpu, s->w, s->last_time);
-		wrote |= offcpu_lost(s->offcpu) != before;
-	}
-	if (!err && s->sched) {
-		uint64_t before = sched_lost(s->sched);
-
-		err = sched_write_lost(s->sched, s->w, s->last_time);
-		wrote |= sched_lost(s->sched) != before;
-	}
+	/* The tracers' own batches (--alloc) and losses, in this round. */
+	if (!err)
+		err = session_tracers_round(s, &wrote);
 	/* Tasks that exited before this round have had their last samples. */
 	task_tracker_round_end(s->tracker);
 	if (!err && wrote)
@@ -583,8 +572,8 @@ int session_consume(struct record_session *s, bool *batch_full)
 	if (err < 0 && err != BATCH_FULL)
 		return session_fail(s, err, "cannot read the ring buffer: %s", strerror(-err));
 	err = consume_sideband(s);
-	if (!err && s->alloc)
-		err = alloc_consume(s->alloc);
+	if (!err)
+		err = session_tracers_consume(s);
 	if (err)
 		return session_fail(s, err, "cannot keep up: %s", strerror(-err));
 	return 0;
