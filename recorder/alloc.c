@@ -648,6 +648,8 @@ static int describe_batch(struct alloc_tracer *a, struct perfdata_writer *w,
 	size_t nr = a->batch.nr;
 	int err = 0;
 
+	if (!nr)
+		return 0;	/* nothing to describe, and order may still be NULL: not for qsort_r() */
 	if (nr > a->cap_order) {
 		size_t *p = realloc(a->order, nr * sizeof(*p));
 
