@@ -22,13 +22,14 @@
 #include "perfdata/writer.h"
 #include "recorder/alloc.h"
 #include "recorder/batch.h"
-#include "recorder/callchain.h"
 #include "recorder/emit.h"
 #include "recorder/loadlog.h"
 #include "recorder/percpu.h"
+#include "recorder/privs.h"
 #include "recorder/ringbuf.h"
+#include "recorder/session_int.h"
 #include "recorder/tasks.h"
-#include "recorder/unwind_bpf.h"
+#include "recorder/tracer.h"
 #include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/util.h"
@@ -74,6 +75,10 @@ struct alloc_tracer {
 	struct bpf_link **links;
 	size_t nr_links, cap_links;
 	bool preload;		/* the fast path: only its markers are probed */
+	/* The fast path's library (command_env: "" = none), and the command's environment for it. */
+	char preload_path[PATH_MAX];
+	char env_preload[2 * PATH_MAX], env_interval[64];
+	char *env[3];
 	/* Scratch of alloc_flush(), kept between batches. */
 	size_t *order;
 	size_t cap_order;
@@ -171,7 +176,15 @@ static int on_alloc_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int alloc_new(const struct alloc_opts *opts, struct alloc_tracer **out)
+static void alloc_free(void *t);
+
+static bool alloc_wanted(const struct record_opts *opts)
+{
+	return opts->alloc_interval != 0;
+}
+
+/* On the sampler's target and unwind maps, with its own ring buffer (as big as the sampler's). */
+static int alloc_open(struct record_session *s, const struct record_tracer_env *env, void **out)
 {
 	struct alloc_tracer *a = calloc(1, sizeof(*a));
 	struct alloc *skel;
@@ -180,16 +193,17 @@ int alloc_new(const struct alloc_opts *opts, struct alloc_tracer **out)
 	*out = NULL;
 	if (!a)
 		return -ENOMEM;
-	a->interval = opts->interval ? opts->interval : ALLOC_DEFAULT_INTERVAL;
+	a->interval = s->opts.alloc_interval ? s->opts.alloc_interval : ALLOC_DEFAULT_INTERVAL;
 	if (a->interval > ALLOC_INTERVAL_MAX)
 		a->interval = ALLOC_INTERVAL_MAX;
-	alloc_build_attr(opts->cpu_attr, a->interval, &a->attr);
+	alloc_build_attr(&s->attr, a->interval, &a->attr);
 	a->inuse_attr = a->attr;
-	a->id = ALLOC_ID_BASE + opts->cpu_event_id;
-	a->inuse_id = INUSE_ID_BASE + opts->cpu_event_id;
-	a->next_hooks = opts->next_hooks;
-	a->next_hooks_ctx = opts->next_hooks_ctx;
-	a->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
+	a->id = ALLOC_ID_BASE + s->event_id;
+	a->inuse_id = INUSE_ID_BASE + s->event_id;
+	a->next_hooks = env->next_hooks;
+	a->next_hooks_ctx = env->next_hooks_ctx;
+	/* Where the targets' maps and files are: the tracker's. */
+	a->proc_root = strdup("/proc");
 	if (!a->proc_root) {
 		err = -ENOMEM;
 		goto fail;
@@ -201,36 +215,31 @@ int alloc_new(const struct alloc_opts *opts, struct alloc_tracer **out)
 		goto fail;
 	}
 	a->skel = skel;
-	skel->rodata->filter_mode = opts->filter_mode;
+	skel->rodata->filter_mode = env->filter_mode;
 	skel->rodata->interval = a->interval;
 	skel->rodata->self_tgid = (uint32_t)getpid();
-	skel->rodata->wakeup_bytes = opts->ring_bytes / 2;
-	skel->rodata->unwind_cfi = opts->unwind_cfi;
-	err = bpf_map__set_max_entries(skel->maps.alloc_events, (uint32_t)opts->ring_bytes);
+	skel->rodata->wakeup_bytes = env->ring_bytes / 2;
+	skel->rodata->unwind_cfi = env->unwind_cfi;
+	err = bpf_map__set_max_entries(skel->maps.alloc_events, (uint32_t)env->ring_bytes);
 	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.alloc_live,
-					       opts->live_max ? opts->live_max : ALLOC_LIVE_MAX);
-	if (!err && opts->live_prealloc)
+		err = bpf_map__set_max_entries(skel->maps.alloc_live, ALLOC_LIVE_MAX);
+	/*
+	 * Preallocate the live map: uprobe programs on kernels before 6.1 may
+	 * use a hash that allocates on update, but the kernel warns (a
+	 * WARN_ONCE with a backtrace in its log) when one is loaded.
+	 */
+	if (!err && !s->kfeatures.hash_nonprealloc)
 		err = bpf_map__set_map_flags(skel->maps.alloc_live,
 					     bpf_map__map_flags(skel->maps.alloc_live) &
 						     ~BPF_F_NO_PREALLOC);
+	/* The sampler's ring buffer is only shared, never used: the records come in our own. */
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.events, opts->events_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.target_tgids, opts->target_tgids_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.target_tids, opts->target_tids_fd);
-	if (!err)
-		err = unwind_bpf_share_maps(skel->maps.unwind_rows, skel->maps.unwind_procs,
-					    skel->maps.unwind_stops, skel->maps.unwind_stats,
-					    opts->unwind_cfi, opts->unwind_rows_fd,
-					    opts->unwind_procs_fd, opts->unwind_stops_fd,
-					    opts->unwind_stats_fd);
+		err = record_tracer_share_maps(env, RECORD_TRACER_MAPS(skel));
 	if (!err) {
-		load_log_attach(opts->load_log, skel->obj);
+		load_log_attach(env->load_log, skel->obj);
 		err = alloc__load(skel);
 		if (err)
-			load_log_failed(opts->load_log, skel->obj);
+			load_log_failed(env->load_log, skel->obj);
 	}
 	if (err)
 		goto fail;
@@ -246,13 +255,19 @@ fail:
 	return err;
 }
 
-const struct bpf_object *alloc_object(const struct alloc_tracer *a)
+static const struct bpf_object *alloc_object(const void *t)
 {
-	return a ? a->skel->obj : NULL;
+	const struct alloc_tracer *a = t;
+
+	return a->skel->obj;
 }
 
-void alloc_free(struct alloc_tracer *a)
+static void alloc_detach(void *t);
+
+static void alloc_free(void *t)
 {
+	struct alloc_tracer *a = t;
+
 	if (!a)
 		return;
 	alloc_detach(a);
@@ -266,8 +281,10 @@ void alloc_free(struct alloc_tracer *a)
 	free(a);
 }
 
-void alloc_detach(struct alloc_tracer *a)
+static void alloc_detach(void *t)
 {
+	struct alloc_tracer *a = t;
+
 	for (size_t i = 0; i < a->nr_links; i++)
 		bpf_link__destroy(a->links[i]);
 	a->nr_links = 0;
@@ -384,7 +401,8 @@ static int probe_once(struct alloc_tracer *a, int fd, const char *name, dev_t de
 	return err;
 }
 
-int alloc_attach(struct alloc_tracer *a)
+/* Probe the recorder's own C library: a launched command's first allocations count. */
+static int attach_libc(struct alloc_tracer *a)
 {
 	Dl_info libc;
 	struct stat st;
@@ -405,7 +423,11 @@ int alloc_attach(struct alloc_tracer *a)
 #define BPFREC_ALLOC_LIBDIR	"/usr/local/lib/bpfrec"
 #endif
 
-int alloc_preload_find(char *path, size_t size)
+/*
+ * The fast path's library in path: next to the recorder's executable, else
+ * in the install directory. -ENOENT when neither has it.
+ */
+static int preload_find(char *path, size_t size)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -429,8 +451,9 @@ int alloc_preload_find(char *path, size_t size)
 	return -ENOENT;
 }
 
-int alloc_preload_env(const char *path, uint64_t interval, char *preload, size_t preload_len,
-		      char *interval_env, size_t interval_len)
+/* "LD_PRELOAD=..." (after any the recorder has) and "BPFREC_ALLOC_INTERVAL=..." for the command. */
+static int preload_env(const char *path, uint64_t interval, char *preload, size_t preload_len,
+		       char *interval_env, size_t interval_len)
 {
 	const char *old = getenv("LD_PRELOAD");
 	int n;
@@ -449,7 +472,8 @@ int alloc_preload_env(const char *path, uint64_t interval, char *preload, size_t
 	return 0;
 }
 
-int alloc_attach_preload(struct alloc_tracer *a, const char *path)
+/* Probe the markers of the library at path (the fast path). */
+static int attach_preload(struct alloc_tracer *a, const char *path)
 {
 	static const char *const names[] = { "bpfrec_alloc_sampled", "bpfrec_alloc_freed" };
 	struct bpf_program *progs[] = { a->skel->progs.marker_sampled,
@@ -510,38 +534,79 @@ static void hook_forget(void *ctx, uint32_t pid)
 		a->next_hooks->forget(a->next_hooks_ctx, pid);
 }
 
-const struct task_tracker_hooks alloc_tracker_hooks = {
+/* Probes the allocator files of processes whose mappings change, then calls next_hooks. */
+static const struct task_tracker_hooks alloc_tracker_hooks = {
 	.maps_changed = hook_maps_changed,
 	.forget = hook_forget,
 };
 
-const struct perf_event_attr *alloc_attr(const struct alloc_tracer *a)
+/*
+ * --alloc for a command the recorder launches alone (no -p, -t, -a): the
+ * in-process fast path, when its library is found (else the uprobes, noted).
+ */
+static char *const *alloc_command_env(struct record_session *s, void *t)
 {
-	return &a->attr;
+	struct alloc_tracer *a = t;
+
+	if (s->opts.system_wide || s->opts.nr_pids || s->opts.nr_tids)
+		return NULL;
+	if (preload_find(a->preload_path, sizeof(a->preload_path))) {
+		session_note(s, "--alloc: " ALLOC_PRELOAD_LIB " not found next to bpfrec nor "
+			     "installed; the allocator is probed with uprobes (slower)");
+		return NULL;
+	}
+	if (preload_env(a->preload_path, s->opts.alloc_interval, a->env_preload,
+			sizeof(a->env_preload), a->env_interval, sizeof(a->env_interval))) {
+		session_note(s, "--alloc: LD_PRELOAD too long; the allocator is probed with "
+			     "uprobes (slower)");
+		a->preload_path[0] = '\0';
+		return NULL;
+	}
+	a->env[0] = a->env_preload;
+	a->env[1] = a->env_interval;
+	a->env[2] = NULL;
+	return a->env;
 }
 
-const uint64_t *alloc_event_id(const struct alloc_tracer *a)
+static int alloc_attach(struct record_session *s, void *t)
 {
-	return &a->id;
+	struct alloc_tracer *a = t;
+	/* A launched command with the preloaded library: its markers only. */
+	int err = a->preload_path[0] ? attach_preload(a, a->preload_path) : attach_libc(a);
+
+	if (privs_is_denial(err))
+		return err;
+	/* The targets' own allocator files are still probed as they are seen. */
+	if (err && a->preload_path[0])
+		session_warn(s, "cannot probe the markers of %s: %s; the command's "
+			     "allocations are not recorded", a->preload_path, strerror(-err));
+	else if (err)
+		session_warn(s, "cannot probe the C library's allocator: %s%s; allocations "
+			     "through it are not recorded", strerror(-err), err == -EINVAL ?
+			     " (another tracer's uprobe on the same functions, with a "
+			     "semaphore, makes the kernel refuse ours: see dmesg)" : "");
+	return 0;
 }
 
-const struct perf_event_attr *alloc_inuse_attr(const struct alloc_tracer *a)
+static int alloc_add_events(void *t, struct perfdata_writer *w)
 {
-	return &a->inuse_attr;
+	struct alloc_tracer *a = t;
+	int err = perfdata_writer_add_event(w, PERFDATA_ALLOC_EVENT_NAME, &a->attr, &a->id, 1);
+
+	return err ? err : perfdata_writer_add_event(w, PERFDATA_INUSE_EVENT_NAME, &a->inuse_attr,
+						      &a->inuse_id, 1);
 }
 
-const uint64_t *alloc_inuse_event_id(const struct alloc_tracer *a)
+static int alloc_poll_fd(const void *t)
 {
-	return &a->inuse_id;
-}
+	const struct alloc_tracer *a = t;
 
-int alloc_epoll_fd(const struct alloc_tracer *a)
-{
 	return ringbufs_epoll_fd(a->rb);
 }
 
-int alloc_consume(struct alloc_tracer *a)
+static int alloc_consume(void *t)
 {
+	struct alloc_tracer *a = t;
 	int n = ringbufs_consume(a->rb);
 
 	if (a->cb_err)
@@ -577,11 +642,14 @@ static int by_task(const void *pa, const void *pb, void *ctx)
  * with the user addresses of all its records: what the file lacks for
  * them (COMM, MMAP2s, a library loaded since) comes before any of them.
  */
-static int describe_batch(struct alloc_tracer *a, struct task_tracker *t)
+static int describe_batch(struct alloc_tracer *a, struct perfdata_writer *w,
+			  struct task_tracker *t)
 {
 	size_t nr = a->batch.nr;
 	int err = 0;
 
+	if (!nr)
+		return 0;	/* nothing to describe, and order may still be NULL: not for qsort_r() */
 	if (nr > a->cap_order) {
 		size_t *p = realloc(a->order, nr * sizeof(*p));
 
@@ -619,8 +687,8 @@ static int describe_batch(struct alloc_tracer *a, struct task_tracker *t)
 		}
 		memcpy(comm, first->comm, PROFILE_COMM_LEN);
 		comm[PROFILE_COMM_LEN] = '\0';
-		err = task_tracker_see(t, first->hdr.pid, first->hdr.tid, comm, time,
-				       first->hdr.cpu, a->ips, nr_ips);
+		err = emit_task(w, t, first->hdr.pid, first->hdr.tid, comm, time, first->hdr.cpu,
+				a->ips, nr_ips);
 		i = j;
 	}
 	return err;
@@ -631,22 +699,19 @@ static int write_record(struct alloc_tracer *a, struct perfdata_writer *w,
 {
 	bool inuse = r->hdr.kind == ALLOC_KIND_INUSE;
 	char raw[ALLOC_RAW_TEXT_MAX];
-	struct callchain_input in = {
-		.ip = r->nr_user ? r->frames[0] : 0,
-		.user = (const uint64_t *)r->frames,
-		.nr_user = r->nr_user,
-	};
-	struct callchain cc;
-
-	callchain_build(&in, &cc);
-	struct perfdata_sample s = {
-		.misc = cc.misc, .id = inuse ? a->inuse_id : a->id, .ip = cc.ip,
-		.pid = r->hdr.pid, .tid = r->hdr.tid, .time = r->hdr.time, .cpu = r->hdr.cpu,
-		.period = alloc_weight(r->size, a->interval),
-		.nr_callchain = cc.nr, .callchain = cc.ips,
+	/* Its task was described with the batch's (describe_batch()). */
+	struct emit_sample e = {
+		.pid = r->hdr.pid, .tid = r->hdr.tid, .cpu = r->hdr.cpu, .time = r->hdr.time,
+		.period = alloc_weight(r->size, a->interval), .id = inuse ? a->inuse_id : a->id,
+		.comm = r->comm, .comm_len = sizeof(r->comm),
+		.chain = {
+			.ip = r->nr_user ? r->frames[0] : 0,
+			.user = (const uint64_t *)r->frames,
+			.nr_user = r->nr_user,
+		},
 		.raw = raw, .raw_size = (uint32_t)alloc_raw_text(r->func, r->size, raw, sizeof(raw)),
 	};
-	int err = perfdata_write_sample(w, &s);
+	int err = emit_sample_alone(w, &e);
 
 	if (!err) {
 		a->written += !inuse;
@@ -655,14 +720,15 @@ static int write_record(struct alloc_tracer *a, struct perfdata_writer *w,
 	return err;
 }
 
-int alloc_flush(struct alloc_tracer *a, struct perfdata_writer *w, struct task_tracker *t,
-		uint64_t *last_time)
+/* The batch: its tasks described, then its SAMPLEs in time order. */
+static int alloc_flush(void *tr, struct perfdata_writer *w, struct task_tracker *t,
+		       uint64_t *last_time)
 {
-	uint64_t lost = read_stat(a, ALLOC_STAT_LOST);
+	struct alloc_tracer *a = tr;
 	int err;
 
 	batch_sort(&a->batch);
-	err = describe_batch(a, t);
+	err = describe_batch(a, w, t);
 	for (size_t i = 0; i < a->batch.nr && !err; i++) {
 		size_t len;
 		const struct alloc_sample *r = batch_get(&a->batch, i, &len);
@@ -672,9 +738,15 @@ int alloc_flush(struct alloc_tracer *a, struct perfdata_writer *w, struct task_t
 			*last_time = r->hdr.time;
 	}
 	batch_clear(&a->batch);
-	if (!err)
-		err = emit_lost(w, a->id, lost, &a->lost_written, *last_time);
 	return err;
+}
+
+/* Records the ring buffer dropped since the last call: LOST_SAMPLES of the alloc event. */
+static int alloc_write_lost(void *t, struct perfdata_writer *w, uint64_t time)
+{
+	struct alloc_tracer *a = t;
+
+	return emit_lost(w, a->id, read_stat(a, ALLOC_STAT_LOST), &a->lost_written, time);
 }
 
 static int key_cmp(const void *pa, const void *pb)
@@ -686,8 +758,13 @@ static int key_cmp(const void *pa, const void *pb)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int alloc_write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct task_tracker *t,
-		      uint64_t *last_time)
+/*
+ * One inuse SAMPLE per sampled allocation still live, stamped no earlier
+ * than *last_time (raised to what is written). Drains and writes alloc
+ * records first (and their losses), so none is older than an inuse one.
+ */
+static int write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct task_tracker *t,
+		       uint64_t *last_time)
 {
 	struct bpf_map *map = a->skel->maps.alloc_live;
 	size_t max = bpf_map__max_entries(map), nr = 0;
@@ -700,8 +777,11 @@ int alloc_write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct 
 	err = alloc_consume(a);
 	if (!err)
 		err = alloc_flush(a, w, t, last_time);
-	if (err)
+	if (!err)
+		err = alloc_write_lost(a, w, *last_time);
+	if (err < 0)
 		return err;
+	err = 0;
 	keys = calloc(max ? max : 1, sizeof(*keys));
 	v = malloc(sizeof(*v));
 	if (!keys || !v) {
@@ -738,19 +818,25 @@ int alloc_write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct 
 	}
 	free(keys);
 	free(v);
-	if (!err) {
-		/* No LOST_SAMPLES among them: flush writes only what is new. */
+	if (!err)
 		err = alloc_flush(a, w, t, last_time);
-	}
 	batch_clear(&a->batch);
 	return err;
 }
 
-void alloc_stats(struct alloc_tracer *a, struct bpfrec_alloc_stats *out)
+/* The end of every file: what is still held. */
+static int alloc_file_end(struct record_session *s, void *t, bool last)
 {
+	(void)last;
+	return write_inuse(t, s->w, s->tracker, &s->last_time);
+}
+
+static void alloc_stats(const void *t, struct bpfrec_record_stats *st)
+{
+	const struct alloc_tracer *a = t;
+	struct bpfrec_alloc_stats *out = &st->alloc;
+
 	memset(out, 0, sizeof(*out));
-	if (!a)
-		return;
 	out->enabled = true;
 	out->interval = a->interval;
 	out->calls = read_stat(a, ALLOC_STAT_CALLS);
@@ -764,4 +850,25 @@ void alloc_stats(struct alloc_tracer *a, struct bpfrec_alloc_stats *out)
 	out->files_probed = a->nr_files - (a->probe_errors < a->nr_files ? a->probe_errors :
 					   a->nr_files);
 	out->probe_errors = a->probe_errors;
+	st->lost += out->lost;
 }
+
+const struct record_tracer_ops alloc_tracer = {
+	.option = "--alloc",
+	.what = "the allocation tracer",
+	.wanted = alloc_wanted,
+	.open = alloc_open,
+	.object = alloc_object,
+	.hooks = &alloc_tracker_hooks,
+	.command_env = alloc_command_env,
+	.add_events = alloc_add_events,
+	.attach = alloc_attach,
+	.detach = alloc_detach,
+	.poll_fd = alloc_poll_fd,
+	.consume = alloc_consume,
+	.flush = alloc_flush,
+	.write_lost = alloc_write_lost,
+	.file_end = alloc_file_end,
+	.stats = alloc_stats,
+	.free = alloc_free,
+};

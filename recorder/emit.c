@@ -40,50 +40,37 @@ int emit_lost(struct perfdata_writer *w, uint64_t id, uint64_t total, uint64_t *
 	if (total <= *written)
 		return 0;
 	err = perfdata_write_lost_samples(w, total - *written, &sid);
-	if (!err)
-		*written = total;
-	return err;
+	if (err)
+		return err;
+	*written = total;
+	return 1;
 }
 
-int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct emit_sample *e,
-		bool describe_only)
+/* The block carries registers (and stack bytes), not only "none". */
+static bool sample_has_regs(const struct emit_sample *e)
 {
-	const struct task_desc *desc;
-	size_t len = e->comm_len < PROFILE_COMM_LEN ? e->comm_len : PROFILE_COMM_LEN;
-	char comm[PROFILE_COMM_LEN + 1];
+	return e->ustack.present && e->ustack.abi != PROFILE_UREGS_ABI_NONE;
+}
+
+static void sample_chain(const struct emit_sample *e, struct callchain *cc)
+{
 	struct callchain_input chain = e->chain;
-	/* The block carries registers (and stack bytes), not only "none". */
-	bool has_regs = e->ustack.present && e->ustack.abi != PROFILE_UREGS_ABI_NONE;
-	const uint64_t *user_ips;
-	size_t nr_user_ips;
-	struct callchain cc;
-	int err;
 
 	chain.no_user_part = e->ustack.present;
-	callchain_build(&chain, &cc);
-	memcpy(comm, e->comm, len);
-	comm[len] = '\0';
-	/* The tracker checks user addresses against known maps: the user ip is one. */
-	user_ips = cc.user;
-	nr_user_ips = cc.nr_user;
-	if (has_regs) {
-		user_ips = &e->ustack.regs[PROFILE_UREG_IP];
-		nr_user_ips = 1;
-	}
-	err = task_tracker_describe(t, e->pid, e->tid, comm, e->time, e->cpu, user_ips,
-				    nr_user_ips, &desc);
-	if (!err)
-		err = emit_desc(w, desc);
-	if (err || describe_only)
-		return err;
+	callchain_build(&chain, cc);
+}
 
+static int write_sample(struct perfdata_writer *w, const struct emit_sample *e,
+			const struct callchain *cc)
+{
 	struct perfdata_sample out = {
-		.misc = cc.misc, .id = e->id, .ip = cc.ip, .pid = e->pid, .tid = e->tid,
+		.misc = cc->misc, .id = e->id, .ip = cc->ip, .pid = e->pid, .tid = e->tid,
 		.time = e->time, .cpu = e->cpu, .period = e->period,
-		.nr_callchain = cc.nr, .callchain = cc.ips,
+		.nr_callchain = cc->nr, .callchain = cc->ips,
 		.raw = e->raw, .raw_size = e->raw_size,
 	};
-	if (has_regs) {
+
+	if (sample_has_regs(e)) {
 		out.regs_abi = e->ustack.abi;
 		out.nr_regs = PROFILE_NR_UREGS;
 		out.regs = e->ustack.regs;
@@ -94,7 +81,52 @@ int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct 
 	return perfdata_write_sample(w, &out);
 }
 
-size_t emit_ustack_parse(const void *p, size_t len, struct emit_ustack *u)
+int emit_task(struct perfdata_writer *w, struct task_tracker *t, uint32_t pid, uint32_t tid,
+	      const char *comm, uint64_t time, uint32_t cpu, const uint64_t *user_ips,
+	      size_t nr_user)
+{
+	const struct task_desc *desc;
+	int err = task_tracker_describe(t, pid, tid, comm, time, cpu, user_ips, nr_user, &desc);
+
+	return err ? err : emit_desc(w, desc);
+}
+
+int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct emit_sample *e,
+		bool describe_only)
+{
+	size_t len = e->comm_len < PROFILE_COMM_LEN ? e->comm_len : PROFILE_COMM_LEN;
+	char comm[PROFILE_COMM_LEN + 1];
+	const uint64_t *user_ips;
+	size_t nr_user_ips;
+	struct callchain cc;
+	int err;
+
+	sample_chain(e, &cc);
+	memcpy(comm, e->comm, len);
+	comm[len] = '\0';
+	/* The tracker checks user addresses against known maps: the user ip is one. */
+	user_ips = cc.user;
+	nr_user_ips = cc.nr_user;
+	if (sample_has_regs(e)) {
+		user_ips = &e->ustack.regs[PROFILE_UREG_IP];
+		nr_user_ips = 1;
+	}
+	err = emit_task(w, t, e->pid, e->tid, comm, e->time, e->cpu, user_ips, nr_user_ips);
+	if (err || describe_only)
+		return err;
+	return write_sample(w, e, &cc);
+}
+
+int emit_sample_alone(struct perfdata_writer *w, const struct emit_sample *e)
+{
+	struct callchain cc;
+
+	sample_chain(e, &cc);
+	return write_sample(w, e, &cc);
+}
+
+/* The block at p (len bytes: everything after the frames): the bytes it uses, 0 when malformed. */
+static size_t ustack_parse(const void *p, size_t len, struct emit_ustack *u)
 {
 	const struct profile_ustack *in = p;
 
@@ -112,4 +144,23 @@ size_t emit_ustack_parse(const void *p, size_t len, struct emit_ustack *u)
 	u->dyn_size = in->dyn_size;
 	u->stack = in + 1;
 	return sizeof(*in) + in->dyn_size;
+}
+
+size_t emit_record_parse(const void *rec, size_t size, size_t frames_off, uint32_t nr_kernel,
+			 uint32_t nr_user, bool has_ustack, struct emit_ustack *u)
+{
+	size_t head = frames_off + ((size_t)nr_kernel + nr_user) * sizeof(uint64_t);
+	size_t used;
+
+	*u = (struct emit_ustack){ 0 };
+	if (nr_kernel > PROFILE_MAX_STACK || nr_user > PROFILE_MAX_STACK || size < head)
+		return 0;
+	if (!has_ustack)
+		return head;
+	used = ustack_parse((const char *)rec + head, size - head, u);
+	if (!used) {
+		*u = (struct emit_ustack){ 0 };
+		return 0;
+	}
+	return head + used;
 }

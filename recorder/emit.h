@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * emit.h - write one sample that BPF captured (CPU or off-CPU) to the file,
- * with what the file must say first about its task: the one place the
- * recorder writes samples and task descriptions.
+ * emit.h - write one sample that BPF captured (CPU, off-CPU, a tracer's) to
+ * the file, with what the file must say first about its task: the one place
+ * the recorder writes samples, task descriptions and LOST_SAMPLES. The task
+ * tracker (tasks.h) writes nothing: it hands its descriptions here.
  *
  * The order is the file's contract: the task tracker decides what the file
  * still lacks for the sample's pid/tid (COMM, MMAP2s, build-ids: a
@@ -12,8 +13,9 @@
  *
  * With --call-graph dwarf a BPF record carries, after its frames, the user
  * registers and stack (struct profile_ustack and the stack bytes);
- * emit_ustack_parse() checks that block against the record's length and
- * the sample then gets REGS_USER and STACK_USER.
+ * emit_record_parse() checks the frames and that block against the
+ * record's length (the one parser of them, for every record layout that
+ * has them) and the sample then gets REGS_USER and STACK_USER.
  */
 #ifndef RECORDER_EMIT_H
 #define RECORDER_EMIT_H
@@ -50,18 +52,24 @@ struct emit_sample {
 };
 
 /*
- * The block at p (len bytes: everything after the frames) into *u. Returns
- * the bytes it uses, or 0 when it is malformed or cut short.
+ * The frames and user-stack block of a BPF record of size bytes (a
+ * profile_sample, an offcpu_sample: bpf/profile.h, bpf/offcpu.h), which
+ * the caller read nr_kernel and nr_user from: that many frames (at most
+ * PROFILE_MAX_STACK each) start at frames_off, and with has_ustack the
+ * block follows them, parsed into *u (else *u says none). Returns the
+ * bytes the record uses, frames and block, or 0 when it is malformed or
+ * cut short (*u then says none).
  */
-size_t emit_ustack_parse(const void *p, size_t len, struct emit_ustack *u);
+size_t emit_record_parse(const void *rec, size_t size, size_t frames_off, uint32_t nr_kernel,
+			 uint32_t nr_user, bool has_ustack, struct emit_ustack *u);
 
 /* Write a description, its records in order. 0 or the writer's -errno. */
 int emit_desc(struct perfdata_writer *w, const struct task_desc *d);
 /*
  * A LOST_SAMPLES record of event id, stamped time, for what a loss counter
  * gained since the file last said: total is the counter now, *written what
- * the file already counts (raised once the record is written). 0 when there
- * is nothing new, else what the writer returns.
+ * the file already counts (raised once the record is written). 1 when it
+ * wrote one, 0 when there is nothing new, or the writer's -errno.
  */
 int emit_lost(struct perfdata_writer *w, uint64_t id, uint64_t total, uint64_t *written,
 	      uint64_t time);
@@ -69,5 +77,15 @@ int emit_lost(struct perfdata_writer *w, uint64_t id, uint64_t total, uint64_t *
 /* Describe the sample's task; with describe_only, write no SAMPLE. 0 or -errno. */
 int emit_sample(struct perfdata_writer *w, struct task_tracker *t, const struct emit_sample *e,
 		bool describe_only);
+/*
+ * Samples written in a batch of their own (--alloc): describe (pid, tid)
+ * once, before any of its samples, with the user addresses of all of them
+ * (task_tracker_describe(): comm NUL-terminated), then write each with
+ * emit_sample_alone(), which writes the SAMPLE only. 0 or -errno.
+ */
+int emit_task(struct perfdata_writer *w, struct task_tracker *t, uint32_t pid, uint32_t tid,
+	      const char *comm, uint64_t time, uint32_t cpu, const uint64_t *user_ips,
+	      size_t nr_user);
+int emit_sample_alone(struct perfdata_writer *w, const struct emit_sample *e);
 
 #endif /* RECORDER_EMIT_H */

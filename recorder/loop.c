@@ -4,9 +4,10 @@
  * record the source delivers is copied into the batch (on_ring_record());
  * each round sorts the batch by time and, per record, lets the task
  * tracker describe the process (COMM/MMAP2) and writes the SAMPLE (or
- * FORK/EXIT, an off-CPU sample, a side-band report for the tracker), then
- * the samples lost meanwhile as LOST_SAMPLES (so samples + lost == seen)
- * and a FINISHED_ROUND, then checkpoints the file.
+ * FORK/EXIT, a tracer's record, a side-band report for the tracker), then
+ * the samples lost meanwhile as LOST_SAMPLES (so samples + lost == seen),
+ * the tracers' own batches and losses, and a FINISHED_ROUND, then
+ * checkpoints the file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,12 +15,10 @@
 
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
-#include "recorder/alloc.h"
-#include "recorder/offcpu.h"
-#include "recorder/sched.h"
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
 #include "recorder/tasks.h"
+#include "recorder/tracer.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/cfiwalk.h"
 
@@ -52,6 +51,19 @@
 /* How long a late sample just handed to the worker is waited for, once a round. */
 #define LATE_SPIN_NS		(2ull * 1000000)
 
+/*
+ * A BPF sample's frames and user-stack block (size >= PROFILE_SAMPLE_SIZE(0)):
+ * the bytes it uses, 0 when malformed (emit_record_parse()). block: it may
+ * still carry the block its flags announce (not once the worker took it:
+ * held_len()).
+ */
+static size_t sample_parse(const struct profile_sample *ps, size_t size, bool block,
+			   struct emit_ustack *u)
+{
+	return emit_record_parse(ps, size, PROFILE_SAMPLE_SIZE(0), ps->nr_kernel, ps->nr_user,
+				 block && PROFILE_SAMPLE_HAS_USTACK(ps->flags), u);
+}
+
 /* Ring-buffer callback: copy a record into the batch (it is already compact). */
 static int on_ring_record(void *ctx, void *data, size_t size)
 {
@@ -62,28 +74,20 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	if (size < sizeof(*h))
 		return 0;
 	if (h->kind == PROFILE_KIND_SAMPLE) {
-		const struct profile_sample *in = data;
-		size_t head, used;
 		struct emit_ustack u;
 
-		/* Drop anything malformed rather than read past it. */
-		if (size < PROFILE_SAMPLE_SIZE(0) || in->nr_kernel > PROFILE_MAX_STACK ||
-		    in->nr_user > PROFILE_MAX_STACK ||
-		    size < PROFILE_SAMPLE_SIZE(in->nr_kernel + in->nr_user))
+		/*
+		 * Drop anything malformed rather than read past it; of a stack
+		 * copy keep only its valid part (BPF reserves whole chunks).
+		 */
+		size = size < PROFILE_SAMPLE_SIZE(0) ? 0 : sample_parse(data, size, true, &u);
+		if (!size)
 			return 0;
-		/* A stack copy: keep only its valid part (BPF reserves whole chunks). */
-		if (PROFILE_SAMPLE_HAS_USTACK(in->flags)) {
-			head = PROFILE_SAMPLE_SIZE(in->nr_kernel + in->nr_user);
-			used = emit_ustack_parse((const char *)data + head, size - head, &u);
-			if (!used)
-				return 0;
-			size = head + used;
-		}
 	} else if (h->kind == PROFILE_KIND_FORK || h->kind == PROFILE_KIND_EXIT ||
 		   h->kind == PROFILE_KIND_EXEC) {
 		if (size < sizeof(struct profile_task))
 			return 0;
-	} else if (!offcpu_record_ok(data, size) && !sched_record_ok(data, size)) {
+	} else if (!session_tracer_of(s, data, size)) {
 		return 0;
 	}
 	p = batch_add(&s->batch, h->time, size);
@@ -155,7 +159,9 @@ static void sample_input(const struct record_session *s, const struct profile_sa
 	};
 }
 
-static int write_sample(struct record_session *s, const struct profile_sample *ps, size_t len)
+/* u: its user-stack block (sample_parse()); only a DWARF sample's goes into the file. */
+static int write_sample(struct record_session *s, const struct profile_sample *ps,
+			const struct emit_ustack *u)
 {
 	struct emit_sample e;
 	int err;
@@ -163,12 +169,8 @@ static int write_sample(struct record_session *s, const struct profile_sample *p
 	sample_input(s, ps, &e);
 	if (ps->flags & PROFILE_SAMPLE_LATE)
 		late_chain(s, &e);
-	if (ps->flags & PROFILE_SAMPLE_USTACK) {
-		size_t head = PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
-
-		/* on_ring_record() checked it; len says how much of it is there. */
-		emit_ustack_parse((const char *)ps + head, len - head, &e.ustack);
-	}
+	if (ps->flags & PROFILE_SAMPLE_USTACK)
+		e.ustack = *u;
 	err = emit_sample(s->w, s->tracker, &e, false);
 
 	if (!err) {
@@ -260,29 +262,27 @@ static void late_unhelpful(struct record_session *s, uint32_t pid)
 #define SAMPLE_WALK_ASKED	0x10000u
 
 /*
- * Hand a late sample's copy to the worker, to be walked once the tables
- * queued before it are loaded; its process's mappings are read now and
- * its tables started (task_tracker_prefetch()) where nothing did yet (-a
- * tells a process's mappings at its description). true when asked (its
- * record then waits without the copy: held_len()).
+ * Hand a late sample's copy (u, its user-stack block) to the worker, to be
+ * walked once the tables queued before it are loaded; its process's
+ * mappings are read now and its tables started (task_tracker_prefetch())
+ * where nothing did yet (-a tells a process's mappings at its description).
+ * true when asked (its record then waits without the copy: held_len()).
  */
-static bool late_ask(struct record_session *s, struct profile_sample *ps, size_t len)
+static bool late_ask(struct record_session *s, struct profile_sample *ps,
+		     const struct emit_ustack *u)
 {
-	size_t head = PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
-	struct emit_ustack u;
 	struct cfi_regs regs;
 	struct cfi_stack stack;
 
-	if (!s->unwind || (ps->flags & SAMPLE_WALK_ASKED) ||
-	    !emit_ustack_parse((const char *)ps + head, len - head, &u) ||
-	    u.abi == PROFILE_UREGS_ABI_NONE)
+	if (!s->unwind || (ps->flags & SAMPLE_WALK_ASKED) || !u->present ||
+	    u->abi == PROFILE_UREGS_ABI_NONE)
 		return false;
 	task_tracker_prefetch(s->tracker, ps->hdr.pid, ps->hdr.tid, ps->comm);
 	regs = (struct cfi_regs){
-		.ip = u.regs[PROFILE_UREG_IP], .sp = u.regs[PROFILE_UREG_SP],
-		.bp = u.regs[PROFILE_UREG_BP],
+		.ip = u->regs[PROFILE_UREG_IP], .sp = u->regs[PROFILE_UREG_SP],
+		.bp = u->regs[PROFILE_UREG_BP],
 	};
-	stack = (struct cfi_stack){ .base = regs.sp, .data = u.stack, .size = u.dyn_size };
+	stack = (struct cfi_stack){ .base = regs.sp, .data = u->stack, .size = u->dyn_size };
 	if (unwind_bpf_walk_later(s->unwind, ps->hdr.pid, ps->hdr.tid, ps->hdr.time, &regs,
 				  &stack))
 		return false;
@@ -299,8 +299,8 @@ static bool late_ask(struct record_session *s, struct profile_sample *ps, size_t
  * late_hold_bytes(); while the recorder stops (the rings are read to the
  * end) it waits here instead.
  */
-static void late_turn(struct record_session *s, struct profile_sample *ps, size_t len,
-		      bool *wait)
+static void late_turn(struct record_session *s, struct profile_sample *ps,
+		      const struct emit_ustack *u, bool *wait)
 {
 	uint32_t tid = ps->hdr.tid;
 	uint64_t time = ps->hdr.time, wait_ns = 0, now;
@@ -326,7 +326,7 @@ static void late_turn(struct record_session *s, struct profile_sample *ps, size_
 			 * microseconds: wait that long rather than a round. Not
 			 * behind a build: the reader's time is the ring buffer's.
 			 */
-			if (late_ask(s, ps, len)) {
+			if (late_ask(s, ps, u)) {
 				wait_ns = s->late_spin && unwind_bpf_walk_soon(s->unwind, tid, time) ?
 						  LATE_SPIN_NS : 0;
 				continue;
@@ -461,6 +461,7 @@ int session_flush_batch(struct record_session *s)
 	for (size_t i = 0; i < s->batch.nr && !err; i++) {
 		size_t len;
 		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
+		const struct record_tracer *tr;
 
 		s->round_done += (len + 7) & ~(size_t)7;	/* as the batch stores it */
 
@@ -469,54 +470,46 @@ int session_flush_batch(struct record_session *s)
 			keep = i;
 			break;
 		}
-		if (h->kind == PROFILE_KIND_SAMPLE &&
-		    (((const struct profile_sample *)h)->flags & PROFILE_SAMPLE_LATE)) {
-			late_turn(s, (struct profile_sample *)h, len, &waiting);
-			if (waiting) {
-				keep = i;
-				s->wait_set = true;
-				s->wait_tid = h->tid;
-				s->wait_time = h->time;
-				break;
+		if (h->kind == PROFILE_KIND_SAMPLE) {
+			struct profile_sample *ps = (struct profile_sample *)h;
+			struct emit_ustack u;
+
+			/* on_ring_record() checked it; len says how much of it is here. */
+			sample_parse(ps, len, !(ps->flags & SAMPLE_WALK_ASKED), &u);
+			if (ps->flags & PROFILE_SAMPLE_LATE) {
+				late_turn(s, ps, &u, &waiting);
+				if (waiting) {
+					keep = i;
+					s->wait_set = true;
+					s->wait_tid = h->tid;
+					s->wait_time = h->time;
+					break;
+				}
 			}
-		}
-		if (h->kind == PROFILE_KIND_SAMPLE)
-			err = write_sample(s, (const struct profile_sample *)h, len);
-		else if (sideband_record_ok(h, len))
-			err = sideband_apply(h, s->tracker);
-		else if (s->offcpu && offcpu_record_ok(h, len))
-			err = offcpu_write(s->offcpu, s->w, s->tracker, h, len);
-		else if (s->sched && sched_record_ok(h, len))
-			err = sched_write(s->sched, s->w, s->tracker, h, len);
-		else
+			err = write_sample(s, ps, &u);
+		} else if (sideband_record_ok(h, len)) {
+			const struct task_desc *d;
+
+			err = sideband_apply(h, s->tracker, &d);
+			if (!err && d)
+				err = emit_desc(s->w, d);
+		} else if ((tr = session_tracer_of(s, h, len))) {
+			err = tr->ops->write(tr->t, s->w, s->tracker, h, len);
+		} else {
 			err = write_task(s, (const struct profile_task *)h);
+		}
 		if (h->time > s->last_time)
 			s->last_time = h->time;
 		wrote = true;
 	}
-	if (!err && lost > s->lost) {
-		struct perfdata_sample_id sid = {
-			.time = s->last_time, .id = s->event_id,
-		};
-
-		err = perfdata_write_lost_samples(s->w, lost - s->lost, &sid);
-		s->lost = lost;
-		wrote = true;
+	if (!err) {
+		err = emit_lost(s->w, s->event_id, lost, &s->lost, s->last_time);
+		wrote |= err > 0;
+		err = err > 0 ? 0 : err;
 	}
-	if (!err && s->alloc)	/* --alloc: its own batch, in this round */
-		err = alloc_flush(s->alloc, s->w, s->tracker, &s->last_time);
-	if (!err && s->offcpu) {
-		uint64_t before = offcpu_lost(s->offcpu);
-
-		err = offcpu_write_lost(s->offcpu, s->w, s->last_time);
-		wrote |= offcpu_lost(s->offcpu) != before;
-	}
-	if (!err && s->sched) {
-		uint64_t before = sched_lost(s->sched);
-
-		err = sched_write_lost(s->sched, s->w, s->last_time);
-		wrote |= sched_lost(s->sched) != before;
-	}
+	/* The tracers' own batches (--alloc) and losses, in this round. */
+	if (!err)
+		err = session_tracers_round(s, &wrote);
 	/* Tasks that exited before this round have had their last samples. */
 	task_tracker_round_end(s->tracker);
 	if (!err && wrote)
@@ -579,8 +572,8 @@ int session_consume(struct record_session *s, bool *batch_full)
 	if (err < 0 && err != BATCH_FULL)
 		return session_fail(s, err, "cannot read the ring buffer: %s", strerror(-err));
 	err = consume_sideband(s);
-	if (!err && s->alloc)
-		err = alloc_consume(s->alloc);
+	if (!err)
+		err = session_tracers_consume(s);
 	if (err)
 		return session_fail(s, err, "cannot keep up: %s", strerror(-err));
 	return 0;

@@ -17,9 +17,10 @@
 #include "recorder/loadlog.h"
 #include "recorder/offcpu.h"
 #include "recorder/percpu.h"
+#include "recorder/session_int.h"
 #include "recorder/tasks.h"
+#include "recorder/tracer.h"
 #include "recorder/tracer_build.h"
-#include "recorder/unwind_bpf.h"
 
 #include "bpf/offcpu.h"
 #include "offcpu.skel.h"
@@ -102,7 +103,14 @@ void offcpu_build_attr(const struct perf_event_attr *cpu_attr, struct perf_event
 	}
 }
 
-int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
+static void offcpu_free(void *t);
+
+static bool offcpu_wanted(const struct record_opts *opts)
+{
+	return opts->off_cpu;
+}
+
+static int offcpu_open(struct record_session *s, const struct record_tracer_env *env, void **out)
 {
 	struct offcpu_tracer *o = calloc(1, sizeof(*o));
 	struct offcpu *skel;
@@ -117,11 +125,11 @@ int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
 		err = nr_cpus ? nr_cpus : -EINVAL;
 		goto fail;
 	}
-	offcpu_build_attr(opts->cpu_attr, &o->attr);
+	offcpu_build_attr(&s->attr, &o->attr);
 	/* Without it the chains keep the tracer's frames on top: still readable. */
-	o->sched_start = opts->sched_start;
-	o->sched_end = opts->sched_end;
-	o->id = OFFCPU_ID_BASE + opts->cpu_event_id;
+	o->sched_start = s->ktext.sched_start;
+	o->sched_end = s->ktext.sched_end;
+	o->id = OFFCPU_ID_BASE + s->event_id;
 
 	skel = offcpu__open();
 	if (!skel) {
@@ -129,28 +137,18 @@ int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
 		goto fail;
 	}
 	o->skel = skel;
-	skel->rodata->filter_mode = opts->filter_mode;
-	skel->rodata->wakeup_bytes = opts->wakeup_bytes;
-	skel->rodata->thresh_ns = opts->thresh_ns;
-	skel->rodata->stack_user_size = opts->stack_user_size < OFFCPU_USTACK_MAX ?
-					opts->stack_user_size : OFFCPU_USTACK_MAX;
-	err = bpf_map__reuse_fd(skel->maps.events, opts->events_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.target_tgids, opts->target_tgids_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.target_tids, opts->target_tids_fd);
-	skel->rodata->unwind_cfi = opts->unwind_cfi;
-	if (!err)
-		err = unwind_bpf_share_maps(skel->maps.unwind_rows, skel->maps.unwind_procs,
-					    skel->maps.unwind_stops, skel->maps.unwind_stats,
-					    opts->unwind_cfi, opts->unwind_rows_fd,
-					    opts->unwind_procs_fd, opts->unwind_stops_fd,
-					    opts->unwind_stats_fd);
+	skel->rodata->filter_mode = env->filter_mode;
+	skel->rodata->wakeup_bytes = env->ring_bytes / 2;
+	skel->rodata->thresh_ns = s->opts.off_cpu_thresh_ns;
+	skel->rodata->stack_user_size = env->stack_user_size < OFFCPU_USTACK_MAX ?
+					env->stack_user_size : OFFCPU_USTACK_MAX;
+	skel->rodata->unwind_cfi = env->unwind_cfi;
+	err = record_tracer_share_maps(env, RECORD_TRACER_MAPS(skel));
 	/* Without a threshold nothing is aggregated: keep the map minimal. */
-	if (!err && !opts->thresh_ns)
+	if (!err && !s->opts.off_cpu_thresh_ns)
 		err = bpf_map__set_max_entries(skel->maps.aggs, 1);
 	o->prog = (struct tracer_build_prog){ skel->progs.on_switch, skel->progs.on_switch_compat };
-	o->compat = opts->compat;
+	o->compat = tracer_build_compat(&s->kfeatures);
 	if (!err) {
 		struct bpf_map *current[] = { skel->maps.blocked, skel->maps.blocked_ustack };
 		struct bpf_map *compat[] = { skel->maps.blocked_by_tid };
@@ -158,10 +156,10 @@ int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out)
 		err = tracer_build_choose(o->compat, &o->prog, 1, current, 2, compat, 1);
 	}
 	if (!err) {
-		load_log_attach(opts->load_log, skel->obj);
+		load_log_attach(env->load_log, skel->obj);
 		err = offcpu__load(skel);
 		if (err)
-			load_log_failed(opts->load_log, skel->obj);
+			load_log_failed(env->load_log, skel->obj);
 	}
 	if (err)
 		goto fail;
@@ -172,8 +170,18 @@ fail:
 	return err;
 }
 
-void offcpu_free(struct offcpu_tracer *o)
+static void offcpu_detach(void *t)
 {
+	struct offcpu_tracer *o = t;
+
+	bpf_link__destroy(o->link);
+	o->link = NULL;
+}
+
+static void offcpu_free(void *t)
+{
+	struct offcpu_tracer *o = t;
+
 	if (!o)
 		return;
 	offcpu_detach(o);
@@ -181,48 +189,41 @@ void offcpu_free(struct offcpu_tracer *o)
 	free(o);
 }
 
-int offcpu_attach(struct offcpu_tracer *o)
+static int offcpu_attach(struct record_session *s, void *t)
 {
+	struct offcpu_tracer *o = t;
+
+	(void)s;
 	o->link = bpf_program__attach(tracer_build_prog(o->compat, &o->prog));
 	return o->link ? 0 : (errno ? -errno : -EINVAL);
 }
 
-void offcpu_detach(struct offcpu_tracer *o)
+static const struct bpf_object *offcpu_object(const void *t)
 {
-	bpf_link__destroy(o->link);
-	o->link = NULL;
+	const struct offcpu_tracer *o = t;
+
+	return o->skel->obj;
 }
 
-const struct bpf_object *offcpu_object(const struct offcpu_tracer *o)
+static int offcpu_add_events(void *t, struct perfdata_writer *w)
 {
-	return o ? o->skel->obj : NULL;
+	struct offcpu_tracer *o = t;
+
+	return perfdata_writer_add_event(w, OFFCPU_EVENT_NAME, &o->attr, &o->id, 1);
 }
 
-const struct perf_event_attr *offcpu_attr(const struct offcpu_tracer *o)
+/* The frames and user-stack block of a record of our layout (size >= OFFCPU_SAMPLE_SIZE(0)). */
+static size_t record_parse(const struct offcpu_sample *r, size_t size, struct emit_ustack *u)
 {
-	return &o->attr;
-}
-
-const uint64_t *offcpu_event_id(const struct offcpu_tracer *o)
-{
-	return &o->id;
+	return emit_record_parse(r, size, OFFCPU_SAMPLE_SIZE(0), r->nr_kernel, r->nr_user,
+				 r->flags & PROFILE_SAMPLE_USTACK, u);
 }
 
 bool offcpu_record_shape_ok(const void *data, size_t size)
 {
-	const struct offcpu_sample *r = data;
 	struct emit_ustack u;
-	size_t head;
 
-	if (size < OFFCPU_SAMPLE_SIZE(0))
-		return false;
-	if (r->nr_kernel > PROFILE_MAX_STACK || r->nr_user > PROFILE_MAX_STACK)
-		return false;
-	head = OFFCPU_SAMPLE_SIZE(r->nr_kernel + r->nr_user);
-	if (size < head)
-		return false;
-	return !(r->flags & PROFILE_SAMPLE_USTACK) ||
-	       emit_ustack_parse((const char *)data + head, size - head, &u);
+	return size >= OFFCPU_SAMPLE_SIZE(0) && record_parse(data, size, &u);
 }
 
 bool offcpu_record_ok(const void *data, size_t size)
@@ -262,19 +263,16 @@ int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct 
 	};
 
 	/* offcpu_record_shape_ok() checked the block. */
+	record_parse(r, size, &e.ustack);
 	if (c->attr->sample_type & PERF_SAMPLE_STACK_USER)
 		e.ustack.present = true;
-	if (r->flags & PROFILE_SAMPLE_USTACK) {
-		size_t head = OFFCPU_SAMPLE_SIZE(r->nr_kernel + r->nr_user);
-
-		emit_ustack_parse((const char *)r + head, size - head, &e.ustack);
-	}
 	return emit_sample(w, t, &e, describe_only);
 }
 
-int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task_tracker *t,
-		 const void *rec, size_t size)
+static int offcpu_write(void *tr, struct perfdata_writer *w, struct task_tracker *t,
+			const void *rec, size_t size)
 {
+	struct offcpu_tracer *o = tr;
 	const struct offcpu_sample *r = rec;
 	struct offcpu_emit_ctx c = {
 		.id = o->id, .attr = &o->attr,
@@ -300,25 +298,25 @@ static uint64_t read_stat(const struct offcpu_tracer *o, uint32_t key)
 	return sum;
 }
 
-int offcpu_write_lost(struct offcpu_tracer *o, struct perfdata_writer *w, uint64_t time)
+static int offcpu_write_lost(void *t, struct perfdata_writer *w, uint64_t time)
 {
+	struct offcpu_tracer *o = t;
+
 	return emit_lost(w, o->id, read_stat(o, OFFCPU_STAT_LOST), &o->lost, time);
 }
 
-uint64_t offcpu_lost(const struct offcpu_tracer *o)
+static void offcpu_stats(const void *t, struct bpfrec_record_stats *st)
 {
-	return o ? o->lost : 0;
-}
+	const struct offcpu_tracer *o = t;
 
-void offcpu_stats(const struct offcpu_tracer *o, struct bpfrec_offcpu_stats *out)
-{
-	*out = (struct bpfrec_offcpu_stats){ .enabled = o != NULL };
-	if (!o)
-		return;
-	out->blocked = read_stat(o, OFFCPU_STAT_BLOCKED);
-	out->written = o->written;
-	out->lost = read_stat(o, OFFCPU_STAT_LOST);
-	out->unpaired = read_stat(o, OFFCPU_STAT_UNPAIRED);
+	st->offcpu = (struct bpfrec_offcpu_stats){
+		.enabled = true,
+		.blocked = read_stat(o, OFFCPU_STAT_BLOCKED),
+		.written = o->written,
+		.lost = read_stat(o, OFFCPU_STAT_LOST),
+		.unpaired = read_stat(o, OFFCPU_STAT_UNPAIRED),
+	};
+	st->lost += o->lost;
 }
 
 int offcpu_collect_map(struct bpf_map *map, uint32_t kind, struct batch *b, uint64_t min_time)
@@ -357,7 +355,27 @@ int offcpu_collect_map(struct bpf_map *map, uint32_t kind, struct batch *b, uint
 	return err;
 }
 
-int offcpu_collect(struct offcpu_tracer *o, struct batch *b, uint64_t min_time)
+static int offcpu_collect(void *t, struct batch *b, uint64_t min_time)
 {
+	struct offcpu_tracer *o = t;
+
 	return offcpu_collect_map(o->skel->maps.aggs, OFFCPU_KIND_SAMPLE, b, min_time);
 }
+
+const struct record_tracer_ops offcpu_tracer = {
+	.option = "--off-cpu",
+	.what = "the off-CPU tracer",
+	.compat_build = true,
+	.wanted = offcpu_wanted,
+	.open = offcpu_open,
+	.object = offcpu_object,
+	.add_events = offcpu_add_events,
+	.attach = offcpu_attach,
+	.detach = offcpu_detach,
+	.record_ok = offcpu_record_ok,
+	.write = offcpu_write,
+	.write_lost = offcpu_write_lost,
+	.collect = offcpu_collect,
+	.stats = offcpu_stats,
+	.free = offcpu_free,
+};

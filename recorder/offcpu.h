@@ -12,16 +12,13 @@
  * of ps), which `perf script` prints as the event's "BPF string". Its
  * trailer bits are the CPU event's, as the writer requires.
  *
- * The session owns the ring buffer and the batch; this module only
- *   - loads the tracer with the sampler's ring buffer and target maps
- *     (offcpu_new, after the sampler is loaded), attaches and detaches it;
- *   - recognizes its records in the shared ring buffer (offcpu_record_ok)
- *     and writes them (offcpu_write: a SAMPLE, or for a DESCRIBE record
- *     only the task tracker's COMM/MMAP2);
- *   - writes its losses as LOST_SAMPLES of its own event (offcpu_write_lost);
- *   - at the end puts the aggregated short intervals into the batch
- *     (offcpu_collect), stamped no earlier than what was already written so
- *     that perf reads them in order.
+ * A tracer (tracer.h: offcpu_tracer): it loads with the sampler's ring
+ * buffer, target maps and unwind tables; the session owns the batch and
+ * the writer. Its records in the shared ring buffer (offcpu_record_ok())
+ * become SAMPLEs through emit.h (for a DESCRIBE record only the task
+ * tracker's COMM/MMAP2), its losses LOST_SAMPLES of its own event, and at
+ * the end the aggregated short intervals go into the batch, stamped no
+ * earlier than what was already written so that perf reads them in order.
  * Every function returns 0 or -errno.
  */
 #ifndef RECORDER_OFFCPU_H
@@ -35,74 +32,17 @@
 #include "perfdata/events.h"
 
 struct batch;
-struct load_log;
-struct offcpu_tracer;
 struct perfdata_writer;
+struct record_tracer_ops;
 struct task_tracker;
 
 #define OFFCPU_EVENT_NAME	PERFDATA_OFFCPU_EVENT_NAME
 
-struct offcpu_opts {
-	int events_fd;		/* the sampler's ring buffer */
-	int target_tgids_fd;	/* the sampler's target maps */
-	int target_tids_fd;
-	uint32_t filter_mode;	/* enum profile_filter, as the sampler's */
-	uint64_t wakeup_bytes;	/* as the sampler's */
-	uint64_t thresh_ns;	/* --off-cpu-thresh; 0 = every interval a sample */
-	/*
-	 * --call-graph dwarf: bytes of user stack per sample, 0 = none. The
-	 * tracer keeps at most OFFCPU_USTACK_MAX (16 KiB) per blocked thread;
-	 * the event's sample_stack_user says what it copies. Not with thresh_ns.
-	 */
-	uint32_t stack_user_size;
-	/*
-	 * Walk user stacks with the sampler's unwind tables (--call-graph cfi,
-	 * the default): its maps, shared (recorder/unwind_bpf.h).
-	 */
-	bool unwind_cfi;
-	int unwind_rows_fd, unwind_procs_fd, unwind_stops_fd, unwind_stats_fd;
-	/* The programs' compat build (recorder/tracer_build.h): before 5.17. */
-	bool compat;
-	/* The CPU event: the trailer bits and clock to share, and its id. */
-	const struct perf_event_attr *cpu_attr;
-	uint64_t cpu_event_id;
-	/* Keeps the verifier's log of a failed load (recorder/loadlog.h); NULL = libbpf's. */
-	struct load_log *load_log;
-	/* Where __schedule lies (recorder/kmaps.h); 0, 0 when unknown. */
-	uint64_t sched_start, sched_end;
-};
-
-/* Open and load the tracer (not attached). */
-int offcpu_new(const struct offcpu_opts *opts, struct offcpu_tracer **out);
-void offcpu_free(struct offcpu_tracer *o);
-
-int offcpu_attach(struct offcpu_tracer *o);
-void offcpu_detach(struct offcpu_tracer *o);
-
-/* Its BPF object, loaded (for progstats_add_object()). */
-const struct bpf_object *offcpu_object(const struct offcpu_tracer *o);
-/* The offcpu-time event for perfdata_writer_add_event(). */
-const struct perf_event_attr *offcpu_attr(const struct offcpu_tracer *o);
-const uint64_t *offcpu_event_id(const struct offcpu_tracer *o);
+/* --off-cpu: the tracer (tracer.h), in tracers.c's list. */
+extern const struct record_tracer_ops offcpu_tracer;
 
 /* True when a ring-buffer record is one of ours and well-formed. */
 bool offcpu_record_ok(const void *data, size_t size);
-/* Write one of our records, size bytes (offcpu_record_ok() was true for it). */
-int offcpu_write(struct offcpu_tracer *o, struct perfdata_writer *w, struct task_tracker *t,
-		 const void *rec, size_t size);
-/* LOST_SAMPLES for intervals dropped since the last call, stamped time. */
-int offcpu_write_lost(struct offcpu_tracer *o, struct perfdata_writer *w, uint64_t time);
-/* Intervals lost so far, as written. */
-uint64_t offcpu_lost(const struct offcpu_tracer *o);
-struct bpfrec_offcpu_stats;
-/* What the tracer saw and what became of it so far (bpfrec_record.h). */
-void offcpu_stats(const struct offcpu_tracer *o, struct bpfrec_offcpu_stats *out);
-
-/*
- * Move every aggregate into the batch as a SAMPLE record (and empty the
- * map), stamped max(its last switch-in, min_time). Call after detaching.
- */
-int offcpu_collect(struct offcpu_tracer *o, struct batch *b, uint64_t min_time);
 
 /*
  * What --sched (recorder/sched.c) shares with this module: its records have
@@ -121,7 +61,11 @@ bool offcpu_record_shape_ok(const void *data, size_t size);
 int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct offcpu_emit_ctx *c,
 		const void *rec, size_t size, const char *raw, uint32_t raw_size,
 		bool describe_only);
-/* offcpu_collect() over any map of aggregates, each batched as a record of kind. */
+/*
+ * Every aggregate of a map of that layout's sums into the batch as a record
+ * of kind (and empty the map), stamped max(its last switch-in, min_time).
+ * Call after detaching.
+ */
 int offcpu_collect_map(struct bpf_map *aggs, uint32_t kind, struct batch *b, uint64_t min_time);
 /*
  * text as a RAW payload: space-padded so that perf shows it as a string,

@@ -19,14 +19,10 @@
 #include <unistd.h>
 
 #include "perfdata/writer.h"
-#include "recorder/alloc.h"
 #include "recorder/bpfprogs.h"
-#include "recorder/offcpu.h"
-#include "recorder/sched.h"
 #include "recorder/rotate.h"
 #include "recorder/session_int.h"
 #include "recorder/tasks.h"
-#include "recorder/unwind_bpf.h"
 
 #define DEFAULT_OUTPUT		"perf.data"
 
@@ -217,19 +213,8 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 	err = perfdata_writer_new(s->out_fd, &wo, &s->w);
 	if (!err)
 		err = perfdata_writer_add_event(s->w, s->event_name, &s->attr, &s->event_id, 1);
-	if (!err && s->offcpu)
-		err = perfdata_writer_add_event(s->w, OFFCPU_EVENT_NAME, offcpu_attr(s->offcpu),
-						offcpu_event_id(s->offcpu), 1);
-	if (!err && s->alloc)
-		err = perfdata_writer_add_event(s->w, PERFDATA_ALLOC_EVENT_NAME,
-						alloc_attr(s->alloc), alloc_event_id(s->alloc), 1);
-	if (!err && s->alloc)
-		err = perfdata_writer_add_event(s->w, PERFDATA_INUSE_EVENT_NAME,
-						alloc_inuse_attr(s->alloc),
-						alloc_inuse_event_id(s->alloc), 1);
-	if (!err && s->sched)
-		err = perfdata_writer_add_event(s->w, SCHED_EVENT_NAME, sched_attr(s->sched),
-						sched_event_id(s->sched), 1);
+	if (!err)
+		err = session_tracers_add_events(s);
 	if (!err)
 		err = perfdata_writer_start(s->w);
 	/* A source without a kernel (a test's) leaves ktext empty: no kernel map. */
@@ -243,13 +228,11 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 			.track_all = s->opts.system_wide,
 			.cache = s->bcache,
 			.data_maps = s->opts.callgraph == RECORD_CALLGRAPH_DWARF,
-			/* --alloc's hooks come first and pass every call on to the unwinder's. */
-			.hooks = s->alloc ? &alloc_tracker_hooks :
-				 s->unwind ? &unwind_bpf_hooks : NULL,
-			.hooks_ctx = s->alloc ? (void *)s->alloc : (void *)s->unwind,
 		};
 
-		err = task_tracker_new(s->w, &to, &s->tracker);
+		/* A tracer's hooks come first and pass every call on to the unwinder's. */
+		session_tracker_hooks(s, &to.hooks, &to.hooks_ctx);
+		err = task_tracker_new(&to, &s->tracker);
 	}
 	/* The command is in scope before it execs: its reports count. */
 	if (!err && s->child.pid && !s->opts.system_wide)
@@ -335,9 +318,9 @@ int session_switch_output(struct record_session *s)
 	int err, fd;
 
 	err = session_flush_batch(s);
-	/* --alloc: what is still held, at the file's end. */
-	if (!err && s->alloc)
-		err = alloc_write_inuse(s->alloc, s->w, s->tracker, &s->last_time);
+	/* The tracers' end of a file (--alloc: what is still held). */
+	if (!err)
+		err = session_tracers_file_end(s, false);
 	if (!err)
 		err = perfdata_writer_finish(s->w);
 	if (err)

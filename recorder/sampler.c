@@ -18,10 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "recorder/alloc.h"
 #include "recorder/loadlog.h"
-#include "recorder/offcpu.h"
-#include "recorder/sched.h"
 #include "recorder/percpu.h"
 #include "recorder/privs.h"
 #include "recorder/progstats.h"
@@ -30,6 +27,7 @@
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
 #include "recorder/sysctl.h"
+#include "recorder/tracer.h"
 #include "recorder/tracer_build.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/procmaps.h"
@@ -232,7 +230,7 @@ static int bpf_load_failed(struct record_session *s, int err, const struct load_
 }
 
 /*
- * After loading a tracer that rides on the sampler (off-CPU, allocations):
+ * After loading a tracer that rides on the sampler (tracer.h):
  * its failure as the message naming the option that asked for it, else
  * its programs counted with the sampler's. The load's log is freed.
  */
@@ -259,91 +257,44 @@ static int tracer_loaded(struct record_session *s, struct sampler *sm, int err,
 	return 0;
 }
 
-static int load_offcpu(struct record_session *s, struct sampler *sm, size_t ring)
+/* The tracers the options ask for (tracer.h), on the sampler's maps, in their order. */
+static int load_tracers(struct record_session *s, struct sampler *sm, size_t ring)
 {
 	struct profile *skel = sm->skel;
-	struct load_log log = { 0 };
-	struct offcpu_opts oo = {
+	const struct record_tracer_ops *ops;
+	struct record_tracer_env env = {
 		.events_fd = bpf_map__fd(skel->maps.events),
-		.target_tgids_fd = bpf_map__fd(skel->maps.target_tgids),
-		.target_tids_fd = bpf_map__fd(skel->maps.target_tids),
-		.filter_mode = skel->rodata->filter_mode,
-		.wakeup_bytes = ring / 2,
-		.thresh_ns = s->opts.off_cpu_thresh_ns,
-		.stack_user_size = skel->rodata->stack_user_size,
-		/* unwind_bytes is set exactly when off-CPU walks with the tables too. */
-		.unwind_cfi = sm->unwind_bytes != 0,
-		.unwind_rows_fd = bpf_map__fd(skel->maps.unwind_rows),
-		.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
-		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
-		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
-		.compat = tracer_build_compat(&s->kfeatures),
-		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
-		.load_log = &log,
-		.sched_start = s->ktext.sched_start, .sched_end = s->ktext.sched_end,
-	};
-	int err = offcpu_new(&oo, &s->offcpu);
-
-	return tracer_loaded(s, sm, err, &log, offcpu_object(s->offcpu),
-			     "the off-CPU tracer", "--off-cpu", oo.compat);
-}
-
-/* --alloc: its tracer, on the sampler's target and unwind maps, with its own ring buffer. */
-static int load_alloc(struct record_session *s, struct sampler *sm, size_t ring)
-{
-	struct profile *skel = sm->skel;
-	struct load_log log = { 0 };
-	struct alloc_opts ao = {
-		.interval = s->opts.alloc_interval,
-		.events_fd = bpf_map__fd(skel->maps.events),
-		.target_tgids_fd = bpf_map__fd(skel->maps.target_tgids),
-		.target_tids_fd = bpf_map__fd(skel->maps.target_tids),
-		.filter_mode = skel->rodata->filter_mode,
 		.ring_bytes = ring,
-		.live_prealloc = !s->kfeatures.hash_nonprealloc,
-		.unwind_cfi = sm->unwind_bytes != 0,
-		.unwind_rows_fd = bpf_map__fd(skel->maps.unwind_rows),
-		.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
-		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
-		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
-		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
-		.load_log = &log,
-		.next_hooks = s->unwind ? &unwind_bpf_hooks : NULL,
-		.next_hooks_ctx = s->unwind,
-	};
-	int err = alloc_new(&ao, &s->alloc);
-
-	return tracer_loaded(s, sm, err, &log, alloc_object(s->alloc),
-			     "the allocation tracer", "--alloc", false);
-}
-
-/* --sched: the run-queue tracer, on the sampler's maps as the off-CPU one. */
-static int load_sched(struct record_session *s, struct sampler *sm, size_t ring)
-{
-	struct profile *skel = sm->skel;
-	struct load_log log = { 0 };
-	struct sched_opts so = {
-		.events_fd = bpf_map__fd(skel->maps.events),
 		.target_tgids_fd = bpf_map__fd(skel->maps.target_tgids),
 		.target_tids_fd = bpf_map__fd(skel->maps.target_tids),
 		.filter_mode = skel->rodata->filter_mode,
-		.wakeup_bytes = ring / 2,
-		.thresh_ns = s->opts.sched_thresh_ns,
-		/* Its stacks walk as the off-CPU ones: the tables unless fp or dwarf. */
+		.stack_user_size = skel->rodata->stack_user_size,
+		/* unwind_bytes is set exactly when the tracers walk with the tables too. */
 		.unwind_cfi = sm->unwind_bytes != 0,
 		.unwind_rows_fd = bpf_map__fd(skel->maps.unwind_rows),
 		.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
 		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
 		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
-		.compat = tracer_build_compat(&s->kfeatures),
-		.cpu_attr = &s->attr, .cpu_event_id = s->event_id,
-		.load_log = &log,
-		.sched_start = s->ktext.sched_start, .sched_end = s->ktext.sched_end,
 	};
-	int err = sched_new(&so, &s->sched);
 
-	return tracer_loaded(s, sm, err, &log, sched_object(s->sched),
-			     "the run-queue tracer", "--sched", so.compat);
+	for (size_t i = 0; (ops = record_tracer_registered(i)); i++) {
+		struct load_log log = { 0 };
+		void *t = NULL;
+		int err;
+
+		if (!ops->wanted(&s->opts))
+			continue;
+		env.load_log = &log;
+		session_tracker_hooks(s, &env.next_hooks, &env.next_hooks_ctx);
+		err = ops->open(s, &env, &t);
+		if (!err)
+			session_add_tracer(s, ops, t);
+		err = tracer_loaded(s, sm, err, &log, t ? ops->object(t) : NULL, ops->what,
+				    ops->option, ops->compat_build && tracer_build_compat(&s->kfeatures));
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int load_bpf(struct record_session *s, struct sampler *sm)
@@ -400,10 +351,9 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 				  sm->on_sample == skel->progs.on_sample_cfi);
 	bpf_program__set_autoload(skel->progs.on_sample_cfi_bounded,
 				  sm->on_sample == skel->progs.on_sample_cfi_bounded);
-	/* --off-cpu walks its user stacks with the tables too, unless fp or dwarf is asked for. */
+	/* The tracers walk their user stacks with the tables too, unless fp or dwarf is asked for. */
 	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI ||
-	    ((s->opts.off_cpu || s->opts.alloc_interval || s->opts.sched) &&
-	     s->opts.callgraph == RECORD_CALLGRAPH_NONE))
+	    (record_tracers_wanted(&s->opts) && s->opts.callgraph == RECORD_CALLGRAPH_NONE))
 		sm->unwind_bytes = s->opts.unwind_table_bytes ? s->opts.unwind_table_bytes :
 								UNWIND_BPF_DEFAULT_BYTES;
 	err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs,
@@ -461,21 +411,9 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 
 		bpf_map__update_elem(skel->maps.target_tids, &key, sizeof(key), &one, 1, BPF_ANY);
 	}
-	if (s->opts.off_cpu) {
-		err = load_offcpu(s, sm, ring);
-		if (err)
-			return err;
-	}
-	if (s->opts.alloc_interval) {
-		err = load_alloc(s, sm, ring);
-		if (err)
-			return err;
-	}
-	if (s->opts.sched) {
-		err = load_sched(s, sm, ring);
-		if (err)
-			return err;
-	}
+	err = load_tracers(s, sm, ring);
+	if (err)
+		return err;
 
 	/*
 	 * Task notices come in a ring of their own; the batch puts them in
@@ -502,12 +440,7 @@ static void sampler_free(struct record_session *s, void *src)
 	/* What the session was lent: the tracker that used them is gone by now. */
 	sideband_free(s->sideband);
 	s->sideband = NULL;
-	offcpu_free(s->offcpu);
-	s->offcpu = NULL;
-	alloc_free(s->alloc);
-	s->alloc = NULL;
-	sched_free(s->sched);
-	s->sched = NULL;
+	session_tracers_free(s);
 	unwind_bpf_free(s->unwind);
 	s->unwind = NULL;
 	if (!sm)
@@ -623,6 +556,7 @@ static int sampler_attach(struct record_session *s, void *src)
 	struct bpf_program *task_progs[3] = {
 		sm->skel->progs.on_fork, sm->skel->progs.on_exit, sm->skel->progs.on_exec,
 	};
+	int err;
 
 	/* Task events first, so nothing forked after the first sample escapes. */
 	for (int i = 0; i < 3; i++) {
@@ -633,41 +567,10 @@ static int sampler_attach(struct record_session *s, void *src)
 			return session_fail(s, -errno, "cannot attach %s: %s",
 					    bpf_program__name(task_progs[i]), strerror(errno));
 	}
-	if (s->offcpu) {
-		int err = offcpu_attach(s->offcpu);
-
-		if (privs_is_denial(err))
-			return session_priv_fail(s, PRIV_STEP_BPF, err, "--off-cpu");
-		if (err)
-			return session_fail(s, err, "cannot attach the off-CPU tracer: %s",
-					    strerror(-err));
-	}
-	if (s->alloc) {
-		/* A launched command with the preloaded library: its markers only. */
-		int err = s->alloc_preload[0] ? alloc_attach_preload(s->alloc, s->alloc_preload) :
-						alloc_attach(s->alloc);
-
-		if (privs_is_denial(err))
-			return session_priv_fail(s, PRIV_STEP_BPF, err, "--alloc");
-		/* The targets' own allocator files are still probed as they are seen. */
-		if (err && s->alloc_preload[0])
-			session_warn(s, "cannot probe the markers of %s: %s; the command's "
-				     "allocations are not recorded", s->alloc_preload, strerror(-err));
-		else if (err)
-			session_warn(s, "cannot probe the C library's allocator: %s%s; allocations "
-				     "through it are not recorded", strerror(-err), err == -EINVAL ?
-				     " (another tracer's uprobe on the same functions, with a "
-				     "semaphore, makes the kernel refuse ours: see dmesg)" : "");
-	}
-	if (s->sched) {
-		int err = sched_attach(s->sched);
-
-		if (privs_is_denial(err))
-			return session_priv_fail(s, PRIV_STEP_BPF, err, "--sched");
-		if (err)
-			return session_fail(s, err, "cannot attach the run-queue tracer: %s",
-					    strerror(-err));
-	}
+	/* The tracers (tracer.h) before sampling starts. */
+	err = session_tracers_attach(s);
+	if (err)
+		return err;
 	for (size_t i = 0; i < sm->nr_pfds; i++) {
 		struct bpf_link *l;
 
@@ -696,12 +599,7 @@ static void sampler_detach(struct record_session *s, void *src)
 		bpf_link__destroy(sm->task_links[i]);
 		sm->task_links[i] = NULL;
 	}
-	if (s->offcpu)
-		offcpu_detach(s->offcpu);
-	if (s->alloc)
-		alloc_detach(s->alloc);
-	if (s->sched)
-		sched_detach(s->sched);
+	session_tracers_detach(s);
 }
 
 static int sampler_poll_fd(const struct record_session *s, const void *src)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* sched.c - the run-queue tracer and its event (contract in sched.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,9 @@
 #include "recorder/offcpu.h"
 #include "recorder/percpu.h"
 #include "recorder/sched.h"
+#include "recorder/session_int.h"
+#include "recorder/tracer.h"
 #include "recorder/tracer_build.h"
-#include "recorder/unwind_bpf.h"
 
 #include "bpf/sched.h"
 #include "sched.skel.h"
@@ -60,7 +62,14 @@ void sched_build_attr(const struct perf_event_attr *cpu_attr, struct perf_event_
 	offcpu_build_attr(&cpu, out);
 }
 
-int sched_new(const struct sched_opts *opts, struct sched_tracer **out)
+static void sched_free(void *t);
+
+static bool sched_wanted(const struct record_opts *opts)
+{
+	return opts->sched;
+}
+
+static int sched_open(struct record_session *s, const struct record_tracer_env *env, void **out)
 {
 	struct sched_tracer *t = calloc(1, sizeof(*t));
 	struct sched *skel;
@@ -69,11 +78,11 @@ int sched_new(const struct sched_opts *opts, struct sched_tracer **out)
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
-	sched_build_attr(opts->cpu_attr, &t->attr);
+	sched_build_attr(&s->attr, &t->attr);
 	/* Without it the chains keep the tracer's frames on top: still readable. */
-	t->sched_start = opts->sched_start;
-	t->sched_end = opts->sched_end;
-	t->id = SCHED_ID_BASE + opts->cpu_event_id;
+	t->sched_start = s->ktext.sched_start;
+	t->sched_end = s->ktext.sched_end;
+	t->id = SCHED_ID_BASE + s->event_id;
 
 	skel = sched__open();
 	if (!skel) {
@@ -81,28 +90,13 @@ int sched_new(const struct sched_opts *opts, struct sched_tracer **out)
 		goto fail;
 	}
 	t->skel = skel;
-	skel->rodata->filter_mode = opts->filter_mode;
-	skel->rodata->wakeup_bytes = opts->wakeup_bytes;
-	skel->rodata->thresh_ns = opts->thresh_ns;
-	skel->rodata->no_stacks = opts->no_stacks;
-	skel->rodata->unwind_cfi = opts->unwind_cfi;
-	err = bpf_map__reuse_fd(skel->maps.events, opts->events_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.target_tgids, opts->target_tgids_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.target_tids, opts->target_tids_fd);
-	if (!err && opts->unwind_cfi) {
-		err = bpf_map__reuse_fd(skel->maps.unwind_rows, opts->unwind_rows_fd);
-		if (!err)
-			err = bpf_map__reuse_fd(skel->maps.unwind_procs, opts->unwind_procs_fd);
-		if (!err)
-			err = bpf_map__reuse_fd(skel->maps.unwind_stops, opts->unwind_stops_fd);
-		if (!err)
-			err = bpf_map__reuse_fd(skel->maps.unwind_stats, opts->unwind_stats_fd);
-	} else if (!err) {
-		err = unwind_bpf_size_maps(skel->maps.unwind_rows, skel->maps.unwind_procs, 0, true);
-	}
-	if (!err && !opts->thresh_ns)
+	skel->rodata->filter_mode = env->filter_mode;
+	skel->rodata->wakeup_bytes = env->ring_bytes / 2;
+	skel->rodata->thresh_ns = s->opts.sched_thresh_ns;
+	/* Its stacks walk as the off-CPU ones: the tables unless fp or dwarf. */
+	skel->rodata->unwind_cfi = env->unwind_cfi;
+	err = record_tracer_share_maps(env, RECORD_TRACER_MAPS(skel));
+	if (!err && !s->opts.sched_thresh_ns)
 		err = bpf_map__set_max_entries(skel->maps.aggs, 1);
 	/* Wakeups first: a wait that starts as the switch program attaches is not missed. */
 	t->progs[0] = (struct tracer_build_prog){ skel->progs.sched_on_wakeup,
@@ -111,7 +105,7 @@ int sched_new(const struct sched_opts *opts, struct sched_tracer **out)
 						  skel->progs.sched_on_wakeup_new_compat };
 	t->progs[2] = (struct tracer_build_prog){ skel->progs.sched_on_switch,
 						  skel->progs.sched_on_switch_compat };
-	t->compat = opts->compat;
+	t->compat = tracer_build_compat(&s->kfeatures);
 	if (!err) {
 		struct bpf_map *current[] = { skel->maps.sched_tasks };
 		struct bpf_map *compat[] = { skel->maps.sched_tasks_by_tid };
@@ -119,10 +113,10 @@ int sched_new(const struct sched_opts *opts, struct sched_tracer **out)
 		err = tracer_build_choose(t->compat, t->progs, SCHED_PROGS, current, 1, compat, 1);
 	}
 	if (!err) {
-		load_log_attach(opts->load_log, skel->obj);
+		load_log_attach(env->load_log, skel->obj);
 		err = sched__load(skel);
 		if (err)
-			load_log_failed(opts->load_log, skel->obj);
+			load_log_failed(env->load_log, skel->obj);
 	}
 	if (err)
 		goto fail;
@@ -133,8 +127,20 @@ fail:
 	return err;
 }
 
-void sched_free(struct sched_tracer *t)
+static void sched_detach(void *tr)
 {
+	struct sched_tracer *t = tr;
+
+	for (int i = 0; i < SCHED_PROGS; i++) {
+		bpf_link__destroy(t->links[i]);
+		t->links[i] = NULL;
+	}
+}
+
+static void sched_free(void *tr)
+{
+	struct sched_tracer *t = tr;
+
 	if (!t)
 		return;
 	sched_detach(t);
@@ -142,8 +148,11 @@ void sched_free(struct sched_tracer *t)
 	free(t);
 }
 
-int sched_attach(struct sched_tracer *t)
+static int sched_attach(struct record_session *s, void *tr)
 {
+	struct sched_tracer *t = tr;
+
+	(void)s;
 	for (int i = 0; i < SCHED_PROGS; i++) {
 		t->links[i] = bpf_program__attach(tracer_build_prog(t->compat, &t->progs[i]));
 		if (!t->links[i]) {
@@ -156,30 +165,22 @@ int sched_attach(struct sched_tracer *t)
 	return 0;
 }
 
-void sched_detach(struct sched_tracer *t)
+static const struct bpf_object *sched_object(const void *tr)
 {
-	for (int i = 0; i < 3; i++) {
-		bpf_link__destroy(t->links[i]);
-		t->links[i] = NULL;
-	}
+	const struct sched_tracer *t = tr;
+
+	return t->skel->obj;
 }
 
-const struct bpf_object *sched_object(const struct sched_tracer *t)
+static int sched_add_events(void *tr, struct perfdata_writer *w)
 {
-	return t ? t->skel->obj : NULL;
+	struct sched_tracer *t = tr;
+
+	return perfdata_writer_add_event(w, SCHED_EVENT_NAME, &t->attr, &t->id, 1);
 }
 
-const struct perf_event_attr *sched_attr(const struct sched_tracer *t)
-{
-	return &t->attr;
-}
-
-const uint64_t *sched_event_id(const struct sched_tracer *t)
-{
-	return &t->id;
-}
-
-bool sched_record_ok(const void *data, size_t size)
+/* True when a ring-buffer record is one of ours and well-formed. */
+static bool sched_record_ok(const void *data, size_t size)
 {
 	const struct offcpu_sample *r = data;
 
@@ -191,9 +192,10 @@ bool sched_record_ok(const void *data, size_t size)
 	return !(r->flags & PROFILE_SAMPLE_USTACK) && offcpu_record_shape_ok(data, size);
 }
 
-int sched_write(struct sched_tracer *t, struct perfdata_writer *w, struct task_tracker *tt,
-		const void *rec, size_t size)
+static int sched_write(void *tr, struct perfdata_writer *w, struct task_tracker *tt,
+		       const void *rec, size_t size)
 {
+	struct sched_tracer *t = tr;
 	const struct offcpu_sample *r = rec;
 	struct offcpu_emit_ctx c = {
 		.id = t->id, .attr = &t->attr,
@@ -214,23 +216,24 @@ static uint64_t read_stat(struct sched_tracer *t, uint32_t key)
 	return sum;
 }
 
-int sched_write_lost(struct sched_tracer *t, struct perfdata_writer *w, uint64_t time)
+static int sched_write_lost(void *tr, struct perfdata_writer *w, uint64_t time)
 {
+	struct sched_tracer *t = tr;
+
 	return emit_lost(w, t->id, read_stat(t, SCHED_STAT_LOST), &t->lost, time);
 }
 
-uint64_t sched_lost(const struct sched_tracer *t)
+static void sched_stats(const void *tr, struct bpfrec_record_stats *st)
 {
-	return t ? t->lost : 0;
+	const struct sched_tracer *t = tr;
+
+	st->lost += t->lost;
 }
 
-uint64_t sched_threads_dropped(struct sched_tracer *t)
+static int sched_collect(void *tr, struct batch *b, uint64_t min_time)
 {
-	return read_stat(t, SCHED_STAT_NO_THREAD);
-}
+	struct sched_tracer *t = tr;
 
-int sched_collect(struct sched_tracer *t, struct batch *b, uint64_t min_time)
-{
 	return offcpu_collect_map(t->skel->maps.aggs, SCHED_KIND_SAMPLE, b, min_time);
 }
 
@@ -281,14 +284,44 @@ int sched_read_metrics(struct sched_tracer *t, struct bpfrec_sched_metrics **out
 	return 0;
 }
 
-int sched_write_metrics(struct sched_tracer *t, struct perfdata_writer *w)
+/* The metrics, untimed, after the recording's last round; a warning for switches they missed. */
+static int sched_file_end(struct record_session *s, void *tr, bool last)
 {
+	struct sched_tracer *t = tr;
 	struct bpfrec_sched_metrics *m;
-	int err = sched_read_metrics(t, &m);
+	uint64_t dropped;
+	int err;
 
+	if (!last)
+		return 0;
+	err = sched_read_metrics(t, &m);
 	if (err)
 		return err;
-	err = perfdata_write_sched_metrics(w, m->t, m->nr);
+	err = perfdata_write_sched_metrics(s->w, m->t, m->nr);
 	bpfrec_sched_metrics_free(m);
+	dropped = read_stat(t, SCHED_STAT_NO_THREAD);
+	if (!err && dropped)
+		session_warn(s, "%" PRIu64 " switches were not counted in the scheduler metrics: "
+			     "more threads ran than its map holds (their waits are still "
+			     "sched-delay samples)", dropped);
 	return err;
 }
+
+const struct record_tracer_ops sched_tracer = {
+	.option = "--sched",
+	.what = "the run-queue tracer",
+	.compat_build = true,
+	.wanted = sched_wanted,
+	.open = sched_open,
+	.object = sched_object,
+	.add_events = sched_add_events,
+	.attach = sched_attach,
+	.detach = sched_detach,
+	.record_ok = sched_record_ok,
+	.write = sched_write,
+	.write_lost = sched_write_lost,
+	.collect = sched_collect,
+	.file_end = sched_file_end,
+	.stats = sched_stats,
+	.free = sched_free,
+};

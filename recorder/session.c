@@ -29,13 +29,12 @@
 #include "perfdata/events.h"
 #include "perfdata/writer.h"
 #include "recorder/buildid_cache.h"
-#include "recorder/alloc.h"
-#include "recorder/offcpu.h"
 #include "recorder/sched.h"
 #include "recorder/sampler.h"
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
 #include "recorder/sysctl.h"
+#include "recorder/tracer.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/fdlimit.h"
 
@@ -246,8 +245,8 @@ static void build_file_attr(struct record_session *s)
 		.period = s->opts.period,
 		.freq = s->opts.freq,
 		.cpu = s->opts.system_wide || s->opts.nr_cpus,
-		/* The off-CPU, allocation and run-queue events share the file. */
-		.shared = s->opts.off_cpu || s->opts.alloc_interval || s->opts.sched,
+		/* The tracers' events (tracer.h) share the file. */
+		.shared = record_tracers_wanted(&s->opts),
 		.callchain = s->opts.callgraph != RECORD_CALLGRAPH_NONE,
 		.inherit = !s->opts.system_wide,
 	};
@@ -261,54 +260,28 @@ static void build_file_attr(struct record_session *s)
 
 /*
  * One fd to wait on: the source's, the side-band's, the caller's wake_fd,
- * the allocation tracer's ring.
+ * the tracers' own rings.
  */
 static int open_poll_set(struct record_session *s)
 {
-	int fds[4] = {
+	int fds[3 + RECORD_TRACERS_MAX] = {
 		s->src_ops->poll_fd ? s->src_ops->poll_fd(s, s->src) : -1,
 		/* A storm of mmaps filling its buffer half way wakes us before the timer. */
 		s->sideband ? sideband_epoll_fd(s->sideband) : -1,
 		s->opts.wake_fd,
-		s->alloc ? alloc_epoll_fd(s->alloc) : -1,
 	};
+	size_t nr = 3 + (size_t)session_tracers_poll_fds(s, fds + 3, RECORD_TRACERS_MAX);
 
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return session_fail(s, -errno, "epoll: %s", strerror(errno));
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < nr; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
 
 		if (fds[i] >= 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, fds[i], &ev) < 0)
 			return session_fail(s, -errno, "epoll: %s", strerror(errno));
 	}
 	return 0;
-}
-
-/*
- * --alloc for a command the recorder launches alone (no -p, -t, -a): the
- * in-process fast path, when its library is found (else the uprobes, noted).
- */
-static void set_alloc_preload(struct record_session *s)
-{
-	if (!s->alloc || s->opts.system_wide || s->opts.nr_pids || s->opts.nr_tids)
-		return;
-	if (alloc_preload_find(s->alloc_preload, sizeof(s->alloc_preload))) {
-		session_note(s, "--alloc: " ALLOC_PRELOAD_LIB " not found next to bpfrec nor "
-			     "installed; the allocator is probed with uprobes (slower)");
-		return;
-	}
-	if (alloc_preload_env(s->alloc_preload, s->opts.alloc_interval, s->alloc_env_preload,
-			      sizeof(s->alloc_env_preload), s->alloc_env_interval,
-			      sizeof(s->alloc_env_interval))) {
-		session_note(s, "--alloc: LD_PRELOAD too long; the allocator is probed with "
-			     "uprobes (slower)");
-		s->alloc_preload[0] = '\0';
-		return;
-	}
-	s->alloc_env[0] = s->alloc_env_preload;
-	s->alloc_env[1] = s->alloc_env_interval;
-	s->alloc_env[2] = NULL;
 }
 
 static int session_open(struct record_session *s)
@@ -349,9 +322,11 @@ static int session_open(struct record_session *s)
 	open_buildid_cache(s);
 
 	if (s->opts.command) {
-		set_alloc_preload(s);
+		err = session_tracers_command_env(s);
+		if (err)
+			return err;
 		err = launch_fork_env(&s->child, s->cmd_path, s->opts.command,
-				      s->alloc_preload[0] ? s->alloc_env : NULL, s->to_stdout);
+				      s->cmd_env[0] ? s->cmd_env : NULL, s->to_stdout);
 		if (err)
 			return session_fail(s, err, "cannot fork: %s", strerror(-err));
 		if (!s->opts.system_wide && s->src_ops->add_target)
@@ -515,31 +490,19 @@ static int drain(struct record_session *s)
 	} while (!err && full);
 	if (err)
 		return err;
-	/* Short off-CPU intervals were summed in BPF: they go last. */
-	if (s->offcpu) {
-		err = offcpu_collect(s->offcpu, &s->batch, s->last_time);
+	/* What the tracers summed in BPF (short off-CPU intervals, run-queue waits) goes last. */
+	for (size_t i = 0; i < s->nr_tracers; i++) {
+		const struct record_tracer *tr = &s->tracers[i];
+
+		if (!tr->ops->collect)
+			continue;
+		err = tr->ops->collect(tr->t, &s->batch, s->last_time);
 		if (err)
-			return session_fail(s, err, "cannot read the off-CPU sums: %s",
-					    strerror(-err));
+			return session_fail(s, err, "cannot read the sums of %s: %s",
+					    tr->ops->what, strerror(-err));
 		werr = session_flush_batch(s);
 		if (werr)
 			return session_write_error(s, werr);
-	}
-	/* So are short run-queue waits; the metrics follow the last round. */
-	if (s->sched) {
-		err = sched_collect(s->sched, &s->batch, s->last_time);
-		if (err)
-			return session_fail(s, err, "cannot read the run-queue sums: %s",
-					    strerror(-err));
-		werr = session_flush_batch(s);
-		if (!werr)
-			werr = sched_write_metrics(s->sched, s->w);
-		if (werr)
-			return session_write_error(s, werr);
-		if (sched_threads_dropped(s->sched))
-			session_warn(s, "%" PRIu64 " switches were not counted in the scheduler "
-				     "metrics: more threads ran than its map holds (their waits are "
-				     "still sched-delay samples)", sched_threads_dropped(s->sched));
 	}
 	return 0;
 }
@@ -556,9 +519,8 @@ static int session_stop(struct record_session *s)
 		return -EIO;
 	}
 	err = drain(s);
-	/* --alloc: the sampled allocations still live. */
-	if (!err && s->alloc &&
-	    (err = alloc_write_inuse(s->alloc, s->w, s->tracker, &s->last_time)))
+	/* After the last round: the tracers' ends (live allocations, scheduler metrics). */
+	if (!err && (err = session_tracers_file_end(s, true)))
 		err = session_write_error(s, err);
 	if (sideband_lost(s->sideband))
 		session_warn(s, "%" PRIu64 " mmap reports were lost (a full side-band buffer): "
@@ -653,10 +615,8 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 	st->seen = s->seen;
 	st->cpu_samples = s->write_failed ? s->ckpt_cpu_written : s->cpu_written;
 	st->cpu_lost = s->lost;
-	st->lost = s->lost + offcpu_lost(s->offcpu) + sched_lost(s->sched);
-	alloc_stats(s->alloc, &st->alloc);
-	st->lost += st->alloc.lost;
-	offcpu_stats(s->offcpu, &st->offcpu);
+	st->lost = s->lost;
+	session_tracers_stats(s, st);
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;
 	if (s->unwind) {
@@ -678,10 +638,12 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 
 int record_session_sched_metrics(struct record_session *s, struct bpfrec_sched_metrics **out)
 {
+	struct sched_tracer *t = session_tracer(s, &sched_tracer);
+
 	*out = NULL;
-	if (!s->sched)
+	if (!t)
 		return -ENOENT;
-	return sched_read_metrics(s->sched, out);
+	return sched_read_metrics(t, out);
 }
 
 const char *record_session_error(const struct record_session *s)

@@ -12,6 +12,8 @@
  *               (samples, tasks, lost counts, FINISHED_ROUND, checkpoint)
  *   sampler.c   the default event source: perf events and the BPF sampler
  *   source.h    what any event source provides (the seam tests fake)
+ *   tracers.c   the tracers a recording asked for (tracer.h), called at
+ *               each step
  *
  * Messages: the helpers below fill s->err (session_fail) or go to the log
  * callback (session_warn, session_note); nothing prints by itself.
@@ -47,6 +49,17 @@
 #define BATCH_MAX_BYTES		(8u << 20)
 /* The largest ring buffer record_opts.ring_buffer_bytes may ask for. */
 #define RECORD_RING_MAX_BYTES	(1u << 30)
+/* Tracers one recording may hold (tracers.c checks its list fits). */
+#define RECORD_TRACERS_MAX	8
+/* Environment variables the tracers may give a launched command. */
+#define RECORD_CMD_ENV_MAX	8
+
+/* A tracer the recording asked for (tracer.h): its ops and its state. */
+struct record_tracer_ops;
+struct record_tracer {
+	const struct record_tracer_ops *ops;
+	void *t;
+};
 
 /* Where the session is in its life cycle (the results of each step: session.h). */
 enum session_state {
@@ -88,9 +101,9 @@ struct record_session {
 	const struct record_source_ops *src_ops;
 	void *src;
 	bool src_opened;	/* src_ops->open() was called: detach and free are due */
-	struct offcpu_tracer *offcpu;	/* --off-cpu */
-	struct alloc_tracer *alloc;	/* --alloc (recorder/alloc.h) */
-	struct sched_tracer *sched;	/* --sched */
+	/* The tracers, in the order of tracers.c; opened and freed by the source. */
+	struct record_tracer tracers[RECORD_TRACERS_MAX];
+	size_t nr_tracers;
 	struct unwind_bpf *unwind;	/* cfi: the tables of the in-kernel unwinder */
 	struct sideband *sideband;	/* NULL: processes are described from /proc only */
 	struct cfi_walk late_walk;	/* the late sample at hand's second walk (loop.c): 1 KiB */
@@ -118,10 +131,8 @@ struct record_session {
 	/* The launched command. */
 	char cmd_path[PATH_MAX];
 	struct launch child;
-	/* --alloc's fast path (recorder/alloc.h): the library preloaded into it, "" = none. */
-	char alloc_preload[PATH_MAX];
-	char alloc_env_preload[2 * PATH_MAX], alloc_env_interval[64];
-	char *alloc_env[3];
+	/* What the tracers add to its environment (NULL-terminated; their strings). */
+	char *cmd_env[RECORD_CMD_ENV_MAX + 1];
 
 	struct batch batch;
 	size_t batch_max;	/* bytes: see BATCH_MAX_BYTES */
@@ -190,6 +201,40 @@ int session_switch_if_due(struct record_session *s, uint64_t now);
 int session_switch_output(struct record_session *s);
 /* --switch-output: give the finished file its final name. */
 int session_retire_file(struct record_session *s);
+
+/* tracers.c: the tracers (tracer.h) in their order, and the session's tracers at each step. */
+/* The i-th tracer there is; NULL past the last. */
+const struct record_tracer_ops *record_tracer_registered(size_t i);
+/* Whether opts ask for any tracer. */
+bool record_tracers_wanted(const struct record_opts *opts);
+/* The source opened the tracer of ops: the session holds it (t, its state) from now on. */
+void session_add_tracer(struct record_session *s, const struct record_tracer_ops *ops, void *t);
+/* The state of the session's tracer of ops; NULL when the recording has none. */
+void *session_tracer(const struct record_session *s, const struct record_tracer_ops *ops);
+/* The tracer a record of the source's ring buffer belongs to; NULL = none. */
+const struct record_tracer *session_tracer_of(const struct record_session *s, const void *rec,
+					      size_t size);
+/* The task tracker's first hooks: the last tracer's that has some, else the unwinder's. */
+void session_tracker_hooks(const struct record_session *s,
+			   const struct task_tracker_hooks **hooks, void **ctx);
+/* s->cmd_env from the tracers. 0, or -E2BIG with s->err set. */
+int session_tracers_command_env(struct record_session *s);
+/* Their events into the header of s->w. 0 or the writer's -errno. */
+int session_tracers_add_events(struct record_session *s);
+/* Attach each; 0, or -errno with s->err set. */
+int session_tracers_attach(struct record_session *s);
+void session_tracers_detach(struct record_session *s);
+/* Free each (the source's free: after the tracker that used their hooks). */
+void session_tracers_free(struct record_session *s);
+/* The fds of their own ring buffers, at most max into fds: how many. */
+int session_tracers_poll_fds(const struct record_session *s, int *fds, size_t max);
+/* Read their own ring buffers. 0 or -errno. */
+int session_tracers_consume(struct record_session *s);
+/* The end of a round: their own batches, then their losses (*wrote set when any). */
+int session_tracers_round(struct record_session *s, bool *wrote);
+/* What ends a file, after its last round (last: the recording's). 0 or the writer's -errno. */
+int session_tracers_file_end(struct record_session *s, bool last);
+void session_tracers_stats(const struct record_session *s, struct bpfrec_record_stats *st);
 
 /* loop.c */
 /* Take what the source has (and the side-band); 0, or -errno with s->err set. */

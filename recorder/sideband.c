@@ -259,15 +259,16 @@ void sideband_apply_early(const void *rec, struct task_tracker *t)
 		task_tracker_mmap_early(t, r->hdr.pid, &e);
 }
 
-int sideband_apply(const void *rec, struct task_tracker *t)
+int sideband_apply(const void *rec, struct task_tracker *t, const struct task_desc **desc)
 {
 	const struct sideband_rec *r = rec;
 	struct procmaps_entry e = entry_of(r);
 
+	*desc = NULL;
 	if (r->hdr.kind == SIDEBAND_KIND_EXEC) {
 		task_tracker_exec_begin(t, r->hdr.pid);
 		return 0;
 	}
 	/* A length that wraps is refused there, with empty ones. */
-	return task_tracker_mmap(t, r->hdr.pid, r->hdr.tid, &e, r->hdr.time, r->hdr.cpu);
+	return task_tracker_mmap(t, r->hdr.pid, r->hdr.tid, &e, r->hdr.time, r->hdr.cpu, desc);
 }

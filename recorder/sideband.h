@@ -26,6 +26,7 @@
 
 struct batch;
 struct sideband;
+struct task_desc;
 struct task_tracker;
 
 /*
@@ -46,8 +47,12 @@ void sideband_free(struct sideband *sb);
 
 /* Is this batch record (len bytes) one of ours, whole? */
 bool sideband_record_ok(const void *rec, size_t len);
-/* Give one of our records to the tracker. 0 or -ENOMEM. */
-int sideband_apply(const void *rec, struct task_tracker *t);
+/*
+ * Give one of our records to the tracker: *desc is what the file lacks now
+ * (task_tracker_mmap(); NULL = nothing), for the caller to write
+ * (emit_desc()). 0 or -ENOMEM.
+ */
+int sideband_apply(const void *rec, struct task_tracker *t, const struct task_desc **desc);
 /*
  * A report that waits behind a late sample: an executable mapping of a
  * process not described yet is told to the tracker now, for its unwind

@@ -13,15 +13,21 @@
  * privileges BPF and perf events need and the kernel's BTF (check), the
  * kernel's text range and __schedule from /proc/kallsyms (s->ktext: left
  * empty, the file then has no kernel map), the perf events and their id
- * (s->event_id, default 1), the BPF programs and maps, the target maps, the
- * off-CPU tracer, the in-kernel unwind tables and the mmap side-band
- * (s->offcpu, s->unwind, s->sideband: NULL without them). What stays with
- * the session whatever the source: the options, the targets checked in
- * /proc, the output, the writer, the task tracker, the batch and its
- * rounds, the lost accounting, rotation and the launched command.
+ * (s->event_id, default 1), the BPF programs and maps, the target maps, the tracers
+ * that ride on them (tracer.h: --off-cpu, --alloc, --sched; a new one goes
+ * there and in tracers.c's list, not here), the in-kernel unwind tables
+ * and the mmap side-band (s->tracers, s->unwind, s->sideband: none without
+ * them). The source opens the tracers the options ask for
+ * (record_tracer_registered(), session_add_tracer()), attaches and
+ * detaches them with its own programs (session_tracers_attach(),
+ * session_tracers_detach()) and frees them (session_tracers_free()); the
+ * session calls them at every other step. What stays with the session
+ * whatever the source: the options, the targets checked in /proc, the
+ * output, the writer, the task tracker, the batch and its rounds, the lost
+ * accounting, rotation and the launched command.
  *
- * A source frees in free() what it set in the session (and NULLs it): the
- * session uses those only between open and close.
+ * A source frees in free() what it set in the session (and NULLs or
+ * empties it): the session uses those only between open and close.
  *
  * Every op gets the session and src, the source's own state: open() starts
  * with *src = record_opts.source_ctx and may replace it. An op that fails

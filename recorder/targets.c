@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "recorder/cpulist.h"
+#include "recorder/emit.h"
 #include "recorder/launch.h"
 #include "recorder/privs.h"
 #include "recorder/session_int.h"
@@ -176,8 +177,8 @@ int session_describe_targets(struct record_session *s, uint64_t time)
 		if (fgets(comm, sizeof(comm), f))
 			comm[strcspn(comm, "\n")] = '\0';
 		fclose(f);
-		err = task_tracker_see(s->tracker, (uint32_t)pid, (uint32_t)tid, comm, time, 0,
-				       NULL, 0);
+		err = emit_task(s->w, s->tracker, (uint32_t)pid, (uint32_t)tid, comm, time, 0,
+				NULL, 0);
 		if (err)
 			return err;
 	}

@@ -40,7 +40,6 @@
 #include "perfdata/hash.h"
 #include "perfdata/sorted.h"
 #include "recorder/buildid_cache.h"
-#include "recorder/emit.h"
 #include "recorder/lru.h"
 #include "recorder/privs.h"
 #include "recorder/taskdesc.h"
@@ -102,7 +101,6 @@ struct task_thread {
 #define EXEC_PENDING_SLOTS 64
 
 struct task_tracker {
-	struct perfdata_writer *w;	/* only handed to the emitter */
 	struct task_desc desc;		/* what the current call found the file lacks */
 	bool track_all;
 	uint64_t round;		/* task_tracker_round_end() calls so far */
@@ -746,18 +744,14 @@ void task_tracker_denied(const struct task_tracker *t, struct task_tracker_denie
 	*out = t->denied;
 }
 
-int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *opts,
-		     struct task_tracker **out)
+int task_tracker_new(const struct task_tracker_opts *opts, struct task_tracker **out)
 {
 	struct task_tracker *t;
 
 	*out = NULL;
-	if (!w)
-		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->w = w;
 	t->cache = opts ? opts->cache : NULL;
 	t->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
 	t->max_pids = opts && opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS;
@@ -857,15 +851,6 @@ int task_tracker_describe(struct task_tracker *t, uint32_t pid, uint32_t tid, co
 	err = see(t, pid, tid, comm, time, cpu, user_ips, nr_user);
 	*desc = &t->desc;
 	return err ? err : task_desc_error(&t->desc);
-}
-
-int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
-		     uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user)
-{
-	const struct task_desc *d;
-	int err = task_tracker_describe(t, pid, tid, comm, time, cpu, user_ips, nr_user, &d);
-
-	return err ? err : emit_desc(t->w, d);
 }
 
 void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid)
@@ -1088,15 +1073,15 @@ void task_tracker_mmap_early(struct task_tracker *t, uint32_t pid,
 }
 
 int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
-		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu)
+		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu,
+		      const struct task_desc **desc)
 {
 	int err;
 
 	task_desc_reset(&t->desc);
 	err = add_mapping(t, pid, tid, e, time, cpu);
-	if (!err)
-		err = task_desc_error(&t->desc);
-	return err ? err : emit_desc(t->w, &t->desc);
+	*desc = &t->desc;
+	return err ? err : task_desc_error(&t->desc);
 }
 
 void task_tracker_round_end(struct task_tracker *t)

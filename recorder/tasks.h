@@ -87,9 +87,7 @@ struct task_tracker_opts {
 	void *hooks_ctx;
 };
 
-/* w: where task_tracker_see() and task_tracker_mmap() have their descriptions written. */
-int task_tracker_new(struct perfdata_writer *w, const struct task_tracker_opts *opts,
-		     struct task_tracker **out);
+int task_tracker_new(const struct task_tracker_opts *opts, struct task_tracker **out);
 void task_tracker_free(struct task_tracker *t);
 
 /*
@@ -103,9 +101,6 @@ void task_tracker_free(struct task_tracker *t);
 int task_tracker_describe(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
 			  uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user,
 			  const struct task_desc **desc);
-/* The same, the description written at once (emit_desc()): 0 or -errno. */
-int task_tracker_see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
-		     uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user);
 /*
  * The process (tgid == tid) or thread exited: forgotten at the end of the
  * next round (its late samples still find it).
@@ -134,11 +129,13 @@ struct procmaps_entry;
 /*
  * The kernel mapped e (an MMAP2 record of tid at time on cpu: any
  * protection, the path as the kernel gives it) into pid. Kept until pid's
- * first sample, which writes it; written at once (stamped time, through
- * emit_desc()) when pid already has samples. 0 or -errno.
+ * first sample, whose description has it; when pid already has samples,
+ * *desc has it now (stamped time; else *desc is empty), valid and counted
+ * as by task_tracker_describe(). 0 or -errno.
  */
 int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
-		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu);
+		      const struct procmaps_entry *e, uint64_t time, uint32_t cpu,
+		      const struct task_desc **desc);
 /*
  * pid's samples wait to be written (a late sample, walked again once pid's
  * unwind tables are built, holds the round): read its mappings from /proc

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_emit.c - recorder/emit.c: the user registers and stack block of a BPF
- * sample, and task descriptions (recorder/taskdesc.c) written in order.
+ * test_emit.c - recorder/emit.c: the frames and the user registers and stack
+ * block of a BPF sample, task descriptions (recorder/taskdesc.c) written in
+ * order, and LOST_SAMPLES.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -21,6 +22,12 @@
 
 #include "bpf/profile.h"
 
+/* A record of no frames: only the block. */
+static size_t block_parse(const void *p, size_t len, struct emit_ustack *u)
+{
+	return emit_record_parse(p, len, 0, 0, 0, true, u);
+}
+
 Test(emit, ustack_block_is_bounded_by_the_record)
 {
 	size_t len = sizeof(struct profile_ustack) + 1024;
@@ -33,7 +40,7 @@ Test(emit, ustack_block_is_bounded_by_the_record)
 	in->dyn_size = 1000;
 	for (int i = 0; i < PROFILE_NR_UREGS; i++)
 		in->regs[i] = 100 + (uint64_t)i;
-	cr_assert_eq(emit_ustack_parse(in, len, &u), sizeof(*in) + 1000);
+	cr_assert_eq(block_parse(in, len, &u), sizeof(*in) + 1000);
 	cr_assert(u.present);
 	cr_assert_eq(u.abi, PROFILE_UREGS_ABI_64);
 	cr_assert_eq(u.size, 8192);
@@ -42,26 +49,55 @@ Test(emit, ustack_block_is_bounded_by_the_record)
 	cr_assert_eq(u.stack, (const void *)(in + 1));
 
 	/* Whole chunks follow in the ring buffer: more than dyn_size is fine, less is not. */
-	cr_assert_eq(emit_ustack_parse(in, sizeof(*in) + 999, &u), 0);
-	cr_assert_eq(emit_ustack_parse(in, sizeof(*in) - 8, &u), 0);
+	cr_assert_eq(block_parse(in, sizeof(*in) + 999, &u), 0);
+	cr_assert_eq(block_parse(in, sizeof(*in) - 8, &u), 0);
 	in->dyn_size = 8200;
-	cr_assert_eq(emit_ustack_parse(in, len, &u), 0, "dyn_size above size");
+	cr_assert_eq(block_parse(in, len, &u), 0, "dyn_size above size");
 	in->dyn_size = 8;
 	in->size = 12;
-	cr_assert_eq(emit_ustack_parse(in, len, &u), 0, "size not a multiple of 8");
+	cr_assert_eq(block_parse(in, len, &u), 0, "size not a multiple of 8");
 	in->size = PROFILE_USTACK_MAX + 8;
-	cr_assert_eq(emit_ustack_parse(in, len, &u), 0, "size above perf's maximum");
+	cr_assert_eq(block_parse(in, len, &u), 0, "size above perf's maximum");
 	in->size = 8192;
 	in->abi = 1;	/* 32-bit: never from our sampler */
-	cr_assert_eq(emit_ustack_parse(in, len, &u), 0);
+	cr_assert_eq(block_parse(in, len, &u), 0);
 
 	/* A kernel thread: abi NONE, nothing after the registers. */
 	in->abi = PROFILE_UREGS_ABI_NONE;
-	cr_assert_eq(emit_ustack_parse(in, sizeof(*in), &u), sizeof(*in));
+	cr_assert_eq(block_parse(in, sizeof(*in), &u), sizeof(*in));
 	cr_assert(u.present);
 	cr_assert_eq(u.abi, PROFILE_UREGS_ABI_NONE);
 	cr_assert_eq(u.size, 0);
 	free(in);
+}
+
+Test(emit, frames_and_block_are_bounded_by_the_record)
+{
+	size_t head = PROFILE_SAMPLE_SIZE(3);
+	size_t len = head + sizeof(struct profile_ustack) + 64;
+	struct profile_sample *ps = calloc(1, len);
+	struct profile_ustack *in = (struct profile_ustack *)((char *)ps + head);
+	size_t off = PROFILE_SAMPLE_SIZE(0);
+	struct emit_ustack u;
+
+	cr_assert_not_null(ps);
+	in->abi = PROFILE_UREGS_ABI_64;
+	in->size = 64;
+	in->dyn_size = 64;
+	/* No block: the frames alone, whatever follows them. */
+	cr_assert_eq(emit_record_parse(ps, len, off, 2, 1, false, &u), head);
+	cr_assert_not(u.present);
+	cr_assert_eq(emit_record_parse(ps, head - 1, off, 2, 1, false, &u), 0, "frames cut short");
+	cr_assert_eq(emit_record_parse(ps, len, off, PROFILE_MAX_STACK + 1, 0, false, &u), 0);
+	cr_assert_eq(emit_record_parse(ps, len, off, 0, PROFILE_MAX_STACK + 1, false, &u), 0);
+	/* The block right after the frames. */
+	cr_assert_eq(emit_record_parse(ps, len, off, 2, 1, true, &u), len);
+	cr_assert(u.present);
+	cr_assert_eq(u.stack, (const void *)(in + 1));
+	cr_assert_eq(u.dyn_size, 64);
+	cr_assert_eq(emit_record_parse(ps, len - 1, off, 2, 1, true, &u), 0, "block cut short");
+	cr_assert_not(u.present);
+	free(ps);
 }
 
 /* Enough records to make the description grow its arrays several times. */
@@ -158,10 +194,10 @@ Test(emit, lost_writes_only_what_the_counter_gained)
 
 	w = trip_writer(fd, &wo, "cpu-clock", &a, &id, 1);
 	cr_assert_eq(emit_lost(w, id, 0, &written, 1), 0);	/* nothing yet */
-	cr_assert_eq(emit_lost(w, id, 5, &written, 2), 0);
+	cr_assert_eq(emit_lost(w, id, 5, &written, 2), 1);
 	cr_assert_eq(written, 5);
 	cr_assert_eq(emit_lost(w, id, 5, &written, 3), 0);	/* no change: no record */
-	cr_assert_eq(emit_lost(w, id, 12, &written, 4), 0);
+	cr_assert_eq(emit_lost(w, id, 12, &written, 4), 1);
 	cr_assert_eq(written, 12);
 	trip_finish(w, fd);
 

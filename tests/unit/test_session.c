@@ -9,6 +9,9 @@
  * Every poll sleeps until its round is due (the fake has no fd to wake
  * it) and the flush interval is 1 ms, so each poll writes exactly one
  * step of the script as one round.
+ *
+ * The fake source may also hold a fake tracer (recorder/tracer.h), opened
+ * and attached as a source does, whose records ride in the script.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -27,10 +30,14 @@
 #include <bpfrec/record.h>
 
 #include "bpf/profile.h"
+#include "perfdata/attr.h"
 #include "perfdata/reader.h"
+#include "perfdata/writer.h"
+#include "recorder/emit.h"
 #include "recorder/session.h"
+#include "recorder/session_int.h"
 #include "recorder/source.h"
-#include "tests/unit/test_roundtrip.h"
+#include "recorder/tracer.h"
 
 #define MAX_RECS	256
 #define MAX_STEPS	16
@@ -39,6 +46,14 @@ struct fake_rec {
 	uint8_t buf[sizeof(struct profile_sample)];
 	size_t len;
 	bool sample;
+};
+
+/* A tracer of the test's own, and what the session did with it. */
+struct fake_tracer {
+	struct perf_event_attr attr;
+	uint64_t id;
+	uint64_t lost, lost_written;	/* its BPF's drops, and those the file has */
+	int attached, detached, freed, file_ends, last_ends;
 };
 
 /* The script and what the session did with the fake. */
@@ -51,28 +66,131 @@ struct fake {
 	uint64_t seen, lost;
 	int open_err;
 	int opened, attached, detached, freed;
+	struct fake_tracer *tracer;	/* NULL = none */
+};
+
+/* Its records: samples of the profile_sample layout, of a kind no other record has. */
+#define FAKE_TRACER_KIND	0x7e
+#define FAKE_TRACER_ID		(7ull << 48)
+
+static bool fake_tracer_record_ok(const void *rec, size_t size)
+{
+	return size >= PROFILE_SAMPLE_SIZE(2) &&
+	       ((const struct profile_hdr *)rec)->kind == FAKE_TRACER_KIND;
+}
+
+static int fake_tracer_write(void *t, struct perfdata_writer *w, struct task_tracker *tt,
+			     const void *rec, size_t size)
+{
+	const struct profile_sample *ps = rec;
+	const uint64_t *frames = (const uint64_t *)ps->frames;
+	struct emit_sample e = {
+		.pid = ps->hdr.pid, .tid = ps->hdr.tid, .cpu = ps->hdr.cpu, .time = ps->hdr.time,
+		.period = 1, .id = ((struct fake_tracer *)t)->id,
+		.comm = ps->comm, .comm_len = sizeof(ps->comm),
+		.chain = { .ip = ps->ip, .user = frames, .nr_user = ps->nr_user },
+	};
+
+	(void)size;
+	return emit_sample(w, tt, &e, false);
+}
+
+static int fake_tracer_add_events(void *t, struct perfdata_writer *w)
+{
+	struct fake_tracer *ft = t;
+
+	return perfdata_writer_add_event(w, "fake-event", &ft->attr, &ft->id, 1);
+}
+
+static int fake_tracer_attach(struct record_session *s, void *t)
+{
+	(void)s;
+	((struct fake_tracer *)t)->attached++;
+	return 0;
+}
+
+static void fake_tracer_detach(void *t)
+{
+	((struct fake_tracer *)t)->detached++;
+}
+
+static int fake_tracer_write_lost(void *t, struct perfdata_writer *w, uint64_t time)
+{
+	struct fake_tracer *ft = t;
+
+	return emit_lost(w, ft->id, ft->lost, &ft->lost_written, time);
+}
+
+static void add_tracer_rec(struct batch *b, uint64_t time);
+
+/* At stop: one more record, as a sum BPF kept. */
+static int fake_tracer_collect(void *t, struct batch *b, uint64_t min_time)
+{
+	(void)t;
+	add_tracer_rec(b, min_time);
+	return 0;
+}
+
+static int fake_tracer_file_end(struct record_session *s, void *t, bool last)
+{
+	struct fake_tracer *ft = t;
+
+	cr_assert_not_null(s->w, "a file to end");
+	ft->file_ends++;
+	ft->last_ends += last;
+	return 0;
+}
+
+static void fake_tracer_stats(const void *t, struct bpfrec_record_stats *st)
+{
+	st->lost += ((const struct fake_tracer *)t)->lost_written;
+}
+
+static void fake_tracer_free(void *t)
+{
+	((struct fake_tracer *)t)->freed++;
+}
+
+/* Not in tracers.c's list: the fake source opens it itself (no wanted(), open(), object()). */
+static const struct record_tracer_ops fake_tracer_ops = {
+	.option = "--fake",
+	.what = "the fake tracer",
+	.add_events = fake_tracer_add_events,
+	.attach = fake_tracer_attach,
+	.detach = fake_tracer_detach,
+	.record_ok = fake_tracer_record_ok,
+	.write = fake_tracer_write,
+	.write_lost = fake_tracer_write_lost,
+	.collect = fake_tracer_collect,
+	.file_end = fake_tracer_file_end,
+	.stats = fake_tracer_stats,
+	.free = fake_tracer_free,
 };
 
 static int fake_open(struct record_session *s, void **src)
 {
 	struct fake *f = *src;
 
-	(void)s;
 	f->opened++;
+	if (f->tracer) {
+		perfdata_bpf_output_attr(&s->attr, &f->tracer->attr);
+		f->tracer->id = FAKE_TRACER_ID;
+		session_add_tracer(s, &fake_tracer_ops, f->tracer);
+	}
 	return f->open_err;
 }
 
+/* As the sampler does: the tracers with the source's programs. */
 static int fake_attach(struct record_session *s, void *src)
 {
-	(void)s;
 	((struct fake *)src)->attached++;
-	return 0;
+	return session_tracers_attach(s);
 }
 
 static void fake_detach(struct record_session *s, void *src)
 {
-	(void)s;
 	((struct fake *)src)->detached++;
+	session_tracers_detach(s);
 }
 
 /* One step a call, as a ring buffer read between two rounds. */
@@ -111,8 +229,8 @@ static void fake_counters(const struct record_session *s, const void *src,
 
 static void fake_free(struct record_session *s, void *src)
 {
-	(void)s;
 	((struct fake *)src)->freed++;
+	session_tracers_free(s);
 }
 
 static const struct record_source_ops fake_ops = {
@@ -132,26 +250,51 @@ static uint64_t base_time(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* A user-mode sample of this process with a two-frame user stack. */
-static void add_sample(struct fake *f, uint64_t time, uint32_t cpu)
+/* A user-mode sample of this process with a two-frame user stack, into buf. */
+static size_t make_sample(void *buf, uint32_t kind, uint64_t time, uint32_t cpu)
 {
-	struct fake_rec *r = &f->recs[f->nr_recs++];
-	struct profile_sample *ps = (struct profile_sample *)r->buf;
+	struct profile_sample *ps = buf;
 
-	cr_assert_leq(f->nr_recs, MAX_RECS);
-	memset(r->buf, 0, sizeof(r->buf));
-	ps->hdr.kind = PROFILE_KIND_SAMPLE;
+	memset(ps, 0, sizeof(*ps));
+	ps->hdr.kind = kind;
 	ps->hdr.cpu = cpu;
 	ps->hdr.time = time;
 	ps->hdr.pid = ps->hdr.tid = (uint32_t)getpid();
 	ps->period = 250000;
-	ps->ip = ps->user_ip = (uintptr_t)add_sample;
+	ps->ip = ps->user_ip = (uintptr_t)make_sample;
 	ps->nr_user = 2;
-	ps->frames[0] = (uintptr_t)add_sample;
+	ps->frames[0] = (uintptr_t)make_sample;
 	ps->frames[1] = (uintptr_t)fake_consume;
 	strcpy(ps->comm, "test_session");
-	r->len = PROFILE_SAMPLE_SIZE(2);
+	return PROFILE_SAMPLE_SIZE(2);
+}
+
+static void add_sample(struct fake *f, uint64_t time, uint32_t cpu)
+{
+	struct fake_rec *r = &f->recs[f->nr_recs++];
+
+	cr_assert_leq(f->nr_recs, MAX_RECS);
+	r->len = make_sample(r->buf, PROFILE_KIND_SAMPLE, time, cpu);
 	r->sample = true;
+}
+
+/* A record of the fake tracer in the script (not a CPU sample: not seen). */
+static void add_tracer_sample(struct fake *f, uint64_t time)
+{
+	struct fake_rec *r = &f->recs[f->nr_recs++];
+
+	cr_assert_leq(f->nr_recs, MAX_RECS);
+	r->len = make_sample(r->buf, FAKE_TRACER_KIND, time, 0);
+}
+
+static void add_tracer_rec(struct batch *b, uint64_t time)
+{
+	struct profile_sample ps;
+	size_t len = make_sample(&ps, FAKE_TRACER_KIND, time, 0);
+	void *p = batch_add(b, time, len);
+
+	cr_assert_not_null(p);
+	memcpy(p, &ps, len);
 }
 
 static void add_task(struct fake *f, uint32_t kind, uint64_t time, uint32_t pid)
@@ -230,6 +373,10 @@ struct contents {
 	int rc;			/* the reader's last result: 0 = read to the end */
 	size_t samples, forks, exits, rounds;
 	uint64_t lost;		/* LOST_SAMPLES, summed */
+	/* The fake tracer's samples (not in the above) and LOST_SAMPLES, and the last's time. */
+	size_t tracer_samples;
+	uint64_t tracer_lost, tracer_last;
+	char second_event[32];	/* the name of the file's second event, if any */
 	uint64_t times[MAX_RECS];	/* of the samples, in file order */
 	size_t round_of[MAX_RECS];	/* the round each sample is in */
 	uint64_t sample_type;
@@ -245,7 +392,7 @@ static void read_file(const char *name, struct contents *c)
 
 	memset(c, 0, sizeof(*c));
 	cr_assert_geq(fd, 0, "%s: %s", name, strerror(errno));
-	r = trip_reader(fd, name);
+	cr_assert_eq(perfdata_reader_open(fd, name, &r), 0, "%s", r ? perfdata_reader_error(r) : "");
 	while ((c->rc = perfdata_reader_next(r, &h)) == 1) {
 		struct perfdata_sample_id sid;
 		struct perfdata_sample ps;
@@ -257,10 +404,15 @@ static void read_file(const char *name, struct contents *c)
 			cr_assert_lt(c->samples, MAX_RECS);
 			cr_assert_eq(ps.pid, (uint32_t)getpid());
 			cr_assert_eq(ps.nr_callchain, 3, "USER marker and two frames");
-			c->round_of[c->samples] = c->rounds;
-			c->times[c->samples++] = ps.time;
 			c->unsorted |= ps.time < last;
 			last = ps.time;
+			if (ps.id == FAKE_TRACER_ID) {
+				c->tracer_samples++;
+				c->tracer_last = ps.time;
+				break;
+			}
+			c->round_of[c->samples] = c->rounds;
+			c->times[c->samples++] = ps.time;
 			break;
 		case PERF_RECORD_FORK:
 		case PERF_RECORD_EXIT:
@@ -272,7 +424,12 @@ static void read_file(const char *name, struct contents *c)
 			break;
 		case PERF_RECORD_LOST_SAMPLES:
 			cr_assert_eq(perfdata_decode_lost(h, &id, &lost), 0);
-			c->lost += lost;
+			/* Whose: its sample_id trailer says. */
+			cr_assert_eq(perfdata_reader_parse_sample_id(r, h, &sid), 0);
+			if (sid.id == FAKE_TRACER_ID)
+				c->tracer_lost += lost;
+			else
+				c->lost += lost;
 			break;
 		case PERFDATA_RECORD_FINISHED_ROUND:
 			c->rounds++;
@@ -283,6 +440,9 @@ static void read_file(const char *name, struct contents *c)
 	/* A stream names its events as it goes: read them at the end. */
 	cr_assert_geq(perfdata_reader_nr_events(r), 1);
 	c->sample_type = perfdata_reader_event(r, 0)->attr.sample_type;
+	if (perfdata_reader_nr_events(r) > 1)
+		snprintf(c->second_event, sizeof(c->second_event), "%s",
+			 perfdata_reader_event(r, 1)->name);
 	perfdata_reader_free(r);
 	close(fd);
 }
@@ -363,6 +523,54 @@ Test(session, lost_samples_are_written_and_counted)
 	cr_assert_eq(c.rc, 0);
 	cr_assert_eq(c.samples, 5);
 	cr_assert_eq(c.lost, 7, "LOST_SAMPLES counts every drop once");
+}
+
+Test(session, a_tracer_plugs_in_through_its_ops)
+{
+	static struct fake f;
+	static struct fake_tracer ft = { .lost = 3 };
+	uint64_t t0 = base_time();
+	struct bpfrec_record_stats st;
+	struct record_opts o;
+	struct record_session *s;
+	struct contents c;
+
+	add_sample(&f, t0 + 1000, 0);
+	add_tracer_sample(&f, t0 + 2000);
+	add_sample(&f, t0 + 3000, 1);
+	end_step(&f, 0);
+	add_tracer_sample(&f, t0 + 4000);
+	end_step(&f, 0);
+	base_opts(&o, &f);
+	/*
+	 * A tracer's option makes the CPU event's samples carry an id
+	 * (record_tracers_wanted()); the fake source opens only its own.
+	 */
+	o.off_cpu = true;
+	f.tracer = &ft;
+	s = started(&o);
+	cr_assert_eq(ft.attached, 1);
+	poll_steps(s, &f);
+	cr_assert_eq(record_session_stop(s), 0, "%s", record_session_error(s));
+	record_session_status(s, &st);
+	cr_assert_eq(st.cpu_samples, 2);
+	cr_assert_eq(st.samples, 5, "the CPU's, the tracer's and the one it collected");
+	cr_assert_eq(st.lost, 3, "its losses count in the recording's");
+	record_session_close(s);
+	cr_assert_geq(ft.detached, 1);
+	cr_assert_eq(ft.freed, 1);
+	cr_assert_eq(ft.file_ends, 1);
+	cr_assert_eq(ft.last_ends, 1, "the one file ended the recording");
+
+	read_file(path, &c);
+	cr_assert_eq(c.rc, 0);
+	cr_assert_str_eq(c.second_event, "fake-event", "its event is in the header");
+	cr_assert_eq(c.samples, 2);
+	cr_assert_eq(c.tracer_samples, 3, "two in the rounds, one collected at stop");
+	cr_assert_eq(c.tracer_last, t0 + 4000, "collected: no earlier than what was written");
+	cr_assert_eq(c.tracer_lost, 3, "LOST_SAMPLES of its own event, once");
+	cr_assert_eq(c.lost, 0);
+	cr_assert_not(c.unsorted);
 }
 
 static char switched[8][PATH_MAX];

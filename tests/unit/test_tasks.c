@@ -3,8 +3,8 @@
  * test_tasks.c - the task tracker against a fake proc root (hand-written
  * maps and comm files), and against the real /proc for this process.
  *
- * The tracker writes through a real writer in pipe mode into a temp file;
- * each step's records are read back and decoded here by byte offset
+ * What the tracker says the file lacks is written (emit.h) through a real
+ * writer in pipe mode into a temp file; each step's records are read back and decoded here by byte offset
  * (independently of the encoders), so a test sees exactly what one call
  * added to the stream.
  */
@@ -24,11 +24,11 @@
 #include <unistd.h>
 
 #include "perfdata/writer.h"
+#include "recorder/emit.h"
+#include "symbolize/procmaps.h"
 #include "recorder/taskdesc.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
-#include "symbolize/procmaps.h"
-#include "tests/unit/test_roundtrip.h"
 
 #define MS 1000000ull
 /* snprintf that must not truncate */
@@ -119,15 +119,34 @@ static void build_id_of(const char *path, uint8_t id[BUILDID_MAX], size_t *size)
 
 /* ---- capture what the tracker writes ------------------------------------------ */
 
+struct rec {
+	uint32_t type;
+	uint16_t misc;
+	uint16_t size;
+	uint8_t raw[4096];
+};
+
 static struct perfdata_writer *w;
 static struct task_tracker *tt;
 static int out_fd = -1;
+static char out_path[64];
 static off_t mark;
-static struct trip_rec recs[256];
+static struct rec recs[256];
+static size_t nr_recs;
+
+/* Trailer of IP|TID|TIME|CPU|PERIOD with sample_id_all: {pid,tid} {time} {cpu,res}. */
+#define TRAILER 24
 
 static void setup(void)
 {
-	struct perf_event_attr attr = trip_cpu_clock();
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1000000,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD,
+		.sample_id_all = 1,
+	};
 	struct perfdata_writer_opts wo = { .pipe = true };
 	uint64_t id = 7;
 	ssize_t n;
@@ -135,9 +154,14 @@ static void setup(void)
 
 	FMT(root, "/tmp/bpfrec-tasks.XXXXXX");
 	cr_assert_not_null(mkdtemp(root));
-	out_fd = trip_memfd("tasks");
-	w = trip_writer(out_fd, &wo, "cpu-clock", &attr, &id, 1);
-	mark = trip_mark(w, out_fd);
+	FMT(out_path, "/tmp/bpfrec-tasks-out.XXXXXX");
+	out_fd = mkstemp(out_path);
+	cr_assert_geq(out_fd, 0);
+	cr_assert_eq(perfdata_writer_new(out_fd, &wo, &w), 0);
+	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &attr, &id, 1), 0);
+	cr_assert_eq(perfdata_writer_start(w), 0);
+	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
+	mark = lseek(out_fd, 0, SEEK_END);
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	cr_assert_gt(n, 0);
@@ -156,6 +180,7 @@ static void teardown(void)
 	tt = NULL;
 	perfdata_writer_free(w);
 	close(out_fd);
+	unlink(out_path);
 	FMT(cmd, "rm -rf '%s'", root);
 	cr_assert_eq(system(cmd), 0);
 }
@@ -166,17 +191,41 @@ static void new_tracker(size_t max_pids)
 {
 	struct task_tracker_opts o = { .proc_root = root, .max_pids = max_pids };
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 }
 
 /* The records written since the last call (header and feature records skipped). */
 static size_t take(void)
 {
-	/* Counted always, kept while there is room. */
-	return trip_take(w, out_fd, &mark, recs, sizeof(recs) / sizeof(recs[0]));
+	off_t end, pos;
+
+	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
+	end = lseek(out_fd, 0, SEEK_END);
+	nr_recs = 0;
+	for (pos = mark; pos < end;) {
+		struct perf_event_header h;
+		struct rec *r;
+
+		cr_assert_eq(pread(out_fd, &h, sizeof(h), pos), (ssize_t)sizeof(h));
+		cr_assert_geq(h.size, sizeof(h));
+		cr_assert_eq(h.size % 8, 0, "record type %u size %u", h.type, h.size);
+		cr_assert_leq(pos + h.size, end);
+		pos += h.size;
+		/* Counted always, kept while there is room. */
+		if (nr_recs++ >= sizeof(recs) / sizeof(recs[0]))
+			continue;
+		r = &recs[nr_recs - 1];
+		r->type = h.type;
+		r->misc = h.misc;
+		r->size = h.size;
+		cr_assert_leq(h.size, sizeof(r->raw));
+		cr_assert_eq(pread(out_fd, r->raw, h.size, pos - h.size), h.size);
+	}
+	mark = end;
+	return nr_recs;
 }
 
-static uint32_t u32_at(const struct trip_rec *r, size_t off)
+static uint32_t u32_at(const struct rec *r, size_t off)
 {
 	uint32_t v;
 
@@ -184,7 +233,7 @@ static uint32_t u32_at(const struct trip_rec *r, size_t off)
 	return v;
 }
 
-static uint64_t u64_at(const struct trip_rec *r, size_t off)
+static uint64_t u64_at(const struct rec *r, size_t off)
 {
 	uint64_t v;
 
@@ -192,16 +241,16 @@ static uint64_t u64_at(const struct trip_rec *r, size_t off)
 	return v;
 }
 
-static const char *str_at(const struct trip_rec *r, size_t off)
+static const char *str_at(const struct rec *r, size_t off)
 {
 	return (const char *)r->raw + off;
 }
 
 /* The trailer: pid, tid, time, cpu. */
-static void assert_trailer(const struct trip_rec *r, uint32_t pid, uint32_t tid, uint64_t time,
+static void assert_trailer(const struct rec *r, uint32_t pid, uint32_t tid, uint64_t time,
 			   uint32_t cpu)
 {
-	size_t t = r->size - TRIP_CPU_CLOCK_TRAILER;
+	size_t t = r->size - TRAILER;
 
 	cr_assert_eq(u32_at(r, t), pid, "trailer pid");
 	cr_assert_eq(u32_at(r, t + 4), tid, "trailer tid");
@@ -209,7 +258,7 @@ static void assert_trailer(const struct trip_rec *r, uint32_t pid, uint32_t tid,
 	cr_assert_eq(u32_at(r, t + 16), cpu, "trailer cpu");
 }
 
-static void assert_comm(const struct trip_rec *r, uint32_t pid, uint32_t tid, const char *comm,
+static void assert_comm(const struct rec *r, uint32_t pid, uint32_t tid, const char *comm,
 			bool exec, uint64_t time, uint32_t cpu)
 {
 	cr_assert_eq(r->type, PERF_RECORD_COMM);
@@ -230,7 +279,7 @@ struct mmap2_want {
 	uint64_t ino;
 };
 
-static void assert_mmap2(const struct trip_rec *r, const struct mmap2_want *m, uint64_t time,
+static void assert_mmap2(const struct rec *r, const struct mmap2_want *m, uint64_t time,
 			 uint32_t cpu)
 {
 	cr_assert_eq(r->type, PERF_RECORD_MMAP2, "type %u", r->type);
@@ -261,7 +310,7 @@ static void assert_mmap2(const struct trip_rec *r, const struct mmap2_want *m, u
 }
 
 /* HEADER_BUILD_ID (pipe mode): misc USER, the file's build-id and name. */
-static void assert_build_id(const struct trip_rec *r, const char *path)
+static void assert_build_id(const struct rec *r, const char *path)
 {
 	uint8_t id[BUILDID_MAX];
 	size_t size;
@@ -277,7 +326,17 @@ static void assert_build_id(const struct trip_rec *r, const char *path)
 static int see(uint32_t pid, uint32_t tid, const char *comm, uint64_t time, uint32_t cpu,
 	       const uint64_t *ips, size_t nr)
 {
-	return task_tracker_see(tt, pid, tid, comm, time, cpu, ips, nr);
+	return emit_task(w, tt, pid, tid, comm, time, cpu, ips, nr);
+}
+
+/* A kernel mmap report, with what it makes the file lack written at once. */
+static int report_mmap(uint32_t pid, uint32_t tid, const struct procmaps_entry *e,
+		       uint64_t time, uint32_t cpu)
+{
+	const struct task_desc *d;
+	int err = task_tracker_mmap(tt, pid, tid, e, time, cpu, &d);
+
+	return err ? err : emit_desc(w, d);
 }
 
 /* ---- a typical process -------------------------------------------------------- */
@@ -842,13 +901,13 @@ Test(tasks, real_proc_self)
 	fclose(f);
 	comm[strcspn(comm, "\n")] = '\0';
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
-	cr_assert_eq(task_tracker_see(tt, pid, pid, comm, 42, 0, ips, 1), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
+	cr_assert_eq(emit_task(w, tt, pid, pid, comm, 42, 0, ips, 1), 0);
 	n = take();
 	cr_assert_gt(n, 3);
 	assert_comm(&recs[0], pid, pid, comm, false, 42, 0);
 	for (i = 1; i < n && recs[i].type == PERF_RECORD_MMAP2; i++) {
-		const struct trip_rec *r = &recs[i];
+		const struct rec *r = &recs[i];
 		uint64_t start = u64_at(r, 16), len = u64_at(r, 24);
 
 		cr_assert(u32_at(r, 64) & PROT_EXEC);
@@ -916,15 +975,15 @@ static void report_exec(uint32_t pid, uint64_t time)
 	struct procmaps_entry data = app;
 
 	task_tracker_exec_begin(tt, pid);
-	cr_assert_eq(task_tracker_mmap(tt, pid, pid, &app, time, 0), 0);
+	cr_assert_eq(report_mmap(pid, pid, &app, time, 0), 0);
 	/* Not executable, and a pseudo file: neither is kept. */
 	data.prot = PROT_READ | PROT_WRITE;
-	cr_assert_eq(task_tracker_mmap(tt, pid, pid, &data, time, 0), 0);
+	cr_assert_eq(report_mmap(pid, pid, &data, time, 0), 0);
 	data = app;
 	data.start = 0xffffffffff600000ull;
 	data.end = data.start + 0x1000;
 	data.path = "[vsyscall]";
-	cr_assert_eq(task_tracker_mmap(tt, pid, pid, &data, time, 0), 0);
+	cr_assert_eq(report_mmap(pid, pid, &data, time, 0), 0);
 	/* The BPF notice comes after the image is mapped: already handled. */
 	task_tracker_exec(tt, pid);
 }
@@ -976,7 +1035,7 @@ Test(tasks, reports_for_pids_out_of_scope_are_dropped)
 
 	new_tracker(0);
 	task_tracker_exec_begin(tt, 7002);
-	cr_assert_eq(task_tracker_mmap(tt, 7002, 7002, &app, 1, 0), 0);
+	cr_assert_eq(report_mmap(7002, 7002, &app, 1, 0), 0);
 	task_tracker_stats(tt, &st);
 	cr_assert_eq(st.procs, 0);
 }
@@ -994,10 +1053,10 @@ Test(tasks, reported_mapping_over_another_splits_it)
 	const uint64_t lens[] = { 0x4000, 0x4000, 0x8000 };
 	const uint64_t pgoffs[] = { 0, 0x8000, 0x8000 };
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 	task_tracker_exec_begin(tt, 7003);
-	cr_assert_eq(task_tracker_mmap(tt, 7003, 7003, &big, 1, 0), 0);
-	cr_assert_eq(task_tracker_mmap(tt, 7003, 7003, &mid, 2, 0), 0);
+	cr_assert_eq(report_mmap(7003, 7003, &big, 1, 0), 0);
+	cr_assert_eq(report_mmap(7003, 7003, &mid, 2, 0), 0);
 	cr_assert_eq(see(7003, 7003, "split", 3, 0, ips, 1), 0);
 	cr_assert_eq(take(), 5);
 	for (size_t i = 0; i < 3; i++) {
@@ -1017,11 +1076,11 @@ Test(tasks, reported_mapping_of_a_sampled_process_is_written_at_once)
 	struct mmap2_want want = { 7004, 7005, 0x7f0000500000ull, 0x1000, 0,
 				   PROT_READ | PROT_EXEC, MAP_PRIVATE, exe, exe, 0, 0, 0 };
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 	task_tracker_exec_begin(tt, 7004);
 	cr_assert_eq(see(7004, 7004, "mid-exec", 1, 0, NULL, 0), 0);
 	cr_assert_eq(take(), 1, "a COMM, no mappings yet");
-	cr_assert_eq(task_tracker_mmap(tt, 7004, 7005, &lib, 2, 1), 0);
+	cr_assert_eq(report_mmap(7004, 7005, &lib, 2, 1), 0);
 	cr_assert_eq(take(), 1);
 	assert_mmap2(&recs[0], &want, 2, 1);
 	cr_assert_eq(see(7004, 7004, "mid-exec", 3, 0, ips, 1), 0);
@@ -1034,7 +1093,7 @@ Test(tasks, exec_flag_kept_per_process)
 {
 	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 	for (uint32_t pid = 8000; pid < 8200; pid++)
 		task_tracker_exec_begin(tt, pid);
 	cr_assert_eq(see(8000, 8000, "first", 1, 0, NULL, 0), 0);
@@ -1076,7 +1135,7 @@ static void short_lived_wave(uint32_t first_pid, unsigned int n, uint64_t *time)
 
 		task_tracker_fork(tt, pid, pid, 1);
 		report_exec(pid, (*time)++);
-		cr_assert_eq(task_tracker_mmap(tt, pid, pid, &lib, (*time)++, 0), 0);
+		cr_assert_eq(report_mmap(pid, pid, &lib, (*time)++, 0), 0);
 		if (i % 3)
 			cr_assert_eq(see(pid, pid, "cc1", (*time)++, 0, ips, 2), 0);
 		if (i % 5 == 0) {
@@ -1103,7 +1162,7 @@ Test(tasks, short_lived_processes_leave_no_state)
 	struct task_tracker_stats base, st;
 	uint64_t time = 1;
 
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 	/* A first wave creates the file entries, which stay (one per distinct file). */
 	short_lived_wave(100000, 10, &time);
 	take();
@@ -1189,8 +1248,8 @@ Test(tasks, refused_maps_are_counted)
 
 		if (getuid() == 0 && (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
 			_exit(2);
-		if (task_tracker_new(w, &o, &tt) ||
-		    task_tracker_see(tt, 1, 1, "init", 42, 0, ips, 1))
+		if (task_tracker_new(&o, &tt) ||
+		    emit_task(w, tt, 1, 1, "init", 42, 0, ips, 1))
 			_exit(3);
 		task_tracker_denied(tt, &d);
 		if (d.maps != 1 || d.maps_pid != 1 || (d.maps_err != -EACCES && d.maps_err != -EPERM))
@@ -1246,7 +1305,7 @@ static void new_hooked_tracker(struct hook_log *l, bool track_all)
 	};
 
 	memset(l, 0, sizeof(*l));
-	cr_assert_eq(task_tracker_new(w, &o, &tt), 0);
+	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 }
 
 /* A process in scope is told from the kernel's reports, before its first sample. */
