@@ -31,8 +31,11 @@ _Static_assert((int)SCHED_SW_PREEMPTED == (int)BPFREC_SCHED_PREEMPTED &&
 	       (int)SCHED_SW_EXIT == (int)BPFREC_SCHED_EXIT, "switch reasons");
 _Static_assert(SCHED_HIST_SLOTS == BPFREC_SCHED_HIST_SLOTS, "histogram slots");
 
-/* Our event's id: far above the kernel's ids, and apart from offcpu-time's (1 << 48). */
-#define SCHED_ID_BASE	(2ull << 48)
+/*
+ * Our event's id: far above the kernel's ids, and apart from offcpu-time's
+ * (1 << 48) and alloc's and inuse's (2 and 3 << 48), which may share a file.
+ */
+#define SCHED_ID_BASE	(4ull << 48)
 
 /* The programs, in both builds (tracer_build.h), in the order they are attached. */
 #define SCHED_PROGS 3

@@ -58,6 +58,14 @@ script_of one.data one.txt
 for f in free_small keep_big calloc_grow; do
 	exact "rate 1" one.err one.txt alloc_known $f inuse
 done
+# With --sched too: each event keeps its own samples (sched-delay's ids once
+# equalled alloc's, and perf counted every alloc sample as a sched-delay).
+"$BPFREC" record --sched --alloc=1 -o both.data -- "$FIX/alloc_known" 1 2>both.err ||
+	{ rc=$?; cat both.err; fail "bpfrec record --sched --alloc=1 exited $rc"; }
+script_of both.data both.txt
+for f in free_small keep_big calloc_grow; do
+	exact "with --sched" both.err both.txt alloc_known $f inuse
+done
 # A launched command takes the in-process fast path: its stacks start at
 # libbpfrec-alloc.so's entry points and no C library is probed.
 # top_frames FILE: the first frame of each alloc sample in `perf script -F event,ip,sym,dso`.
