@@ -168,7 +168,7 @@ DOCDIR  ?= $(PREFIX)/share/doc/bpfrec
 # program's malloc). Frame pointers and no sibling calls: the probed
 # marker's callers are on the stack. The recorder looks for it next to
 # itself, then in $(LIBDIR)/bpfrec.
-$(BUILD)/libbpfrec-alloc.so: $(PRELOAD_SRCS) $(wildcard recorder/preload/*.h) bpf/alloc.h
+$(BUILD)/libbpfrec-alloc.so: $(PRELOAD_SRCS) $(wildcard recorder/preload/*.h) bpf/alloc.h $(FLAGS_STAMP)
 	$(CC) -O2 -g -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -I. -fPIC -fvisibility=hidden \
 	      -fno-omit-frame-pointer -fno-optimize-sibling-calls -ftls-model=initial-exec \
 	      -shared -Wl,--build-id=sha1 -o $@ $(PRELOAD_SRCS)
