@@ -619,6 +619,8 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 			heap_values(c, k->event, &c->counts[s], values);
 		stack_len /= sizeof(uint32_t);
 		nl /= sizeof(*lv);
+		if (nl > PP_LABELS_MAX)
+			nl = PP_LABELS_MAX;	/* never stored so; labels[] holds no more */
 		if (stack_len > locs_cap) {
 			uint64_t *n = realloc(locs, stack_len * sizeof(*n));
 
@@ -631,7 +633,7 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 		}
 		for (size_t f = 0; !err && f < stack_len; f++)
 			err = location_id(c, &bc, stack[f], &locs[f]);
-		for (size_t l = 0; l < nl && l < PP_LABELS_MAX; l++) {
+		for (size_t l = 0; l < nl; l++) {
 			const char *key = pp_cv_label_key(c, lv[l].spec);
 
 			labels[l] = (struct pprof_label){
