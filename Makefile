@@ -52,6 +52,9 @@ CFLAGS   += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer 
 LDFLAGS  += -fsanitize=fuzzer,address,undefined
 endif
 
+# The generic code every module shares (tools/lib/: the hash table, the
+# version, ...), knowing nothing of perf.data, BPF or ELF.
+TOOLS_LIB_SRCS := $(wildcard tools/lib/*.c)
 PERFDATA_SRCS  := $(wildcard perfdata/*.c)
 SYMBOLIZE_SRCS := $(wildcard symbolize/*.c)
 # The command line (tools/cli/): a user of the public API only, not part of
@@ -63,8 +66,9 @@ CLI_SRCS       := $(filter-out $(CLI_MAIN),$(wildcard tools/cli/*.c))
 # never holds any of it.
 PRELOAD_SRCS   := $(wildcard recorder/preload/*.c)
 # libbpfrec: everything else.
-LIB_SRCS       := $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) $(wildcard recorder/*.c) \
-		  $(filter-out $(CLI_MAIN) $(CLI_SRCS),$(wildcard tools/*.c) $(wildcard tools/*/*.c))
+LIB_SRCS       := $(TOOLS_LIB_SRCS) $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) $(wildcard recorder/*.c) \
+		  $(filter-out $(CLI_MAIN) $(CLI_SRCS) $(TOOLS_LIB_SRCS),$(wildcard tools/*.c) \
+		  $(wildcard tools/*/*.c))
 APP_SRCS       := $(LIB_SRCS) $(CLI_SRCS)
 # The public headers: each in its module as bpfrec_*.h, installed (and, for
 # in-tree users, copied to $(BUILD)/include) under include/bpfrec/.
@@ -111,7 +115,8 @@ $(BUILD)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/libperfdata.a: $(call obj,$(PERFDATA_SRCS))
+# perfdata with the generic code it builds on, so the archive stands alone.
+$(BUILD)/libperfdata.a: $(call obj,$(TOOLS_LIB_SRCS) $(PERFDATA_SRCS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/libbpfrec.a: $(call obj,$(LIB_SRCS))
@@ -126,7 +131,7 @@ $(BUILD)/libbpfrec-cli.a: $(call obj,$(CLI_SRCS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/include/bpfrec/common.h: perfdata/bpfrec_common.h
+$(BUILD)/include/bpfrec/common.h: tools/lib/bpfrec_common.h
 $(BUILD)/include/bpfrec/perfdata.h: perfdata/bpfrec_perfdata.h
 $(BUILD)/include/bpfrec/record.h: recorder/bpfrec_record.h
 $(BUILD)/include/bpfrec/pprof.h: tools/pprof/bpfrec_pprof.h

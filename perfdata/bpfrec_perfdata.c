@@ -11,8 +11,8 @@
 
 #include "perfdata/describe.h"
 #include "perfdata/events.h"
-#include "perfdata/opts.h"
 #include "perfdata/reader.h"
+#include "tools/lib/opts.h"
 
 /* The public numbers are perf's: the same as the internal ones. */
 _Static_assert(BPFREC_PERFDATA_RECORD_HEADER_ATTR == PERFDATA_RECORD_HEADER_ATTR, "attr");

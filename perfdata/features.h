@@ -32,10 +32,10 @@
 #ifndef PERFDATA_FEATURES_H
 #define PERFDATA_FEATURES_H
 
-#include "buf.h"
 #include "cursor.h"
 #include "perfdata.h"
 #include "records.h"
+#include "tools/lib/buf.h"
 
 #define PERFDATA_MAX_TOPO_CPUS 4096
 

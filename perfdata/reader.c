@@ -31,7 +31,7 @@
 #include "compress.h"
 #include "features.h"
 #include "reader.h"
-#include "sorted.h"
+#include "tools/lib/sorted.h"
 
 #define READAHEAD_SIZE		(256 * 1024)
 #define RECORD_MAX		65535		/* header.size is a u16 */

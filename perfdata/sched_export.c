@@ -14,9 +14,9 @@
 
 #include <bpfrec/sched.h>
 
-#include "perfdata/opts.h"
 #include "perfdata/reader.h"
 #include "perfdata/schedstats.h"
+#include "tools/lib/opts.h"
 
 int bpfrec_sched_metrics_read(const char *path, struct bpfrec_sched_metrics **out, char *err,
 			      size_t errlen)

@@ -12,10 +12,10 @@
 
 #include <bpfrec/record.h>
 
-#include "perfdata/opts.h"
 #include "recorder/sched.h"
 #include "recorder/session.h"
 #include "symbolize/cfiwalk.h"
+#include "tools/lib/opts.h"
 
 _Static_assert((int)BPFREC_LOG_WARN == (int)RECORD_LOG_WARN &&
 	       (int)BPFREC_LOG_INFO == (int)RECORD_LOG_INFO &&

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perfdata/hash.h"
+#include "tools/lib/hash.h"
 
 struct lru_link {
 	struct lru_link *prev, *next;

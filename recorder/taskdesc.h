@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perfdata/buf.h"
 #include "perfdata/records.h"
+#include "tools/lib/buf.h"
 
 enum task_desc_kind {
 	TASK_DESC_COMM,		/* a thread's name (exec: its process's new image) */

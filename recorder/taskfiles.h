@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perfdata/hash.h"
 #include "symbolize/buildid.h"
+#include "tools/lib/hash.h"
 
 struct procmaps_entry;
 struct task_tracker_denied;

@@ -37,8 +37,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "perfdata/hash.h"
-#include "perfdata/sorted.h"
 #include "recorder/buildid_cache.h"
 #include "recorder/lru.h"
 #include "recorder/privs.h"
@@ -49,6 +47,8 @@
 #include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/vdso.h"
+#include "tools/lib/hash.h"
+#include "tools/lib/sorted.h"
 
 #define DEFAULT_MAX_PIDS	65536
 #define COMM_LEN		16	/* the kernel's TASK_COMM_LEN, NUL included */

@@ -9,7 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perfdata/sorted.h"
 #include "recorder/unwind_tables.h"
 #include "symbolize/buildid.h"
 #include "symbolize/cache.h"
@@ -17,6 +16,7 @@
 #include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/vdso.h"
+#include "tools/lib/sorted.h"
 
 /* What a table is filed under: a build-id, or the file's identity when it has none. */
 enum { KEY_BUILD_ID = 'B', KEY_FILE = 'F' };

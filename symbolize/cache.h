@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perfdata/hash.h"
+#include "tools/lib/hash.h"
 
 struct cache_entry {
 	struct hash_node node;

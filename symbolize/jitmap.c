@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perfdata/sorted.h"
 #include "symbolize/jitmap.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/util.h"
+#include "tools/lib/sorted.h"
 
 struct jit_sym {
 	uint64_t start, size;

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perfdata/sorted.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/util.h"
+#include "tools/lib/sorted.h"
 
 struct ksym {
 	uint64_t addr;

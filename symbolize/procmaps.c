@@ -13,9 +13,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "perfdata/sorted.h"
 #include "symbolize/procmaps.h"
 #include "symbolize/util.h"
+#include "tools/lib/sorted.h"
 
 /* ---- one line ---------------------------------------------------------- */
 

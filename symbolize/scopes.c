@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdata/sorted.h"
 #include "symbolize/scopes.h"
+#include "tools/lib/sorted.h"
 
 /* Deeper DIE nesting than this is not followed (recursion bound). */
 #define MAX_DEPTH 64

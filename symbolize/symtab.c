@@ -7,9 +7,9 @@
 
 #include <gelf.h>
 
-#include "perfdata/sorted.h"
 #include "symbolize/symtab.h"
 #include "symbolize/util.h"
+#include "tools/lib/sorted.h"
 
 struct sym {
 	uint64_t addr, size;

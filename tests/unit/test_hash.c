@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "perfdata/hash.h"
+#include "tools/lib/hash.h"
 
 struct item {
 	struct hash_node node;

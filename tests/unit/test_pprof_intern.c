@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "perfdata/hash.h"
+#include "tools/lib/hash.h"
 #include "tools/pprof/intern.h"
 
 Test(intern, dedup_and_dense_ids)

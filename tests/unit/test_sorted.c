@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "perfdata/sorted.h"
+#include "tools/lib/sorted.h"
 
 struct item {
 	uint64_t key;

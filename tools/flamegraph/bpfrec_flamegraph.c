@@ -19,7 +19,7 @@
 #include <bpfrec/flamegraph.h>
 #include <bpfrec/pprof.h>
 
-#include "perfdata/opts.h"
+#include "tools/lib/opts.h"
 #include "tools/pprof/outfile.h"
 #include "tools/pprof/pprof_int.h"
 #include "tools/pprof/profile.h"

@@ -21,7 +21,7 @@
 #include <sys/mman.h>
 
 #include "perfdata/records.h"
-#include "perfdata/sorted.h"
+#include "tools/lib/sorted.h"
 #include "aspace.h"
 
 struct interval {

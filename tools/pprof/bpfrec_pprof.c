@@ -16,8 +16,8 @@
 
 #include <bpfrec/pprof.h>
 
-#include "perfdata/opts.h"
 #include "perfdata/reader.h"
+#include "tools/lib/opts.h"
 #include "convert.h"
 #include "labels.h"
 #include "outfile.h"

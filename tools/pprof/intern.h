@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "perfdata/hash.h"
+#include "tools/lib/hash.h"
 
 /* One key, in an arena chunk: it never moves. */
 struct pp_intern_entry {
