@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lru.h - a table of u32-keyed entries (pids, tids) on perfdata/hash.h,
+ * lru.h - a table of u32-keyed entries (pids, tids) on tools/lib/hash.h,
  * with a least-recently-used list and a list of entries that are gone but
  * kept a while, for callers that bound what they hold.
  *
@@ -35,7 +35,7 @@ struct lru_entry {
 };
 
 struct lru_table {
-	struct hash_table map;	/* perfdata/hash.h */
+	struct hash_table map;	/* tools/lib/hash.h */
 	struct lru_link lru;	/* sentinel */
 	struct lru_link dead;	/* sentinel: exited entries, oldest last */
 	size_t nr_dead;

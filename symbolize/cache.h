@@ -2,7 +2,7 @@
 /*
  * cache.h - byte-string keys to a value and an error code, for the
  * symbolizer's per-file and per-pid caches and the recorder's (build-ids
- * seen, unwind tables), on bpfrec's one hash table (perfdata/hash.h): the
+ * seen, unwind tables), on bpfrec's one hash table (tools/lib/hash.h): the
  * entries own a copy of their key. Failures are cached too (value NULL,
  * err < 0), so a missing file is looked for once. Keys (paths from
  * perf.data files) are hashed with a per-cache random seed. A zeroed

@@ -2,7 +2,8 @@
 # The command line (tools/cli/) is a user of libbpfrec's public API only:
 # it may include system headers, <bpfrec/*.h> and its own tools/cli/ headers,
 # never a header of the library's modules (perfdata/, recorder/, symbolize/,
-# tools/pprof/, bpf/), however spelled (<bpf/libbpf.h> is libbpf's own).
+# tools/pprof/, tools/lib/, bpf/), however spelled (<bpf/libbpf.h> is
+# libbpf's own).
 #   tests/cli-headers.sh [DIR]   (default: tools/cli of this tree)
 # Prints each offending line as FILE:LINE: TEXT and exits 1 when there is one.
 dir=${1:-$(dirname "$0")/../tools/cli}

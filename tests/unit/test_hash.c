@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_hash.c - the hash table of perfdata/hash.h: find, add, delete, keys
+ * test_hash.c - the hash table of tools/lib/hash.h: find, add, delete, keys
  * that share a hash, deleting while iterating, growing and shrinking back,
  * and seeds that differ between tables.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_sorted.c - the one binary search (perfdata/sorted.h): empty arrays,
+ * test_sorted.c - the one binary search (tools/lib/sorted.h): empty arrays,
  * keys below, above and between the elements, runs of equal keys, the
  * extremes of uint64_t, and every answer checked against a linear scan.
  */

@@ -5,8 +5,8 @@
  * callbacks.
  *
  * Installed as <bpfrec/common.h>; <bpfrec/bpfrec.h> includes everything.
- * It lives in perfdata/ because every module of the library builds on
- * perfdata, so this is the lowest place all of them can include.
+ * It lives in tools/lib/, with the rest of what every module shares: it
+ * belongs to none of them.
  *
  * Conventions (as libbpf's):
  *  - handles are opaque; each has a _new()/_free() pair;

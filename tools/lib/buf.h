@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * buf.h - a growable byte buffer for building feature payloads.
+ * buf.h - a growable byte buffer, for payloads built piece by piece
+ * (perf.data feature sections, the recorder's task descriptions).
  *
  * Allocation failure is sticky: appends after it are dropped and
  * perfdata_buf_error() reports -ENOMEM once, at the end.

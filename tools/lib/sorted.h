@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sorted.h - the one binary search of bpfrec's user-space code, for every
- * sorted array (symbols, mappings, ids, interval ends, names). It sits next
- * to hash.h because perfdata/ is the library every other one builds on.
+ * sorted array (symbols, mappings, ids, interval ends, names). Generic
+ * code every module uses, so in tools/lib/ with the hash table.
  *
  * SORTED_PARTITION(nr, i, below) evaluates to the number of leading indices
  * of [0, nr) for which the expression `below` (which reads the index

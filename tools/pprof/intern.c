@@ -3,7 +3,7 @@
  * intern.c - dedup byte strings into dense ids (see intern.h).
  *
  * Each entry (its hash node, id, length and key bytes) is appended to an
- * arena chunk, so it never moves and the hash table (perfdata/hash.h) can
+ * arena chunk, so it never moves and the hash table (tools/lib/hash.h) can
  * link it in place; an array of pointers gives the entry of an id. A probe
  * compares the stored hash first, so it rarely touches other keys' bytes,
  * and the key sits next to its node when it does.

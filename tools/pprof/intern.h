@@ -10,7 +10,7 @@
  * pp_intern_get() stays valid until pp_intern_free().
  *
  * Memory: the entries, each its key and 24 bytes, in 64 KiB+ arena
- * chunks; a pointer per id; bpfrec's hash table (perfdata/hash.h) over
+ * chunks; a pointer per id; bpfrec's hash table (tools/lib/hash.h) over
  * them, at most one entry per bucket. Keys are hashed with a per-table
  * random seed, so keys chosen in a file cannot be made to collide.
  */
