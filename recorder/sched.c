@@ -300,7 +300,7 @@ static int sched_file_end(struct record_session *s, void *tr, bool last)
 	err = sched_read_metrics(t, &m);
 	if (err)
 		return err;
-	err = perfdata_write_sched_metrics(s->w, m->t, m->nr);
+	err = emit_sched_metrics(s->w, m);
 	bpfrec_sched_metrics_free(m);
 	dropped = read_stat(t, SCHED_STAT_NO_THREAD);
 	if (!err && dropped)

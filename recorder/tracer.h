@@ -34,11 +34,11 @@
  *   stats()       record_session_status()
  *   free()        the source's free
  *
- * Samples, task descriptions and LOST_SAMPLES go through emit.h, as the
- * CPU event's do. Every op that can fail returns 0 or -errno, and the
- * caller says what failed; the ops that take the session may say more in
- * its log (session_warn(), session_note()). Ops marked "NULL = none" may
- * be left out.
+ * Every record a tracer writes (samples, task descriptions, LOST_SAMPLES,
+ * what ends a file) goes through emit.h, as the CPU event's do. Every op
+ * that can fail returns 0 or -errno, and the caller says what failed; the
+ * ops that take the session may say more in its log (session_warn(),
+ * session_note()). Ops marked "NULL = none" may be left out.
  */
 #ifndef RECORDER_TRACER_H
 #define RECORDER_TRACER_H
