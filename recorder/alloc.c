@@ -23,7 +23,6 @@
 #include "recorder/alloc.h"
 #include "recorder/batch.h"
 #include "recorder/emit.h"
-#include "recorder/loadlog.h"
 #include "recorder/percpu.h"
 #include "recorder/privs.h"
 #include "recorder/ringbuf.h"
@@ -234,13 +233,7 @@ static int alloc_open(struct record_session *s, const struct record_tracer_env *
 						     ~BPF_F_NO_PREALLOC);
 	/* The sampler's ring buffer is only shared, never used: the records come in our own. */
 	if (!err)
-		err = record_tracer_share_maps(env, RECORD_TRACER_MAPS(skel));
-	if (!err) {
-		load_log_attach(env->load_log, skel->obj);
-		err = alloc__load(skel);
-		if (err)
-			load_log_failed(env->load_log, skel->obj);
-	}
+		err = RECORD_TRACER_LOAD(env, skel);
 	if (err)
 		goto fail;
 	err = ringbufs_new(&a->rb);

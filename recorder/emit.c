@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* emit.c - one BPF-captured sample into perf.data (contract in emit.h). */
+/* emit.c - the recorder's records into perf.data (contract in emit.h). */
 #include <string.h>
 
+#include "perfdata/schedstats.h"
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
 #include "recorder/taskdesc.h"
@@ -44,6 +45,79 @@ int emit_lost(struct perfdata_writer *w, uint64_t id, uint64_t total, uint64_t *
 		return err;
 	*written = total;
 	return 1;
+}
+
+static void task_change(const struct emit_task_change *c, struct perfdata_task *t,
+			struct perfdata_sample_id *sid)
+{
+	*t = (struct perfdata_task){
+		.pid = c->pid, .tid = c->tid, .ppid = c->ppid, .ptid = c->ptid, .time = c->time,
+	};
+	*sid = (struct perfdata_sample_id){
+		.pid = c->pid, .tid = c->tid, .time = c->time, .id = c->id, .cpu = c->cpu,
+	};
+}
+
+int emit_fork(struct perfdata_writer *w, const struct emit_task_change *c)
+{
+	struct perfdata_sample_id sid;
+	struct perfdata_task t;
+
+	task_change(c, &t, &sid);
+	return perfdata_write_fork(w, &t, &sid);
+}
+
+int emit_exit(struct perfdata_writer *w, const struct emit_task_change *c)
+{
+	struct perfdata_sample_id sid;
+	struct perfdata_task t;
+
+	task_change(c, &t, &sid);
+	return perfdata_write_exit(w, &t, &sid);
+}
+
+int emit_round_end(struct perfdata_writer *w)
+{
+	return perfdata_write_finished_round(w);
+}
+
+/* perf zeroes the trailer of the kernel maps and KSYMBOLs it synthesizes. */
+static const struct perfdata_sample_id synthesized_sid;
+
+int emit_kernel_mmap(struct perfdata_writer *w, uint64_t start, uint64_t len, uint64_t pgoff,
+		     const char *filename)
+{
+	struct perfdata_mmap m = {
+		.misc = PERF_RECORD_MISC_KERNEL,
+		.pid = UINT32_MAX,	/* -1: the kernel */
+		.tid = 0,
+		.start = start,
+		.len = len,
+		.pgoff = pgoff,
+		.filename = filename,
+	};
+
+	return perfdata_write_mmap(w, &m, &synthesized_sid);
+}
+
+int emit_kernel_build_id(struct perfdata_writer *w, const uint8_t *build_id, size_t size,
+			 const char *filename)
+{
+	return perfdata_writer_add_build_id(w, PERF_RECORD_MISC_KERNEL, build_id, size, filename);
+}
+
+int emit_bpf_ksymbol(struct perfdata_writer *w, uint64_t addr, uint32_t len, const char *name)
+{
+	struct perfdata_ksymbol k = {
+		.addr = addr, .len = len, .ksym_type = PERF_RECORD_KSYMBOL_TYPE_BPF, .name = name,
+	};
+
+	return perfdata_write_ksymbol(w, &k, &synthesized_sid);
+}
+
+int emit_sched_metrics(struct perfdata_writer *w, const struct bpfrec_sched_metrics *m)
+{
+	return perfdata_write_sched_metrics(w, m->t, m->nr);
 }
 
 /* The block carries registers (and stack bytes), not only "none". */

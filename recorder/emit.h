@@ -1,9 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * emit.h - write one sample that BPF captured (CPU, off-CPU, a tracer's) to
- * the file, with what the file must say first about its task: the one place
- * the recorder writes samples, task descriptions and LOST_SAMPLES. The task
- * tracker (tasks.h) writes nothing: it hands its descriptions here.
+ * emit.h - the one place the recorder writes records through perfdata's
+ * writer (perfdata/writer.h): its callers decide what to write, emit.c
+ * builds the records and their sample_id trailers. Every record but the
+ * writer's life cycle (new, add_event, start, checkpoint, finish) comes
+ * through here:
+ *   - a sample that BPF captured (CPU, off-CPU, a tracer's), with what the
+ *     file must say first about its task: emit_sample(), emit_task(),
+ *     emit_sample_alone(); a task description alone, emit_desc(). The task
+ *     tracker (tasks.h) writes nothing: it hands its descriptions here;
+ *   - a loss counter's LOST_SAMPLES: emit_lost();
+ *   - FORK and EXIT from the task notices: emit_fork(), emit_exit();
+ *   - the end of a round, FINISHED_ROUND: emit_round_end();
+ *   - the kernel as perf synthesizes it at a file's start (kmaps.h), its
+ *     MMAPs and build-ids: emit_kernel_mmap(), emit_kernel_build_id(); and
+ *     the loaded BPF functions' KSYMBOLs: emit_bpf_ksymbol();
+ *   - --sched's metrics at the recording's end: emit_sched_metrics().
  *
  * The order is the file's contract: the task tracker decides what the file
  * still lacks for the sample's pid/tid (COMM, MMAP2s, build-ids: a
@@ -16,6 +28,9 @@
  * emit_record_parse() checks the frames and that block against the
  * record's length (the one parser of them, for every record layout that
  * has them) and the sample then gets REGS_USER and STACK_USER.
+ *
+ * Every function that writes returns 0 or the writer's -errno (emit_lost():
+ * 1 when it wrote).
  */
 #ifndef RECORDER_EMIT_H
 #define RECORDER_EMIT_H
@@ -25,6 +40,7 @@
 
 #include "recorder/callchain.h"
 
+struct bpfrec_sched_metrics;
 struct perfdata_writer;
 struct task_desc;
 struct task_tracker;
@@ -87,5 +103,40 @@ int emit_task(struct perfdata_writer *w, struct task_tracker *t, uint32_t pid, u
 	      const char *comm, uint64_t time, uint32_t cpu, const uint64_t *user_ips,
 	      size_t nr_user);
 int emit_sample_alone(struct perfdata_writer *w, const struct emit_sample *e);
+
+/*
+ * A task notice, stamped for event id: tid of pid starts (FORK) or ends
+ * (EXIT); ptid of ppid is its parent.
+ */
+struct emit_task_change {
+	uint32_t pid, tid, ppid, ptid, cpu;
+	uint64_t time;
+	uint64_t id;		/* the event's sample id */
+};
+int emit_fork(struct perfdata_writer *w, const struct emit_task_change *c);
+int emit_exit(struct perfdata_writer *w, const struct emit_task_change *c);
+
+/* FINISHED_ROUND: the end of a round, a batch written in time order (writer.h). */
+int emit_round_end(struct perfdata_writer *w);
+
+/*
+ * The kernel as perf synthesizes it (kmaps.h), its trailers all zero as
+ * perf writes them: an MMAP of pid -1, misc KERNEL, of [start, start + len)
+ * at pgoff named filename; the build-id of a kernel file (cpumode KERNEL)
+ * named filename ("[kernel.kallsyms]" for the kernel itself).
+ */
+int emit_kernel_mmap(struct perfdata_writer *w, uint64_t start, uint64_t len, uint64_t pgoff,
+		     const char *filename);
+int emit_kernel_build_id(struct perfdata_writer *w, const uint8_t *build_id, size_t size,
+			 const char *filename);
+/*
+ * A KSYMBOL of a JIT-compiled BPF function [addr, addr + len) named name,
+ * its trailer zero as perf writes the ones it synthesizes: before the
+ * samples that fall in it. -EINVAL for a name too long for a record.
+ */
+int emit_bpf_ksymbol(struct perfdata_writer *w, uint64_t addr, uint32_t len, const char *name);
+
+/* --sched's per-thread metrics (perfdata/schedstats.h), untimed: after the last round. */
+int emit_sched_metrics(struct perfdata_writer *w, const struct bpfrec_sched_metrics *m);
 
 #endif /* RECORDER_EMIT_H */

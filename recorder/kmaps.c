@@ -12,6 +12,7 @@
  * them. Their sample_id trailers are all zero, as perf writes them.
  * Build-ids: the kernel's from the notes file as "[kernel.kallsyms]", each
  * module's from /sys/module/NAME/notes under the module's file name.
+ * This file decides what they say; emit.c writes them (emit.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,7 +22,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "perfdata/writer.h"
+#include "recorder/emit.h"
 #include "recorder/kmaps.h"
 #include "symbolize/buildid.h"
 #include "symbolize/kallsyms.h"
@@ -59,24 +60,6 @@ int kernel_text_read(const char *kallsyms_path, struct kernel_text *kt)
 	return 0;
 }
 
-static int write_kernel_mmap(struct perfdata_writer *w, uint64_t start, uint64_t len,
-			     uint64_t pgoff, const char *filename)
-{
-	/* perf zeroes the trailer of the kernel maps it synthesizes. */
-	static const struct perfdata_sample_id sid;
-	struct perfdata_mmap m = {
-		.misc = PERF_RECORD_MISC_KERNEL,
-		.pid = UINT32_MAX,	/* -1: the kernel */
-		.tid = 0,
-		.start = start,
-		.len = len,
-		.pgoff = pgoff,
-		.filename = filename,
-	};
-
-	return perfdata_write_mmap(w, &m, &sid);
-}
-
 /* Register a module's build-id, if the kernel exposes it. */
 static int add_module_build_id(struct perfdata_writer *w, const char *name, const char *file)
 {
@@ -89,7 +72,7 @@ static int add_module_build_id(struct perfdata_writer *w, const char *name, cons
 		return 0;
 	if (buildid_read_kernel(notes, id, &size))
 		return 0;	/* no notes for this module: perf goes without too */
-	return perfdata_writer_add_build_id(w, PERF_RECORD_MISC_KERNEL, id, size, file);
+	return emit_kernel_build_id(w, id, size, file);
 }
 
 static int write_modules(struct perfdata_writer *w, const char *modules_path)
@@ -122,7 +105,7 @@ static int write_modules(struct perfdata_writer *w, const char *modules_path)
 			snprintf(file, sizeof(file), "%s", found);
 		else
 			snprintf(file, sizeof(file), "[%s]", name);
-		err = write_kernel_mmap(w, addr, size, 0, file);
+		err = emit_kernel_mmap(w, addr, size, 0, file);
 		if (!err)
 			err = add_module_build_id(w, name, file);
 	}
@@ -140,7 +123,7 @@ int kernel_maps_write(struct perfdata_writer *w, const struct kernel_text *kt,
 	int err;
 
 	/* pgoff is the address of _text: perf relocates kernel symbols with it. */
-	err = write_kernel_mmap(w, kt->start, kt->end - kt->start, kt->start, KERNEL_MMAP_NAME);
+	err = emit_kernel_mmap(w, kt->start, kt->end - kt->start, kt->start, KERNEL_MMAP_NAME);
 	if (err)
 		return err;
 	err = write_modules(w, modules_path ? modules_path : "/proc/modules");
@@ -148,7 +131,6 @@ int kernel_maps_write(struct perfdata_writer *w, const struct kernel_text *kt,
 		return err;
 	/* Without a build-id perf still reads kallsyms: not worth failing for. */
 	if (!buildid_read_kernel(notes_path, id, &size))
-		err = perfdata_writer_add_build_id(w, PERF_RECORD_MISC_KERNEL, id, size,
-						   KERNEL_BUILD_ID_NAME);
+		err = emit_kernel_build_id(w, id, size, KERNEL_BUILD_ID_NAME);
 	return err;
 }

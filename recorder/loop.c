@@ -182,23 +182,19 @@ static int write_sample(struct record_session *s, const struct profile_sample *p
 
 static int write_task(struct record_session *s, const struct profile_task *t)
 {
-	struct perfdata_sample_id sid = {
-		.pid = t->hdr.pid, .tid = t->hdr.tid, .time = t->hdr.time,
-		.id = s->event_id, .cpu = t->hdr.cpu,
-	};
-	struct perfdata_task task = {
+	struct emit_task_change c = {
 		.pid = t->hdr.pid, .tid = t->hdr.tid, .ppid = t->ppid, .ptid = t->ptid,
-		.time = t->hdr.time,
+		.cpu = t->hdr.cpu, .time = t->hdr.time, .id = s->event_id,
 	};
 
 	switch (t->hdr.kind) {
 	case PROFILE_KIND_FORK:
 		task_tracker_fork(s->tracker, t->hdr.pid, t->hdr.tid, t->ppid);
-		return perfdata_write_fork(s->w, &task, &sid);
+		return emit_fork(s->w, &c);
 	case PROFILE_KIND_EXIT:
 		/* The last thread takes the whole process with it. */
 		task_tracker_exit(s->tracker, t->hdr.pid, t->group_dead ? t->hdr.pid : t->hdr.tid);
-		return perfdata_write_exit(s->w, &task, &sid);
+		return emit_exit(s->w, &c);
 	case PROFILE_KIND_EXEC:
 		/* A new image: described afresh (COMM with the exec flag) at its next sample. */
 		task_tracker_exec(s->tracker, t->hdr.pid);
@@ -513,7 +509,7 @@ int session_flush_batch(struct record_session *s)
 	/* Tasks that exited before this round have had their last samples. */
 	task_tracker_round_end(s->tracker);
 	if (!err && wrote)
-		err = perfdata_write_finished_round(s->w);
+		err = emit_round_end(s->w);
 	if (!err)
 		err = perfdata_writer_checkpoint(s->w);
 	if (!err) {

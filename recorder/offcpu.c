@@ -14,7 +14,6 @@
 #include "perfdata/writer.h"
 #include "recorder/batch.h"
 #include "recorder/emit.h"
-#include "recorder/loadlog.h"
 #include "recorder/offcpu.h"
 #include "recorder/percpu.h"
 #include "recorder/session_int.h"
@@ -143,10 +142,8 @@ static int offcpu_open(struct record_session *s, const struct record_tracer_env 
 	skel->rodata->stack_user_size = env->stack_user_size < OFFCPU_USTACK_MAX ?
 					env->stack_user_size : OFFCPU_USTACK_MAX;
 	skel->rodata->unwind_cfi = env->unwind_cfi;
-	err = record_tracer_share_maps(env, RECORD_TRACER_MAPS(skel));
 	/* Without a threshold nothing is aggregated: keep the map minimal. */
-	if (!err && !s->opts.off_cpu_thresh_ns)
-		err = bpf_map__set_max_entries(skel->maps.aggs, 1);
+	err = s->opts.off_cpu_thresh_ns ? 0 : bpf_map__set_max_entries(skel->maps.aggs, 1);
 	o->prog = (struct tracer_build_prog){ skel->progs.on_switch, skel->progs.on_switch_compat };
 	o->compat = tracer_build_compat(&s->kfeatures);
 	if (!err) {
@@ -155,12 +152,8 @@ static int offcpu_open(struct record_session *s, const struct record_tracer_env 
 
 		err = tracer_build_choose(o->compat, &o->prog, 1, current, 2, compat, 1);
 	}
-	if (!err) {
-		load_log_attach(env->load_log, skel->obj);
-		err = offcpu__load(skel);
-		if (err)
-			load_log_failed(env->load_log, skel->obj);
-	}
+	if (!err)
+		err = RECORD_TRACER_LOAD(env, skel);
 	if (err)
 		goto fail;
 	*out = o;
@@ -174,8 +167,7 @@ static void offcpu_detach(void *t)
 {
 	struct offcpu_tracer *o = t;
 
-	bpf_link__destroy(o->link);
-	o->link = NULL;
+	tracer_build_detach(&o->link, 1);
 }
 
 static void offcpu_free(void *t)
@@ -194,8 +186,7 @@ static int offcpu_attach(struct record_session *s, void *t)
 	struct offcpu_tracer *o = t;
 
 	(void)s;
-	o->link = bpf_program__attach(tracer_build_prog(o->compat, &o->prog));
-	return o->link ? 0 : (errno ? -errno : -EINVAL);
+	return tracer_build_attach(o->compat, &o->prog, 1, &o->link);
 }
 
 static const struct bpf_object *offcpu_object(const void *t)

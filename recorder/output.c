@@ -20,6 +20,7 @@
 
 #include "perfdata/writer.h"
 #include "recorder/bpfprogs.h"
+#include "recorder/emit.h"
 #include "recorder/rotate.h"
 #include "recorder/session_int.h"
 #include "recorder/tasks.h"
@@ -154,15 +155,9 @@ struct ksymbols {
 
 static int write_ksymbol(void *ctx, const struct bpfprog_func *f)
 {
-	/* perf zeroes the trailer of the KSYMBOLs it synthesizes, as of the kernel maps. */
-	static const struct perfdata_sample_id sid;
 	struct ksymbols *ks = ctx;
-	struct perfdata_ksymbol k = {
-		.addr = f->addr, .len = f->len, .ksym_type = PERF_RECORD_KSYMBOL_TYPE_BPF,
-		.name = f->name,
-	};
 
-	ks->err = perfdata_write_ksymbol(ks->w, &k, &sid);
+	ks->err = emit_bpf_ksymbol(ks->w, f->addr, f->len, f->name);
 	ks->nr += !ks->err;
 	return ks->err;
 }

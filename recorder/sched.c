@@ -12,7 +12,6 @@
 #include "perfdata/schedstats.h"
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
-#include "recorder/loadlog.h"
 #include "recorder/offcpu.h"
 #include "recorder/percpu.h"
 #include "recorder/sched.h"
@@ -98,9 +97,7 @@ static int sched_open(struct record_session *s, const struct record_tracer_env *
 	skel->rodata->thresh_ns = s->opts.sched_thresh_ns;
 	/* Its stacks walk as the off-CPU ones: the tables unless fp or dwarf. */
 	skel->rodata->unwind_cfi = env->unwind_cfi;
-	err = record_tracer_share_maps(env, RECORD_TRACER_MAPS(skel));
-	if (!err && !s->opts.sched_thresh_ns)
-		err = bpf_map__set_max_entries(skel->maps.aggs, 1);
+	err = s->opts.sched_thresh_ns ? 0 : bpf_map__set_max_entries(skel->maps.aggs, 1);
 	/* Wakeups first: a wait that starts as the switch program attaches is not missed. */
 	t->progs[0] = (struct tracer_build_prog){ skel->progs.sched_on_wakeup,
 						  skel->progs.sched_on_wakeup_compat };
@@ -115,12 +112,8 @@ static int sched_open(struct record_session *s, const struct record_tracer_env *
 
 		err = tracer_build_choose(t->compat, t->progs, SCHED_PROGS, current, 1, compat, 1);
 	}
-	if (!err) {
-		load_log_attach(env->load_log, skel->obj);
-		err = sched__load(skel);
-		if (err)
-			load_log_failed(env->load_log, skel->obj);
-	}
+	if (!err)
+		err = RECORD_TRACER_LOAD(env, skel);
 	if (err)
 		goto fail;
 	*out = t;
@@ -134,10 +127,7 @@ static void sched_detach(void *tr)
 {
 	struct sched_tracer *t = tr;
 
-	for (int i = 0; i < SCHED_PROGS; i++) {
-		bpf_link__destroy(t->links[i]);
-		t->links[i] = NULL;
-	}
+	tracer_build_detach(t->links, SCHED_PROGS);
 }
 
 static void sched_free(void *tr)
@@ -156,16 +146,7 @@ static int sched_attach(struct record_session *s, void *tr)
 	struct sched_tracer *t = tr;
 
 	(void)s;
-	for (int i = 0; i < SCHED_PROGS; i++) {
-		t->links[i] = bpf_program__attach(tracer_build_prog(t->compat, &t->progs[i]));
-		if (!t->links[i]) {
-			int err = errno ? -errno : -EINVAL;
-
-			sched_detach(t);
-			return err;
-		}
-	}
-	return 0;
+	return tracer_build_attach(t->compat, t->progs, SCHED_PROGS, t->links);
 }
 
 static const struct bpf_object *sched_object(const void *tr)
@@ -300,7 +281,7 @@ static int sched_file_end(struct record_session *s, void *tr, bool last)
 	err = sched_read_metrics(t, &m);
 	if (err)
 		return err;
-	err = perfdata_write_sched_metrics(s->w, m->t, m->nr);
+	err = emit_sched_metrics(s->w, m);
 	bpfrec_sched_metrics_free(m);
 	dropped = read_stat(t, SCHED_STAT_NO_THREAD);
 	if (!err && dropped)

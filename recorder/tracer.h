@@ -34,11 +34,11 @@
  *   stats()       record_session_status()
  *   free()        the source's free
  *
- * Samples, task descriptions and LOST_SAMPLES go through emit.h, as the
- * CPU event's do. Every op that can fail returns 0 or -errno, and the
- * caller says what failed; the ops that take the session may say more in
- * its log (session_warn(), session_note()). Ops marked "NULL = none" may
- * be left out.
+ * Every record a tracer writes (samples, task descriptions, LOST_SAMPLES,
+ * what ends a file) goes through emit.h, as the CPU event's do. Every op
+ * that can fail returns 0 or -errno, and the caller says what failed; the
+ * ops that take the session may say more in its log (session_warn(),
+ * session_note()). Ops marked "NULL = none" may be left out.
  */
 #ifndef RECORDER_TRACER_H
 #define RECORDER_TRACER_H
@@ -50,6 +50,7 @@
 struct batch;
 struct bpf_map;
 struct bpf_object;
+struct bpf_object_skeleton;
 struct bpfrec_record_stats;
 struct load_log;
 struct perfdata_writer;
@@ -156,17 +157,13 @@ struct record_tracer_ops {
 };
 
 /*
- * For open(): the maps of the tracer's BPF object that are the source's
- * (its ring buffer, target maps and, with env->unwind_cfi, unwind tables;
- * without, those shrink unused) reuse the source's fds. Before load. 0 or
- * -errno.
+ * The maps of a tracer's BPF object that are the source's: its ring buffer,
+ * target maps and unwind tables.
  */
 struct record_tracer_maps {
 	struct bpf_map *events, *target_tgids, *target_tids;
 	struct bpf_map *unwind_rows, *unwind_procs, *unwind_stops, *unwind_stats;
 };
-int record_tracer_share_maps(const struct record_tracer_env *env,
-			     const struct record_tracer_maps *m);
 /* Those maps of a libbpf skeleton whose object names them as the sampler does (bpf/profile.h). */
 #define RECORD_TRACER_MAPS(skel)						\
 	(&(struct record_tracer_maps){						\
@@ -174,5 +171,20 @@ int record_tracer_share_maps(const struct record_tracer_env *env,
 		(skel)->maps.unwind_rows, (skel)->maps.unwind_procs,			\
 		(skel)->maps.unwind_stops, (skel)->maps.unwind_stats,		\
 	})
+
+/*
+ * For open(), the step every tracer shares: load its BPF object on the
+ * source's maps. skel is its libbpf skeleton, opened, its rodata set and
+ * its own maps and programs chosen (tracer_build.h); the maps of m reuse
+ * the source's fds (with env->unwind_cfi the unwind tables, without, those
+ * shrink unused), then the object loads, env->load_log keeping what the
+ * verifier said of a failure (loadlog.h). 0 or libbpf's -errno; the
+ * skeleton stays the caller's to destroy, loaded or not.
+ */
+int record_tracer_load(const struct record_tracer_env *env, const struct record_tracer_maps *m,
+		       struct bpf_object_skeleton *skel);
+/* The same for a skeleton whose object names the shared maps as the sampler does. */
+#define RECORD_TRACER_LOAD(env, skel)	\
+	record_tracer_load((env), RECORD_TRACER_MAPS(skel), (skel)->skeleton)
 
 #endif /* RECORDER_TRACER_H */

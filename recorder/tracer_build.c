@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* tracer_build.c - which of a tracer's two program builds to load (tracer_build.h). */
+/* tracer_build.c - which of a tracer's two program builds to load and attach (tracer_build.h). */
+#include <errno.h>
+
 #include <bpf/libbpf.h>
 
 #include "recorder/kfeatures.h"
@@ -26,4 +28,27 @@ int tracer_build_choose(bool compat, const struct tracer_build_prog *progs, size
 	for (size_t i = 0; i < nr_unused && !err; i++)
 		err = bpf_map__set_autocreate(unused[i], false);
 	return err;
+}
+
+int tracer_build_attach(bool compat, const struct tracer_build_prog *progs, size_t nr,
+			struct bpf_link **links)
+{
+	for (size_t i = 0; i < nr; i++) {
+		links[i] = bpf_program__attach(tracer_build_prog(compat, &progs[i]));
+		if (!links[i]) {
+			int err = errno ? -errno : -EINVAL;
+
+			tracer_build_detach(links, i);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void tracer_build_detach(struct bpf_link **links, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
 }

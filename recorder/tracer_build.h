@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tracer_build.h - which of a tracer's two program builds to load.
+ * tracer_build.h - which of a tracer's two program builds to load, and
+ * attaching it.
  *
  * The sched_switch tracers (bpf/offcpu.bpf.c, bpf/sched.bpf.c) carry each
  * program twice (bpf/task_state.bpf.h): the current build keeps per-task
@@ -16,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct bpf_link;
 struct bpf_map;
 struct bpf_program;
 struct kfeatures;
@@ -42,5 +44,15 @@ static inline struct bpf_program *tracer_build_prog(bool compat, const struct tr
 {
 	return compat ? p->compat : p->current;
 }
+
+/*
+ * After loading: attach the chosen build of each of progs, in order, into
+ * links (nr of each). 0, or the first failure's -errno (-EINVAL when
+ * libbpf set none) with the links attached so far destroyed.
+ */
+int tracer_build_attach(bool compat, const struct tracer_build_prog *progs, size_t nr,
+			struct bpf_link **links);
+/* Destroy links (nr of them, NULL ones skipped) and set them NULL. */
+void tracer_build_detach(struct bpf_link **links, size_t nr);
 
 #endif /* RECORDER_TRACER_BUILD_H */

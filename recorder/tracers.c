@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * tracers.c - which tracers there are (tracer.h), and the session's side of
- * them: each step of the recording calls those it holds (s->tracers) in
- * their order here (contract in session_int.h).
+ * tracers.c - which tracers there are (tracer.h), the load every tracer's
+ * open() shares (record_tracer_load()), and the session's side of them:
+ * each step of the recording calls those it holds (s->tracers) in their
+ * order here (contract in session_int.h).
  */
 #include <errno.h>
 #include <string.h>
 
 #include <bpf/libbpf.h>
 
+#include "recorder/loadlog.h"
 #include "recorder/privs.h"
 #include "recorder/session_int.h"
 #include "recorder/tracer.h"
@@ -43,8 +45,8 @@ bool record_tracers_wanted(const struct record_opts *opts)
 	return false;
 }
 
-int record_tracer_share_maps(const struct record_tracer_env *env,
-			     const struct record_tracer_maps *m)
+/* The maps of m reuse the source's fds (tracer.h). */
+static int share_maps(const struct record_tracer_env *env, const struct record_tracer_maps *m)
 {
 	int err = bpf_map__reuse_fd(m->events, env->events_fd);
 
@@ -57,6 +59,21 @@ int record_tracer_share_maps(const struct record_tracer_env *env,
 					    m->unwind_stats, env->unwind_cfi, env->unwind_rows_fd,
 					    env->unwind_procs_fd, env->unwind_stops_fd,
 					    env->unwind_stats_fd);
+	return err;
+}
+
+int record_tracer_load(const struct record_tracer_env *env, const struct record_tracer_maps *m,
+		       struct bpf_object_skeleton *skel)
+{
+	struct bpf_object *obj = *skel->obj;
+	int err = share_maps(env, m);
+
+	if (err)
+		return err;
+	load_log_attach(env->load_log, obj);
+	err = bpf_object__load_skeleton(skel);
+	if (err)
+		load_log_failed(env->load_log, obj);
 	return err;
 }
 

@@ -2,7 +2,8 @@
 /*
  * test_emit.c - recorder/emit.c: the frames and the user registers and stack
  * block of a BPF sample, task descriptions (recorder/taskdesc.c) written in
- * order, and LOST_SAMPLES.
+ * order, LOST_SAMPLES, FORK/EXIT and FINISHED_ROUND, and the kernel's
+ * records as perf synthesizes them (MMAP, build-id, KSYMBOL).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -214,4 +215,137 @@ Test(emit, lost_writes_only_what_the_counter_gained)
 	perfdata_reader_free(r);
 	cr_assert_eq(records, 2, "one LOST_SAMPLES per gain, none for no change");
 	cr_assert_eq(sum, 12);
+}
+
+/* An event whose trailer has every field a task change or a synthesized record sets. */
+static struct perf_event_attr trailer_attr(void)
+{
+	return (struct perf_event_attr){
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1, .sample_id_all = 1,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER,
+	};
+}
+
+Test(emit, a_task_change_names_both_tasks_and_stamps_its_trailer)
+{
+	struct perf_event_attr a = trailer_attr();
+	struct perfdata_writer_opts wo = { .pipe = true };
+	struct emit_task_change c = {
+		.pid = 10, .tid = 11, .ppid = 20, .ptid = 21, .cpu = 3, .time = 5000, .id = 42,
+	};
+	struct perfdata_writer *w;
+	struct perfdata_reader *r;
+	const struct perf_event_header *h;
+	int fd = trip_memfd("task"), n = 0;
+	uint64_t id = 42;
+
+	w = trip_writer(fd, &wo, "cpu-clock", &a, &id, 1);
+	cr_assert_eq(emit_fork(w, &c), 0);
+	c.time = 6000;
+	cr_assert_eq(emit_exit(w, &c), 0);
+	cr_assert_eq(emit_round_end(w), 0);
+	trip_finish(w, fd);
+
+	r = trip_reader(fd, "task");
+	while (perfdata_reader_next(r, &h) == 1) {
+		struct perfdata_sample_id sid;
+		struct perfdata_task t;
+
+		if (h->type == PERFDATA_RECORD_FINISHED_ROUND) {
+			cr_assert_eq(n, 2, "the round ends after what was written in it");
+			n++;
+			continue;
+		}
+		if (h->type != PERF_RECORD_FORK && h->type != PERF_RECORD_EXIT)
+			continue;
+		cr_assert_eq(h->type, n == 0 ? PERF_RECORD_FORK : PERF_RECORD_EXIT);
+		cr_assert_eq(perfdata_decode_task(h, &t), 0);
+		cr_assert_eq(t.pid, 10);
+		cr_assert_eq(t.tid, 11);
+		cr_assert_eq(t.ppid, 20);
+		cr_assert_eq(t.ptid, 21);
+		cr_assert_eq(t.time, n == 0 ? 5000 : 6000);
+		cr_assert_eq(perfdata_reader_parse_sample_id(r, h, &sid), 0);
+		cr_assert_eq(sid.pid, 10);
+		cr_assert_eq(sid.tid, 11);
+		cr_assert_eq(sid.time, t.time);
+		cr_assert_eq(sid.cpu, 3);
+		cr_assert_eq(sid.id, 42);
+		n++;
+	}
+	cr_assert_eq(n, 3, "FORK, EXIT, FINISHED_ROUND");
+	perfdata_reader_free(r);
+	close(fd);
+}
+
+Test(emit, what_perf_synthesizes_has_a_zero_trailer)
+{
+	struct perf_event_attr a = trailer_attr();
+	struct perfdata_writer_opts wo = { .pipe = true };
+	static const struct perfdata_sample_id zero;
+	static const uint8_t bid[20] = { 9, 8, 7 };
+	struct perfdata_writer *w;
+	struct perfdata_reader *r;
+	const struct perf_event_header *h;
+	int fd = trip_memfd("synth"), mmaps = 0, ksyms = 0, bids = 0;
+	uint64_t id = 42;
+
+	w = trip_writer(fd, &wo, "cpu-clock", &a, &id, 1);
+	cr_assert_eq(emit_kernel_mmap(w, 0xffff0000, 0x1000, 0xffff0000, "[kernel.kallsyms]_text"),
+		     0);
+	cr_assert_eq(emit_kernel_build_id(w, bid, sizeof(bid), "[kernel.kallsyms]"), 0);
+	cr_assert_eq(emit_bpf_ksymbol(w, 0xffffa000, 64, "bpf_prog_1234_on_cpu"), 0);
+	trip_finish(w, fd);
+
+	r = trip_reader(fd, "synth");
+	while (perfdata_reader_next(r, &h) == 1) {
+		struct perfdata_sample_id sid;
+
+		if (h->type == PERF_RECORD_MMAP) {
+			struct perfdata_mmap m;
+
+			cr_assert_eq(perfdata_decode_mmap(h, &m), 0);
+			cr_assert_eq(h->misc & PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_KERNEL);
+			cr_assert_eq(m.pid, UINT32_MAX, "the kernel is pid -1");
+			cr_assert_eq(m.tid, 0);
+			cr_assert_eq(m.start, 0xffff0000);
+			cr_assert_eq(m.len, 0x1000);
+			cr_assert_eq(m.pgoff, 0xffff0000);
+			cr_assert_str_eq(m.filename, "[kernel.kallsyms]_text");
+			mmaps++;
+		} else if (h->type == PERF_RECORD_KSYMBOL) {
+			struct perfdata_ksymbol k;
+
+			cr_assert_eq(perfdata_decode_ksymbol(h, &k), 0);
+			cr_assert_eq(k.addr, 0xffffa000);
+			cr_assert_eq(k.len, 64);
+			cr_assert_eq(k.ksym_type, PERF_RECORD_KSYMBOL_TYPE_BPF);
+			cr_assert_eq(k.flags, 0);
+			cr_assert_str_eq(k.name, "bpf_prog_1234_on_cpu");
+			ksyms++;
+		} else if (h->type == PERFDATA_RECORD_HEADER_BUILD_ID) {
+			struct perfdata_build_id b;
+			size_t name_len;
+
+			cr_assert_eq(perfdata_decode_build_id(h, h->size, &b, &name_len), 0);
+			cr_assert_eq(b.cpumode, PERF_RECORD_MISC_KERNEL);
+			cr_assert_eq(b.size, sizeof(bid));
+			cr_assert_arr_eq(b.id, bid, sizeof(bid));
+			cr_assert_eq(name_len, strlen("[kernel.kallsyms]"));
+			cr_assert_arr_eq(b.filename, "[kernel.kallsyms]", name_len);
+			bids++;
+			continue;
+		} else {
+			continue;
+		}
+		cr_assert_eq(perfdata_reader_parse_sample_id(r, h, &sid), 0);
+		cr_assert_arr_eq(&sid, &zero, sizeof(sid), "perf zeroes what it synthesizes");
+	}
+	cr_assert_eq(mmaps, 1);
+	cr_assert_eq(ksyms, 1);
+	cr_assert_eq(bids, 1);
+	perfdata_reader_free(r);
+	close(fd);
 }

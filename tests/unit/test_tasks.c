@@ -4,9 +4,9 @@
  * maps and comm files), and against the real /proc for this process.
  *
  * What the tracker says the file lacks is written (emit.h) through a real
- * writer in pipe mode into a temp file; each step's records are read back and decoded here by byte offset
- * (independently of the encoders), so a test sees exactly what one call
- * added to the stream.
+ * writer in pipe mode into a memory file (test_roundtrip.h); each step's
+ * records are read back and decoded here by byte offset (independently of
+ * the encoders), so a test sees exactly what one call added to the stream.
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -29,6 +29,7 @@
 #include "recorder/taskdesc.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
+#include "tests/unit/test_roundtrip.h"
 
 #define MS 1000000ull
 /* snprintf that must not truncate */
@@ -119,34 +120,15 @@ static void build_id_of(const char *path, uint8_t id[BUILDID_MAX], size_t *size)
 
 /* ---- capture what the tracker writes ------------------------------------------ */
 
-struct rec {
-	uint32_t type;
-	uint16_t misc;
-	uint16_t size;
-	uint8_t raw[4096];
-};
-
 static struct perfdata_writer *w;
 static struct task_tracker *tt;
 static int out_fd = -1;
-static char out_path[64];
 static off_t mark;
-static struct rec recs[256];
-static size_t nr_recs;
-
-/* Trailer of IP|TID|TIME|CPU|PERIOD with sample_id_all: {pid,tid} {time} {cpu,res}. */
-#define TRAILER 24
+static struct trip_rec recs[256];
 
 static void setup(void)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_period = 1000000,
-		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD,
-		.sample_id_all = 1,
-	};
+	struct perf_event_attr attr = trip_cpu_clock();
 	struct perfdata_writer_opts wo = { .pipe = true };
 	uint64_t id = 7;
 	ssize_t n;
@@ -154,14 +136,9 @@ static void setup(void)
 
 	FMT(root, "/tmp/bpfrec-tasks.XXXXXX");
 	cr_assert_not_null(mkdtemp(root));
-	FMT(out_path, "/tmp/bpfrec-tasks-out.XXXXXX");
-	out_fd = mkstemp(out_path);
-	cr_assert_geq(out_fd, 0);
-	cr_assert_eq(perfdata_writer_new(out_fd, &wo, &w), 0);
-	cr_assert_eq(perfdata_writer_add_event(w, "cpu-clock", &attr, &id, 1), 0);
-	cr_assert_eq(perfdata_writer_start(w), 0);
-	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
-	mark = lseek(out_fd, 0, SEEK_END);
+	out_fd = trip_memfd("tasks");
+	w = trip_writer(out_fd, &wo, "cpu-clock", &attr, &id, 1);
+	mark = trip_mark(w, out_fd);
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	cr_assert_gt(n, 0);
@@ -180,7 +157,6 @@ static void teardown(void)
 	tt = NULL;
 	perfdata_writer_free(w);
 	close(out_fd);
-	unlink(out_path);
 	FMT(cmd, "rm -rf '%s'", root);
 	cr_assert_eq(system(cmd), 0);
 }
@@ -194,38 +170,16 @@ static void new_tracker(size_t max_pids)
 	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 }
 
-/* The records written since the last call (header and feature records skipped). */
+/*
+ * The records written since the last call (header and feature records
+ * skipped): all counted, the first ones kept in recs.
+ */
 static size_t take(void)
 {
-	off_t end, pos;
-
-	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
-	end = lseek(out_fd, 0, SEEK_END);
-	nr_recs = 0;
-	for (pos = mark; pos < end;) {
-		struct perf_event_header h;
-		struct rec *r;
-
-		cr_assert_eq(pread(out_fd, &h, sizeof(h), pos), (ssize_t)sizeof(h));
-		cr_assert_geq(h.size, sizeof(h));
-		cr_assert_eq(h.size % 8, 0, "record type %u size %u", h.type, h.size);
-		cr_assert_leq(pos + h.size, end);
-		pos += h.size;
-		/* Counted always, kept while there is room. */
-		if (nr_recs++ >= sizeof(recs) / sizeof(recs[0]))
-			continue;
-		r = &recs[nr_recs - 1];
-		r->type = h.type;
-		r->misc = h.misc;
-		r->size = h.size;
-		cr_assert_leq(h.size, sizeof(r->raw));
-		cr_assert_eq(pread(out_fd, r->raw, h.size, pos - h.size), h.size);
-	}
-	mark = end;
-	return nr_recs;
+	return trip_take(w, out_fd, &mark, recs, sizeof(recs) / sizeof(recs[0]));
 }
 
-static uint32_t u32_at(const struct rec *r, size_t off)
+static uint32_t u32_at(const struct trip_rec *r, size_t off)
 {
 	uint32_t v;
 
@@ -233,7 +187,7 @@ static uint32_t u32_at(const struct rec *r, size_t off)
 	return v;
 }
 
-static uint64_t u64_at(const struct rec *r, size_t off)
+static uint64_t u64_at(const struct trip_rec *r, size_t off)
 {
 	uint64_t v;
 
@@ -241,16 +195,16 @@ static uint64_t u64_at(const struct rec *r, size_t off)
 	return v;
 }
 
-static const char *str_at(const struct rec *r, size_t off)
+static const char *str_at(const struct trip_rec *r, size_t off)
 {
 	return (const char *)r->raw + off;
 }
 
 /* The trailer: pid, tid, time, cpu. */
-static void assert_trailer(const struct rec *r, uint32_t pid, uint32_t tid, uint64_t time,
+static void assert_trailer(const struct trip_rec *r, uint32_t pid, uint32_t tid, uint64_t time,
 			   uint32_t cpu)
 {
-	size_t t = r->size - TRAILER;
+	size_t t = r->size - TRIP_CPU_CLOCK_TRAILER;
 
 	cr_assert_eq(u32_at(r, t), pid, "trailer pid");
 	cr_assert_eq(u32_at(r, t + 4), tid, "trailer tid");
@@ -258,7 +212,7 @@ static void assert_trailer(const struct rec *r, uint32_t pid, uint32_t tid, uint
 	cr_assert_eq(u32_at(r, t + 16), cpu, "trailer cpu");
 }
 
-static void assert_comm(const struct rec *r, uint32_t pid, uint32_t tid, const char *comm,
+static void assert_comm(const struct trip_rec *r, uint32_t pid, uint32_t tid, const char *comm,
 			bool exec, uint64_t time, uint32_t cpu)
 {
 	cr_assert_eq(r->type, PERF_RECORD_COMM);
@@ -279,7 +233,7 @@ struct mmap2_want {
 	uint64_t ino;
 };
 
-static void assert_mmap2(const struct rec *r, const struct mmap2_want *m, uint64_t time,
+static void assert_mmap2(const struct trip_rec *r, const struct mmap2_want *m, uint64_t time,
 			 uint32_t cpu)
 {
 	cr_assert_eq(r->type, PERF_RECORD_MMAP2, "type %u", r->type);
@@ -310,7 +264,7 @@ static void assert_mmap2(const struct rec *r, const struct mmap2_want *m, uint64
 }
 
 /* HEADER_BUILD_ID (pipe mode): misc USER, the file's build-id and name. */
-static void assert_build_id(const struct rec *r, const char *path)
+static void assert_build_id(const struct trip_rec *r, const char *path)
 {
 	uint8_t id[BUILDID_MAX];
 	size_t size;
@@ -907,7 +861,7 @@ Test(tasks, real_proc_self)
 	cr_assert_gt(n, 3);
 	assert_comm(&recs[0], pid, pid, comm, false, 42, 0);
 	for (i = 1; i < n && recs[i].type == PERF_RECORD_MMAP2; i++) {
-		const struct rec *r = &recs[i];
+		const struct trip_rec *r = &recs[i];
 		uint64_t start = u64_at(r, 16), len = u64_at(r, 24);
 
 		cr_assert(u32_at(r, 64) & PROT_EXEC);
