@@ -41,8 +41,13 @@ enum bpfrec_sched_switch {
 	BPFREC_SCHED_NR_SWITCH = 4,
 };
 
-/* One thread, or (tid 0) one process's threads summed. */
+/*
+ * One thread, or (tid 0) one process's threads summed. The library's rows
+ * carry its sizeof in sz: a program built against a newer header reads a
+ * field only when it lies below sz.
+ */
 struct bpfrec_sched_thread {
+	size_t sz;
 	uint32_t pid, tid;
 	char comm[16];			/* NUL-terminated */
 	uint64_t oncpu_ns;		/* time on a CPU */
@@ -64,11 +69,13 @@ BPFREC_API void bpfrec_sched_metrics_free(struct bpfrec_sched_metrics *m);
 /*
  * The metrics a perf.data holds (file or pipe format; path "-" is stdin).
  * 0; -ENOENT when it has none (recorded without --sched); -EINVAL when a
- * metrics record is malformed; -errno when the file cannot be read. err
- * gets a one-line message whenever it is not 0.
+ * metrics record is malformed; -errno when the file cannot be read. *out
+ * is set unless -ENOMEM, also on failure (then with no rows), so that
+ * bpfrec_sched_metrics_error() can say why in one line: free it either way.
  */
-BPFREC_API int bpfrec_sched_metrics_read(const char *path, struct bpfrec_sched_metrics **out,
-					 char *err, size_t errlen);
+BPFREC_API int bpfrec_sched_metrics_read(const char *path, struct bpfrec_sched_metrics **out);
+/* Why the read that made m failed; "" when it did not. */
+BPFREC_API const char *bpfrec_sched_metrics_error(const struct bpfrec_sched_metrics *m);
 
 /*
  * The q-quantile (0 < q <= 1) of a histogram's waits in nanoseconds: the
@@ -97,6 +104,7 @@ struct bpfrec_sched_exporter {
 	int (*row)(void *ctx, enum bpfrec_sched_group g, const struct bpfrec_sched_thread *t);
 	int (*end)(void *ctx);
 };
+#define bpfrec_sched_exporter__last_field end
 
 /* NULL opts: both groups. */
 struct bpfrec_sched_export_opts {
@@ -104,6 +112,7 @@ struct bpfrec_sched_export_opts {
 	bool processes;		/* rows per process */
 	bool threads;		/* rows per thread */
 };
+#define bpfrec_sched_export_opts__last_field threads
 
 BPFREC_API int bpfrec_sched_export(const struct bpfrec_sched_metrics *m,
 				   const struct bpfrec_sched_export_opts *opts,

@@ -18,8 +18,7 @@
 #include "perfdata/schedstats.h"
 #include "tools/lib/opts.h"
 
-int bpfrec_sched_metrics_read(const char *path, struct bpfrec_sched_metrics **out, char *err,
-			      size_t errlen)
+int bpfrec_sched_metrics_read(const char *path, struct bpfrec_sched_metrics **out)
 {
 	struct bpfrec_sched_metrics *m = perfdata_sched_metrics_new();
 	const struct perf_event_header *rec;
@@ -27,18 +26,13 @@ int bpfrec_sched_metrics_read(const char *path, struct bpfrec_sched_metrics **ou
 	bool found = false;
 	int fd, ret;
 
-	*out = NULL;
-	if (errlen)
-		*err = '\0';
-	if (!m) {
-		snprintf(err, errlen, "out of memory");
+	*out = m;
+	if (!m)
 		return -ENOMEM;
-	}
 	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
 	if (fd < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		bpfrec_sched_metrics_free(m);
+		snprintf(m->err, sizeof(m->err), "cannot open %s: %s", path, strerror(errno));
 		return ret;
 	}
 	ret = perfdata_reader_open(fd, path, &r);
@@ -47,8 +41,8 @@ int bpfrec_sched_metrics_read(const char *path, struct bpfrec_sched_metrics **ou
 		if (ret == -ENOENT) {
 			ret = 0;	/* another record */
 		} else if (ret == -EINVAL) {
-			snprintf(err, errlen, "%s: the scheduler metrics record at offset %#llx is "
-				 "malformed: the file is damaged, record it again", path,
+			snprintf(m->err, sizeof(m->err), "%s: the scheduler metrics record at offset "
+				 "%#llx is malformed: the file is damaged, record it again", path,
 				 (unsigned long long)perfdata_reader_offset(r));
 			break;
 		} else if (!ret) {
@@ -56,22 +50,22 @@ int bpfrec_sched_metrics_read(const char *path, struct bpfrec_sched_metrics **ou
 		}
 	}
 	if (ret < 0) {
-		if (errlen && !*err)
-			snprintf(err, errlen, "%s", r && *perfdata_reader_error(r) ?
+		if (!m->err[0])
+			snprintf(m->err, sizeof(m->err), "%s", r && *perfdata_reader_error(r) ?
 				 perfdata_reader_error(r) : strerror(-ret));
 	} else if (!found) {
-		snprintf(err, errlen, "%s has no scheduler metrics: record it with "
+		snprintf(m->err, sizeof(m->err), "%s has no scheduler metrics: record it with "
 			 "`bpfrec record --sched`", path);
 	}
 	perfdata_reader_free(r);
 	if (fd)
 		close(fd);
 	if (ret < 0 || !found) {
-		bpfrec_sched_metrics_free(m);
+		/* Rows decoded before the error are not metrics of the whole file. */
+		m->nr = 0;
 		return ret < 0 ? ret : -ENOENT;
 	}
 	perfdata_sched_metrics_sort(m);
-	*out = m;
 	return 0;
 }
 
@@ -116,8 +110,8 @@ int bpfrec_sched_export(const struct bpfrec_sched_metrics *m,
 	struct bpfrec_sched_exporter e;
 	int err;
 
-	if (!m || !exporter || opts_copy(&o, sizeof(o), opts) ||
-	    opts_copy(&e, sizeof(e), exporter))
+	if (!m || !exporter || OPTS_COPY(&o, bpfrec_sched_export_opts, opts) ||
+	    OPTS_COPY(&e, bpfrec_sched_exporter, exporter))
 		return -EINVAL;
 	if (!opts)
 		o.processes = o.threads = true;

@@ -139,7 +139,8 @@ int perfdata_sched_metrics_put(struct bpfrec_sched_metrics *m, const struct bpfr
 		m->t = n;
 		m->cap = cap;
 	}
-	m->t[m->nr++] = *t;
+	m->t[m->nr] = *t;
+	m->t[m->nr++].sz = sizeof(*t);
 	return 0;
 }
 
@@ -207,6 +208,11 @@ const struct bpfrec_sched_thread *bpfrec_sched_metrics_thread(const struct bpfre
 							      size_t i)
 {
 	return m && i < m->nr ? &m->t[i] : NULL;
+}
+
+const char *bpfrec_sched_metrics_error(const struct bpfrec_sched_metrics *m)
+{
+	return m ? m->err : "out of memory";
 }
 
 void bpfrec_sched_metrics_free(struct bpfrec_sched_metrics *m)

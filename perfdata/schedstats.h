@@ -48,6 +48,7 @@
 struct bpfrec_sched_metrics {
 	struct bpfrec_sched_thread *t;
 	size_t nr, cap;
+	char err[256];		/* bpfrec_sched_metrics_error(): why a read failed */
 };
 
 /*

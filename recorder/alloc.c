@@ -824,13 +824,12 @@ static int alloc_file_end(struct record_session *s, void *t, bool last)
 	return write_inuse(t, s->w, s->tracker, &s->last_time);
 }
 
-static void alloc_stats(const void *t, struct bpfrec_record_stats *st)
+static void alloc_stats(const void *t, struct record_status *st)
 {
 	const struct alloc_tracer *a = t;
 	struct bpfrec_alloc_stats *out = &st->alloc;
 
-	memset(out, 0, sizeof(*out));
-	out->enabled = true;
+	*out = (struct bpfrec_alloc_stats){ .sz = sizeof(*out), .enabled = true };
 	out->interval = a->interval;
 	out->calls = read_stat(a, ALLOC_STAT_CALLS);
 	out->sampled = read_stat(a, ALLOC_STAT_SAMPLED);
@@ -843,7 +842,7 @@ static void alloc_stats(const void *t, struct bpfrec_record_stats *st)
 	out->files_probed = a->nr_files - (a->probe_errors < a->nr_files ? a->probe_errors :
 					   a->nr_files);
 	out->probe_errors = a->probe_errors;
-	st->lost += out->lost;
+	st->rec.lost += out->lost;
 }
 
 const struct record_tracer_ops alloc_tracer = {

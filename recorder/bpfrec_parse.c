@@ -11,14 +11,14 @@
 #include "recorder/cpulist.h"
 #include "recorder/rotate.h"
 
-int bpfrec_parse_cpulist(const char *s, int **cpus, size_t *nr)
+int bpfrec_cpulist_parse(const char *s, int **cpus, size_t *nr)
 {
 	if (!s || !cpus || !nr)
 		return -EINVAL;
 	return cpulist_parse(s, cpus, nr);
 }
 
-int bpfrec_parse_size(const char *s, uint64_t *bytes)
+int bpfrec_size_parse(const char *s, uint64_t *bytes)
 {
 	struct rotate_spec spec;
 
@@ -28,7 +28,7 @@ int bpfrec_parse_size(const char *s, uint64_t *bytes)
 	return 0;
 }
 
-int bpfrec_parse_switch_output(const char *arg, enum bpfrec_switch *mode, uint64_t *bytes,
+int bpfrec_switch_output_parse(const char *arg, enum bpfrec_switch *mode, uint64_t *bytes,
 			       uint64_t *ns)
 {
 	static const enum bpfrec_switch modes[] = {

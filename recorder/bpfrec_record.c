@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * bpfrec_record.c - the public recording API (bpfrec/record.h) over
- * recorder/session.h: options translated, the state machine enforced, the
- * session's messages routed to the caller's log callback.
+ * recorder/session.h: options translated, the session's messages routed to
+ * the caller's log callback. The state machine is the session's.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -23,17 +23,16 @@ _Static_assert((int)BPFREC_LOG_WARN == (int)RECORD_LOG_WARN &&
 
 struct bpfrec_record {
 	struct bpfrec_record_opts opts;
-	struct record_session *s;
-	enum bpfrec_record_state state;
+	struct record_session *s;	/* NULL when the options were refused */
 	FILE *debug_log;	/* the build-id cache's lines, to the log callback */
 	char line[512];		/* a debug line being assembled */
 	size_t line_len;
-	char err[256];		/* errors of the state machine itself */
+	char err[256];		/* why the options were refused (before there is a session) */
 };
 
-static int state_error(struct bpfrec_record *r, int err, const char *fmt, ...)
+static int options_error(struct bpfrec_record *r, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static int state_error(struct bpfrec_record *r, int err, const char *fmt, ...)
+static int options_error(struct bpfrec_record *r, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -101,20 +100,20 @@ static int session_opts(struct bpfrec_record *r, struct record_opts *o)
 		break;
 	case BPFREC_OUTPUT_CALLBACK:
 		if (!p->output_write)
-			return state_error(r, -EINVAL, "output is BPFREC_OUTPUT_CALLBACK but "
+			return options_error(r, -EINVAL, "output is BPFREC_OUTPUT_CALLBACK but "
 					   "output_write is NULL: set the callback");
 		o->output_write = p->output_write;
 		o->output_write_ctx = p->output_ctx;
 		break;
 	default:
-		return state_error(r, -EINVAL, "unknown output kind %d: use a BPFREC_OUTPUT_* value",
+		return options_error(r, -EINVAL, "unknown output kind %d: use a BPFREC_OUTPUT_* value",
 				   (int)p->output);
 	}
 	if ((unsigned int)p->callgraph >= sizeof(callgraphs) / sizeof(callgraphs[0]))
-		return state_error(r, -EINVAL, "unknown call-graph mode %d: use a "
+		return options_error(r, -EINVAL, "unknown call-graph mode %d: use a "
 				   "BPFREC_CALLGRAPH_* value", (int)p->callgraph);
 	if ((unsigned int)p->switch_output >= sizeof(switch_modes) / sizeof(switch_modes[0]))
-		return state_error(r, -EINVAL, "unknown switch_output %d: use a BPFREC_SWITCH_* "
+		return options_error(r, -EINVAL, "unknown switch_output %d: use a BPFREC_SWITCH_* "
 				   "value", (int)p->switch_output);
 	o->event = p->event;
 	o->freq = p->freq || p->period ? p->freq : 4000;
@@ -125,7 +124,7 @@ static int session_opts(struct bpfrec_record *r, struct record_opts *o)
 		o->stack_user_size = RECORD_STACK_USER_DEFAULT;
 	if (p->unwind_table_bytes && (p->unwind_table_bytes < BPFREC_UNWIND_TABLE_MIN_BYTES ||
 				      p->unwind_table_bytes > BPFREC_UNWIND_TABLE_MAX_BYTES))
-		return state_error(r, -EINVAL, "unwind_table_bytes %llu is out of range: give 4 KiB "
+		return options_error(r, -EINVAL, "unwind_table_bytes %llu is out of range: give 4 KiB "
 				   "to 4 GiB, or 0 for the default",
 				   (unsigned long long)p->unwind_table_bytes);
 	o->unwind_table_bytes = p->unwind_table_bytes;
@@ -175,15 +174,14 @@ int bpfrec_record_new(const struct bpfrec_record_opts *opts, struct bpfrec_recor
 	if (!r)
 		return -ENOMEM;
 	*out = r;
-	r->state = BPFREC_RECORD_FAILED;
-	if (opts_copy(&r->opts, sizeof(r->opts), opts))
-		return state_error(r, -EINVAL, "bpfrec_record_opts: sz %zu is too small, or the "
+	if (OPTS_COPY(&r->opts, bpfrec_record_opts, opts))
+		return options_error(r, -EINVAL, "bpfrec_record_opts: sz %zu is too small, or the "
 				   "program sets fields this libbpfrec (%s) does not know: "
 				   "declare it with BPFREC_OPTS()", opts->sz, bpfrec_version());
 	if (r->opts.log) {
 		r->debug_log = fopencookie(r, "w", debug_io);
 		if (!r->debug_log)
-			return state_error(r, -ENOMEM, "out of memory");
+			return options_error(r, -ENOMEM, "out of memory");
 		setvbuf(r->debug_log, NULL, _IONBF, 0);
 	}
 	err = session_opts(r, &o);
@@ -192,55 +190,31 @@ int bpfrec_record_new(const struct bpfrec_record_opts *opts, struct bpfrec_recor
 	err = record_session_new(&o, &r->s);
 	if (err)
 		return err;
-	r->state = BPFREC_RECORD_NEW;
 	return 0;
+}
+
+/*
+ * The state machine is the session's (recorder/session.h); a handle whose
+ * options were refused has no session and is FAILED.
+ */
+static int no_session(const struct bpfrec_record *r)
+{
+	return r->s ? 0 : -EINVAL;
 }
 
 int bpfrec_record_open(struct bpfrec_record *r)
 {
-	int err;
-
-	if (r->state != BPFREC_RECORD_NEW)
-		return state_error(r, -EALREADY, "the recording is already open: open it once");
-	r->err[0] = '\0';
-	err = record_session_open(r->s);
-	r->state = err ? BPFREC_RECORD_FAILED : BPFREC_RECORD_OPEN;
-	return err;
+	return r->s ? record_session_open(r->s) : -EALREADY;	/* as a failed session's */
 }
 
 int bpfrec_record_start(struct bpfrec_record *r)
 {
-	int err;
-
-	switch (r->state) {
-	case BPFREC_RECORD_NEW:
-		err = bpfrec_record_open(r);
-		if (err)
-			return err;
-		break;
-	case BPFREC_RECORD_OPEN:
-		break;
-	case BPFREC_RECORD_STARTED:
-		return state_error(r, -EALREADY, "the recording is already started");
-	case BPFREC_RECORD_STOPPED:
-		return state_error(r, -EINVAL, "the recording was stopped: a recording starts "
-				   "once; make a new one with bpfrec_record_new()");
-	default:
-		return state_error(r, -EINVAL, "the recording failed to open or start: free it");
-	}
-	r->err[0] = '\0';
-	err = record_session_start(r->s);
-	r->state = err ? BPFREC_RECORD_FAILED : BPFREC_RECORD_STARTED;
-	return err;
+	return no_session(r) ?: record_session_start(r->s);
 }
 
 int bpfrec_record_poll(struct bpfrec_record *r, int timeout_ms)
 {
-	if (r->state != BPFREC_RECORD_STARTED)
-		return state_error(r, -EINVAL, "poll needs a started recording (it is %s)",
-				   r->state == BPFREC_RECORD_STOPPED ? "stopped" : "not started");
-	r->err[0] = '\0';
-	return record_session_poll(r->s, timeout_ms);
+	return no_session(r) ?: record_session_poll(r->s, timeout_ms);
 }
 
 int bpfrec_record_poll_fd(const struct bpfrec_record *r)
@@ -252,31 +226,19 @@ int bpfrec_record_poll_fd(const struct bpfrec_record *r)
 
 int bpfrec_record_timeout_ms(const struct bpfrec_record *r)
 {
-	if (r->state != BPFREC_RECORD_STARTED)
-		return -EINVAL;
-	return record_session_next_poll_ms(r->s);
+	int ms = r->s ? record_session_next_poll_ms(r->s) : -1;
+
+	return ms >= 0 ? ms : -EINVAL;
 }
 
 int bpfrec_record_stop(struct bpfrec_record *r)
 {
-	int err;
-
-	if (r->state == BPFREC_RECORD_STOPPED)
-		return 0;
-	if (r->state != BPFREC_RECORD_STARTED)
-		return state_error(r, -EINVAL, "stop needs a started recording");
-	r->err[0] = '\0';
-	err = record_session_stop(r->s);
-	r->state = BPFREC_RECORD_STOPPED;
-	return err;
+	return no_session(r) ?: record_session_stop(r->s);
 }
 
 int bpfrec_record_switch_output(struct bpfrec_record *r)
 {
-	if (r->state != BPFREC_RECORD_STARTED)
-		return state_error(r, -EINVAL, "switching output needs a started recording");
-	r->err[0] = '\0';
-	return record_session_switch_output(r->s);
+	return no_session(r) ?: record_session_switch_output(r->s);
 }
 
 void bpfrec_record_free(struct bpfrec_record *r)
@@ -289,19 +251,55 @@ void bpfrec_record_free(struct bpfrec_record *r)
 	free(r);
 }
 
+_Static_assert((int)BPFREC_RECORD_NEW == (int)SESSION_NEW &&
+	       (int)BPFREC_RECORD_OPEN == (int)SESSION_OPEN &&
+	       (int)BPFREC_RECORD_STARTED == (int)SESSION_STARTED &&
+	       (int)BPFREC_RECORD_STOPPED == (int)SESSION_STOPPED &&
+	       (int)BPFREC_RECORD_FAILED == (int)SESSION_FAILED, "states map 1:1");
+
 enum bpfrec_record_state bpfrec_record_state(const struct bpfrec_record *r)
 {
-	return r->state;
+	return r->s ? (enum bpfrec_record_state)record_session_state(r->s) : BPFREC_RECORD_FAILED;
 }
 
-int bpfrec_record_get_stats(const struct bpfrec_record *r, struct bpfrec_record_stats *stats)
+static struct record_status status_of(const struct bpfrec_record *r)
 {
-	struct bpfrec_record_stats out = { .sz = sizeof(out), .exit_code = -1 };
+	struct record_status st = { .rec = { .sz = sizeof(st.rec), .exit_code = -1 } };
 
 	if (r->s)
-		record_session_status(r->s, &out);
-	/* An older caller gets the part it knows; a newer one zeros beyond ours. */
-	return opts_copy_out(stats, &out, sizeof(out));
+		record_session_status(r->s, &st);
+	return st;
+}
+
+/* An older caller gets the part it knows; a newer one zeros beyond ours. */
+int bpfrec_record_get_stats(const struct bpfrec_record *r, struct bpfrec_record_stats *stats)
+{
+	struct record_status st = status_of(r);
+
+	return opts_copy_out(stats, &st.rec, sizeof(st.rec));
+}
+
+int bpfrec_record_get_unwind_stats(const struct bpfrec_record *r,
+				   struct bpfrec_unwind_stats *stats)
+{
+	struct record_status st = status_of(r);
+
+	return opts_copy_out(stats, &st.unwind, sizeof(st.unwind));
+}
+
+int bpfrec_record_get_alloc_stats(const struct bpfrec_record *r, struct bpfrec_alloc_stats *stats)
+{
+	struct record_status st = status_of(r);
+
+	return opts_copy_out(stats, &st.alloc, sizeof(st.alloc));
+}
+
+int bpfrec_record_get_offcpu_stats(const struct bpfrec_record *r,
+				   struct bpfrec_offcpu_stats *stats)
+{
+	struct record_status st = status_of(r);
+
+	return opts_copy_out(stats, &st.offcpu, sizeof(st.offcpu));
 }
 
 int bpfrec_record_sched_metrics(struct bpfrec_record *r, struct bpfrec_sched_metrics **out)

@@ -70,9 +70,9 @@ struct bpfrec_record;
 
 enum bpfrec_callgraph {
 	BPFREC_CALLGRAPH_NONE = 0,	/* the sampled ip only */
-	BPFREC_CALLGRAPH_FP,		/* both stacks by frame pointers, in BPF (-g) */
+	BPFREC_CALLGRAPH_FP,		/* both stacks by frame pointers, in BPF (--call-graph fp) */
 	BPFREC_CALLGRAPH_DWARF,		/* user registers + stack copy, unwound later */
-	BPFREC_CALLGRAPH_CFI,		/* user stack walked in BPF with .eh_frame tables */
+	BPFREC_CALLGRAPH_CFI,		/* user stack walked in BPF with .eh_frame tables (-g) */
 };
 
 enum bpfrec_output {
@@ -163,6 +163,8 @@ struct bpfrec_record_opts {
 	bool sched;
 	uint64_t sched_thresh_ns;
 };
+/* The last field (what the library checks up to; move it with each new field). */
+#define bpfrec_record_opts__last_field sched_thresh_ns
 
 enum bpfrec_record_state {
 	BPFREC_RECORD_NEW = 0,
@@ -175,8 +177,13 @@ enum bpfrec_record_state {
 /* Room for the in-kernel unwinder's reasons to end a walk (root, no-row, ...). */
 #define BPFREC_UNWIND_STOPS	16
 
-/* The in-kernel unwinder (CALLGRAPH_CFI, or off-CPU), when used. */
+/*
+ * The in-kernel unwinder (CALLGRAPH_CFI, or off-CPU), when used:
+ * bpfrec_record_get_unwind_stats(). Declare with
+ * BPFREC_OPTS(bpfrec_unwind_stats, u) so sz is set.
+ */
 struct bpfrec_unwind_stats {
+	size_t sz;
 	bool enabled;
 	uint64_t walks;		/* user stacks walked */
 	uint64_t root;		/* of those, ended at the thread's root */
@@ -212,8 +219,9 @@ struct bpfrec_unwind_stats {
 	uint64_t late_stops[BPFREC_UNWIND_STOPS];
 };
 
-/* Allocation sampling (alloc_interval), when used. */
+/* Allocation sampling (alloc_interval), when used: bpfrec_record_get_alloc_stats(). */
 struct bpfrec_alloc_stats {
+	size_t sz;
 	bool enabled;
 	uint64_t interval;	/* mean bytes between samples in effect */
 	uint64_t calls;		/* allocations by tasks in scope */
@@ -229,8 +237,9 @@ struct bpfrec_alloc_stats {
 	size_t probe_errors;	/* allocator files that could not be probed */
 };
 
-/* Off-CPU intervals (off_cpu), when used. */
+/* Off-CPU intervals (off_cpu), when used: bpfrec_record_get_offcpu_stats(). */
 struct bpfrec_offcpu_stats {
+	size_t sz;
 	bool enabled;
 	/*
 	 * Switch-outs of tasks in scope. Each is an interval that ends written
@@ -245,7 +254,12 @@ struct bpfrec_offcpu_stats {
 	uint64_t unpaired;
 };
 
-/* Declare with BPFREC_OPTS(bpfrec_record_stats, st) so sz is set. */
+/*
+ * Declare with BPFREC_OPTS(bpfrec_record_stats, st) so sz is set. The
+ * unwinder's, the allocation and the off-CPU tracers' counters are
+ * structs of their own with their own getters, so each can grow at its
+ * end without moving another's fields.
+ */
 struct bpfrec_record_stats {
 	size_t sz;
 	/* Over all files. After a clean stop cpu_samples + cpu_lost == seen. */
@@ -266,7 +280,6 @@ struct bpfrec_record_stats {
 	/* The build-id cache after stop (dir NULL: not used). */
 	const char *buildid_cache_dir;
 	size_t buildid_copied, buildid_present, buildid_too_big, buildid_failed;
-	struct bpfrec_unwind_stats unwind;
 	/*
 	 * What the BPF programs (the sampler, the task notices, the off-CPU
 	 * tracer) cost: CPU time in them and their runs, summed over CPUs, as
@@ -277,8 +290,6 @@ struct bpfrec_record_stats {
 	bool bpf_counted;
 	uint64_t bpf_run_ns;
 	uint64_t bpf_runs;
-	struct bpfrec_alloc_stats alloc;
-	struct bpfrec_offcpu_stats offcpu;
 };
 
 /*
@@ -301,9 +312,19 @@ BPFREC_API int bpfrec_record_switch_output(struct bpfrec_record *rec);
 BPFREC_API void bpfrec_record_free(struct bpfrec_record *rec);
 
 BPFREC_API enum bpfrec_record_state bpfrec_record_state(const struct bpfrec_record *rec);
-/* A snapshot, at any time. stats->sz says how much of it the caller has. */
+/*
+ * Snapshots, at any time. Each struct's sz says how much of it the caller
+ * has; 0, or -EINVAL for a sz too small to hold sz. A part not in use
+ * (no unwinder, no alloc_interval, no off_cpu) has enabled false.
+ */
 BPFREC_API int bpfrec_record_get_stats(const struct bpfrec_record *rec,
 				       struct bpfrec_record_stats *stats);
+BPFREC_API int bpfrec_record_get_unwind_stats(const struct bpfrec_record *rec,
+					      struct bpfrec_unwind_stats *stats);
+BPFREC_API int bpfrec_record_get_alloc_stats(const struct bpfrec_record *rec,
+					     struct bpfrec_alloc_stats *stats);
+BPFREC_API int bpfrec_record_get_offcpu_stats(const struct bpfrec_record *rec,
+					      struct bpfrec_offcpu_stats *stats);
 /*
  * With opts.sched, after open: the per-thread scheduler metrics so far, a
  * snapshot the caller frees with bpfrec_sched_metrics_free(). -ENOENT
@@ -324,14 +345,14 @@ BPFREC_API int bpfrec_record_failure_code(const struct bpfrec_record *rec);
  * malformed or out of range; nothing is set) or -ENOMEM.
  */
 /* "0,2-3" (up to CPU 8191): sorted, no duplicates, *cpus malloc'ed (free() it). */
-BPFREC_API int bpfrec_parse_cpulist(const char *s, int **cpus, size_t *nr);
+BPFREC_API int bpfrec_cpulist_parse(const char *s, int **cpus, size_t *nr);
 /* A size with a B/K/M/G suffix (powers of 1024): "64M". */
-BPFREC_API int bpfrec_parse_size(const char *s, uint64_t *bytes);
+BPFREC_API int bpfrec_size_parse(const char *s, uint64_t *bytes);
 /*
  * --switch-output's value: NULL or "signal" (BPFREC_SWITCH_MANUAL), a size
  * "100M" (SIZE, *bytes) or an age with an s/m/h/d suffix "30s" (TIME, *ns).
  */
-BPFREC_API int bpfrec_parse_switch_output(const char *arg, enum bpfrec_switch *mode,
+BPFREC_API int bpfrec_switch_output_parse(const char *arg, enum bpfrec_switch *mode,
 					  uint64_t *bytes, uint64_t *ns);
 
 #ifdef __cplusplus

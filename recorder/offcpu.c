@@ -296,18 +296,19 @@ static int offcpu_write_lost(void *t, struct perfdata_writer *w, uint64_t time)
 	return emit_lost(w, o->id, read_stat(o, OFFCPU_STAT_LOST), &o->lost, time);
 }
 
-static void offcpu_stats(const void *t, struct bpfrec_record_stats *st)
+static void offcpu_stats(const void *t, struct record_status *st)
 {
 	const struct offcpu_tracer *o = t;
 
 	st->offcpu = (struct bpfrec_offcpu_stats){
+		.sz = sizeof(st->offcpu),
 		.enabled = true,
 		.blocked = read_stat(o, OFFCPU_STAT_BLOCKED),
 		.written = o->written,
 		.lost = read_stat(o, OFFCPU_STAT_LOST),
 		.unpaired = read_stat(o, OFFCPU_STAT_UNPAIRED),
 	};
-	st->lost += o->lost;
+	st->rec.lost += o->lost;
 }
 
 int offcpu_collect_map(struct bpf_map *map, uint32_t kind, struct batch *b, uint64_t min_time)

@@ -207,11 +207,11 @@ static int sched_write_lost(void *tr, struct perfdata_writer *w, uint64_t time)
 	return emit_lost(w, t->id, read_stat(t, SCHED_STAT_LOST), &t->lost, time);
 }
 
-static void sched_stats(const void *tr, struct bpfrec_record_stats *st)
+static void sched_stats(const void *tr, struct record_status *st)
 {
 	const struct sched_tracer *t = tr;
 
-	st->lost += t->lost;
+	st->rec.lost += t->lost;
 }
 
 static int sched_collect(void *tr, struct batch *b, uint64_t min_time)

@@ -340,9 +340,9 @@ int record_session_open(struct record_session *s)
 	int err;
 
 	if (s->state != SESSION_NEW)
-		return session_fail(s, -EALREADY, "the session is %s: open it once, after "
-				    "record_session_new()",
-				    s->state == SESSION_FAILED ? "failed" : "already open");
+		return session_fail(s, -EALREADY, "the recording is %s",
+				    s->state == SESSION_FAILED ? "failed: free it" :
+				    "already open: open it once");
 	err = session_open(s);
 	s->state = err ? SESSION_FAILED : SESSION_OPEN;
 	return err;
@@ -378,16 +378,20 @@ int record_session_start(struct record_session *s)
 	int err;
 
 	switch (s->state) {
+	case SESSION_NEW:
+		err = record_session_open(s);
+		if (err)
+			return err;
+		break;
 	case SESSION_OPEN:
 		break;
 	case SESSION_STARTED:
-		return session_fail(s, -EALREADY, "the session is already started: start it once");
-	case SESSION_NEW:
-		return session_fail(s, -EINVAL, "start needs an open session: call "
-				    "record_session_open() first");
+		return session_fail(s, -EALREADY, "the recording is already started");
+	case SESSION_STOPPED:
+		return session_fail(s, -EINVAL, "the recording was stopped: a recording starts "
+				    "once; make a new one with bpfrec_record_new()");
 	default:
-		return session_fail(s, -EINVAL, "the session %s: a session starts once; close it",
-				    s->state == SESSION_STOPPED ? "was stopped" : "failed");
+		return session_fail(s, -EINVAL, "the recording failed to open or start: free it");
 	}
 	err = session_start(s);
 	s->state = err ? SESSION_FAILED : SESSION_STARTED;
@@ -397,7 +401,7 @@ int record_session_start(struct record_session *s)
 /* Not started, or stopped: poll, stop and switch have nothing to work on. */
 static int not_started(struct record_session *s, const char *step)
 {
-	return session_fail(s, -EINVAL, "%s needs a started session (it is %s)", step,
+	return session_fail(s, -EINVAL, "%s needs a started recording (it is %s)", step,
 			    s->state == SESSION_STOPPED ? "stopped" :
 			    s->state == SESSION_FAILED ? "failed" : "not started");
 }
@@ -546,6 +550,8 @@ static int session_stop(struct record_session *s)
 
 int record_session_stop(struct record_session *s)
 {
+	if (s->state == SESSION_STOPPED)
+		return 0;
 	if (s->state != SESSION_STARTED)
 		return not_started(s, "stop");
 	s->state = SESSION_STOPPED;
@@ -588,9 +594,16 @@ void record_session_close(struct record_session *s)
 	free(s);
 }
 
-void record_session_status(const struct record_session *s, struct bpfrec_record_stats *st)
+void record_session_status(const struct record_session *s, struct record_status *status)
 {
-	*st = (struct bpfrec_record_stats){ .sz = sizeof(*st), .exit_code = -1 };
+	struct bpfrec_record_stats *st = &status->rec;
+
+	*status = (struct record_status){
+		.rec = { .sz = sizeof(status->rec), .exit_code = -1 },
+		.unwind = { .sz = sizeof(status->unwind) },
+		.alloc = { .sz = sizeof(status->alloc) },
+		.offcpu = { .sz = sizeof(status->offcpu) },
+	};
 	st->samples = s->samples_done;
 	st->bytes = s->bytes_done;
 	if (s->w) {
@@ -616,13 +629,13 @@ void record_session_status(const struct record_session *s, struct bpfrec_record_
 	st->cpu_samples = s->write_failed ? s->ckpt_cpu_written : s->cpu_written;
 	st->cpu_lost = s->lost;
 	st->lost = s->lost;
-	session_tracers_stats(s, st);
+	session_tracers_stats(s, status);
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;
 	if (s->unwind) {
-		unwind_bpf_stats(s->unwind, &st->unwind);
-		st->unwind.late_spent = s->late_spent;
-		st->unwind.late_busy = s->late_busy;
+		unwind_bpf_stats(s->unwind, &status->unwind);
+		status->unwind.late_spent = s->late_spent;
+		status->unwind.late_busy = s->late_busy;
 	}
 	if (s->child.pid)
 		st->exit_code = launch_exit_code(&s->child);
@@ -644,6 +657,11 @@ int record_session_sched_metrics(struct record_session *s, struct bpfrec_sched_m
 	if (!t)
 		return -ENOENT;
 	return sched_read_metrics(t, out);
+}
+
+enum session_state record_session_state(const struct record_session *s)
+{
+	return s->state;
 }
 
 const char *record_session_error(const struct record_session *s)

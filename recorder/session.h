@@ -30,17 +30,19 @@
  *   record_session_close()  free; an output file that was not finished is
  *                           unlinked, so a failed run leaves nothing behind
  *
- * The steps form a state machine; a step out of order changes nothing and
- * returns (with record_session_error() saying why):
+ * The steps form the recording's one state machine (bpfrec/record.h
+ * documents it to callers; bpfrec_record.c adds nothing to it); a step out
+ * of order changes nothing and returns (with record_session_error()
+ * saying why):
  *   open     once, after new: else -EALREADY
- *   start    once, after a successful open: -EALREADY when started, -EINVAL
- *            before open, after stop or after a failed open or start
+ *   start    once: after new it opens first; -EALREADY when started,
+ *            -EINVAL after stop or after a failed new, open or start
  *   poll, switch_output   only while started: -EINVAL before start and
  *            after stop
- *   stop     only while started: -EINVAL otherwise (a second stop too)
+ *   stop     while started; after stop 0 (nothing done); -EINVAL otherwise
  *   close    in any state, NULL included: detaches, terminates the
  *            command, unlinks a file that was not finished
- * A failed open or start leaves the session failed: only close is left.
+ * A failed new, open or start leaves the session failed: only close is left.
  *
  * The samples come from an event source (recorder/source.h): the BPF
  * sampler unless record_opts.source names another (tests). What the source
@@ -225,7 +227,27 @@ void record_session_close(struct record_session *s);
  * of it, whatever st->sz says; file and buildid_cache_dir point into the
  * session.
  */
-void record_session_status(const struct record_session *s, struct bpfrec_record_stats *st);
+/*
+ * Where the session is in its life cycle: the one state machine of a
+ * recording (bpfrec_record_state() hands it out as its public enum).
+ */
+enum session_state {
+	SESSION_NEW = 0,	/* after record_session_new() */
+	SESSION_OPEN,		/* open succeeded */
+	SESSION_STARTED,	/* start succeeded */
+	SESSION_STOPPED,	/* stop ran (whatever it returned) */
+	SESSION_FAILED,		/* new, open or start failed: only close is left */
+};
+enum session_state record_session_state(const struct record_session *s);
+
+/* Everything the public stats getters hand out, filled at once. */
+struct record_status {
+	struct bpfrec_record_stats rec;
+	struct bpfrec_unwind_stats unwind;
+	struct bpfrec_alloc_stats alloc;
+	struct bpfrec_offcpu_stats offcpu;
+};
+void record_session_status(const struct record_session *s, struct record_status *st);
 /*
  * --sched: the per-thread metrics so far (the caller frees *out with
  * bpfrec_sched_metrics_free). -ENOENT without --sched or before open.

@@ -61,15 +61,6 @@ struct record_tracer {
 	void *t;
 };
 
-/* Where the session is in its life cycle (the results of each step: session.h). */
-enum session_state {
-	SESSION_NEW = 0,	/* after record_session_new() */
-	SESSION_OPEN,		/* open succeeded */
-	SESSION_STARTED,	/* start succeeded */
-	SESSION_STOPPED,	/* stop ran (whatever it returned) */
-	SESSION_FAILED,		/* open or start failed: only close is left */
-};
-
 struct record_session {
 	struct record_opts opts;	/* arrays below are our own copies */
 	pid_t *pids, *tids;
@@ -234,7 +225,7 @@ int session_tracers_consume(struct record_session *s);
 int session_tracers_round(struct record_session *s, bool *wrote);
 /* What ends a file, after its last round (last: the recording's). 0 or the writer's -errno. */
 int session_tracers_file_end(struct record_session *s, bool last);
-void session_tracers_stats(const struct record_session *s, struct bpfrec_record_stats *st);
+void session_tracers_stats(const struct record_session *s, struct record_status *st);
 
 /* loop.c */
 /* Take what the source has (and the side-band); 0, or -errno with s->err set. */

@@ -51,7 +51,7 @@ struct batch;
 struct bpf_map;
 struct bpf_object;
 struct bpf_object_skeleton;
-struct bpfrec_record_stats;
+struct record_status;
 struct load_log;
 struct perfdata_writer;
 struct record_opts;
@@ -150,8 +150,8 @@ struct record_tracer_ops {
 	 * NULL = nothing.
 	 */
 	int (*file_end)(struct record_session *s, void *t, bool last);
-	/* Its part of the recording's stats; its losses are added to st->lost. NULL = none. */
-	void (*stats)(const void *t, struct bpfrec_record_stats *st);
+	/* Its part of the recording's stats; its losses are added to st->rec.lost. NULL = none. */
+	void (*stats)(const void *t, struct record_status *st);
 	/* Detach and free it. */
 	void (*free)(void *t);
 };

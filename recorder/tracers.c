@@ -221,7 +221,7 @@ int session_tracers_file_end(struct record_session *s, bool last)
 	return err;
 }
 
-void session_tracers_stats(const struct record_session *s, struct bpfrec_record_stats *st)
+void session_tracers_stats(const struct record_session *s, struct record_status *st)
 {
 	for (size_t i = 0; i < s->nr_tracers; i++)
 		if (s->tracers[i].ops->stats)

@@ -720,8 +720,7 @@ int unwind_bpf_stats(struct unwind_bpf *u, struct bpfrec_unwind_stats *out)
 	uint64_t stats[UNWIND_STAT_MAX], stops[UNWIND_STOP_MAX];
 	int err;
 
-	memset(out, 0, sizeof(*out));
-	out->enabled = true;
+	*out = (struct bpfrec_unwind_stats){ .sz = sizeof(*out), .enabled = true };
 	out->budget_bytes = u->budget_bytes;
 	pthread_mutex_lock(&u->lock);
 	out->tables_built = u->snap.files_built;

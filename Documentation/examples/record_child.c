@@ -33,6 +33,7 @@ int main(int argc, char **argv)
 		    .callgraph = BPFREC_CALLGRAPH_CFI, .no_buildid_cache = true,
 		    .log = log_stderr);
 	BPFREC_OPTS(bpfrec_record_stats, st);
+	BPFREC_OPTS(bpfrec_unwind_stats, unwind);
 	struct bpfrec_record *rec = NULL;
 	int fd, err, done = 0;
 
@@ -72,13 +73,14 @@ int main(int argc, char **argv)
 	}
 	err = bpfrec_record_stop(rec);
 	bpfrec_record_get_stats(rec, &st);
+	bpfrec_record_get_unwind_stats(rec, &unwind);
 	if (err)
 		fprintf(stderr, "record_child: %s\n", bpfrec_record_error(rec));
 	printf("record_child: %llu samples (%llu lost, %llu seen), %llu bytes, %zu processes; "
 	       "cfi: %llu stacks walked\n", (unsigned long long)st.samples,
 	       (unsigned long long)st.lost, (unsigned long long)st.seen,
 	       (unsigned long long)st.bytes, st.nr_processes,
-	       (unsigned long long)st.unwind.walks);
+	       (unsigned long long)unwind.walks);
 	bpfrec_record_free(rec);
 	close(fd);
 	return err || done < 0 ? 1 : st.exit_code;

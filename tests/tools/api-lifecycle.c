@@ -91,6 +91,8 @@ int main(void)
 		    .pids = &self, .nr_pids = 1, .callgraph = BPFREC_CALLGRAPH_CFI,
 		    .no_buildid_cache = true);
 	BPFREC_OPTS(bpfrec_record_stats, st);
+	BPFREC_OPTS(bpfrec_unwind_stats, unwind);
+	BPFREC_OPTS(bpfrec_alloc_stats, alloc);
 	struct bpfrec_record *rec = NULL;
 	struct filling_sink sink = { 0 };
 	int err;
@@ -124,7 +126,10 @@ int main(void)
 	CHECK(st.cpu_samples + st.cpu_lost == st.seen, "%llu written + %llu lost != %llu seen",
 	      (unsigned long long)st.cpu_samples, (unsigned long long)st.cpu_lost,
 	      (unsigned long long)st.seen);
-	CHECK(st.unwind.enabled && st.unwind.walks > 0, "cfi statistics missing");
+	EXPECT(bpfrec_record_get_unwind_stats(rec, &unwind), 0, rec);
+	CHECK(unwind.enabled && unwind.walks > 0, "cfi statistics missing");
+	EXPECT(bpfrec_record_get_alloc_stats(rec, &alloc), 0, rec);
+	CHECK(!alloc.enabled, "allocation statistics enabled in a recording without alloc_interval");
 	fprintf(stderr, "api-lifecycle: %llu samples\n", (unsigned long long)st.samples);
 	bpfrec_record_free(rec);
 

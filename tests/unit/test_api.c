@@ -99,6 +99,32 @@ Test(api_opts, stats_fill_only_what_the_caller_has)
 	bpfrec_record_free(rec);
 }
 
+/* Each tracer's counters are a struct of their own, sz-versioned like the rest. */
+Test(api_opts, tracer_stats_have_their_own_getters)
+{
+	BPFREC_OPTS(bpfrec_record_opts, o, .system_wide = true);
+	struct bpfrec_unwind_stats u;
+	BPFREC_OPTS(bpfrec_alloc_stats, a);
+	BPFREC_OPTS(bpfrec_offcpu_stats, off);
+	struct bpfrec_record *rec = NULL;
+
+	cr_assert_eq(bpfrec_record_new(&o, &rec), 0);
+	memset(&u, 0xab, sizeof(u));
+	u.sz = offsetof(struct bpfrec_unwind_stats, root);
+	cr_assert_eq(bpfrec_record_get_unwind_stats(rec, &u), 0);
+	cr_assert_not(u.enabled, "not open: no unwinder");
+	cr_assert_eq(u.walks, 0);
+	cr_assert_eq(((unsigned char *)&u.root)[0], 0xab, "wrote past the caller's sz");
+	cr_assert_eq(bpfrec_record_get_alloc_stats(rec, &a), 0);
+	cr_assert_not(a.enabled);
+	cr_assert_eq(a.sz, sizeof(a));
+	cr_assert_eq(bpfrec_record_get_offcpu_stats(rec, &off), 0);
+	cr_assert_not(off.enabled);
+	off.sz = 1;
+	cr_assert_eq(bpfrec_record_get_offcpu_stats(rec, &off), -EINVAL, "sz cannot hold sz");
+	bpfrec_record_free(rec);
+}
+
 /* ---- the state machine before open ---- */
 
 Test(api_record, nothing_but_new_works_before_start)
@@ -195,31 +221,31 @@ Test(api_parse, cpulists_sizes_and_switch_output)
 	int *cpus = NULL;
 	size_t nr = 0;
 
-	cr_assert_eq(bpfrec_parse_cpulist("3,0-1,1", &cpus, &nr), 0);
+	cr_assert_eq(bpfrec_cpulist_parse("3,0-1,1", &cpus, &nr), 0);
 	cr_assert_eq(nr, 3);
 	cr_assert(cpus[0] == 0 && cpus[1] == 1 && cpus[2] == 3);
 	free(cpus);
-	cr_assert_eq(bpfrec_parse_cpulist("2-1", &cpus, &nr), -EINVAL);
-	cr_assert_eq(bpfrec_parse_cpulist("", &cpus, &nr), -EINVAL);
+	cr_assert_eq(bpfrec_cpulist_parse("2-1", &cpus, &nr), -EINVAL);
+	cr_assert_eq(bpfrec_cpulist_parse("", &cpus, &nr), -EINVAL);
 
-	cr_assert_eq(bpfrec_parse_size("64M", &bytes), 0);
+	cr_assert_eq(bpfrec_size_parse("64M", &bytes), 0);
 	cr_assert_eq(bytes, 64ull << 20);
-	cr_assert_eq(bpfrec_parse_size("7B", &bytes), 0);
+	cr_assert_eq(bpfrec_size_parse("7B", &bytes), 0);
 	cr_assert_eq(bytes, 7);
 	/* A size needs its unit; an age is not a size. */
-	cr_assert_eq(bpfrec_parse_size("64", &bytes), -EINVAL);
-	cr_assert_eq(bpfrec_parse_size("30s", &bytes), -EINVAL);
+	cr_assert_eq(bpfrec_size_parse("64", &bytes), -EINVAL);
+	cr_assert_eq(bpfrec_size_parse("30s", &bytes), -EINVAL);
 
-	cr_assert_eq(bpfrec_parse_switch_output(NULL, &mode, &bytes, &ns), 0);
+	cr_assert_eq(bpfrec_switch_output_parse(NULL, &mode, &bytes, &ns), 0);
 	cr_assert_eq(mode, BPFREC_SWITCH_MANUAL);
-	cr_assert_eq(bpfrec_parse_switch_output("signal", &mode, &bytes, &ns), 0);
+	cr_assert_eq(bpfrec_switch_output_parse("signal", &mode, &bytes, &ns), 0);
 	cr_assert_eq(mode, BPFREC_SWITCH_MANUAL);
-	cr_assert_eq(bpfrec_parse_switch_output("2G", &mode, &bytes, &ns), 0);
+	cr_assert_eq(bpfrec_switch_output_parse("2G", &mode, &bytes, &ns), 0);
 	cr_assert(mode == BPFREC_SWITCH_SIZE && bytes == 2ull << 30 && ns == 0);
-	cr_assert_eq(bpfrec_parse_switch_output("5m", &mode, &bytes, &ns), 0);
+	cr_assert_eq(bpfrec_switch_output_parse("5m", &mode, &bytes, &ns), 0);
 	cr_assert(mode == BPFREC_SWITCH_TIME && ns == 300ull * 1000000000 && bytes == 0);
 	mode = BPFREC_SWITCH_NONE;
-	cr_assert_eq(bpfrec_parse_switch_output("5x", &mode, &bytes, &ns), -EINVAL);
+	cr_assert_eq(bpfrec_switch_output_parse("5x", &mode, &bytes, &ns), -EINVAL);
 	cr_assert_eq(mode, BPFREC_SWITCH_NONE, "nothing is set on error");
 }
 

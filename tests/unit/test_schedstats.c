@@ -16,7 +16,7 @@
 
 static struct bpfrec_sched_thread thread(uint32_t pid, uint32_t tid, const char *comm)
 {
-	struct bpfrec_sched_thread t = { .pid = pid, .tid = tid };
+	struct bpfrec_sched_thread t = { .sz = sizeof(t), .pid = pid, .tid = tid };
 
 	snprintf(t.comm, sizeof(t.comm), "%s", comm);
 	t.oncpu_ns = 1000ull * tid;
@@ -257,6 +257,30 @@ Test(schedstats, export_drives_a_programs_exporter_per_process_and_thread)
 	bpfrec_sched_metrics_free(m);
 }
 
+/*
+ * A newer header may add a field inside the old struct's trailing padding
+ * (sizeof unchanged): the library checks up to its last field, not sizeof,
+ * so such a field set is refused, not silently ignored.
+ */
+Test(schedstats, export_refuses_a_field_it_does_not_know_in_the_padding)
+{
+	struct bpfrec_sched_metrics *m = three();
+	struct counting c = { 0 };
+	BPFREC_OPTS(bpfrec_sched_exporter, e, .ctx = &c, .row = c_row);
+	BPFREC_OPTS(bpfrec_sched_export_opts, o, .threads = true);
+	size_t known = offsetof(struct bpfrec_sched_export_opts, threads) + sizeof(o.threads);
+
+	cr_assert_lt(known, sizeof(o), "the struct has trailing padding to test with");
+	for (size_t i = known; i < sizeof(o); i++)
+		cr_assert_eq(((unsigned char *)&o)[i], 0, "BPFREC_OPTS zeroes the padding");
+	cr_assert_eq(bpfrec_sched_export(m, &o, &e), 0);
+	cr_assert_eq(c.rows[BPFREC_SCHED_BY_THREAD], 3);
+	((unsigned char *)&o)[known] = 1;
+	cr_assert_eq(bpfrec_sched_export(m, &o, &e), -EINVAL);
+	cr_assert_eq(c.rows[BPFREC_SCHED_BY_THREAD], 3, "nothing exported");
+	bpfrec_sched_metrics_free(m);
+}
+
 Test(schedstats, json_exporter_writes_the_documented_fields)
 {
 	struct bpfrec_sched_metrics *m = three();
@@ -322,13 +346,14 @@ Test(schedstats, read_finds_metrics_in_a_file_and_names_a_damaged_record)
 {
 	struct bpfrec_sched_thread in = thread(7, 8, "reader");
 	struct bpfrec_sched_metrics *m = NULL;
-	char err[256] = "", *path;
+	char *path;
 	uint32_t nr = 9;
 	size_t taken;
 	ssize_t n = perfdata_sched_encode(rec, sizeof(rec), &in, 1, &taken);
 
 	path = write_pipe_file(rec, (size_t)n);
-	cr_assert_eq(bpfrec_sched_metrics_read(path, &m, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(bpfrec_sched_metrics_read(path, &m), 0, "%s", bpfrec_sched_metrics_error(m));
+	cr_assert_str_eq(bpfrec_sched_metrics_error(m), "");
 	cr_assert_eq(bpfrec_sched_metrics_nr_threads(m), 1);
 	cr_assert_eq(bpfrec_sched_metrics_thread(m, 0)->tid, 8);
 	bpfrec_sched_metrics_free(m);
@@ -336,13 +361,18 @@ Test(schedstats, read_finds_metrics_in_a_file_and_names_a_damaged_record)
 
 	memcpy((char *)rec + 24, &nr, 4);	/* claims 9 threads, holds 1 */
 	path = write_pipe_file(rec, (size_t)n);
-	cr_assert_eq(bpfrec_sched_metrics_read(path, &m, err, sizeof(err)), -EINVAL);
-	cr_assert_null(m);
-	cr_assert(strstr(err, "malformed"), "%s", err);
+	cr_assert_eq(bpfrec_sched_metrics_read(path, &m), -EINVAL);
+	cr_assert_not_null(m, "a failed read still hands out its message");
+	cr_assert_eq(bpfrec_sched_metrics_nr_threads(m), 0);
+	cr_assert(strstr(bpfrec_sched_metrics_error(m), "malformed"), "%s",
+		  bpfrec_sched_metrics_error(m));
+	bpfrec_sched_metrics_free(m);
 	unlink(path);
 
 	path = write_pipe_file(rec, 0);
-	cr_assert_eq(bpfrec_sched_metrics_read(path, &m, err, sizeof(err)), -ENOENT);
-	cr_assert(strstr(err, "record it with `bpfrec record --sched`"), "%s", err);
+	cr_assert_eq(bpfrec_sched_metrics_read(path, &m), -ENOENT);
+	cr_assert(strstr(bpfrec_sched_metrics_error(m), "record it with `bpfrec record --sched`"),
+		  "%s", bpfrec_sched_metrics_error(m));
+	bpfrec_sched_metrics_free(m);
 	unlink(path);
 }

@@ -141,9 +141,18 @@ static int fake_tracer_file_end(struct record_session *s, void *t, bool last)
 	return 0;
 }
 
-static void fake_tracer_stats(const void *t, struct bpfrec_record_stats *st)
+static void fake_tracer_stats(const void *t, struct record_status *st)
 {
-	st->lost += ((const struct fake_tracer *)t)->lost_written;
+	st->rec.lost += ((const struct fake_tracer *)t)->lost_written;
+}
+
+/* The recording's main counters, as bpfrec_record_get_stats() hands them out. */
+static struct bpfrec_record_stats status_of(const struct record_session *s)
+{
+	struct record_status st;
+
+	record_session_status(s, &st);
+	return st.rec;
 }
 
 static void fake_tracer_free(void *t)
@@ -509,7 +518,7 @@ Test(session, lost_samples_are_written_and_counted)
 	s = started(&o);
 	poll_steps(s, &f);
 	cr_assert_eq(record_session_stop(s), 0, "%s", record_session_error(s));
-	record_session_status(s, &st);
+	st = status_of(s);
 	cr_assert_eq(st.seen, 12);
 	cr_assert_eq(st.cpu_samples, 5);
 	cr_assert_eq(st.cpu_lost, 7);
@@ -552,7 +561,7 @@ Test(session, a_tracer_plugs_in_through_its_ops)
 	cr_assert_eq(ft.attached, 1);
 	poll_steps(s, &f);
 	cr_assert_eq(record_session_stop(s), 0, "%s", record_session_error(s));
-	record_session_status(s, &st);
+	st = status_of(s);
 	cr_assert_eq(st.cpu_samples, 2);
 	cr_assert_eq(st.samples, 5, "the CPU's, the tracer's and the one it collected");
 	cr_assert_eq(st.lost, 3, "its losses count in the recording's");
@@ -607,7 +616,7 @@ Test(session, switch_output_by_size_splits_without_loss_or_duplicates)
 	poll_steps(s, &f);
 	cr_assert_eq(nr_switched, steps, "one file per round so far");
 	cr_assert_eq(record_session_stop(s), 0, "%s", record_session_error(s));
-	record_session_status(s, &st);
+	st = status_of(s);
 	cr_assert_eq(st.nr_files, steps + 1, "the last (empty) file is retired at stop");
 	cr_assert_eq(st.samples, steps * per_step);
 	record_session_close(s);
@@ -643,7 +652,6 @@ Test(session, lifecycle_steps_out_of_order)
 	cr_assert_eq(record_session_new(&o, &s), 0);
 	cr_assert_eq(record_session_poll(s, 0), -EINVAL, "poll before start");
 	cr_assert_str_neq(record_session_error(s), "");
-	cr_assert_eq(record_session_start(s), -EINVAL, "start before open");
 	cr_assert_eq(record_session_stop(s), -EINVAL, "stop without start");
 	cr_assert_eq(record_session_poll_fd(s), -1);
 	cr_assert_eq(record_session_open(s), 0, "%s", record_session_error(s));
@@ -658,7 +666,8 @@ Test(session, lifecycle_steps_out_of_order)
 	cr_assert_geq(record_session_next_poll_ms(s), 0);
 	cr_assert_eq(record_session_poll(s, 0), 0, "%s", record_session_error(s));
 	cr_assert_eq(record_session_stop(s), 0, "%s", record_session_error(s));
-	cr_assert_eq(record_session_stop(s), -EINVAL, "stop twice");
+	cr_assert_eq(record_session_stop(s), 0, "stop twice: nothing to do");
+	cr_assert_eq(record_session_state(s), SESSION_STOPPED);
 	cr_assert_eq(record_session_poll(s, 0), -EINVAL, "poll after stop");
 	cr_assert_eq(record_session_start(s), -EINVAL, "start after stop");
 	cr_assert_eq(f.attached, 1);
@@ -699,6 +708,16 @@ Test(session, close_in_every_state)
 	cr_assert_neq(stat(path, &sb), 0, "started, not stopped: unlinked");
 	cr_assert_eq(f.freed, 2);
 
+	/* Start right after new opens first: the public API's shortcut. */
+	cr_assert_eq(record_session_new(&o, &s), 0);
+	cr_assert_eq(record_session_start(s), 0, "%s", record_session_error(s));
+	cr_assert_eq(record_session_state(s), SESSION_STARTED);
+	cr_assert_eq(f.opened, 3);
+	cr_assert_eq(record_session_stop(s), 0, "%s", record_session_error(s));
+	record_session_close(s);
+	cr_assert_eq(f.freed, 3);
+	cr_assert_eq(unlink(path), 0, "a stopped session's file stays");
+
 	/* A failed open: the source's error, then only close. */
 	f.open_err = -EIO;
 	cr_assert_eq(record_session_new(&o, &s), 0);
@@ -707,7 +726,7 @@ Test(session, close_in_every_state)
 	cr_assert_eq(record_session_open(s), -EALREADY);
 	record_session_close(s);
 	cr_assert_neq(stat(path, &sb), 0, "nothing written before the source opened");
-	cr_assert_eq(f.freed, 3);
+	cr_assert_eq(f.freed, 4);
 
 	/* Bad options: new fails, close still frees. */
 	o.ring_buffer_bytes = 5000;
@@ -760,7 +779,7 @@ Test(session, write_error_stops_with_a_readable_stream)
 	k.full = true;
 	cr_assert_eq(record_session_poll(s, 1000), -ENOSPC);
 	cr_assert_str_neq(record_session_error(s), "");
-	record_session_status(s, &st);
+	st = status_of(s);
 	cr_assert(st.write_failed);
 	cr_assert_neq(record_session_stop(s), 0, "stop reports the failed write");
 	record_session_close(s);
@@ -805,7 +824,7 @@ Test(session, write_error_leaves_the_file_at_its_checkpoint)
 	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
 	err = record_session_poll(s, 1000);
 	cr_assert_eq(err, -EFBIG, "%d %s", err, record_session_error(s));
-	record_session_status(s, &st);
+	st = status_of(s);
 	cr_assert(st.write_failed);
 	cr_assert_eq(st.samples, 5, "the file keeps its last checkpoint");
 	cr_assert_neq(record_session_stop(s), 0);

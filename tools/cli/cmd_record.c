@@ -193,9 +193,13 @@ static void alloc_summary(const struct bpfrec_alloc_stats *a, bool verbose)
 			(unsigned long long)a->live_full);
 }
 
-static void summary(const struct bpfrec_record_stats *s, bool to_stdout, bool verbose)
+static void summary(const struct bpfrec_record *rec, const struct bpfrec_record_stats *s,
+		    bool to_stdout, bool verbose)
 {
 	struct bpfrec_record_stats st = *s;
+	BPFREC_OPTS(bpfrec_unwind_stats, unwind);
+	BPFREC_OPTS(bpfrec_alloc_stats, alloc);
+	BPFREC_OPTS(bpfrec_offcpu_stats, offcpu);
 
 	fprintf(stderr, "[ bpfrec record: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
 		(double)st.bytes / (1024.0 * 1024.0), to_stdout ? "to stdout" : st.file,
@@ -215,17 +219,17 @@ static void summary(const struct bpfrec_record_stats *s, bool to_stdout, bool ve
 		fprintf(stderr, "bpfrec record: build-id cache %s: %zu files copied, %zu there "
 			"already, %zu too big, %zu failed\n", st.buildid_cache_dir, st.buildid_copied,
 			st.buildid_present, st.buildid_too_big, st.buildid_failed);
-	if (st.unwind.enabled)
-		unwind_summary(&st.unwind, verbose);
-	if (st.alloc.enabled)
-		alloc_summary(&st.alloc, verbose);
-	if (st.offcpu.enabled && verbose)
+	if (!bpfrec_record_get_unwind_stats(rec, &unwind) && unwind.enabled)
+		unwind_summary(&unwind, verbose);
+	if (!bpfrec_record_get_alloc_stats(rec, &alloc) && alloc.enabled)
+		alloc_summary(&alloc, verbose);
+	if (!bpfrec_record_get_offcpu_stats(rec, &offcpu) && offcpu.enabled && verbose)
 		fprintf(stderr, "bpfrec record: off-CPU: BPF saw %llu blocked intervals: %llu "
 			"written, %llu lost, %llu open at the end; %llu closed without a reported "
-			"switch-in\n", (unsigned long long)st.offcpu.blocked,
-			(unsigned long long)st.offcpu.written, (unsigned long long)st.offcpu.lost,
-			(unsigned long long)(st.offcpu.blocked - st.offcpu.written - st.offcpu.lost),
-			(unsigned long long)st.offcpu.unpaired);
+			"switch-in\n", (unsigned long long)offcpu.blocked,
+			(unsigned long long)offcpu.written, (unsigned long long)offcpu.lost,
+			(unsigned long long)(offcpu.blocked - offcpu.written - offcpu.lost),
+			(unsigned long long)offcpu.unpaired);
 	if (st.lost)
 		fprintf(stderr, "bpfrec record: warning: %llu samples were lost (ring buffer full): "
 			"raise -m or lower -F\n", (unsigned long long)st.lost);
@@ -398,7 +402,7 @@ int cmd_record(int argc, char **argv)
 	}
 	bpfrec_record_get_stats(rec, &st);
 	if (!a.quiet)
-		summary(&st, a.opts.output_path && !strcmp(a.opts.output_path, "-"), a.verbose);
+		summary(rec, &st, a.opts.output_path && !strcmp(a.opts.output_path, "-"), a.verbose);
 	if (!a.quiet && a.opts.sched)
 		sched_summary(rec);
 	/* A recording that could not be written is a failure, whatever the command did. */

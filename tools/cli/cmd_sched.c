@@ -43,12 +43,11 @@ int cmd_sched(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct bpfrec_sched_export_opts eo = { .sz = sizeof(eo) };
+	BPFREC_OPTS(bpfrec_sched_export_opts, eo);
 	struct bpfrec_sched_exporter *e = NULL;
 	struct bpfrec_sched_metrics *m = NULL;
 	const char *input = "perf.data";
 	bool hist = false, json = false;
-	char err[512] = "";
 	int c, ret;
 
 	optind = 1;
@@ -89,9 +88,10 @@ int cmd_sched(int argc, char **argv)
 	if (!eo.threads && !eo.processes)
 		eo.threads = eo.processes = true;
 
-	ret = bpfrec_sched_metrics_read(input, &m, err, sizeof(err));
+	ret = bpfrec_sched_metrics_read(input, &m);
 	if (ret) {
-		fprintf(stderr, "bpfrec sched: %s\n", err);
+		fprintf(stderr, "bpfrec sched: %s\n", bpfrec_sched_metrics_error(m));
+		bpfrec_sched_metrics_free(m);
 		return 1;
 	}
 	ret = json ? bpfrec_sched_json_exporter_new(stdout, &e) :

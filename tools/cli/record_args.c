@@ -327,7 +327,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 		case 'C':
 			free(a->cpus);
 			a->cpus = NULL;
-			if (bpfrec_parse_cpulist(optarg, &a->cpus, &nr))
+			if (bpfrec_cpulist_parse(optarg, &a->cpus, &nr))
 				return bad(err, errlen, "-C '%s': give CPUs like 0,2-3", optarg);
 			a->opts.cpus = a->cpus;
 			a->opts.nr_cpus = nr;
@@ -346,7 +346,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 		case OPT_UNWIND_TABLES: {
 			uint64_t size;
 
-			if (bpfrec_parse_size(optarg, &size) || size < BPFREC_UNWIND_TABLE_MIN_BYTES ||
+			if (bpfrec_size_parse(optarg, &size) || size < BPFREC_UNWIND_TABLE_MIN_BYTES ||
 			    size > BPFREC_UNWIND_TABLE_MAX_BYTES)
 				return bad(err, errlen,
 					   "--unwind-tables '%s': give a size from 4K to 4G, e.g. 64M",
@@ -387,7 +387,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			break;
 		}
 		case OPT_SWITCH_OUTPUT:
-			if (bpfrec_parse_switch_output(optarg, &a->opts.switch_output,
+			if (bpfrec_switch_output_parse(optarg, &a->opts.switch_output,
 						       &a->opts.switch_bytes, &a->opts.switch_ns))
 				return bad(err, errlen,
 					   "--switch-output='%s': give a size (100M), an age (30s, 5m) or 'signal'",
@@ -409,7 +409,7 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			uint64_t bytes = 512 * 1024;
 
 			/* A size as --unwind-tables takes it (512K), or plain bytes (1). */
-			if (optarg && parse_u64(optarg, &bytes) && bpfrec_parse_size(optarg, &bytes))
+			if (optarg && parse_u64(optarg, &bytes) && bpfrec_size_parse(optarg, &bytes))
 				bytes = 0;
 			if (!bytes || bytes > (1ull << 40))
 				return bad(err, errlen, "--alloc='%s': give the mean bytes between "

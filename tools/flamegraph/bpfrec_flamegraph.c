@@ -66,7 +66,7 @@ int bpfrec_flamegraph_new(const struct bpfrec_flamegraph_opts *opts, struct bpfr
 	*out = fg;
 	if (!fg)
 		return -ENOMEM;
-	if (opts_copy(&fg->opts, sizeof(fg->opts), opts))
+	if (OPTS_COPY(&fg->opts, bpfrec_flamegraph_opts, opts))
 		return fail(fg, -EINVAL, "bpfrec_flamegraph_opts: sz %zu is too small, or the "
 			    "program sets fields this libbpfrec (%s) does not know: declare it "
 			    "with BPFREC_OPTS()", opts->sz, bpfrec_version());

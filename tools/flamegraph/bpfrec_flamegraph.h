@@ -78,6 +78,7 @@ struct bpfrec_flamegraph_opts {
 	bpfrec_log_fn log;		/* warnings about the conversion */
 	void *log_ctx;
 };
+#define bpfrec_flamegraph_opts__last_field log_ctx
 
 /* Declare with BPFREC_OPTS(bpfrec_flamegraph_info, i). */
 struct bpfrec_flamegraph_info {

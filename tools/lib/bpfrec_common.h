@@ -17,7 +17,9 @@
  *    BPFREC_OPTS(). A program built against an older header passes a
  *    smaller sz and gets defaults for the fields it does not know; one
  *    built against a newer header may run with an older library only if
- *    the fields the library does not know are zero (else -EINVAL);
+ *    the bytes past the last field the library knows are zero (else
+ *    -EINVAL). Each options struct's header names its last field
+ *    (TYPE__last_field), as libbpf's do;
  *  - no global state: two recordings or conversions in one process do not
  *    share anything but the process itself (its fd limit, see record.h).
  */
@@ -25,6 +27,7 @@
 #define BPFREC_COMMON_H
 
 #include <stddef.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,9 +44,16 @@ extern "C" {
 /*
  * Declare and zero an options struct with its sz set, then the named
  * fields given:  BPFREC_OPTS(bpfrec_record_opts, o, .freq = 99);
+ * The memset zeroes the padding too, which an initializer alone need not
+ * do: the library refuses non-zero bytes past the fields it knows. (A GNU
+ * C statement expression, as libbpf's LIBBPF_OPTS; gcc, clang and g++
+ * take it.)
  */
-#define BPFREC_OPTS(TYPE, NAME, ...) \
-	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+#define BPFREC_OPTS(TYPE, NAME, ...)					\
+	struct TYPE NAME = ({						\
+		memset(&NAME, 0, sizeof(struct TYPE));			\
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };	\
+	})
 
 /* How much a log message matters; the callback decides what to show. */
 enum bpfrec_log_level {

@@ -6,8 +6,10 @@
  *
  * The caller's struct may be older (smaller sz: the fields it lacks keep
  * their zero defaults) or newer (larger sz: accepted only when every byte
- * the library does not know is zero, so nothing the caller asked for is
- * silently ignored).
+ * past the library's last field is zero, so nothing the caller asked for
+ * is silently ignored). Each public options struct names its last field
+ * right after its declaration (#define TYPE__last_field NAME); adding a
+ * field means moving that line.
  */
 #ifndef PERFDATA_OPTS_H
 #define PERFDATA_OPTS_H
@@ -19,10 +21,13 @@
 
 /*
  * Copy opts (NULL = all defaults) into dst of dst_sz bytes, whose first
- * field is the size_t sz. 0, or -EINVAL for a sz too small to hold sz
- * itself or for non-zero bytes beyond dst_sz.
+ * field is the size_t sz. known is how many bytes of it this library
+ * knows: the end of the struct's last field (OPTS_KNOWN()), not its
+ * sizeof, so that a field a newer header adds inside the old trailing
+ * padding is not silently ignored. 0, or -EINVAL for a sz too small to
+ * hold sz itself or for non-zero bytes at or beyond known.
  */
-static inline int opts_copy(void *dst, size_t dst_sz, const void *opts)
+static inline int opts_copy(void *dst, size_t dst_sz, size_t known, const void *opts)
 {
 	const uint8_t *src = opts;
 	size_t sz;
@@ -33,12 +38,23 @@ static inline int opts_copy(void *dst, size_t dst_sz, const void *opts)
 	memcpy(&sz, src, sizeof(sz));
 	if (sz < sizeof(size_t))
 		return -EINVAL;
-	for (size_t i = dst_sz; i < sz; i++)
+	for (size_t i = known; i < sz; i++)
 		if (src[i])
 			return -EINVAL;
-	memcpy(dst, src, sz < dst_sz ? sz : dst_sz);
+	memcpy(dst, src, sz < known ? sz : known);
 	return 0;
 }
+
+/*
+ * The bytes of struct TYPE up to the end of its last field, as the public
+ * header names it (TYPE##__last_field, libbpf's convention).
+ */
+#define OPTS_KNOWN(TYPE) \
+	(offsetof(struct TYPE, TYPE##__last_field) + \
+	 sizeof(((struct TYPE *)0)->TYPE##__last_field))
+
+/* opts_copy() into *DST, a struct TYPE. */
+#define OPTS_COPY(DST, TYPE, OPTS) opts_copy((DST), sizeof(struct TYPE), OPTS_KNOWN(TYPE), (OPTS))
 
 /*
  * The other way: fill the caller's struct (its sz says how much it has)

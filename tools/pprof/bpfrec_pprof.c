@@ -60,7 +60,7 @@ int bpfrec_pprof_new(const struct bpfrec_pprof_opts *opts, struct bpfrec_pprof *
 	*out = p;
 	if (!p)
 		return -ENOMEM;
-	if (opts_copy(&p->opts, sizeof(p->opts), opts))
+	if (OPTS_COPY(&p->opts, bpfrec_pprof_opts, opts))
 		return fail(p, -EINVAL, "bpfrec_pprof_opts: sz %zu is too small, or the program "
 			    "sets fields this libbpfrec (%s) does not know: declare it with "
 			    "BPFREC_OPTS()", opts->sz, bpfrec_version());

@@ -60,6 +60,7 @@ struct bpfrec_pprof_opts {
 	bpfrec_log_fn log;		/* warnings about the whole conversion */
 	void *log_ctx;
 };
+#define bpfrec_pprof_opts__last_field log_ctx
 
 /* What the conversion met; declare with BPFREC_OPTS(bpfrec_pprof_stats, st). */
 struct bpfrec_pprof_stats {
