@@ -182,7 +182,12 @@ int elf_load_segments(Elf *elf, bool exec_only, struct load_seg **segs, size_t *
 			.memsz = ph.p_memsz, .exec = ph.p_flags & PF_X,
 		};
 	}
-	return *nr ? 0 : -ENOENT;
+	if (*nr)
+		return 0;
+	/* Nothing for the caller to free: callers return at once on an error. */
+	free(*segs);
+	*segs = NULL;
+	return -ENOENT;
 }
 
 /* The file offset of ELF address vaddr inside an executable segment, or 0. */

@@ -73,7 +73,8 @@ struct load_seg {
 };
 
 /* The PT_LOAD segments of elf, in file order (exec_only: only executable
- * ones), into a malloc'd array: 0, -ENOENT when there is none, -EINVAL, -ENOMEM.
+ * ones), into a malloc'd array: 0, -ENOENT when there is none, -EINVAL, -ENOMEM
+ * (on an error *segs is NULL).
  * Segments whose file or address range wraps around 2^64 are left out. */
 int elf_load_segments(Elf *elf, bool exec_only, struct load_seg **segs, size_t *nr);
 
