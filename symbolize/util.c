@@ -182,7 +182,12 @@ int elf_load_segments(Elf *elf, bool exec_only, struct load_seg **segs, size_t *
 			.memsz = ph.p_memsz, .exec = ph.p_flags & PF_X,
 		};
 	}
-	return *nr ? 0 : -ENOENT;
+	if (*nr)
+		return 0;
+	/* Nothing for the caller to free: callers return at once on an error. */
+	free(*segs);
+	*segs = NULL;
+	return -ENOENT;
 }
 
 /* The file offset of ELF address vaddr inside an executable segment, or 0. */
@@ -194,59 +199,111 @@ static uint64_t exec_offset(const struct load_seg *segs, size_t nr, uint64_t vad
 	return 0;
 }
 
-int elf_func_offsets(Elf *elf, const char *const *names, size_t n, uint64_t *offsets)
+int elf_for_each_symbol(Elf *elf, uint32_t sh_type, elf_symbol_fn fn, void *ctx)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t nsyms;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != sh_type || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		/* Never past the data the section really has. */
+		nsyms = d->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < nsyms && i <= INT32_MAX; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int ret;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name)
+				continue;
+			ret = fn(&sym, name, ctx);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+int elf_read_addr(Elf *elf, uint64_t addr, void *buf, size_t len)
 {
 	struct load_seg *segs;
-	Elf_Scn *scn = NULL;
-	size_t nr_segs, found = 0;
+	size_t nr, file_size = 0;
+	const char *image;
+	int err;
+
+	err = elf_load_segments(elf, false, &segs, &nr);
+	if (err)
+		return err;
+	image = elf_rawfile(elf, &file_size);
+	err = image ? -ENOENT : -EINVAL;
+	for (size_t i = 0; i < nr && err == -ENOENT; i++) {
+		const struct load_seg *s = &segs[i];
+		uint64_t off;
+
+		/* All of it in the bytes this segment takes from the file (not .bss),
+		 * and in the file: a header may claim more than the file has. */
+		if (addr < s->vaddr || addr - s->vaddr > s->filesz || len > s->filesz - (addr - s->vaddr))
+			continue;
+		off = s->offset + (addr - s->vaddr);
+		if (off > file_size || len > file_size - off)
+			continue;
+		memcpy(buf, image + off, len);
+		err = 0;
+	}
+	free(segs);
+	return err;
+}
+
+/* What elf_func_offsets() looks for, and how far it got. */
+struct func_search {
+	const char *const *names;
+	size_t n;
+	uint64_t *offsets;
+	const struct load_seg *segs;
+	size_t nr_segs;
+	size_t found;
+};
+
+static int match_func(const GElf_Sym *sym, const char *name, void *ctx)
+{
+	struct func_search *fs = ctx;
+
+	/* An IFUNC symbol is its resolver, not the code called. */
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC)
+		return 0;
+	for (size_t k = 0; k < fs->n; k++) {
+		if (fs->offsets[k] || strcmp(name, fs->names[k]))
+			continue;
+		fs->offsets[k] = exec_offset(fs->segs, fs->nr_segs, sym->st_value);
+		fs->found += fs->offsets[k] != 0;
+	}
+	return 0;
+}
+
+int elf_func_offsets(Elf *elf, const char *const *names, size_t n, uint64_t *offsets)
+{
+	struct func_search fs = { .names = names, .n = n, .offsets = offsets };
+	struct load_seg *segs;
 	int err;
 
 	memset(offsets, 0, n * sizeof(*offsets));
-	err = elf_load_segments(elf, true, &segs, &nr_segs);
+	err = elf_load_segments(elf, true, &segs, &fs.nr_segs);
 	if (err)
 		return err;
+	fs.segs = segs;
 	/* .dynsym first: what a dynamic library exports is what callers reach. */
-	for (int pass = 0; pass < 2; pass++) {
-		uint32_t want = pass ? SHT_SYMTAB : SHT_DYNSYM;
-
-		scn = NULL;
-		while ((scn = elf_nextscn(elf, scn)) != NULL) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-			size_t nsyms;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want || !sh.sh_entsize)
-				continue;
-			d = elf_getdata(scn, NULL);
-			if (!d)
-				continue;
-			/* Never past the data the section really has. */
-			nsyms = d->d_size / sh.sh_entsize;
-			for (size_t i = 0; i < nsyms && i <= INT32_MAX; i++) {
-				GElf_Sym sym;
-				const char *name;
-				int type;
-
-				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-					continue;
-				/* An IFUNC symbol is its resolver, not the code called. */
-				type = GELF_ST_TYPE(sym.st_info);
-				if (type != STT_FUNC)
-					continue;
-				name = elf_strptr(elf, sh.sh_link, sym.st_name);
-				if (!name)
-					continue;
-				for (size_t k = 0; k < n; k++) {
-					if (offsets[k] || strcmp(name, names[k]))
-						continue;
-					offsets[k] = exec_offset(segs, nr_segs, sym.st_value);
-					found += offsets[k] != 0;
-				}
-			}
-		}
-		if (found)
-			break;
-	}
+	elf_for_each_symbol(elf, SHT_DYNSYM, match_func, &fs);
+	if (!fs.found)
+		elf_for_each_symbol(elf, SHT_SYMTAB, match_func, &fs);
 	free(segs);
-	return found ? 0 : -ENOENT;
+	return fs.found ? 0 : -ENOENT;
 }

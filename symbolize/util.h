@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <libelf.h>
+#include <gelf.h>
 
 /* Read a whole file, also one whose size stat() does not know (/proc).
  * *buf is NUL-terminated (one spare byte past *len); free() it. 0 or -errno. */
@@ -73,9 +73,28 @@ struct load_seg {
 };
 
 /* The PT_LOAD segments of elf, in file order (exec_only: only executable
- * ones), into a malloc'd array: 0, -ENOENT when there is none, -EINVAL, -ENOMEM.
+ * ones), into a malloc'd array: 0, -ENOENT when there is none, -EINVAL, -ENOMEM
+ * (on an error *segs is NULL).
  * Segments whose file or address range wraps around 2^64 are left out. */
 int elf_load_segments(Elf *elf, bool exec_only, struct load_seg **segs, size_t *nr);
+
+/*
+ * Call fn(sym, name, ctx) for each defined symbol with a name in elf's
+ * symbol tables of type sh_type (SHT_DYNSYM or SHT_SYMTAB), in table order,
+ * until fn returns non-zero: that value is returned, else 0. Only the
+ * entries a section's data really holds are read, and names only through
+ * libelf's bounded string lookup: the file may be anyone's.
+ */
+typedef int (*elf_symbol_fn)(const GElf_Sym *sym, const char *name, void *ctx);
+int elf_for_each_symbol(Elf *elf, uint32_t sh_type, elf_symbol_fn fn, void *ctx);
+
+/*
+ * Copy the len bytes the file holds for ELF address addr into buf: all of
+ * them within the file part of one PT_LOAD (initialized data, not .bss) and
+ * within the file itself, whatever its headers claim. 0, -ENOENT when no
+ * segment holds them all, -EINVAL, -ENOMEM.
+ */
+int elf_read_addr(Elf *elf, uint64_t addr, void *buf, size_t len);
 
 /*
  * The file offsets of the functions names[0, n) (defined STT_FUNC

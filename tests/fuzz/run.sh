@@ -2,16 +2,21 @@
 # Run the libFuzzer harnesses of tests/fuzz/ (built by `make fuzz-bins`).
 #   tests/fuzz/run.sh replay FUZZ_BUILD            every corpus file once, through its harness
 #   tests/fuzz/run.sh fuzz FUZZ_BUILD SECONDS [H]  fuzz each harness (or only H) for SECONDS
+#   tests/fuzz/run.sh list                         the harnesses' names, the one list of them
 # New inputs found while fuzzing go to FUZZ_BUILD/scratch/<harness> (never the
 # tree); a crash leaves its input in FUZZ_BUILD/crashes/ and fails the run.
 # Exit 0 when no harness crashed, leaked, timed out or ran out of memory.
 set -u
-mode=${1:?usage: tests/fuzz/run.sh replay|fuzz FUZZ_BUILD [SECONDS [HARNESS]]}
+harnesses="reader decode tracing pprof cfitable pyruntime"
+mode=${1:?usage: tests/fuzz/run.sh replay|fuzz|list FUZZ_BUILD [SECONDS [HARNESS]]}
+if [ "$mode" = list ]; then
+	echo $harnesses
+	exit 0
+fi
 build=${2:?FUZZ_BUILD}
 secs=${3:-300}
 only=${4:-}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-harnesses="reader decode tracing pprof cfitable"
 # One input may take at most 30 s (generous: the machine may be busy) and 2 GiB;
 # a parser that needs more is a bug.
 limits="-timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1024"
@@ -43,7 +48,7 @@ for h in $harnesses; do
 		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 		;;
 	*)
-		echo "usage: tests/fuzz/run.sh replay|fuzz FUZZ_BUILD [SECONDS [HARNESS]]" >&2
+		echo "usage: tests/fuzz/run.sh replay|fuzz|list FUZZ_BUILD [SECONDS [HARNESS]]" >&2
 		exit 2 ;;
 	esac
 	if [ "$rc" != 0 ]; then

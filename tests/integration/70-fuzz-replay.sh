@@ -5,12 +5,13 @@
 . "$TOP/tests/integration/lib.sh"
 
 FUZZ=$BUILD/fuzz
-for h in reader decode tracing pprof cfitable; do
+harnesses=$(sh "$TOP/tests/fuzz/run.sh" list)
+for h in $harnesses; do
 	[ -x "$FUZZ/fuzz_$h" ] || fail "$FUZZ/fuzz_$h is missing: make BUILD=$BUILD/fuzz FUZZ=1 fuzz-bins"
 done
 sh "$TOP/tests/fuzz/run.sh" replay "$FUZZ" >"$T/out" 2>&1 || { cat "$T/out" >&2; fail "a corpus file crashed its harness"; }
 cat "$T/out"
-for h in reader decode tracing pprof cfitable; do
+for h in $harnesses; do
 	want=$(find "$TOP/tests/fuzz/corpus/$h" -type f | wc -l)
 	[ "$want" -gt 0 ] || fail "corpus/$h is empty"
 	assert_grep "^ok   fuzz_$h \(replay\): $want inputs run$" "$T/out" "fuzz_$h did not run all $want corpus files"

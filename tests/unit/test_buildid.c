@@ -15,17 +15,7 @@
 #include <unistd.h>
 
 #include "symbolize/buildid.h"
-
-static const char *fixture(const char *name)
-{
-	static char path[4096];
-	const char *dir = getenv("FIXTURES");
-
-	cr_assert(dir, "FIXTURES is not set: run through tests/run.sh");
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	cr_assert(access(path, R_OK) == 0, "missing fixture %s: run 'make fixtures'", path);
-	return path;
-}
+#include "tests/unit/test_fixture.h"
 
 /* The "Build ID:" of `readelf -n path` in lower-case hex, or "" when none. */
 static void readelf_build_id(const char *path, char *hex, size_t size)

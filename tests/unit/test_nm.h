@@ -12,16 +12,19 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Value and size of a symbol, as `nm -S` prints them (the last one listed). */
-static inline void nm_symbol(const char *path, const char *name, uint64_t *value,
-			     uint64_t *size)
+/*
+ * Value and size of a symbol, as `nm -S` prints them (the last one listed);
+ * dynamic: from the dynamic symbols (`nm -D`), all a stripped file has.
+ */
+static inline void nm_symbol_of(const char *path, bool dynamic, const char *name, uint64_t *value,
+				uint64_t *size)
 {
 	char cmd[4200], line[1024], sym[512], type;
 	unsigned long long v, s;
 	bool found = false;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "nm -S '%s'", path);
+	snprintf(cmd, sizeof(cmd), "nm %s '%s'", dynamic ? "-D -S" : "-S", path);
 	p = popen(cmd, "r");
 	cr_assert(p, "cannot run nm (binutils missing?)");
 	while (fgets(line, sizeof(line), p)) {
@@ -34,6 +37,11 @@ static inline void nm_symbol(const char *path, const char *name, uint64_t *value
 	}
 	cr_assert(pclose(p) == 0, "nm failed on %s (binutils missing?)", path);
 	cr_assert(found, "nm finds no %s in %s", name, path);
+}
+
+static inline void nm_symbol(const char *path, const char *name, uint64_t *value, uint64_t *size)
+{
+	nm_symbol_of(path, false, name, value, size);
 }
 
 #endif /* TEST_NM_H */
