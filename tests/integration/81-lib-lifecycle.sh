@@ -4,7 +4,7 @@
 # documented results; live statistics; a failing write callback; a recording
 # freed before stop leaves nothing. Its output went to a pipe fd, so it must
 # be perf.data's pipe format, and perf must agree with its sample count and
-# find lifecycle_spin on top.
+# find lifecycle_spin on top of user space.
 . "$TOP/tests/integration/lib.sh"
 need_root
 need_tool perf linux-perf
@@ -23,9 +23,12 @@ run_clean script.txt perf script -i - -G -F tid <out.data
 [ "$(wc -l <script.txt)" = "$samples" ] ||
 	fail "perf script sees $(wc -l <script.txt) samples, the API said $samples"
 run_clean report.txt perf report -i - --stdio --no-children -g none --sort sym <out.data
-# On top, though not a majority: the recorder works in this very process
-# (building the unwind tables of its files takes a share).
-top=$(awk '$1 ~ /%$/ { print $NF; exit }' report.txt)
-[ "$top" = lifecycle_spin ] || { head -20 report.txt >&2; fail "on top: $top, not lifecycle_spin"; }
+# On top of the user-space functions, though not a majority: the recorder
+# works in this very process (building the unwind tables of its files takes
+# a share), and what it costs the kernel (copies, page clearing, wake-ups)
+# weighs more or less beside the spin as the machine goes: 13 % against 8 %
+# in an emulated VM on 6.1.
+top=$(awk '$1 ~ /%$/ && $2 == "[.]" { print $NF; exit }' report.txt)
+[ "$top" = lifecycle_spin ] || { head -20 report.txt >&2; fail "on top in user space: $top, not lifecycle_spin"; }
 [ ! -e discarded.data ] || fail "discarded.data was left behind"
 echo ok
