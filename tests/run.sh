@@ -6,6 +6,8 @@
 # integration: every tests/integration/*.sh; exit 0 = pass, 77 = skipped, else fail.
 # ONLY="30 52 75-record-cfi": only the integration tests of these numbers or names
 # (the kernel smoke set runs a few in a VM so).
+# SHOW="76": print these tests' output when they pass too (the figures they
+# measured, for a note or `make test-kernels`' summary).
 set -u
 mode=${1:-all}
 build=$(cd "${2:-build}" && pwd)
@@ -52,10 +54,12 @@ run_unit_dir() {
 	done
 }
 
-# selected NAME: is integration test NAME (30-record-shares) in $ONLY?
+# selected NAME [LIST]: is integration test NAME (30-record-shares) in LIST
+# (default $ONLY; an empty $ONLY selects every test)?
 selected() {
-	[ -n "${ONLY:-}" ] || return 0
-	for w in $ONLY; do
+	list=${2-${ONLY:-}}
+	[ -n "$list" ] || { [ $# -lt 2 ] && return 0; return 1; }
+	for w in $list; do
 		{ [ "$w" = "${1%%-*}" ] || [ "$w" = "$1" ]; } && return 0
 	done
 	return 1
@@ -71,7 +75,8 @@ run_integration() {
 		rc=$?
 		secs=$(( $(date +%s) - start ))
 		case $rc in
-		0) passed=$((passed + 1)); echo "ok   integration/$name (${secs}s)" ;;
+		0) passed=$((passed + 1)); echo "ok   integration/$name (${secs}s)"
+		   if selected "$name" "${SHOW:-}"; then sed 's/^/    /' "$log" | tail -n 60; fi ;;
 		77) skipped=$((skipped + 1)); echo "skip integration/$name: $(tail -n 1 "$log")" ;;
 		*) failed=$((failed + 1)); echo "FAIL integration/$name (exit $rc, ${secs}s)"
 		   sed 's/^/    /' "$log" | tail -n 60 ;;
