@@ -12,18 +12,18 @@
 #define BPFREC_PERF_VERSION "0.1.0 (bpfrec)"
 
 /* A perf header string: u32 length (padded), text NUL-padded to a multiple of 64. */
-static void put_string(struct perfdata_buf *b, const char *s)
+static void put_string(struct growbuf *b, const char *s)
 {
 	size_t n = strlen(s) + 1;
 	size_t padded = (n + PERFDATA_NAME_ALIGN - 1) / PERFDATA_NAME_ALIGN * PERFDATA_NAME_ALIGN;
 
-	perfdata_buf_u32(b, (uint32_t)padded);
-	perfdata_buf_put(b, s, n);
-	perfdata_buf_put(b, NULL, padded - n);
+	growbuf_u32(b, (uint32_t)padded);
+	growbuf_put(b, s, n);
+	growbuf_put(b, NULL, padded - n);
 }
 
 /* A string the system may not know: no feature when it is empty. */
-static int put_known_string(struct perfdata_buf *b, const char *s)
+static int put_known_string(struct growbuf *b, const char *s)
 {
 	if (!s[0])
 		return -ENOENT;
@@ -39,7 +39,7 @@ static bool uses_clockid(const struct perfdata_feature_facts *f)
 /* ---- write ops: 0, -ENOENT when there is nothing to say, -errno ---------- */
 
 /* Build-id records back to back, each header.size long. */
-static int write_build_id(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_build_id(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	if (!f->nr_build_ids)
 		return -ENOENT;
@@ -47,7 +47,7 @@ static int write_build_id(struct perfdata_buf *b, const struct perfdata_feature_
 		const struct perfdata_build_id *e = &f->build_ids[i];
 		size_t need = PERFDATA_BUILD_ID_RECORD_SIZE + strlen(e->filename) + 1 +
 			      PERFDATA_NAME_ALIGN;
-		uint8_t *p = perfdata_buf_room(b, need);
+		uint8_t *p = growbuf_room(b, need);
 		ssize_t n;
 
 		if (!p)
@@ -61,90 +61,90 @@ static int write_build_id(struct perfdata_buf *b, const struct perfdata_feature_
 	return 0;
 }
 
-static int write_hostname(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_hostname(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	put_string(b, f->si->hostname);
 	return 0;
 }
 
-static int write_osrelease(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_osrelease(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	put_string(b, f->si->osrelease);
 	return 0;
 }
 
-static int write_version(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_version(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	(void)f;
 	put_string(b, BPFREC_PERF_VERSION);
 	return 0;
 }
 
-static int write_arch(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_arch(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	put_string(b, f->si->arch);
 	return 0;
 }
 
-static int write_nrcpus(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_nrcpus(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
-	perfdata_buf_u32(b, f->si->nr_cpus_avail);
-	perfdata_buf_u32(b, f->si->nr_cpus_online);
+	growbuf_u32(b, f->si->nr_cpus_avail);
+	growbuf_u32(b, f->si->nr_cpus_online);
 	return 0;
 }
 
-static int write_cpudesc(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_cpudesc(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	return put_known_string(b, f->si->cpudesc);
 }
 
-static int write_cpuid(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_cpuid(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	return put_known_string(b, f->si->cpuid);
 }
 
-static int write_total_mem(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_total_mem(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
-	perfdata_buf_u64(b, f->si->total_mem_kb);
+	growbuf_u64(b, f->si->total_mem_kb);
 	return 0;
 }
 
-static int write_cmdline(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_cmdline(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	if (!f->argc)
 		return -ENOENT;
-	perfdata_buf_u32(b, (uint32_t)f->argc);
+	growbuf_u32(b, (uint32_t)f->argc);
 	for (int i = 0; i < f->argc; i++)
 		put_string(b, f->argv[i]);
 	return 0;
 }
 
 /* u32 nr, u32 attr size, then per event: attr, u32 nr_ids, name, u64 ids[]. */
-static int write_event_desc(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_event_desc(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
-	perfdata_buf_u32(b, (uint32_t)f->nr_events);
-	perfdata_buf_u32(b, PERFDATA_ATTR_SIZE);
+	growbuf_u32(b, (uint32_t)f->nr_events);
+	growbuf_u32(b, PERFDATA_ATTR_SIZE);
 	for (size_t i = 0; i < f->nr_events; i++) {
 		const struct perfdata_event *ev = &f->events[i];
 		uint8_t a[PERFDATA_ATTR_SIZE] = { 0 };
 
 		memcpy(a, &ev->attr, sizeof(ev->attr) < sizeof(a) ? sizeof(ev->attr) : sizeof(a));
-		perfdata_buf_put(b, a, sizeof(a));
-		perfdata_buf_u32(b, ev->nr_ids);
+		growbuf_put(b, a, sizeof(a));
+		growbuf_u32(b, ev->nr_ids);
 		put_string(b, ev->name ? ev->name : "");
-		perfdata_buf_put(b, ev->ids, (size_t)ev->nr_ids * 8);
+		growbuf_put(b, ev->ids, (size_t)ev->nr_ids * 8);
 	}
 	return 0;
 }
 
-static void put_string_list(struct perfdata_buf *b, char **list, uint32_t nr)
+static void put_string_list(struct growbuf *b, char **list, uint32_t nr)
 {
-	perfdata_buf_u32(b, nr);
+	growbuf_u32(b, nr);
 	for (uint32_t i = 0; i < nr; i++)
 		put_string(b, list[i]);
 }
 
-static int write_cpu_topology(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_cpu_topology(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	const struct perfdata_topology *t = f->si->topo;
 
@@ -153,37 +153,37 @@ static int write_cpu_topology(struct perfdata_buf *b, const struct perfdata_feat
 	put_string_list(b, t->core_sib, t->nr_core_sib);
 	put_string_list(b, t->thread_sib, t->nr_thread_sib);
 	for (uint32_t cpu = 0; cpu < t->nr_cpus; cpu++) {
-		perfdata_buf_u32(b, (uint32_t)t->core_id[cpu]);
-		perfdata_buf_u32(b, (uint32_t)t->socket_id[cpu]);
+		growbuf_u32(b, (uint32_t)t->core_id[cpu]);
+		growbuf_u32(b, (uint32_t)t->socket_id[cpu]);
 	}
 	if (!t->nr_die_sib)
 		return 0;
 	put_string_list(b, t->die_sib, t->nr_die_sib);
 	for (uint32_t cpu = 0; cpu < t->nr_cpus; cpu++)
-		perfdata_buf_u32(b, (uint32_t)t->die_id[cpu]);
+		growbuf_u32(b, (uint32_t)t->die_id[cpu]);
 	return 0;
 }
 
-static int write_sample_time(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_sample_time(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	if (!f->nr_samples)
 		return -ENOENT;
-	perfdata_buf_u64(b, f->first_time);
-	perfdata_buf_u64(b, f->last_time);
+	growbuf_u64(b, f->first_time);
+	growbuf_u64(b, f->last_time);
 	return 0;
 }
 
-static int write_clockid(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_clockid(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	if (!uses_clockid(f))
 		return -ENOENT;
-	perfdata_buf_u64(b, f->clock_res_ns);
+	growbuf_u64(b, f->clock_res_ns);
 	return 0;
 }
 
 _Static_assert(sizeof(struct perfdata_feature_compressed) == 20, "COMPRESSED is five u32");
 
-static int write_compressed(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_compressed(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	/* Version 0, type 1 = zstd, the ratio rounded: as perf writes them. */
 	struct perfdata_feature_compressed c = {
@@ -196,19 +196,19 @@ static int write_compressed(struct perfdata_buf *b, const struct perfdata_featur
 
 	if (!f->zlevel)
 		return -ENOENT;
-	perfdata_buf_put(b, &c, sizeof(c));
+	growbuf_put(b, &c, sizeof(c));
 	return 0;
 }
 
 /* u32 version, u32 clockid, u64 wall-clock ns, u64 clockid ns. */
-static int write_clock_data(struct perfdata_buf *b, const struct perfdata_feature_facts *f)
+static int write_clock_data(struct growbuf *b, const struct perfdata_feature_facts *f)
 {
 	if (!uses_clockid(f))
 		return -ENOENT;
-	perfdata_buf_u32(b, 1);
-	perfdata_buf_u32(b, (uint32_t)f->events[0].attr.clockid);
-	perfdata_buf_u64(b, f->tod_ns);
-	perfdata_buf_u64(b, f->clockid_ns);
+	growbuf_u32(b, 1);
+	growbuf_u32(b, (uint32_t)f->events[0].attr.clockid);
+	growbuf_u64(b, f->tod_ns);
+	growbuf_u64(b, f->clockid_ns);
 	return 0;
 }
 

@@ -90,7 +90,7 @@ struct perfdata_text;	/* describe.h */
 
 struct perfdata_feature_ops {
 	const char *name;
-	int (*write)(struct perfdata_buf *b, const struct perfdata_feature_facts *f);
+	int (*write)(struct growbuf *b, const struct perfdata_feature_facts *f);
 	bool late;
 	void (*describe)(struct perfdata_text *t, const void *data, size_t size);
 };

@@ -387,9 +387,9 @@ static int check_writable(struct perfdata_writer *w)
 	return w->error;
 }
 
-static int pipe_feature(struct perfdata_writer *w, uint32_t feat, const struct perfdata_buf *b)
+static int pipe_feature(struct perfdata_writer *w, uint32_t feat, const struct growbuf *b)
 {
-	if (perfdata_buf_error(b))
+	if (growbuf_error(b))
 		return -ENOMEM;
 	return APPEND(w, perfdata_encode_header_feature(p, cap, feat, b->data, b->len));
 }
@@ -423,7 +423,7 @@ static struct perfdata_feature_facts facts_of(const struct perfdata_writer *w)
  * -ENOENT when it has nothing to say or is none we write (ops NULL).
  */
 static int build_feature(const struct perfdata_writer *w, const struct perfdata_feature_ops *ops,
-			 struct perfdata_buf *b)
+			 struct growbuf *b)
 {
 	struct perfdata_feature_facts facts = facts_of(w);
 	int err;
@@ -431,7 +431,7 @@ static int build_feature(const struct perfdata_writer *w, const struct perfdata_
 	if (!ops || !ops->write)
 		return -ENOENT;
 	err = ops->write(b, &facts);
-	return err ? err : perfdata_buf_error(b);
+	return err ? err : growbuf_error(b);
 }
 
 static int start_pipe(struct perfdata_writer *w)
@@ -453,14 +453,14 @@ static int start_pipe(struct perfdata_writer *w)
 	/* Late features (sample times, build-ids) are not known yet: those travel otherwise. */
 	for (unsigned int feat = 0; feat < PERFDATA_FEAT_LAST; feat++) {
 		const struct perfdata_feature_ops *ops = perfdata_feature_ops(feat);
-		struct perfdata_buf b = { 0 };
+		struct growbuf b = { 0 };
 
 		if (ops && ops->late)
 			continue;
 		err = build_feature(w, ops, &b);
 		if (!err)
 			err = pipe_feature(w, feat, &b);
-		perfdata_buf_free(&b);
+		growbuf_free(&b);
 		if (err && err != -ENOENT)
 			return err;
 	}
@@ -473,7 +473,7 @@ static int start_pipe(struct perfdata_writer *w)
 static int write_file_header(struct perfdata_writer *w, uint64_t data_size,
 			     const uint64_t feat_bits[4])
 {
-	struct perfdata_buf b = { 0 };
+	struct growbuf b = { 0 };
 	struct perfdata_file_header h = {
 		.magic = PERFDATA_MAGIC,
 		.size = PERFDATA_FILE_HEADER_SIZE,
@@ -490,9 +490,9 @@ static int write_file_header(struct perfdata_writer *w, uint64_t data_size,
 	h.data.size = data_size;
 	memcpy(h.features, feat_bits, sizeof(h.features));
 
-	perfdata_buf_put(&b, &h, sizeof(h));
+	growbuf_put(&b, &h, sizeof(h));
 	for (size_t i = 0; i < w->nr_events; i++)
-		perfdata_buf_put(&b, w->events[i].ids, (size_t)w->events[i].nr_ids * 8);
+		growbuf_put(&b, w->events[i].ids, (size_t)w->events[i].nr_ids * 8);
 	off = PERFDATA_FILE_HEADER_SIZE;
 	for (size_t i = 0; i < w->nr_events; i++) {
 		struct perfdata_file_section ids = { off, (uint64_t)w->events[i].nr_ids * 8 };
@@ -500,14 +500,14 @@ static int write_file_header(struct perfdata_writer *w, uint64_t data_size,
 
 		memcpy(a, &w->events[i].attr, sizeof(a) < sizeof(w->events[i].attr)
 					      ? sizeof(a) : sizeof(w->events[i].attr));
-		perfdata_buf_put(&b, a, sizeof(a));
-		perfdata_buf_put(&b, &ids, sizeof(ids));
+		growbuf_put(&b, a, sizeof(a));
+		growbuf_put(&b, &ids, sizeof(ids));
 		off += ids.size;
 	}
-	err = perfdata_buf_error(&b);
+	err = growbuf_error(&b);
 	if (!err)
 		err = write_all(w, b.data, b.len, 0);
-	perfdata_buf_free(&b);
+	growbuf_free(&b);
 	w->data_offset = h.data.offset;
 	return err;
 }
@@ -545,12 +545,12 @@ int perfdata_writer_start(struct perfdata_writer *w)
 		 * recording would be unreadable. perf also takes the feature from
 		 * a HEADER_FEATURE record in the data, so one goes first.
 		 */
-		struct perfdata_buf b = { 0 };
+		struct growbuf b = { 0 };
 
 		err = build_feature(w, perfdata_feature_ops(PERFDATA_FEAT_COMPRESSED), &b);
 		if (!err)
 			err = pipe_feature(w, PERFDATA_FEAT_COMPRESSED, &b);
-		perfdata_buf_free(&b);
+		growbuf_free(&b);
 		if (err)
 			return err;
 		w->compressing = true;
@@ -747,7 +747,7 @@ int perfdata_writer_add_build_id(struct perfdata_writer *w, uint16_t cpumode,
 /* Feature table and payloads at data_end; sets the bits that were written. */
 static int write_features(struct perfdata_writer *w, uint64_t data_end, uint64_t bits[4])
 {
-	struct perfdata_buf parts[PERFDATA_FEAT_LAST], payload = { 0 };
+	struct growbuf parts[PERFDATA_FEAT_LAST], payload = { 0 };
 	struct perfdata_file_section table[PERFDATA_FEAT_LAST];
 	bool present[PERFDATA_FEAT_LAST] = { false };
 	size_t nr = 0;
@@ -774,17 +774,17 @@ static int write_features(struct perfdata_writer *w, uint64_t data_end, uint64_t
 		bits[feat / 64] |= 1ull << (feat % 64);
 	}
 	if (!err) {
-		perfdata_buf_put(&payload, table, nr * sizeof(table[0]));
+		growbuf_put(&payload, table, nr * sizeof(table[0]));
 		for (unsigned int feat = 0; feat < PERFDATA_FEAT_LAST; feat++)
 			if (present[feat])
-				perfdata_buf_put(&payload, parts[feat].data, parts[feat].len);
-		err = perfdata_buf_error(&payload);
+				growbuf_put(&payload, parts[feat].data, parts[feat].len);
+		err = growbuf_error(&payload);
 	}
 	if (!err)
 		err = write_all(w, payload.data, payload.len, data_end);
 	for (unsigned int feat = 0; feat < PERFDATA_FEAT_LAST; feat++)
-		perfdata_buf_free(&parts[feat]);
-	perfdata_buf_free(&payload);
+		growbuf_free(&parts[feat]);
+	growbuf_free(&payload);
 	return err;
 }
 

@@ -38,7 +38,7 @@ struct lru_entry *lru_table_find(const struct lru_table *t, uint32_t key)
 
 	if (!t->map.nr)
 		return NULL;	/* nothing to find, and no seed drawn yet */
-	hash_table_for_each_possible(&t->map, n, perfdata_hash(t->map.seed, &key, sizeof(key))) {
+	hash_table_for_each_possible(&t->map, n, hash_bytes(t->map.seed, &key, sizeof(key))) {
 		struct lru_entry *e = container_of(n, struct lru_entry, node);
 
 		if (e->key == key)

@@ -17,7 +17,7 @@ void task_desc_reset(struct task_desc *d)
 void task_desc_free(struct task_desc *d)
 {
 	free(d->recs);
-	perfdata_buf_free(&d->names);
+	growbuf_free(&d->names);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -41,8 +41,8 @@ static struct task_desc_rec *add(struct task_desc *d, enum task_desc_kind kind, 
 	memset(r, 0, sizeof(*r));
 	r->kind = kind;
 	r->name = d->names.len;
-	perfdata_buf_put(&d->names, name ? name : "", strlen(name ? name : "") + 1);
-	if (perfdata_buf_error(&d->names)) {
+	growbuf_put(&d->names, name ? name : "", strlen(name ? name : "") + 1);
+	if (growbuf_error(&d->names)) {
 		d->failed = true;
 		return NULL;
 	}

@@ -40,7 +40,7 @@ struct task_desc_rec {
 struct task_desc {
 	struct task_desc_rec *recs;
 	size_t nr, cap;
-	struct perfdata_buf names;	/* NUL-terminated strings */
+	struct growbuf names;	/* NUL-terminated strings */
 	bool failed;			/* an add ran out of memory: -ENOMEM at the end */
 };
 

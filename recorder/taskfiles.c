@@ -18,7 +18,7 @@ static uint64_t file_hash(uint64_t seed, uint32_t maj, uint32_t min, uint64_t in
 	uint64_t dev_ino[2] = { (uint64_t)maj << 32 | min, ino };
 
 	/* The inode's hash seeds the path's: one hash over both. */
-	return perfdata_hash(perfdata_hash(seed, dev_ino, sizeof(dev_ino)), path, strlen(path));
+	return hash_bytes(hash_bytes(seed, dev_ino, sizeof(dev_ino)), path, strlen(path));
 }
 
 /* x86_64 maps the vDSO of 32-bit (and x32) processes below 4 GiB: a different image. */

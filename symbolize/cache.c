@@ -12,7 +12,7 @@ struct cache_entry *cache_get(const struct cache *c, const void *key, size_t key
 
 	if (!c->table.nr)
 		return NULL;	/* nothing to find, and no seed drawn yet */
-	h = perfdata_hash(c->table.seed, key, key_len);
+	h = hash_bytes(c->table.seed, key, key_len);
 	hash_table_for_each_possible(&c->table, n, h) {
 		struct cache_entry *e = container_of(n, struct cache_entry, node);
 

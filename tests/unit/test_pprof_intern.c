@@ -99,12 +99,12 @@ Test(intern, big_key_gets_its_own_chunk)
 Test(intern, hash_spreads_small_keys)
 {
 	/* Keys differing in one bit must not collide in the low bits used for slots. */
-	uint64_t seed = perfdata_hash_seed();
+	uint64_t seed = hash_seed();
 	uint64_t seen[1024] = { 0 };
 	int collisions = 0;
 
 	for (uint64_t i = 0; i < 1024; i++) {
-		uint64_t h = perfdata_hash(seed, &i, sizeof(i)) & 1023;
+		uint64_t h = hash_bytes(seed, &i, sizeof(i)) & 1023;
 
 		collisions += seen[h]++ > 0;
 	}
@@ -129,9 +129,9 @@ Test(intern, colliding_keys_of_one_table_do_not_collide_in_another)
 	cr_assert_eq(pp_intern_put(&b, "x", 1, NULL), 0);
 	cr_assert_neq(a.table.seed, b.table.seed, "two tables, one seed");
 	/* Eight keys whose hashes agree in the low 12 bits under a's seed. */
-	want = (uint32_t)perfdata_hash(a.table.seed, &nr, sizeof(nr)) & 4095;
+	want = (uint32_t)hash_bytes(a.table.seed, &nr, sizeof(nr)) & 4095;
 	for (uint64_t k = 0; nr < 8; k++)
-		if (((uint32_t)perfdata_hash(a.table.seed, &k, sizeof(k)) & 4095) == want)
+		if (((uint32_t)hash_bytes(a.table.seed, &k, sizeof(k)) & 4095) == want)
 			keys[nr++] = k;
 	for (uint64_t i = 0; i < nr; i++) {
 		cr_assert_geq(pp_intern_put(&a, &keys[i], 8, NULL), 0);

@@ -4,10 +4,10 @@
  * (perf.data feature sections, the recorder's task descriptions).
  *
  * Allocation failure is sticky: appends after it are dropped and
- * perfdata_buf_error() reports -ENOMEM once, at the end.
+ * growbuf_error() reports -ENOMEM once, at the end.
  */
-#ifndef PERFDATA_BUF_H
-#define PERFDATA_BUF_H
+#ifndef TOOLS_LIB_BUF_H
+#define TOOLS_LIB_BUF_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -15,14 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct perfdata_buf {
+struct growbuf {
 	uint8_t *data;
 	size_t len, cap;
 	bool failed;
 };
 
 /* n free bytes at the end, to be filled and then added to len; NULL on failure. */
-static inline uint8_t *perfdata_buf_room(struct perfdata_buf *b, size_t n)
+static inline uint8_t *growbuf_room(struct growbuf *b, size_t n)
 {
 	if (b->failed)
 		return NULL;
@@ -43,9 +43,9 @@ static inline uint8_t *perfdata_buf_room(struct perfdata_buf *b, size_t n)
 	return b->data + b->len;
 }
 
-static inline void perfdata_buf_put(struct perfdata_buf *b, const void *src, size_t n)
+static inline void growbuf_put(struct growbuf *b, const void *src, size_t n)
 {
-	if (!perfdata_buf_room(b, n))
+	if (!growbuf_room(b, n))
 		return;
 	if (src)
 		memcpy(b->data + b->len, src, n);
@@ -54,15 +54,15 @@ static inline void perfdata_buf_put(struct perfdata_buf *b, const void *src, siz
 	b->len += n;
 }
 
-static inline void perfdata_buf_u32(struct perfdata_buf *b, uint32_t v) { perfdata_buf_put(b, &v, 4); }
-static inline void perfdata_buf_u64(struct perfdata_buf *b, uint64_t v) { perfdata_buf_put(b, &v, 8); }
+static inline void growbuf_u32(struct growbuf *b, uint32_t v) { growbuf_put(b, &v, 4); }
+static inline void growbuf_u64(struct growbuf *b, uint64_t v) { growbuf_put(b, &v, 8); }
 
-static inline int perfdata_buf_error(const struct perfdata_buf *b) { return b->failed ? -ENOMEM : 0; }
+static inline int growbuf_error(const struct growbuf *b) { return b->failed ? -ENOMEM : 0; }
 
-static inline void perfdata_buf_free(struct perfdata_buf *b)
+static inline void growbuf_free(struct growbuf *b)
 {
 	free(b->data);
-	*b = (struct perfdata_buf){ 0 };
+	*b = (struct growbuf){ 0 };
 }
 
-#endif /* PERFDATA_BUF_H */
+#endif /* TOOLS_LIB_BUF_H */

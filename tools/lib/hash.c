@@ -20,7 +20,7 @@ static uint64_t mix(uint64_t h)
 	return h;
 }
 
-uint64_t perfdata_hash_seed(void)
+uint64_t hash_seed(void)
 {
 	struct timespec ts;
 	uint64_t seed;
@@ -39,7 +39,7 @@ uint64_t perfdata_hash_seed(void)
  * state and the tail, so equal-length keys that collide under one seed do
  * not under another.
  */
-uint64_t perfdata_hash(uint64_t seed, const void *data, size_t len)
+uint64_t hash_bytes(uint64_t seed, const void *data, size_t len)
 {
 	const uint8_t *p = data;
 	uint64_t h = mix(seed ^ 0x9e3779b97f4a7c15ULL) ^ (len * 0x100000001b3ULL);
@@ -68,7 +68,7 @@ uint64_t perfdata_hash(uint64_t seed, const void *data, size_t len)
 uint64_t hash_table_seed(struct hash_table *t)
 {
 	if (!t->seeded) {
-		t->seed = perfdata_hash_seed();
+		t->seed = hash_seed();
 		t->seeded = 1;
 	}
 	return t->seed;
@@ -76,7 +76,7 @@ uint64_t hash_table_seed(struct hash_table *t)
 
 uint64_t hash_table_key(struct hash_table *t, const void *key, size_t len)
 {
-	return perfdata_hash(hash_table_seed(t), key, len);
+	return hash_bytes(hash_table_seed(t), key, len);
 }
 
 /* The first node of h's chain with hash h, from n on. */

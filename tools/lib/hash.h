@@ -6,27 +6,27 @@
  * strings of a perf.data) or from /proc. With a fixed hash, whoever writes
  * the file can precompute keys that all land in one slot and make every
  * lookup a linear scan. So each table draws its own random seed when it is
- * created (perfdata_hash_seed(), from getrandom) and hashes with it: the
+ * created (hash_seed(), from getrandom) and hashes with it: the
  * same key hashes differently in two tables and in two runs. Nothing may
  * depend on the hash values or on slot order (ids and outputs follow
  * insertion order), so results stay deterministic.
  */
-#ifndef PERFDATA_HASH_H
-#define PERFDATA_HASH_H
+#ifndef TOOLS_LIB_HASH_H
+#define TOOLS_LIB_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 /* A fresh random seed (getrandom; a time- and address-based one if that fails). */
-uint64_t perfdata_hash_seed(void);
+uint64_t hash_seed(void);
 /* 64-bit hash of len bytes under seed; every bit depends on every key bit. */
-uint64_t perfdata_hash(uint64_t seed, const void *data, size_t len);
+uint64_t hash_bytes(uint64_t seed, const void *data, size_t len);
 
 /*
  * The hash table: chained, intrusive (the caller embeds a struct hash_node
  * in its entry and owns the entry's memory), keys of any shape. The caller
  * hashes its key with the table's seed (hash_table_key(), or
- * perfdata_hash() over hash_table_seed() for a key in several pieces),
+ * hash_bytes() over hash_table_seed() for a key in several pieces),
  * walks the nodes of that hash with hash_table_for_each_possible() and
  * compares the keys itself. On an add, buckets double when there are more
  * entries than buckets and halve when there are four times fewer, so chains
@@ -79,4 +79,4 @@ void hash_table_free(struct hash_table *t);
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 #endif
 
-#endif /* PERFDATA_HASH_H */
+#endif /* TOOLS_LIB_HASH_H */

@@ -11,8 +11,8 @@
  * right after its declaration (#define TYPE__last_field NAME); adding a
  * field means moving that line.
  */
-#ifndef PERFDATA_OPTS_H
-#define PERFDATA_OPTS_H
+#ifndef TOOLS_LIB_OPTS_H
+#define TOOLS_LIB_OPTS_H
 
 #include <errno.h>
 #include <stddef.h>
@@ -76,4 +76,4 @@ static inline int opts_copy_out(void *dst, const void *src, size_t src_sz)
 	return 0;
 }
 
-#endif /* PERFDATA_OPTS_H */
+#endif /* TOOLS_LIB_OPTS_H */

@@ -19,8 +19,8 @@
  * own array. The BPF side has its own (bpf/unwind.h, UNWIND_LAST_LE): the
  * verifier needs a bounded loop.
  */
-#ifndef PERFDATA_SORTED_H
-#define PERFDATA_SORTED_H
+#ifndef TOOLS_LIB_SORTED_H
+#define TOOLS_LIB_SORTED_H
 
 #include <stddef.h>
 
@@ -41,4 +41,4 @@
 #define SORTED_COUNT_LE(a, nr, field, key)                                 \
 	SORTED_PARTITION(nr, sorted_i_, (a)[sorted_i_].field <= (key))
 
-#endif /* PERFDATA_SORTED_H */
+#endif /* TOOLS_LIB_SORTED_H */

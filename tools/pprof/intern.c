@@ -123,7 +123,7 @@ int64_t pp_intern_find(const struct pp_intern *t, const void *key, size_t len)
 {
 	if (!t->nr || len >= UINT32_MAX)
 		return -ENOENT;	/* nothing to find, and no seed drawn yet */
-	return lookup(t, key, (uint32_t)len, perfdata_hash(t->table.seed, key, len));
+	return lookup(t, key, (uint32_t)len, hash_bytes(t->table.seed, key, len));
 }
 
 const void *pp_intern_get(const struct pp_intern *t, uint32_t id, size_t *len)
