@@ -182,7 +182,8 @@ static void make_str(uint8_t *obj, const struct py_layout *l, unsigned int kind,
 			 (ascii ? 1u << PY_UNICODE_ASCII_BIT : 0);
 	int64_t len = (int64_t)n;
 
-	memset(obj, 0, l->unicode_compact_data);
+	/* An ASCII one has the shorter header: no more than that is written. */
+	memset(obj, 0, ascii ? l->unicode_ascii_data : l->unicode_compact_data);
 	memcpy(obj + l->unicode_length, &len, sizeof(len));
 	memcpy(obj + l->unicode_state, &state, sizeof(state));
 	memcpy(obj + (ascii ? l->unicode_ascii_data : l->unicode_compact_data), chars, n * kind);
@@ -241,11 +242,13 @@ static uint64_t unit(const struct fake *f, int i)
 	return (uintptr_t)f->code + f->l->code_adaptive + 2 * (int64_t)i;
 }
 
-static struct py_code_reader *reader_of(const struct fake *f, size_t max_entries)
+/* f made anew (first line 10) and a reader of this process that takes it for a code object. */
+static struct py_code_reader *fake_reader(struct fake *f, size_t max_entries)
 {
 	struct py_code_opts opts = { .sz = sizeof(opts), .max_entries = max_entries };
 	struct py_code_reader *r;
 
+	make_fake(f, 10);
 	cr_assert_eq(py_code_reader_new(getpid(), f->l, f->code_type, &opts, &r), 0);
 	return r;
 }
@@ -264,8 +267,7 @@ Test(pycode, fake_code_object_named)
 	struct py_code_name n;
 	struct py_code_reader *r;
 
-	make_fake(&f, 10);
-	r = reader_of(&f, 0);
+	r = fake_reader(&f, 0);
 	cr_assert_eq(py_code_name(r, (uintptr_t)f.code, unit(&f, 2), &n), 0);
 	cr_expect_str_eq(n.qualname, "Outer.hot");
 	cr_expect_str_eq(n.filename, "/x/y.py");
@@ -291,8 +293,7 @@ Test(pycode, garbage_is_no_code_object)
 	struct py_code_reader *r;
 	uint8_t garbage[512];
 
-	make_fake(&f, 10);
-	r = reader_of(&f, 0);
+	r = fake_reader(&f, 0);
 	for (size_t i = 0; i < sizeof(garbage); i++)
 		garbage[i] = (uint8_t)(i * 131 + 7);
 	cr_expect_eq(py_code_name(r, (uintptr_t)garbage, 0, &n), -EINVAL);
@@ -337,8 +338,7 @@ Test(pycode, cut_strings_and_line_tables)
 	struct py_code_name n;
 	struct py_code_reader *r;
 
-	make_fake(&f, 10);
-	r = reader_of(&f, 0);
+	r = fake_reader(&f, 0);
 
 	/* A file name whose characters run into the hole. */
 	make_str(end - f.l->unicode_ascii_data - 4, f.l, 1, true, "/a/b", 4);
@@ -392,8 +392,7 @@ Test(pycode, cache_sees_a_replaced_object)
 	struct py_code_name n;
 	struct py_code_reader *r;
 
-	make_fake(&f, 10);
-	r = reader_of(&f, 0);
+	r = fake_reader(&f, 0);
 	cr_assert_eq(py_code_name(r, (uintptr_t)f.code, unit(&f, 2), &n), 0);
 	cr_expect_str_eq(n.qualname, "Outer.hot");
 	/* Freed and another code object put there: other names, another first line. */
@@ -427,12 +426,12 @@ Test(pycode, cache_holds_max_entries)
 	struct py_code_name n;
 	struct py_code_reader *r;
 
-	for (int i = 0; i < 3; i++)
+	r = fake_reader(&f[0], 2);
+	for (int i = 1; i < 3; i++) {
 		make_fake(&f[i], 10 + i);
-	/* One PyCode_Type for all three. */
-	for (int i = 1; i < 3; i++)
+		/* One PyCode_Type for all three. */
 		put_ptr(f[i].code, f[i].l->object_type, &f[0].code_type);
-	r = reader_of(&f[0], 2);
+	}
 	for (int i = 0; i < 3; i++) {
 		cr_assert_eq(py_code_name(r, (uintptr_t)f[i].code, 0, &n), 0);
 		cr_expect_eq(n.firstlineno, 10 + i);
@@ -666,7 +665,7 @@ static uint64_t load_bias(pid_t pid, const char *path, Elf *elf)
 		int pos = 0;
 
 		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%llx-%*llx %*s %llx %*s %*u %n", &start, &off, &pos) == 2 && pos &&
+		if (sscanf(line, "%llx-%*[0-9a-f] %*s %llx %*s %*s %n", &start, &off, &pos) == 2 && pos &&
 		    off == 0 && !strcmp(line + pos, real)) {
 			bias = start - first_vaddr;
 			found = true;
