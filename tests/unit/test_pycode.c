@@ -4,8 +4,8 @@
  * (symbolize/pycode.h).
  *
  * Real interpreters: each pyenv build of CPython 3.8 to 3.13 (a missing
- * minor version is a skip that names it) and Debian's /usr/bin/python3.11
- * (the interpreter linked in, no DWARF) run a script whose main thread
+ * minor version is a skip that names it) and Debian's /usr/bin/python3
+ * (3.11, the interpreter linked in, no DWARF) run a script whose main thread
  * blocks in a known function, hot_alpha, at the end of a chain of calls
  * with ASCII, latin-1, UCS-2 and UCS-4 names; a second thread prints each
  * frame of the main thread as Python itself sees it (its code object's
