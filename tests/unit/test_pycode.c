@@ -389,12 +389,11 @@ Test(pycode, cut_strings_and_line_tables)
 Test(pycode, cache_sees_a_replaced_object)
 {
 	static struct fake f;
+	struct py_code_reader *r = fake_reader(&f, 0);
 	struct py_code_name n;
-	struct py_code_reader *r;
 
-	r = fake_reader(&f, 0);
 	cr_assert_eq(py_code_name(r, (uintptr_t)f.code, unit(&f, 2), &n), 0);
-	cr_expect_str_eq(n.qualname, "Outer.hot");
+	cr_expect_str_eq(n.qualname, "Outer.hot", "read");
 	/* Freed and another code object put there: other names, another first line. */
 	make_str(f.name, f.l, 1, true, "cold", 4);
 	make_str(f.qualname, f.l, 2, false, (const uint16_t[]){ 0x70ed }, 1);
