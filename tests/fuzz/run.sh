@@ -7,7 +7,7 @@
 # tree); a crash leaves its input in FUZZ_BUILD/crashes/ and fails the run.
 # Exit 0 when no harness crashed, leaked, timed out or ran out of memory.
 set -u
-harnesses="reader decode tracing pprof cfitable pyruntime"
+harnesses="reader decode tracing pprof cfitable pyruntime pycode"
 mode=${1:?usage: tests/fuzz/run.sh replay|fuzz|list FUZZ_BUILD [SECONDS [HARNESS]]}
 if [ "$mode" = list ]; then
 	echo $harnesses

@@ -340,41 +340,6 @@ static void check_against_dwarf(Dwarf *dw, const struct py_layout *l, const char
 
 /* ---- the pyenv builds ---- */
 
-/* `pyenv root`: $PYENV_ROOT, else what the command says, else ~/.pyenv. */
-static void pyenv_root(char *out, size_t size)
-{
-	const char *env = getenv("PYENV_ROOT");
-	FILE *p;
-
-	if (env && *env) {
-		snprintf(out, size, "%s", env);
-		return;
-	}
-	out[0] = '\0';
-	p = popen("pyenv root 2>/dev/null", "r");
-	if (p) {
-		if (!fgets(out, (int)size, p))
-			out[0] = '\0';
-		pclose(p);
-		out[strcspn(out, "\n")] = '\0';
-	}
-	if (!out[0])
-		snprintf(out, size, "%s/.pyenv", getenv("HOME") ? getenv("HOME") : "");
-}
-
-/* Is name "3.<minor>.<micro>" (no suffix: "3.13.0t" is another build)? Then *micro. */
-static bool release_dir(const char *name, unsigned int minor, unsigned int *micro)
-{
-	char want[16];
-	size_t n = (size_t)snprintf(want, sizeof(want), "3.%u.", minor);
-	char *end;
-
-	if (strncmp(name, want, n) || !name[n] || name[n] < '0' || name[n] > '9')
-		return false;
-	*micro = (unsigned int)strtoul(name + n, &end, 10);
-	return *end == '\0';
-}
-
 /* The checks of one build: versions/3.<minor>.<micro> under root. */
 static void check_build(const char *root, unsigned int minor, unsigned int micro)
 {
@@ -423,41 +388,6 @@ static void check_build(const char *root, unsigned int minor, unsigned int micro
 		elf_end(elf);
 		close(fd);
 	}
-}
-
-typedef void (*build_fn)(const char *root, unsigned int minor, unsigned int micro);
-
-/*
- * fn for every installed pyenv build 3.<minor>.* with a shared library
- * (libpython3.<minor><abiflags>.so.1.0), or a skip that names the version.
- */
-static void for_each_build(unsigned int minor, const char *abiflags, build_fn fn)
-{
-	char root[PATH_MAX - 64], versions[PATH_MAX];
-	unsigned int checked = 0, micro;
-	struct dirent *de;
-	DIR *d;
-
-	pyenv_root(root, sizeof(root));
-	snprintf(versions, sizeof(versions), "%s/versions", root);
-	d = opendir(versions);
-	while (d && (de = readdir(d)) != NULL) {
-		char lib[PATH_MAX + 300];
-
-		if (!release_dir(de->d_name, minor, &micro))
-			continue;
-		snprintf(lib, sizeof(lib), "%s/%s/lib/libpython3.%u%s.so.1.0", versions, de->d_name,
-			 minor, abiflags);
-		if (access(lib, R_OK))
-			continue;	/* a static build: no library with DWARF to read */
-		fn(root, minor, micro);
-		checked++;
-	}
-	if (d)
-		closedir(d);
-	if (!checked)
-		cr_skip_test("no pyenv build of CPython 3.%u with libpython3.%u%s.so (pyenv root %s)",
-			     minor, minor, abiflags, root);
 }
 
 static void check_minor(unsigned int minor)
