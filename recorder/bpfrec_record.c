@@ -282,9 +282,11 @@ int bpfrec_record_get_stats(const struct bpfrec_record *r, struct bpfrec_record_
 int bpfrec_record_get_unwind_stats(const struct bpfrec_record *r,
 				   struct bpfrec_unwind_stats *stats)
 {
-	struct record_status st = status_of(r);
+	struct bpfrec_unwind_stats u = { .sz = sizeof(u) };
 
-	return opts_copy_out(stats, &st.unwind, sizeof(st.unwind));
+	if (r->s)
+		record_session_unwind_status(r->s, &u);
+	return opts_copy_out(stats, &u, sizeof(u));
 }
 
 int bpfrec_record_get_alloc_stats(const struct bpfrec_record *r, struct bpfrec_alloc_stats *stats)

@@ -600,7 +600,6 @@ void record_session_status(const struct record_session *s, struct record_status 
 
 	*status = (struct record_status){
 		.rec = { .sz = sizeof(status->rec), .exit_code = -1 },
-		.unwind = { .sz = sizeof(status->unwind) },
 		.alloc = { .sz = sizeof(status->alloc) },
 		.offcpu = { .sz = sizeof(status->offcpu) },
 	};
@@ -632,11 +631,6 @@ void record_session_status(const struct record_session *s, struct record_status 
 	session_tracers_stats(s, status);
 	st->lost_task = s->lost_task;
 	st->workload_done = s->workload_done;
-	if (s->unwind) {
-		unwind_bpf_stats(s->unwind, &status->unwind);
-		status->unwind.late_spent = s->late_spent;
-		status->unwind.late_busy = s->late_busy;
-	}
 	if (s->child.pid)
 		st->exit_code = launch_exit_code(&s->child);
 	if (s->src_opened && s->src) {
@@ -647,6 +641,16 @@ void record_session_status(const struct record_session *s, struct record_status 
 		st->bpf_run_ns = c.bpf_run_ns;
 		st->bpf_runs = c.bpf_runs;
 	}
+}
+
+void record_session_unwind_status(const struct record_session *s, struct bpfrec_unwind_stats *u)
+{
+	*u = (struct bpfrec_unwind_stats){ .sz = sizeof(*u) };
+	if (!s->unwind)
+		return;
+	unwind_bpf_stats(s->unwind, u);
+	u->late_spent = s->late_spent;
+	u->late_busy = s->late_busy;
 }
 
 int record_session_sched_metrics(struct record_session *s, struct bpfrec_sched_metrics **out)

@@ -240,14 +240,22 @@ enum session_state {
 };
 enum session_state record_session_state(const struct record_session *s);
 
-/* Everything the public stats getters hand out, filled at once. */
+/*
+ * The recording's counters and its tracers', filled at once: a tracer's
+ * losses count in rec.lost, so its part comes with the recording's.
+ */
 struct record_status {
 	struct bpfrec_record_stats rec;
-	struct bpfrec_unwind_stats unwind;
 	struct bpfrec_alloc_stats alloc;
 	struct bpfrec_offcpu_stats offcpu;
 };
 void record_session_status(const struct record_session *s, struct record_status *st);
+/*
+ * The in-kernel unwinder's counters (enabled false without it). Apart from
+ * the rest: they are summed over per-CPU maps under the worker's lock, work
+ * a status line read every poll need not pay for.
+ */
+void record_session_unwind_status(const struct record_session *s, struct bpfrec_unwind_stats *u);
 /*
  * --sched: the per-thread metrics so far (the caller frees *out with
  * bpfrec_sched_metrics_free). -ENOENT without --sched or before open.
