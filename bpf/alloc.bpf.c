@@ -31,6 +31,7 @@
 
 #include "alloc.h"
 #include "scope.bpf.h"
+#include "stats.bpf.h"
 #include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -59,12 +60,7 @@ struct {
 	__type(value, struct alloc_sample);
 } alloc_live SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, ALLOC_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} alloc_stats SEC(".maps");
+STATS_MAP(alloc_stats, ALLOC_STAT_MAX)
 
 /* One thread's state: its countdown and the allocator call it is in. */
 struct alloc_thread {
@@ -85,14 +81,6 @@ struct {
 	__type(key, int);
 	__type(value, struct alloc_thread);
 } alloc_threads SEC(".maps");
-
-static __always_inline void count(__u32 stat)
-{
-	__u64 *v = bpf_map_lookup_elem(&alloc_stats, &stat);
-
-	if (v)
-		*v += 1;
-}
 
 static __always_inline __s64 draw(void)
 {

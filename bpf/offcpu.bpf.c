@@ -33,6 +33,7 @@
 
 #include "offcpu.h"
 #include "scope.bpf.h"
+#include "stats.bpf.h"
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
 #include "unseen_switch.bpf.h"
@@ -67,20 +68,7 @@ struct {
 	__type(value, struct offcpu_sample);
 } aggs SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, OFFCPU_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} offcpu_stats SEC(".maps");
-
-static __always_inline void count(__u32 stat)
-{
-	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &stat);
-
-	if (v)
-		*v += 1;
-}
+STATS_MAP(offcpu_stats, OFFCPU_STAT_MAX)
 
 /* --call-graph dwarf: keep prev's user registers and stack with its sample. */
 static __always_inline void save_ustack(struct task_struct *prev, struct offcpu_sample *b)

@@ -31,6 +31,7 @@
 
 #include "profile.h"
 #include "scope.bpf.h"
+#include "stats.bpf.h"
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
 #include "perf_ctx.bpf.h"
@@ -89,20 +90,7 @@ struct {
 	__type(value, struct profile_sample);
 } scratch SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PROFILE_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-static __always_inline void count(__u32 stat)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
-
-	if (v)
-		*v += 1;
-}
+STATS_MAP(stats, PROFILE_STAT_MAX)
 
 /* True the first time a user process is sampled (since exec, or eviction). */
 static __always_inline bool first_sample_of(__u32 tgid)

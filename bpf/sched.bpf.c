@@ -34,6 +34,7 @@
 
 #include "sched.h"
 #include "scope.bpf.h"
+#include "stats.bpf.h"
 #include "unwind.bpf.h"
 #include "unseen_switch.bpf.h"
 #include "task_state.bpf.h"
@@ -72,20 +73,7 @@ struct {
 	__type(value, struct offcpu_sample);
 } aggs SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SCHED_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} sched_stats SEC(".maps");
-
-static __always_inline void count(__u32 stat)
-{
-	__u64 *v = bpf_map_lookup_elem(&sched_stats, &stat);
-
-	if (v)
-		*v += 1;
-}
+STATS_MAP(sched_stats, SCHED_STAT_MAX)
 
 /* The thread's metrics, created on first use; NULL when the map is full. */
 static __always_inline struct sched_thread *thread_of(struct task_struct *t)
