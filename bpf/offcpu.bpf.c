@@ -36,20 +36,17 @@
 #include "stats.bpf.h"
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
+#include "offcpu_sample.bpf.h"
 #include "unseen_switch.bpf.h"
 #include "task_state.bpf.h"
 #include "run_state.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* Shorter intervals are aggregated (0: every interval is a sample). */
-const volatile __u64 thresh_ns = 0;
 /* --call-graph dwarf: bytes of user stack (<= OFFCPU_USTACK_MAX; 0: none). */
 const volatile __u32 stack_user_size = 0;
-/* User stacks walked with the unwind tables (unwind.bpf.h; maps shared with the sampler). */
-const volatile bool unwind_cfi = false;
 
-/* Our own (events and the target maps are in scope.bpf.h). */
+/* Our own (events and the target maps are in scope.bpf.h, aggs in offcpu_sample.bpf.h). */
 TASK_STATE_MAPS(blocked, struct offcpu_sample);
 
 /* --call-graph dwarf (current build only): the user registers and stack at switch-out. */
@@ -59,14 +56,6 @@ struct {
 	__type(key, int);
 	__type(value, struct offcpu_ustack);
 } blocked_ustack SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
-	__type(key, struct offcpu_agg_key);
-	__type(value, struct offcpu_sample);
-} aggs SEC(".maps");
 
 STATS_MAP(offcpu_stats, OFFCPU_STAT_MAX)
 
@@ -93,10 +82,8 @@ static __always_inline void save_ustack(struct task_struct *prev, struct offcpu_
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
 				       unsigned int prev_state, __u64 now, bool compat)
 {
-	__u32 tgid = prev->tgid, tid = prev->pid;
-	__u32 nr_kernel = 0, nr_user = 0, state;
+	__u32 tgid = prev->tgid, tid = prev->pid, state;
 	struct offcpu_sample *b;
-	long n;
 
 	/* The idle task does not wait, and a dead task never comes back. */
 	if (!tid)
@@ -125,82 +112,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	b->state = state;
 	b->flags = 0;
 	bpf_get_current_comm(b->comm, sizeof(b->comm));
-
-	/*
-	 * Both stacks, with or without -g: the kernel one says why the task
-	 * waits, the user one who waits; a lone ip would say neither. The
-	 * kernel stack starts with the frames of this program and its
-	 * trampoline (how many depends on the kernel); user space cuts them.
-	 */
-	n = bpf_get_stack(ctx, b->frames, PROFILE_MAX_STACK * sizeof(__u64), 0);
-	if (n > 0)
-		nr_kernel = (n / sizeof(__u64)) & 0x7f;
-	if (prev->mm && unwind_cfi) {
-		/* current is still prev here: the walker reads prev's registers and stack. */
-		nr_user = unwind_user_callchain_with(&b->frames[nr_kernel], compat);
-	} else if (prev->mm && !stack_user_size) {
-		n = bpf_get_stack(ctx, &b->frames[nr_kernel], PROFILE_MAX_STACK * sizeof(__u64),
-				  BPF_F_USER_STACK);
-		if (n > 0)
-			nr_user = (n / sizeof(__u64)) & 0x7f;
-	}
-	b->nr_kernel = nr_kernel;
-	b->nr_user = nr_user;
+	/* The user stack by frame pointers unless it is copied (save_ustack()). */
+	walk_stacks(ctx, prev, b, !stack_user_size, compat);
 	/* (--off-cpu with dwarf needs 6.0: user space never asks the compat build.) */
 	if (stack_user_size && !compat)
 		save_ustack(prev, b);
-}
-
-/* Sum a short interval into its aggregate; false when there is no room for one. */
-static __always_inline bool aggregate(struct offcpu_sample *b, __u64 delta, __u64 now)
-{
-	struct offcpu_agg_key key = {};
-	struct offcpu_sample *a;
-	__u32 nr = (b->nr_kernel + b->nr_user) & 0xff;
-	__u64 h = 0xcbf29ce484222325ull;	/* FNV-1a over whole frames */
-	__u64 size;
-
-	for (__u32 i = 0; i < 2 * PROFILE_MAX_STACK; i++) {
-		if (i >= nr)
-			break;
-		h = (h ^ b->frames[i]) * 0x100000001b3ull;
-	}
-	key.pid = b->hdr.pid;
-	key.tid = b->hdr.tid;
-	key.state = b->state;
-	key.nr_kernel = b->nr_kernel;
-	key.nr_user = b->nr_user;
-	key.stack_hash = h;
-	/* A sum has no room for a user stack copy (user space refuses the combination). */
-	b->flags = 0;
-
-	a = bpf_map_lookup_elem(&aggs, &key);
-	if (a) {
-		__sync_fetch_and_add(&a->period, delta);
-		__sync_fetch_and_add(&a->count, 1);
-		if (now > a->hdr.time)
-			a->hdr.time = now;
-		return true;
-	}
-	b->period = delta;
-	b->hdr.time = now;
-	if (bpf_map_update_elem(&aggs, &key, b, BPF_NOEXIST)) {
-		/* Another CPU inserted it meanwhile: add to theirs. */
-		a = bpf_map_lookup_elem(&aggs, &key);
-		if (!a)
-			return false;	/* full */
-		__sync_fetch_and_add(&a->period, delta);
-		__sync_fetch_and_add(&a->count, 1);
-		return true;
-	}
-	/* A new aggregate: have user space describe the process while it lives. */
-	b->hdr.kind = OFFCPU_KIND_DESCRIBE;
-	size = OFFCPU_SAMPLE_SIZE(nr);
-	if (size > sizeof(*b))	/* never true; keeps the bound visible to the verifier */
-		size = sizeof(*b);
-	if (bpf_ringbuf_output(&events, b, size, submit_flags()))
-		count(OFFCPU_STAT_LOST);
-	return true;
 }
 
 /*
@@ -253,7 +169,8 @@ static __always_inline void close_interval(struct task_struct *task, struct offc
 	delta = back - b->hdr.time;
 	b->hdr.cpu = bpf_get_smp_processor_id();
 	count(OFFCPU_STAT_INTERVALS);
-	if (delta < thresh_ns && aggregate(b, delta, back)) {
+	if (delta < thresh_ns &&
+	    aggregate(b, delta, back, OFFCPU_KIND_SAMPLE, OFFCPU_KIND_DESCRIBE, OFFCPU_STAT_LOST)) {
 		b->hdr.time = 0;
 		return;
 	}
@@ -261,9 +178,7 @@ static __always_inline void close_interval(struct task_struct *task, struct offc
 	b->hdr.time = back;
 	b->period = delta;
 	b->count = 1;
-	size = OFFCPU_SAMPLE_SIZE((b->nr_kernel + b->nr_user) & 0xff);
-	if (size > sizeof(*b))	/* never true; keeps the bound visible to the verifier */
-		size = sizeof(*b);
+	size = sample_size(sample_frames(b));
 	if ((b->flags & PROFILE_SAMPLE_USTACK) && !compat)
 		err = send_with_ustack(task, b, size);
 	else

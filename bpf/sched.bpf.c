@@ -12,7 +12,8 @@
  *                     length goes into the thread's count, total, max and
  *                     log2 histogram, and, when at least thresh_ns, one
  *                     record into the ring buffer (shorter ones are summed
- *                     per stack and reason in `aggs`, as offcpu.bpf.c does).
+ *                     per stack and reason in `aggs`, with the code
+ *                     offcpu.bpf.c sums with: offcpu_sample.bpf.h).
  *   sched_wakeup(_new) a task in scope becomes runnable: its wait starts.
  *
  * A task the kernel switched in without a sched_switch event naming it
@@ -36,16 +37,13 @@
 #include "scope.bpf.h"
 #include "stats.bpf.h"
 #include "unwind.bpf.h"
+#include "offcpu_sample.bpf.h"
 #include "unseen_switch.bpf.h"
 #include "task_state.bpf.h"
 #include "run_state.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* Shorter waits are summed (0: every wait is a sample). */
-const volatile __u64 thresh_ns = 0;
-/* User stacks walked with the unwind tables (maps shared with the sampler). */
-const volatile bool unwind_cfi = false;
 /* No callchains at all (the sampler records none either). */
 const volatile bool no_stacks = false;
 
@@ -64,14 +62,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sched_thread);
 } sched_threads SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
-	__type(key, struct offcpu_agg_key);
-	__type(value, struct offcpu_sample);
-} aggs SEC(".maps");
 
 STATS_MAP(sched_stats, SCHED_STAT_MAX)
 
@@ -123,11 +113,10 @@ static __always_inline enum sched_switch_reason switch_reason(bool preempt, unsi
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
 				       unsigned int prev_state, __u64 now, bool compat)
 {
-	__u32 tgid = prev->tgid, tid = prev->pid, nr_kernel = 0, nr_user = 0;
+	__u32 tgid = prev->tgid, tid = prev->pid;
 	enum sched_switch_reason why = switch_reason(preempt, prev_state);
 	struct sched_thread *m;
 	struct sched_task *st;
-	long n;
 
 	if (!tid)
 		return;
@@ -169,80 +158,19 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	st->rec.state = why == SCHED_SW_PREEMPTED ? SCHED_WAIT_PREEMPTED : SCHED_WAIT_WOKEN;
 	st->rec.flags = 0;
 	bpf_get_current_comm(st->rec.comm, sizeof(st->rec.comm));
-	if (!no_stacks) {
-		n = bpf_get_stack(ctx, st->rec.frames, PROFILE_MAX_STACK * sizeof(__u64), 0);
-		if (n > 0)
-			nr_kernel = (n / sizeof(__u64)) & 0x7f;
-		if (prev->mm && unwind_cfi) {
-			nr_user = unwind_user_callchain_with(&st->rec.frames[nr_kernel], compat);
-		} else if (prev->mm) {
-			n = bpf_get_stack(ctx, &st->rec.frames[nr_kernel],
-					  PROFILE_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
-			if (n > 0)
-				nr_user = (n / sizeof(__u64)) & 0x7f;
-		}
+	if (no_stacks) {
+		st->rec.nr_kernel = 0;
+		st->rec.nr_user = 0;
+	} else {
+		walk_stacks(ctx, prev, &st->rec, true, compat);
 	}
-	st->rec.nr_kernel = nr_kernel;
-	st->rec.nr_user = nr_user;
-}
-
-/* Sum a short wait into its aggregate; false when there is no room for one. */
-static __always_inline bool aggregate(struct offcpu_sample *b, __u64 delta, __u64 now)
-{
-	struct offcpu_agg_key key = {};
-	struct offcpu_sample *a;
-	__u32 nr = (b->nr_kernel + b->nr_user) & 0xff;
-	__u64 h = 0xcbf29ce484222325ull;	/* FNV-1a over whole frames */
-	__u64 size;
-
-	for (__u32 i = 0; i < 2 * PROFILE_MAX_STACK; i++) {
-		if (i >= nr)
-			break;
-		h = (h ^ b->frames[i]) * 0x100000001b3ull;
-	}
-	key.pid = b->hdr.pid;
-	key.tid = b->hdr.tid;
-	key.state = b->state;
-	key.nr_kernel = b->nr_kernel;
-	key.nr_user = b->nr_user;
-	key.stack_hash = h;
-
-	a = bpf_map_lookup_elem(&aggs, &key);
-	if (a) {
-		__sync_fetch_and_add(&a->period, delta);
-		__sync_fetch_and_add(&a->count, 1);
-		if (now > a->hdr.time)
-			a->hdr.time = now;
-		return true;
-	}
-	b->hdr.kind = SCHED_KIND_SAMPLE;
-	b->period = delta;
-	b->count = 1;
-	b->hdr.time = now;
-	if (bpf_map_update_elem(&aggs, &key, b, BPF_NOEXIST)) {
-		a = bpf_map_lookup_elem(&aggs, &key);
-		if (!a)
-			return false;	/* full */
-		__sync_fetch_and_add(&a->period, delta);
-		__sync_fetch_and_add(&a->count, 1);
-		return true;
-	}
-	/* A new aggregate: have user space describe the process while it lives. */
-	b->hdr.kind = SCHED_KIND_DESCRIBE;
-	size = OFFCPU_SAMPLE_SIZE(nr);
-	if (size > sizeof(*b))	/* never true; keeps the bound visible to the verifier */
-		size = sizeof(*b);
-	if (bpf_ringbuf_output(&events, b, size, submit_flags()))
-		count(SCHED_STAT_LOST);
-	b->hdr.kind = SCHED_KIND_SAMPLE;
-	return true;
 }
 
 /* task (st its state) got the CPU at `back`: its wait, if one is open, ends then. */
 static __always_inline void end_wait(struct task_struct *task, struct sched_task *st, __u64 back)
 {
 	struct sched_thread *m;
-	__u64 delta, size;
+	__u64 delta;
 
 	st->last_in = back;
 	if (!st->runnable_since || back < st->runnable_since) {
@@ -266,15 +194,14 @@ static __always_inline void end_wait(struct task_struct *task, struct sched_task
 	if (st->rec.hdr.kind != SCHED_KIND_SAMPLE)
 		return;		/* never switched out while we watched: no stack to charge */
 	st->rec.hdr.cpu = bpf_get_smp_processor_id();
-	if (delta < thresh_ns && aggregate(&st->rec, delta, back))
+	if (delta < thresh_ns &&
+	    aggregate(&st->rec, delta, back, SCHED_KIND_SAMPLE, SCHED_KIND_DESCRIBE, SCHED_STAT_LOST))
 		return;
 	st->rec.hdr.time = back;
 	st->rec.period = delta;
 	st->rec.count = 1;
-	size = OFFCPU_SAMPLE_SIZE((st->rec.nr_kernel + st->rec.nr_user) & 0xff);
-	if (size > sizeof(st->rec))	/* never true; keeps the bound visible to the verifier */
-		size = sizeof(st->rec);
-	if (bpf_ringbuf_output(&events, &st->rec, size, submit_flags()))
+	if (bpf_ringbuf_output(&events, &st->rec, sample_size(sample_frames(&st->rec)),
+			       submit_flags()))
 		count(SCHED_STAT_LOST);
 }
 
