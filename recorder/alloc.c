@@ -610,10 +610,7 @@ static int alloc_consume(void *t)
 /* A tracer counter (enum alloc_stat); 0 when it cannot be read. */
 static uint64_t read_stat(const struct alloc_tracer *a, uint32_t key)
 {
-	uint64_t sum = 0;
-
-	percpu_sum(bpf_map__fd(a->skel->maps.alloc_stats), key, &sum);
-	return sum;
+	return percpu_count(a->skel->maps.alloc_stats, key);
 }
 
 /* Batch indexes ordered by (pid, tid), then by time (the batch's order). */

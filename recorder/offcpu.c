@@ -283,10 +283,7 @@ static int offcpu_write(void *tr, struct perfdata_writer *w, struct task_tracker
 /* A tracer counter (enum offcpu_stat); 0 when it cannot be read. */
 static uint64_t read_stat(const struct offcpu_tracer *o, uint32_t key)
 {
-	uint64_t sum = 0;
-
-	percpu_sum(bpf_map__fd(o->skel->maps.offcpu_stats), key, &sum);
-	return sum;
+	return percpu_count(o->skel->maps.offcpu_stats, key);
 }
 
 static int offcpu_write_lost(void *t, struct perfdata_writer *w, uint64_t time)

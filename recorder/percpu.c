@@ -31,3 +31,11 @@ int percpu_sum(int map_fd, uint32_t key, uint64_t *sum)
 	free(v);
 	return 0;
 }
+
+uint64_t percpu_count(const struct bpf_map *map, uint32_t key)
+{
+	uint64_t sum = 0;
+
+	percpu_sum(bpf_map__fd(map), key, &sum);
+	return sum;
+}

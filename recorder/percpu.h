@@ -10,7 +10,14 @@
 
 #include <stdint.h>
 
+struct bpf_map;
+
 /* *sum = entry key of the map map_fd summed over every possible CPU. 0 or -errno. */
 int percpu_sum(int map_fd, uint32_t key, uint64_t *sum);
+/*
+ * A counter: entry key of map summed over every possible CPU, or 0 when it
+ * cannot be read (a stats line shows nothing rather than failing).
+ */
+uint64_t percpu_count(const struct bpf_map *map, uint32_t key);
 
 #endif /* RECORDER_PERCPU_H */

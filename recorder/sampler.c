@@ -621,10 +621,7 @@ static int sampler_consume(struct record_session *s, void *src)
 /* A sampler counter (enum profile_stat); 0 when it cannot be read. */
 static uint64_t read_stat(const struct sampler *sm, uint32_t key)
 {
-	uint64_t sum = 0;
-
-	percpu_sum(bpf_map__fd(sm->skel->maps.stats), key, &sum);
-	return sum;
+	return percpu_count(sm->skel->maps.stats, key);
 }
 
 static void sampler_counters(const struct record_session *s, const void *src,

@@ -194,10 +194,7 @@ static int sched_write(void *tr, struct perfdata_writer *w, struct task_tracker 
 
 static uint64_t read_stat(struct sched_tracer *t, uint32_t key)
 {
-	uint64_t sum = 0;
-
-	percpu_sum(bpf_map__fd(t->skel->maps.sched_stats), key, &sum);
-	return sum;
+	return percpu_count(t->skel->maps.sched_stats, key);
 }
 
 static int sched_write_lost(void *tr, struct perfdata_writer *w, uint64_t time)
