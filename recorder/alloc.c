@@ -214,11 +214,8 @@ static int alloc_open(struct record_session *s, const struct record_tracer_env *
 		goto fail;
 	}
 	a->skel = skel;
-	skel->rodata->filter_mode = env->filter_mode;
 	skel->rodata->interval = a->interval;
 	skel->rodata->self_tgid = (uint32_t)getpid();
-	skel->rodata->wakeup_bytes = env->ring_bytes / 2;
-	skel->rodata->unwind_cfi = env->unwind_cfi;
 	err = bpf_map__set_max_entries(skel->maps.alloc_events, (uint32_t)env->ring_bytes);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.alloc_live, ALLOC_LIVE_MAX);

@@ -136,12 +136,9 @@ static int offcpu_open(struct record_session *s, const struct record_tracer_env 
 		goto fail;
 	}
 	o->skel = skel;
-	skel->rodata->filter_mode = env->filter_mode;
-	skel->rodata->wakeup_bytes = env->ring_bytes / 2;
 	skel->rodata->thresh_ns = s->opts.off_cpu_thresh_ns;
 	skel->rodata->stack_user_size = env->stack_user_size < OFFCPU_USTACK_MAX ?
 					env->stack_user_size : OFFCPU_USTACK_MAX;
-	skel->rodata->unwind_cfi = env->unwind_cfi;
 	/* Without a threshold nothing is aggregated: keep the map minimal. */
 	err = s->opts.off_cpu_thresh_ns ? 0 : bpf_map__set_max_entries(skel->maps.aggs, 1);
 	o->prog = (struct tracer_build_prog){ skel->progs.on_switch, skel->progs.on_switch_compat };

@@ -92,11 +92,7 @@ static int sched_open(struct record_session *s, const struct record_tracer_env *
 		goto fail;
 	}
 	t->skel = skel;
-	skel->rodata->filter_mode = env->filter_mode;
-	skel->rodata->wakeup_bytes = env->ring_bytes / 2;
 	skel->rodata->thresh_ns = s->opts.sched_thresh_ns;
-	/* Its stacks walk as the off-CPU ones: the tables unless fp or dwarf. */
-	skel->rodata->unwind_cfi = env->unwind_cfi;
 	err = s->opts.sched_thresh_ns ? 0 : bpf_map__set_max_entries(skel->maps.aggs, 1);
 	/* Wakeups first: a wait that starts as the switch program attaches is not missed. */
 	t->progs[0] = (struct tracer_build_prog){ skel->progs.sched_on_wakeup,

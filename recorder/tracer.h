@@ -46,6 +46,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/types.h>
 
 struct batch;
 struct bpf_map;
@@ -157,34 +158,43 @@ struct record_tracer_ops {
 };
 
 /*
- * The maps of a tracer's BPF object that are the source's: its ring buffer,
- * target maps and unwind tables.
+ * What of a tracer's BPF object is the source's: its ring buffer, target
+ * maps and unwind tables, and the settings in its rodata that go with them
+ * (scope.bpf.h: which target map it checks, when it wakes user space;
+ * whether user stacks walk with the unwind tables).
  */
-struct record_tracer_maps {
+struct record_tracer_shared {
 	struct bpf_map *events, *target_tgids, *target_tids;
 	struct bpf_map *unwind_rows, *unwind_procs, *unwind_stops, *unwind_stats;
+	__u32 *filter_mode;
+	__u64 *wakeup_bytes;
+	bool *unwind_cfi;
 };
-/* Those maps of a libbpf skeleton whose object names them as the sampler does (bpf/profile.h). */
-#define RECORD_TRACER_MAPS(skel)						\
-	(&(struct record_tracer_maps){						\
+/* Those of a libbpf skeleton whose object names them as the sampler does (bpf/profile.h). */
+#define RECORD_TRACER_SHARED(skel)						\
+	(&(struct record_tracer_shared){					\
 		(skel)->maps.events, (skel)->maps.target_tgids, (skel)->maps.target_tids,	\
 		(skel)->maps.unwind_rows, (skel)->maps.unwind_procs,			\
 		(skel)->maps.unwind_stops, (skel)->maps.unwind_stats,		\
+		&(skel)->rodata->filter_mode, &(skel)->rodata->wakeup_bytes,		\
+		&(skel)->rodata->unwind_cfi,						\
 	})
 
 /*
  * For open(), the step every tracer shares: load its BPF object on the
- * source's maps. skel is its libbpf skeleton, opened, its rodata set and
- * its own maps and programs chosen (tracer_build.h); the maps of m reuse
- * the source's fds (with env->unwind_cfi the unwind tables, without, those
- * shrink unused), then the object loads, env->load_log keeping what the
- * verifier said of a failure (loadlog.h). 0 or libbpf's -errno; the
- * skeleton stays the caller's to destroy, loaded or not.
+ * source's maps and settings. skel is its libbpf skeleton, opened, its own
+ * rodata set and its own maps and programs chosen (tracer_build.h); the
+ * maps of m reuse the source's fds (with env->unwind_cfi the unwind tables,
+ * without, those shrink unused), its settings are the source's (its filter,
+ * a wakeup at half its ring's size, its way of walking user stacks), then
+ * the object loads, env->load_log keeping what the verifier said of a
+ * failure (loadlog.h). 0 or libbpf's -errno; the skeleton stays the
+ * caller's to destroy, loaded or not.
  */
-int record_tracer_load(const struct record_tracer_env *env, const struct record_tracer_maps *m,
+int record_tracer_load(const struct record_tracer_env *env, const struct record_tracer_shared *m,
 		       struct bpf_object_skeleton *skel);
-/* The same for a skeleton whose object names the shared maps as the sampler does. */
+/* The same for a skeleton whose object names the shared maps and settings as the sampler does. */
 #define RECORD_TRACER_LOAD(env, skel)	\
-	record_tracer_load((env), RECORD_TRACER_MAPS(skel), (skel)->skeleton)
+	record_tracer_load((env), RECORD_TRACER_SHARED(skel), (skel)->skeleton)
 
 #endif /* RECORDER_TRACER_H */

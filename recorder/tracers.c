@@ -46,7 +46,7 @@ bool record_tracers_wanted(const struct record_opts *opts)
 }
 
 /* The maps of m reuse the source's fds (tracer.h). */
-static int share_maps(const struct record_tracer_env *env, const struct record_tracer_maps *m)
+static int share_maps(const struct record_tracer_env *env, const struct record_tracer_shared *m)
 {
 	int err = bpf_map__reuse_fd(m->events, env->events_fd);
 
@@ -62,7 +62,7 @@ static int share_maps(const struct record_tracer_env *env, const struct record_t
 	return err;
 }
 
-int record_tracer_load(const struct record_tracer_env *env, const struct record_tracer_maps *m,
+int record_tracer_load(const struct record_tracer_env *env, const struct record_tracer_shared *m,
 		       struct bpf_object_skeleton *skel)
 {
 	struct bpf_object *obj = *skel->obj;
@@ -70,6 +70,9 @@ int record_tracer_load(const struct record_tracer_env *env, const struct record_
 
 	if (err)
 		return err;
+	*m->filter_mode = env->filter_mode;
+	*m->wakeup_bytes = env->ring_bytes / 2;
+	*m->unwind_cfi = env->unwind_cfi;
 	load_log_attach(env->load_log, obj);
 	err = bpf_object__load_skeleton(skel);
 	if (err)
