@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* offcpu.c - the off-CPU tracer and its event (contract in offcpu.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,15 +33,17 @@
 #define OFFCPU_ID_BASE	(1ull << 48)
 
 struct offcpu_tracer {
+	struct offcpu_core core;	/* first: the shared ops take the state as one */
 	struct offcpu *skel;
-	struct tracer_build_prog prog;	/* on_switch, in both builds */
-	bool compat;			/* which build is loaded */
-	struct bpf_link *link;
-	struct perf_event_attr attr;
-	uint64_t id;
-	uint64_t lost;		/* written as LOST_SAMPLES so far */
 	uint64_t written;	/* intervals written in SAMPLEs (a sum counts each) */
-	uint64_t sched_start, sched_end;	/* __schedule, where chains start */
+};
+_Static_assert(offsetof(struct offcpu_tracer, core) == 0, "the core first");
+
+static const struct offcpu_core_desc offcpu_desc = {
+	.event = OFFCPU_EVENT_NAME,
+	.id_base = OFFCPU_ID_BASE,
+	.kind = OFFCPU_KIND_SAMPLE,
+	.lost_stat = OFFCPU_STAT_LOST,
 };
 
 /* How far down a kernel stack the tracer's own frames may reach. */
@@ -124,12 +127,6 @@ static int offcpu_open(struct record_session *s, const struct record_tracer_env 
 		err = nr_cpus ? nr_cpus : -EINVAL;
 		goto fail;
 	}
-	offcpu_build_attr(&s->attr, &o->attr);
-	/* Without it the chains keep the tracer's frames on top: still readable. */
-	o->sched_start = s->ktext.sched_start;
-	o->sched_end = s->ktext.sched_end;
-	o->id = OFFCPU_ID_BASE + s->event_id;
-
 	skel = offcpu__open();
 	if (!skel) {
 		err = errno ? -errno : -EINVAL;
@@ -139,15 +136,21 @@ static int offcpu_open(struct record_session *s, const struct record_tracer_env 
 	skel->rodata->thresh_ns = s->opts.off_cpu_thresh_ns;
 	skel->rodata->stack_user_size = env->stack_user_size < OFFCPU_USTACK_MAX ?
 					env->stack_user_size : OFFCPU_USTACK_MAX;
-	/* Without a threshold nothing is aggregated: keep the map minimal. */
-	err = s->opts.off_cpu_thresh_ns ? 0 : bpf_map__set_max_entries(skel->maps.aggs, 1);
-	o->prog = (struct tracer_build_prog){ skel->progs.on_switch, skel->progs.on_switch_compat };
-	o->compat = tracer_build_compat(&s->kfeatures);
-	if (!err) {
+	o->core = (struct offcpu_core){
+		.desc = &offcpu_desc,
+		.obj = skel->obj,
+		.stats = skel->maps.offcpu_stats,
+		.aggs = skel->maps.aggs,
+		.thresh_ns = s->opts.off_cpu_thresh_ns,
+		.progs = { { skel->progs.on_switch, skel->progs.on_switch_compat } },
+		.nr_progs = 1,
+	};
+	offcpu_build_attr(&s->attr, &o->core.attr);
+	{
 		struct bpf_map *current[] = { skel->maps.blocked, skel->maps.blocked_ustack };
 		struct bpf_map *compat[] = { skel->maps.blocked_by_tid };
 
-		err = tracer_build_choose(o->compat, &o->prog, 1, current, 2, compat, 1);
+		err = offcpu_core_prepare(&o->core, s, current, 2, compat, 1);
 	}
 	if (!err)
 		err = RECORD_TRACER_LOAD(env, skel);
@@ -160,44 +163,15 @@ fail:
 	return err;
 }
 
-static void offcpu_detach(void *t)
-{
-	struct offcpu_tracer *o = t;
-
-	tracer_build_detach(&o->link, 1);
-}
-
 static void offcpu_free(void *t)
 {
 	struct offcpu_tracer *o = t;
 
 	if (!o)
 		return;
-	offcpu_detach(o);
+	offcpu_core_detach(&o->core);
 	offcpu__destroy(o->skel);
 	free(o);
-}
-
-static int offcpu_attach(struct record_session *s, void *t)
-{
-	struct offcpu_tracer *o = t;
-
-	(void)s;
-	return tracer_build_attach(o->compat, &o->prog, 1, &o->link);
-}
-
-static const struct bpf_object *offcpu_object(const void *t)
-{
-	const struct offcpu_tracer *o = t;
-
-	return o->skel->obj;
-}
-
-static int offcpu_add_events(void *t, struct perfdata_writer *w)
-{
-	struct offcpu_tracer *o = t;
-
-	return perfdata_writer_add_event(w, OFFCPU_EVENT_NAME, &o->attr, &o->id, 1);
 }
 
 /* The frames and user-stack block of a record of our layout (size >= OFFCPU_SAMPLE_SIZE(0)). */
@@ -207,22 +181,29 @@ static size_t record_parse(const struct offcpu_sample *r, size_t size, struct em
 				 r->flags & PROFILE_SAMPLE_USTACK, u);
 }
 
-bool offcpu_record_shape_ok(const void *data, size_t size)
+/* The layout checks of offcpu_record_ok(), whatever the record's kind. */
+static bool record_shape_ok(const void *data, size_t size)
 {
 	struct emit_ustack u;
 
 	return size >= OFFCPU_SAMPLE_SIZE(0) && record_parse(data, size, &u);
 }
 
-bool offcpu_record_ok(const void *data, size_t size)
+bool offcpu_record_of(const void *data, size_t size, uint32_t sample_kind,
+		      uint32_t describe_kind)
 {
 	const struct offcpu_sample *r = data;
 
 	if (size < OFFCPU_SAMPLE_SIZE(0))
 		return false;
-	if (r->hdr.kind != OFFCPU_KIND_SAMPLE && r->hdr.kind != OFFCPU_KIND_DESCRIBE)
+	if (r->hdr.kind != sample_kind && r->hdr.kind != describe_kind)
 		return false;
-	return offcpu_record_shape_ok(data, size);
+	return record_shape_ok(data, size);
+}
+
+bool offcpu_record_ok(const void *data, size_t size)
+{
+	return offcpu_record_of(data, size, OFFCPU_KIND_SAMPLE, OFFCPU_KIND_DESCRIBE);
 }
 
 int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct offcpu_emit_ctx *c,
@@ -250,7 +231,7 @@ int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct 
 		.raw_size = raw_size,
 	};
 
-	/* offcpu_record_shape_ok() checked the block. */
+	/* record_shape_ok() checked the block. */
 	record_parse(r, size, &e.ustack);
 	if (c->attr->sample_type & PERF_SAMPLE_STACK_USER)
 		e.ustack.present = true;
@@ -262,32 +243,15 @@ static int offcpu_write(void *tr, struct perfdata_writer *w, struct task_tracker
 {
 	struct offcpu_tracer *o = tr;
 	const struct offcpu_sample *r = rec;
-	struct offcpu_emit_ctx c = {
-		.id = o->id, .attr = &o->attr,
-		.sched_start = o->sched_start, .sched_end = o->sched_end,
-	};
 	char state[OFFCPU_STATE_TEXT_MAX];
 	uint32_t raw_size = (uint32_t)offcpu_state_text(r->state, state, sizeof(state));
 	bool describe_only = r->hdr.kind == OFFCPU_KIND_DESCRIBE;
 	int err;
 
-	err = offcpu_emit(w, t, &c, rec, size, state, raw_size, describe_only);
+	err = offcpu_emit(w, t, &o->core.emit, rec, size, state, raw_size, describe_only);
 	if (!err && !describe_only)
 		o->written += r->count;
 	return err;
-}
-
-/* A tracer counter (enum offcpu_stat); 0 when it cannot be read. */
-static uint64_t read_stat(const struct offcpu_tracer *o, uint32_t key)
-{
-	return percpu_count(o->skel->maps.offcpu_stats, key);
-}
-
-static int offcpu_write_lost(void *t, struct perfdata_writer *w, uint64_t time)
-{
-	struct offcpu_tracer *o = t;
-
-	return emit_lost(w, o->id, read_stat(o, OFFCPU_STAT_LOST), &o->lost, time);
 }
 
 static void offcpu_stats(const void *t, struct record_status *st)
@@ -297,15 +261,20 @@ static void offcpu_stats(const void *t, struct record_status *st)
 	st->offcpu = (struct bpfrec_offcpu_stats){
 		.sz = sizeof(st->offcpu),
 		.enabled = true,
-		.blocked = read_stat(o, OFFCPU_STAT_BLOCKED),
+		.blocked = offcpu_core_stat(&o->core, OFFCPU_STAT_BLOCKED),
 		.written = o->written,
-		.lost = read_stat(o, OFFCPU_STAT_LOST),
-		.unpaired = read_stat(o, OFFCPU_STAT_UNPAIRED),
+		.lost = offcpu_core_stat(&o->core, OFFCPU_STAT_LOST),
+		.unpaired = offcpu_core_stat(&o->core, OFFCPU_STAT_UNPAIRED),
 	};
-	st->rec.lost += o->lost;
+	st->rec.lost += o->core.lost;
 }
 
-int offcpu_collect_map(struct bpf_map *map, uint32_t kind, struct batch *b, uint64_t min_time)
+/*
+ * Every aggregate of a map of our layout's sums into the batch as a record
+ * of kind (and empty the map), stamped max(its last switch-in, min_time).
+ * Call after detaching.
+ */
+static int collect_map(struct bpf_map *map, uint32_t kind, struct batch *b, uint64_t min_time)
 {
 	struct offcpu_agg_key key, next;
 	struct offcpu_sample *v;
@@ -327,7 +296,7 @@ int offcpu_collect_map(struct bpf_map *map, uint32_t kind, struct batch *b, uint
 		v->hdr.kind = kind;
 		if (v->hdr.time < min_time)
 			v->hdr.time = min_time;
-		if (!offcpu_record_shape_ok(v, sizeof(*v)))
+		if (!record_shape_ok(v, sizeof(*v)))
 			continue;
 		size = OFFCPU_SAMPLE_SIZE(v->nr_kernel + v->nr_user);
 		p = batch_add(b, v->hdr.time, size);
@@ -341,27 +310,85 @@ int offcpu_collect_map(struct bpf_map *map, uint32_t kind, struct batch *b, uint
 	return err;
 }
 
-static int offcpu_collect(void *t, struct batch *b, uint64_t min_time)
+int offcpu_core_prepare(struct offcpu_core *c, const struct record_session *s,
+			struct bpf_map *const *current_maps, size_t nr_current,
+			struct bpf_map *const *compat_maps, size_t nr_compat)
 {
-	struct offcpu_tracer *o = t;
+	int err = 0;
 
-	return offcpu_collect_map(o->skel->maps.aggs, OFFCPU_KIND_SAMPLE, b, min_time);
+	c->emit = (struct offcpu_emit_ctx){
+		.id = c->desc->id_base + s->event_id,
+		.attr = &c->attr,
+		/* Without it the chains keep the tracer's frames on top: still readable. */
+		.sched_start = s->ktext.sched_start,
+		.sched_end = s->ktext.sched_end,
+	};
+	/* Without a threshold nothing is aggregated: keep the map minimal. */
+	if (!c->thresh_ns)
+		err = bpf_map__set_max_entries(c->aggs, 1);
+	c->compat = tracer_build_compat(&s->kfeatures);
+	if (!err)
+		err = tracer_build_choose(c->compat, c->progs, c->nr_progs, current_maps, nr_current,
+					  compat_maps, nr_compat);
+	return err;
+}
+
+uint64_t offcpu_core_stat(const struct offcpu_core *c, uint32_t key)
+{
+	return percpu_count(c->stats, key);
+}
+
+const struct bpf_object *offcpu_core_object(const void *t)
+{
+	const struct offcpu_core *c = t;
+
+	return c->obj;
+}
+
+int offcpu_core_add_events(void *t, struct perfdata_writer *w)
+{
+	struct offcpu_core *c = t;
+
+	return perfdata_writer_add_event(w, c->desc->event, &c->attr, &c->emit.id, 1);
+}
+
+int offcpu_core_attach(struct record_session *s, void *t)
+{
+	struct offcpu_core *c = t;
+
+	(void)s;
+	return tracer_build_attach(c->compat, c->progs, c->nr_progs, c->links);
+}
+
+void offcpu_core_detach(void *t)
+{
+	struct offcpu_core *c = t;
+
+	tracer_build_detach(c->links, c->nr_progs);
+}
+
+int offcpu_core_write_lost(void *t, struct perfdata_writer *w, uint64_t time)
+{
+	struct offcpu_core *c = t;
+
+	return emit_lost(w, c->emit.id, offcpu_core_stat(c, c->desc->lost_stat), &c->lost, time);
+}
+
+int offcpu_core_collect(void *t, struct batch *b, uint64_t min_time)
+{
+	struct offcpu_core *c = t;
+
+	return collect_map(c->aggs, c->desc->kind, b, min_time);
 }
 
 const struct record_tracer_ops offcpu_tracer = {
 	.option = "--off-cpu",
 	.what = "the off-CPU tracer",
-	.compat_build = true,
+	OFFCPU_CORE_OPS,
 	.wanted = offcpu_wanted,
 	.open = offcpu_open,
-	.object = offcpu_object,
-	.add_events = offcpu_add_events,
-	.attach = offcpu_attach,
-	.detach = offcpu_detach,
 	.record_ok = offcpu_record_ok,
 	.write = offcpu_write,
-	.write_lost = offcpu_write_lost,
-	.collect = offcpu_collect,
 	.stats = offcpu_stats,
 	.free = offcpu_free,
 };

@@ -30,9 +30,13 @@
 #include <linux/perf_event.h>
 
 #include "perfdata/events.h"
+#include "recorder/tracer_build.h"
 
 struct batch;
+struct bpf_map;
+struct bpf_object;
 struct perfdata_writer;
+struct record_session;
 struct record_tracer_ops;
 struct task_tracker;
 
@@ -54,19 +58,74 @@ struct offcpu_emit_ctx {
 	const struct perf_event_attr *attr;	/* the event's attr */
 	uint64_t sched_start, sched_end;	/* __schedule: where chains start */
 };
-struct bpf_map;
-/* The layout checks of offcpu_record_ok(), whatever the record's kind. */
-bool offcpu_record_shape_ok(const void *data, size_t size);
+/* A record of that layout, whole (the checks of offcpu_record_ok()), of either kind. */
+bool offcpu_record_of(const void *data, size_t size, uint32_t sample_kind,
+		      uint32_t describe_kind);
 /* Write a record of that layout as a SAMPLE of c's event, raw as its RAW data. */
 int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct offcpu_emit_ctx *c,
 		const void *rec, size_t size, const char *raw, uint32_t raw_size,
 		bool describe_only);
+
+/* What sets a tracer of that layout apart, for the ops both share (below). */
+struct offcpu_core_desc {
+	const char *event;	/* its event's name */
+	uint64_t id_base;	/* its event's id, less the CPU event's */
+	uint32_t kind;		/* of its samples: the sums are collected as such */
+	uint32_t lost_stat;	/* its counter of records lost, in stats */
+};
+
+/* Programs a tracer of that layout may have. */
+#define OFFCPU_CORE_MAX_PROGS	3
+
 /*
- * Every aggregate of a map of that layout's sums into the batch as a record
- * of kind (and empty the map), stamped max(its last switch-in, min_time).
- * Call after detaching.
+ * A tracer of that layout: what both keep alike, the first member of their
+ * state, so that the offcpu_core_*() ops below serve as theirs (tracer.h;
+ * t: the state). open() sets what it names, builds attr, calls
+ * offcpu_core_prepare() and loads; free() detaches it first.
  */
-int offcpu_collect_map(struct bpf_map *aggs, uint32_t kind, struct batch *b, uint64_t min_time);
+struct offcpu_core {
+	const struct offcpu_core_desc *desc;
+	const struct bpf_object *obj;
+	struct bpf_map *stats;		/* its per-CPU counters (percpu.h) */
+	struct bpf_map *aggs;		/* its sums of short intervals */
+	uint64_t thresh_ns;		/* shorter intervals are summed (0: none) */
+	struct tracer_build_prog progs[OFFCPU_CORE_MAX_PROGS];	/* in the order they attach */
+	size_t nr_progs;
+	/* Set by offcpu_core_prepare(), and after. */
+	struct perf_event_attr attr;	/* its event's (built by open()) */
+	struct offcpu_emit_ctx emit;	/* its event: id, &attr, where chains start */
+	bool compat;			/* which build is loaded (tracer_build.h) */
+	struct bpf_link *links[OFFCPU_CORE_MAX_PROGS];
+	uint64_t lost;			/* written as LOST_SAMPLES so far */
+};
+
+/*
+ * Before loading: c's event next to the session's CPU event, aggs shrunk to
+ * one entry when nothing is summed, and the build this kernel needs chosen
+ * (tracer_build_choose(): the maps are each build's own). 0 or libbpf's
+ * -errno.
+ */
+int offcpu_core_prepare(struct offcpu_core *c, const struct record_session *s,
+			struct bpf_map *const *current_maps, size_t nr_current,
+			struct bpf_map *const *compat_maps, size_t nr_compat);
+/* One of c's counters (its enum of stats); 0 when it cannot be read. */
+uint64_t offcpu_core_stat(const struct offcpu_core *c, uint32_t key);
+/* The ops both tracers share (tracer.h), t a state that starts with a struct offcpu_core. */
+const struct bpf_object *offcpu_core_object(const void *t);
+int offcpu_core_add_events(void *t, struct perfdata_writer *w);
+int offcpu_core_attach(struct record_session *s, void *t);
+void offcpu_core_detach(void *t);
+int offcpu_core_write_lost(void *t, struct perfdata_writer *w, uint64_t time);
+int offcpu_core_collect(void *t, struct batch *b, uint64_t min_time);
+/* Those ops in the initializer of a tracer's struct record_tracer_ops; it has both builds. */
+#define OFFCPU_CORE_OPS					\
+	.compat_build = true,				\
+	.object = offcpu_core_object,			\
+	.add_events = offcpu_core_add_events,		\
+	.attach = offcpu_core_attach,			\
+	.detach = offcpu_core_detach,			\
+	.write_lost = offcpu_core_write_lost,		\
+	.collect = offcpu_core_collect
 /*
  * text as a RAW payload: space-padded so that perf shows it as a string,
  * NUL-terminated. Returns its size (NUL included), or 0 when size <

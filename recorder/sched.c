@@ -2,6 +2,7 @@
 /* sched.c - the run-queue tracer and its event (contract in sched.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,14 +11,11 @@
 #include <bpf/libbpf.h>
 
 #include "perfdata/schedstats.h"
-#include "perfdata/writer.h"
 #include "recorder/emit.h"
 #include "recorder/offcpu.h"
-#include "recorder/percpu.h"
 #include "recorder/sched.h"
 #include "recorder/session_int.h"
 #include "recorder/tracer.h"
-#include "recorder/tracer_build.h"
 
 #include "bpf/sched.h"
 #include "sched.skel.h"
@@ -36,18 +34,17 @@ _Static_assert(SCHED_HIST_SLOTS == BPFREC_SCHED_HIST_SLOTS, "histogram slots");
  */
 #define SCHED_ID_BASE	(4ull << 48)
 
-/* The programs, in both builds (tracer_build.h), in the order they are attached. */
-#define SCHED_PROGS 3
-
 struct sched_tracer {
+	struct offcpu_core core;	/* first: the shared ops take the state as one */
 	struct sched *skel;
-	struct tracer_build_prog progs[SCHED_PROGS];
-	bool compat;			/* which build is loaded */
-	struct bpf_link *links[SCHED_PROGS];
-	struct perf_event_attr attr;
-	uint64_t id;
-	uint64_t lost;		/* written as LOST_SAMPLES so far */
-	uint64_t sched_start, sched_end;	/* __schedule, where chains start */
+};
+_Static_assert(offsetof(struct sched_tracer, core) == 0, "the core first");
+
+static const struct offcpu_core_desc sched_desc = {
+	.event = SCHED_EVENT_NAME,
+	.id_base = SCHED_ID_BASE,
+	.kind = SCHED_KIND_SAMPLE,
+	.lost_stat = SCHED_STAT_LOST,
 };
 
 size_t sched_reason_text(uint32_t reason, char *buf, size_t size)
@@ -80,12 +77,6 @@ static int sched_open(struct record_session *s, const struct record_tracer_env *
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
-	sched_build_attr(&s->attr, &t->attr);
-	/* Without it the chains keep the tracer's frames on top: still readable. */
-	t->sched_start = s->ktext.sched_start;
-	t->sched_end = s->ktext.sched_end;
-	t->id = SCHED_ID_BASE + s->event_id;
-
 	skel = sched__open();
 	if (!skel) {
 		err = errno ? -errno : -EINVAL;
@@ -93,20 +84,26 @@ static int sched_open(struct record_session *s, const struct record_tracer_env *
 	}
 	t->skel = skel;
 	skel->rodata->thresh_ns = s->opts.sched_thresh_ns;
-	err = s->opts.sched_thresh_ns ? 0 : bpf_map__set_max_entries(skel->maps.aggs, 1);
-	/* Wakeups first: a wait that starts as the switch program attaches is not missed. */
-	t->progs[0] = (struct tracer_build_prog){ skel->progs.sched_on_wakeup,
-						  skel->progs.sched_on_wakeup_compat };
-	t->progs[1] = (struct tracer_build_prog){ skel->progs.sched_on_wakeup_new,
-						  skel->progs.sched_on_wakeup_new_compat };
-	t->progs[2] = (struct tracer_build_prog){ skel->progs.sched_on_switch,
-						  skel->progs.sched_on_switch_compat };
-	t->compat = tracer_build_compat(&s->kfeatures);
-	if (!err) {
+	t->core = (struct offcpu_core){
+		.desc = &sched_desc,
+		.obj = skel->obj,
+		.stats = skel->maps.sched_stats,
+		.aggs = skel->maps.aggs,
+		.thresh_ns = s->opts.sched_thresh_ns,
+		/* Wakeups first: a wait that starts as the switch program attaches is not missed. */
+		.progs = {
+			{ skel->progs.sched_on_wakeup, skel->progs.sched_on_wakeup_compat },
+			{ skel->progs.sched_on_wakeup_new, skel->progs.sched_on_wakeup_new_compat },
+			{ skel->progs.sched_on_switch, skel->progs.sched_on_switch_compat },
+		},
+		.nr_progs = 3,
+	};
+	sched_build_attr(&s->attr, &t->core.attr);
+	{
 		struct bpf_map *current[] = { skel->maps.sched_tasks };
 		struct bpf_map *compat[] = { skel->maps.sched_tasks_by_tid };
 
-		err = tracer_build_choose(t->compat, t->progs, SCHED_PROGS, current, 1, compat, 1);
+		err = offcpu_core_prepare(&t->core, s, current, 1, compat, 1);
 	}
 	if (!err)
 		err = RECORD_TRACER_LOAD(env, skel);
@@ -119,44 +116,15 @@ fail:
 	return err;
 }
 
-static void sched_detach(void *tr)
-{
-	struct sched_tracer *t = tr;
-
-	tracer_build_detach(t->links, SCHED_PROGS);
-}
-
 static void sched_free(void *tr)
 {
 	struct sched_tracer *t = tr;
 
 	if (!t)
 		return;
-	sched_detach(t);
+	offcpu_core_detach(&t->core);
 	sched__destroy(t->skel);
 	free(t);
-}
-
-static int sched_attach(struct record_session *s, void *tr)
-{
-	struct sched_tracer *t = tr;
-
-	(void)s;
-	return tracer_build_attach(t->compat, t->progs, SCHED_PROGS, t->links);
-}
-
-static const struct bpf_object *sched_object(const void *tr)
-{
-	const struct sched_tracer *t = tr;
-
-	return t->skel->obj;
-}
-
-static int sched_add_events(void *tr, struct perfdata_writer *w)
-{
-	struct sched_tracer *t = tr;
-
-	return perfdata_writer_add_event(w, SCHED_EVENT_NAME, &t->attr, &t->id, 1);
 }
 
 /* True when a ring-buffer record is one of ours and well-formed. */
@@ -164,12 +132,9 @@ static bool sched_record_ok(const void *data, size_t size)
 {
 	const struct offcpu_sample *r = data;
 
-	if (size < OFFCPU_SAMPLE_SIZE(0))
-		return false;
-	if (r->hdr.kind != SCHED_KIND_SAMPLE && r->hdr.kind != SCHED_KIND_DESCRIBE)
-		return false;
 	/* Never a user-stack copy: the tracer sends none. */
-	return !(r->flags & PROFILE_SAMPLE_USTACK) && offcpu_record_shape_ok(data, size);
+	return offcpu_record_of(data, size, SCHED_KIND_SAMPLE, SCHED_KIND_DESCRIBE) &&
+	       !(r->flags & PROFILE_SAMPLE_USTACK);
 }
 
 static int sched_write(void *tr, struct perfdata_writer *w, struct task_tracker *tt,
@@ -177,41 +142,18 @@ static int sched_write(void *tr, struct perfdata_writer *w, struct task_tracker 
 {
 	struct sched_tracer *t = tr;
 	const struct offcpu_sample *r = rec;
-	struct offcpu_emit_ctx c = {
-		.id = t->id, .attr = &t->attr,
-		.sched_start = t->sched_start, .sched_end = t->sched_end,
-	};
 	char reason[OFFCPU_STATE_TEXT_MAX];
 	uint32_t raw_size = (uint32_t)sched_reason_text(r->state, reason, sizeof(reason));
 
-	return offcpu_emit(w, tt, &c, rec, size, reason, raw_size,
+	return offcpu_emit(w, tt, &t->core.emit, rec, size, reason, raw_size,
 			   r->hdr.kind == SCHED_KIND_DESCRIBE);
-}
-
-static uint64_t read_stat(struct sched_tracer *t, uint32_t key)
-{
-	return percpu_count(t->skel->maps.sched_stats, key);
-}
-
-static int sched_write_lost(void *tr, struct perfdata_writer *w, uint64_t time)
-{
-	struct sched_tracer *t = tr;
-
-	return emit_lost(w, t->id, read_stat(t, SCHED_STAT_LOST), &t->lost, time);
 }
 
 static void sched_stats(const void *tr, struct record_status *st)
 {
 	const struct sched_tracer *t = tr;
 
-	st->rec.lost += t->lost;
-}
-
-static int sched_collect(void *tr, struct batch *b, uint64_t min_time)
-{
-	struct sched_tracer *t = tr;
-
-	return offcpu_collect_map(t->skel->maps.aggs, SCHED_KIND_SAMPLE, b, min_time);
+	st->rec.lost += t->core.lost;
 }
 
 static void to_public(const struct sched_thread *in, struct bpfrec_sched_thread *out)
@@ -276,7 +218,7 @@ static int sched_file_end(struct record_session *s, void *tr, bool last)
 		return err;
 	err = emit_sched_metrics(s->w, m);
 	bpfrec_sched_metrics_free(m);
-	dropped = read_stat(t, SCHED_STAT_NO_THREAD);
+	dropped = offcpu_core_stat(&t->core, SCHED_STAT_NO_THREAD);
 	if (!err && dropped)
 		session_warn(s, "%" PRIu64 " switches were not counted in the scheduler metrics: "
 			     "more threads ran than its map holds (their waits are still "
@@ -287,17 +229,11 @@ static int sched_file_end(struct record_session *s, void *tr, bool last)
 const struct record_tracer_ops sched_tracer = {
 	.option = "--sched",
 	.what = "the run-queue tracer",
-	.compat_build = true,
+	OFFCPU_CORE_OPS,
 	.wanted = sched_wanted,
 	.open = sched_open,
-	.object = sched_object,
-	.add_events = sched_add_events,
-	.attach = sched_attach,
-	.detach = sched_detach,
 	.record_ok = sched_record_ok,
 	.write = sched_write,
-	.write_lost = sched_write_lost,
-	.collect = sched_collect,
 	.file_end = sched_file_end,
 	.stats = sched_stats,
 	.free = sched_free,
