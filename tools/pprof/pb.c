@@ -140,22 +140,11 @@ int pb_packed_uint64(struct pb_buf *b, uint32_t field, const uint64_t *v, size_t
 
 int pb_packed_int64(struct pb_buf *b, uint32_t field, const int64_t *v, size_t n)
 {
-	/* int64 is encoded as the varint of its two's complement bits. */
-	size_t body = 0;
-	int err;
-
-	if (!n)
-		return b->err;
-	for (size_t i = 0; i < n; i++)
-		body += pb_varint_size((uint64_t)v[i]);
-	err = reserve(b, 20 + body);
-	if (err)
-		return err;
-	b->len += put_varint(b->data + b->len, (uint64_t)field << 3 | PB_WIRE_LEN);
-	b->len += put_varint(b->data + b->len, body);
-	for (size_t i = 0; i < n; i++)
-		b->len += put_varint(b->data + b->len, (uint64_t)v[i]);
-	return 0;
+	/*
+	 * int64 is encoded as the varint of its two's complement bits: the
+	 * uint64 of the same bits (C lets the unsigned type read the signed).
+	 */
+	return pb_packed_uint64(b, field, (const uint64_t *)v, n);
 }
 
 int pb_begin(struct pb_buf *b, uint32_t field, size_t *mark)
