@@ -21,10 +21,9 @@
 #include "tools/cli/filter_args.h"
 
 struct flamegraph_args {
-	const char *input, *output, *base;
+	struct filter_args common;	/* -i, -o, -q, the filters and symbol options */
+	const char *base;		/* --diff */
 	struct bpfrec_flamegraph_opts fg;
-	struct filter_args filter;
-	bool quiet;
 };
 
 static void usage(FILE *f)
@@ -36,8 +35,7 @@ static void usage(FILE *f)
 "self-contained HTML page (click to zoom, search, filters, one view per\n"
 "event), or a static SVG. Nothing in the page is fetched from anywhere.\n"
 "\n"
-"  -i, --input FILE      perf.data to read; '-' reads a pipe (perf record -o -)\n"
-"                        [perf.data]\n"
+INPUT_HELP
 "  -o, --output FILE     the graph to write [flame.html, or flame.svg]\n"
 "      --format FMT      html (interactive) or svg (static: the first event's\n"
 "                        view; pick another with --event) [from -o's suffix, else html]\n"
@@ -51,8 +49,7 @@ static void usage(FILE *f)
 "      --event NAME      draw only this event ('heap': alloc and inuse)\n"
 FILTER_HELP
 SYMBOL_HELP
-"  -q, --quiet           no summary on stderr\n"
-"  -h, --help            this text\n");
+QUIET_HELP);
 }
 
 /* The usage error of this command: cli_bad_usage(), its format checked. */
@@ -69,33 +66,24 @@ static int parse_args(int argc, char **argv, struct flamegraph_args *a)
 {
 	enum { OPT_FORMAT = 256, OPT_ICICLE, OPT_DIFF, OPT_MIN_WIDTH, OPT_TITLE };
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "icicle", no_argument, NULL, OPT_ICICLE },
 		{ "diff", required_argument, NULL, OPT_DIFF },
 		{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		FILTER_LONGOPTS,
-		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct filter_args *f = &a->filter;
+	struct filter_args *f = &a->common;
 	const char *format = NULL;
 	int opt, err;
 
-	a->input = "perf.data";
+	f->input = "perf.data";
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":i:o:p:t:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, FILTER_SHORTOPTS "h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'i':
-			a->input = optarg;
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
 		case OPT_FORMAT:
 			format = optarg;
 			break;
@@ -120,18 +108,11 @@ static int parse_args(int argc, char **argv, struct flamegraph_args *a)
 		case OPT_TITLE:
 			a->fg.title = optarg;
 			break;
-		case 'q':
-			a->quiet = true;
-			break;
 		case 'h':
 			usage(stdout);
 			return 1;
-		case ':':
-			return bad_usage("option '%s' needs a value", argv[optind - 1]);
 		default:
-			err = filter_args_opt(f, opt, optarg, "flamegraph");
-			if (err == 1)
-				return bad_usage("unknown option '%s'", argv[optind - 1]);
+			err = filter_args_opt(f, opt, optarg, argv, "flamegraph");
 			if (err)
 				return err;
 		}
@@ -139,31 +120,22 @@ static int parse_args(int argc, char **argv, struct flamegraph_args *a)
 	if (optind < argc)
 		return bad_usage("unexpected argument '%s' (the input is given with -i)", argv[optind]);
 	if (!format)
-		format = a->output && ends_with(a->output, ".svg") ? "svg" : "html";
+		format = f->output && ends_with(f->output, ".svg") ? "svg" : "html";
 	if (!strcmp(format, "svg"))
 		a->fg.format = BPFREC_FLAMEGRAPH_SVG;
 	else if (strcmp(format, "html"))
 		return bad_usage("--format is html or svg, not '%s'", format);
-	if (!a->output)
-		a->output = a->fg.format == BPFREC_FLAMEGRAPH_SVG ? "flame.svg" : "flame.html";
-	if (!a->output[0])
+	if (!f->output)
+		f->output = a->fg.format == BPFREC_FLAMEGRAPH_SVG ? "flame.svg" : "flame.html";
+	if (!f->output[0])
 		return bad_usage("-o needs a file name ('-' is the standard output)");
-	if (a->base && !strcmp(a->base, "-") && !strcmp(a->input, "-"))
+	if (a->base && !strcmp(a->base, "-") && !strcmp(f->input, "-"))
 		return bad_usage("the input and the --diff base cannot both be the pipe");
 	err = filter_args_check(f, "flamegraph");
 	if (err)
 		return err;
 	a->fg.diff = a->base != NULL;
-	a->fg.event = f->event;
-	a->fg.pids = f->pids;
-	a->fg.nr_pids = f->nr_pids;
-	a->fg.tids = f->tids;
-	a->fg.nr_tids = f->nr_tids;
-	a->fg.comms = f->comms;
-	a->fg.nr_comms = f->nr_comms;
-	a->fg.kallsyms = f->kallsyms;
-	a->fg.symfs = f->symfs;
-	a->fg.debug_dir = f->debug_dir;
+	FILTER_ARGS_TO_OPTS(&a->fg, f);
 	return 0;
 }
 
@@ -193,7 +165,7 @@ int cmd_flamegraph(int argc, char **argv)
 	err = parse_args(argc, argv, &a);
 	if (err)
 		return err == 1 ? 0 : err;
-	a.fg.input_name = !strcmp(a.input, "-") ? "stdin" : a.input;
+	a.fg.input_name = !strcmp(a.common.input, "-") ? "stdin" : a.common.input;
 	a.fg.base_name = a.base && !strcmp(a.base, "-") ? "stdin" : a.base;
 	a.fg.log = on_log;
 
@@ -204,18 +176,19 @@ int cmd_flamegraph(int argc, char **argv)
 		bpfrec_flamegraph_free(fg);
 		return 2;
 	}
-	err = read_one(fg, a.input, false);
+	err = read_one(fg, a.common.input, false);
 	if (!err && a.base)
 		err = read_one(fg, a.base, true);
 	if (!err)
-		err = !strcmp(a.output, "-") ? bpfrec_flamegraph_write_fd(fg, STDOUT_FILENO, &info)
-					     : bpfrec_flamegraph_write_path(fg, a.output, &info);
+		err = !strcmp(a.common.output, "-") ?
+			      bpfrec_flamegraph_write_fd(fg, STDOUT_FILENO, &info) :
+			      bpfrec_flamegraph_write_path(fg, a.common.output, &info);
 	if (err) {
 		fprintf(stderr, "bpfrec flamegraph: %s\n", bpfrec_flamegraph_error(fg));
 		goto out;
 	}
-	if (!a.quiet) {
-		fprintf(stderr, "bpfrec flamegraph: %s: ", a.output);
+	if (!a.common.quiet) {
+		fprintf(stderr, "bpfrec flamegraph: %s: ", a.common.output);
 		for (size_t i = 0; i < info.views; i++)
 			fprintf(stderr, "%s%s", i ? ", " : "", bpfrec_flamegraph_view_name(fg, i));
 		fprintf(stderr, "; %" PRIu64 " frames, %" PRIu64 " folded, %" PRIu64 " bytes\n",

@@ -27,11 +27,9 @@
 #include "tools/cli/filter_args.h"
 
 struct pprof_args {
-	const char *input, *output;
+	struct filter_args common;	/* -i, -o, -q, the filters and symbol options */
 	struct bpfrec_pprof_opts conv;
-	struct filter_args filter;
 	char labels[1024];		/* every --labels, joined by commas */
-	bool quiet;
 };
 
 static void usage(FILE *f)
@@ -42,8 +40,7 @@ static void usage(FILE *f)
 "Convert perf.data (from perf record or bpfrec record) into a symbolized,\n"
 "gzip-compressed pprof profile for `go tool pprof`.\n"
 "\n"
-"  -i, --input FILE      perf.data to read; '-' reads a pipe (perf record -o -)\n"
-"                        [perf.data]\n"
+INPUT_HELP
 "  -o, --output FILE     profile to write [perf.pb.gz]; with several events, one\n"
 "                        profile per event: <stem>.<event>.pb.gz (record --alloc's\n"
 "                        alloc and inuse events: one Go-style heap profile, 'heap';\n"
@@ -54,8 +51,7 @@ FILTER_HELP
 "      --labels LIST     label each sample: pid,tid,comm,cpu,trace:FIELD\n"
 "      --no-symbolize    keep addresses and build-ids only, for a later symbolizer\n"
 SYMBOL_HELP
-"  -q, --quiet           no summary on stderr\n"
-"  -h, --help            this text\n");
+QUIET_HELP);
 }
 
 /* The usage error of this command: cli_bad_usage(), its format checked. */
@@ -65,30 +61,21 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 {
 	enum { OPT_LABELS = 256, OPT_NO_SYM };
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
 		FILTER_LONGOPTS,
 		{ "labels", required_argument, NULL, OPT_LABELS },
 		{ "no-symbolize", no_argument, NULL, OPT_NO_SYM },
-		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct filter_args *f = &a->filter;
+	struct filter_args *f = &a->common;
 	int opt, err;
 
-	a->input = "perf.data";
-	a->output = "perf.pb.gz";
+	f->input = "perf.data";
+	f->output = "perf.pb.gz";
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":i:o:p:t:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, FILTER_SHORTOPTS "h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'i':
-			a->input = optarg;
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
 		case OPT_LABELS: {
 			size_t len = strlen(a->labels);
 
@@ -101,40 +88,24 @@ static int parse_args(int argc, char **argv, struct pprof_args *a)
 		case OPT_NO_SYM:
 			a->conv.no_symbolize = true;
 			break;
-		case 'q':
-			a->quiet = true;
-			break;
 		case 'h':
 			usage(stdout);
 			return 1;
-		case ':':
-			return bad_usage("option '%s' needs a value", argv[optind - 1]);
 		default:
-			err = filter_args_opt(f, opt, optarg, "pprof");
-			if (err == 1)
-				return bad_usage("unknown option '%s'", argv[optind - 1]);
+			err = filter_args_opt(f, opt, optarg, argv, "pprof");
 			if (err)
 				return err;
 		}
 	}
 	if (optind < argc)
 		return bad_usage("unexpected argument '%s' (the input is given with -i)", argv[optind]);
-	if (!a->output[0] || !strcmp(a->output, "-"))
+	if (!f->output[0] || !strcmp(f->output, "-"))
 		return bad_usage("-o needs a file name (profiles are binary: no stdout), not '%s'",
-				 a->output);
+				 f->output);
 	err = filter_args_check(f, "pprof");
 	if (err)
 		return err;
-	a->conv.event = f->event;
-	a->conv.pids = f->pids;
-	a->conv.nr_pids = f->nr_pids;
-	a->conv.tids = f->tids;
-	a->conv.nr_tids = f->nr_tids;
-	a->conv.comms = f->comms;
-	a->conv.nr_comms = f->nr_comms;
-	a->conv.kallsyms = f->kallsyms;
-	a->conv.symfs = f->symfs;
-	a->conv.debug_dir = f->debug_dir;
+	FILTER_ARGS_TO_OPTS(&a->conv, f);
 	a->conv.labels = a->labels[0] ? a->labels : NULL;
 	return 0;
 }
@@ -229,27 +200,27 @@ static void on_log(void *ctx, enum bpfrec_log_level level, const char *msg)
 		fprintf(stderr, "bpfrec pprof: warning: %s\n", msg);
 }
 
+/* "bpfrec pprof: <before>N<after>" on stderr, unless n is 0. */
+static void say_count(uint64_t n, const char *before, const char *after)
+{
+	if (n)
+		fprintf(stderr, "bpfrec pprof: %s%" PRIu64 "%s\n", before, n, after);
+}
+
 static void summary(const struct pprof_args *a, const struct bpfrec_pprof *c)
 {
 	BPFREC_OPTS(bpfrec_pprof_stats, s);
 	const struct bpfrec_pprof_stats *st = &s;
 
-	if (a->quiet)
+	if (a->common.quiet)
 		return;
 	bpfrec_pprof_get_stats(c, &s);
-	if (st->unknown_event)
-		fprintf(stderr, "bpfrec pprof: %" PRIu64 " samples with an unknown event id were "
-			"skipped\n", st->unknown_event);
-	if (st->unknown_pid)
-		fprintf(stderr, "bpfrec pprof: %" PRIu64 " samples of processes that no COMM/MMAP "
-			"record describes (their user frames are addresses)\n", st->unknown_pid);
-	if (st->bad_records)
-		fprintf(stderr, "bpfrec pprof: %" PRIu64 " malformed records were skipped\n",
-			st->bad_records);
-	if (st->lost)
-		fprintf(stderr, "bpfrec pprof: the recording lost %" PRIu64 " samples\n", st->lost);
-	if (st->filtered)
-		fprintf(stderr, "bpfrec pprof: %" PRIu64 " samples filtered out\n", st->filtered);
+	say_count(st->unknown_event, "", " samples with an unknown event id were skipped");
+	say_count(st->unknown_pid, "", " samples of processes that no COMM/MMAP record describes "
+		  "(their user frames are addresses)");
+	say_count(st->bad_records, "", " malformed records were skipped");
+	say_count(st->lost, "the recording lost ", " samples");
+	say_count(st->filtered, "", " samples filtered out");
 	if (st->unwind_samples)
 		fprintf(stderr, "bpfrec pprof: DWARF unwinding: %" PRIu64 " samples to %" PRIu64
 			" user frames (%.1f each), %" PRIu64 " reached the outermost frame; stopped "
@@ -259,15 +230,11 @@ static void summary(const struct pprof_args *a, const struct bpfrec_pprof *c)
 			(double)st->unwind_frames / (double)st->unwind_samples,
 			st->unwind_reached_end, st->unwind_no_cfi, st->unwind_outside_stack,
 			st->unwind_no_file, st->unwind_depth, st->unwind_max_frames);
-	if (st->unwind_no_stack)
-		fprintf(stderr, "bpfrec pprof: %" PRIu64 " DWARF-mode samples had no user registers "
-			"or stack to unwind (kernel threads, failed copies)\n", st->unwind_no_stack);
-	if (st->unwind_cut)
-		fprintf(stderr, "bpfrec pprof: %" PRIu64 " user stacks were cut to fit 64 KiB records\n",
-			st->unwind_cut);
-	if (st->unwind_files_missing)
-		fprintf(stderr, "bpfrec pprof: %" PRIu64 " mappings of unwound processes had no file "
-			"to read CFI from\n", st->unwind_files_missing);
+	say_count(st->unwind_no_stack, "", " DWARF-mode samples had no user registers or stack to "
+		  "unwind (kernel threads, failed copies)");
+	say_count(st->unwind_cut, "", " user stacks were cut to fit 64 KiB records");
+	say_count(st->unwind_files_missing, "", " mappings of unwound processes had no file to read "
+		  "CFI from");
 }
 
 int cmd_pprof(int argc, char **argv)
@@ -282,8 +249,8 @@ int cmd_pprof(int argc, char **argv)
 	err = parse_args(argc, argv, &a);
 	if (err)
 		return err == 1 ? 0 : err;
-	pipe_in = !strcmp(a.input, "-");
-	a.conv.input_name = pipe_in ? "stdin" : a.input;
+	pipe_in = !strcmp(a.common.input, "-");
+	a.conv.input_name = pipe_in ? "stdin" : a.common.input;
 	a.conv.log = on_log;
 
 	err = bpfrec_pprof_new(&a.conv, &c);
@@ -293,7 +260,7 @@ int cmd_pprof(int argc, char **argv)
 		bpfrec_pprof_free(c);
 		return 2;
 	}
-	err = pipe_in ? bpfrec_pprof_read_fd(c, STDIN_FILENO) : bpfrec_pprof_read_path(c, a.input);
+	err = pipe_in ? bpfrec_pprof_read_fd(c, STDIN_FILENO) : bpfrec_pprof_read_path(c, a.common.input);
 	if (err) {
 		fprintf(stderr, "bpfrec pprof: %s\n", bpfrec_pprof_error(c));
 		goto out;
@@ -306,8 +273,8 @@ int cmd_pprof(int argc, char **argv)
 		BPFREC_OPTS(bpfrec_pprof_profile_info, info);
 		int ofd;
 
-		outs[i].path = nr == 1 ? strdup(a.output)
-				       : event_path(a.output, bpfrec_pprof_profile_name(c, i));
+		outs[i].path = nr == 1 ? strdup(a.common.output)
+				       : event_path(a.common.output, bpfrec_pprof_profile_name(c, i));
 		if (!outs[i].path)
 			goto oom;
 		/* 0600 like perf.data from record: a profile shows what the programs do. */
@@ -328,7 +295,7 @@ int cmd_pprof(int argc, char **argv)
 				strerror(errno));
 			goto out;
 		}
-		if (!a.quiet)
+		if (!a.common.quiet)
 			fprintf(stderr, "bpfrec pprof: %s: %" PRIu64 " %s samples, %zu locations, "
 				"%zu functions, %zu mappings\n", outs[i].path, info.samples,
 				bpfrec_pprof_profile_name(c, i), info.locations, info.functions,

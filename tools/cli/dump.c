@@ -29,6 +29,7 @@
 
 #include "tools/cli/commands.h"
 #include "tools/cli/escape.h"
+#include "tools/cli/usage.h"
 
 #define NR_RECORD_TYPES	128
 
@@ -675,14 +676,8 @@ static int parse_opts(int argc, char **argv, struct dump_opts *o)
 		case 'h':
 			usage(stdout);
 			return 0;
-		case ':':
-			fprintf(stderr, "bpfrec dump: option '%s' needs a value; see 'bpfrec dump --help'\n",
-				argv[optind - 1]);
-			return 2;
 		default:
-			fprintf(stderr, "bpfrec dump: unknown option '%s'; see 'bpfrec dump --help'\n",
-				argv[optind - 1]);
-			return 2;
+			return cli_bad_option("dump", c, argv);
 		}
 	}
 	if (optind < argc) {

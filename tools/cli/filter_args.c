@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* filter_args.c - the sample filters and symbol options of pprof and flamegraph (see filter_args.h). */
+/* filter_args.c - the options pprof and flamegraph share (see filter_args.h). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,18 +8,6 @@
 #include <unistd.h>
 
 #include "tools/cli/filter_args.h"
-
-int cli_bad_usage(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "bpfrec %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "; see 'bpfrec %s --help'\n", cmd);
-	return 2;
-}
 
 /* "1,2,3" into list after its first `have`; returns the new count or -1. */
 static int parse_ids(char *s, uint32_t *list, size_t cap, size_t have)
@@ -39,31 +26,41 @@ static int parse_ids(char *s, uint32_t *list, size_t cap, size_t have)
 	return have;
 }
 
-int filter_args_opt(struct filter_args *f, int opt, char *arg, const char *cmd)
+/* --pid or --tid (name), ids of what ("process", "thread"): arg's added to list. 0 or 2. */
+static int ids_opt(const char *cmd, const char *name, const char *what, char *arg,
+		   uint32_t *list, size_t *nr)
 {
 	char orig[256];
 	int n;
 
+	snprintf(orig, sizeof(orig), "%s", arg);	/* parse_ids() cuts it up */
+	n = parse_ids(arg, list, FILTER_MAX, *nr);
+	if (n < 0)
+		return cli_bad_usage(cmd, "%s wants at most %d %s ids like 1234,5678, not '%s'",
+				     name, FILTER_MAX, what, orig);
+	*nr = n;
+	return 0;
+}
+
+int filter_args_opt(struct filter_args *f, int opt, char *arg, char *const *argv, const char *cmd)
+{
 	switch (opt) {
+	case 'i':
+		f->input = arg;
+		return 0;
+	case 'o':
+		f->output = arg;
+		return 0;
+	case 'q':
+		f->quiet = true;
+		return 0;
 	case FILTER_OPT_EVENT:
 		f->event = arg;
 		return 0;
 	case 'p':
-		snprintf(orig, sizeof(orig), "%s", arg);	/* parse_ids() cuts it up */
-		n = parse_ids(arg, f->pids, FILTER_MAX, f->nr_pids);
-		if (n < 0)
-			return cli_bad_usage(cmd, "--pid wants at most 256 process ids like "
-					     "1234,5678, not '%s'", orig);
-		f->nr_pids = n;
-		return 0;
+		return ids_opt(cmd, "--pid", "process", arg, f->pids, &f->nr_pids);
 	case 't':
-		snprintf(orig, sizeof(orig), "%s", arg);
-		n = parse_ids(arg, f->tids, FILTER_MAX, f->nr_tids);
-		if (n < 0)
-			return cli_bad_usage(cmd, "--tid wants at most 256 thread ids like "
-					     "1234,5678, not '%s'", orig);
-		f->nr_tids = n;
-		return 0;
+		return ids_opt(cmd, "--tid", "thread", arg, f->tids, &f->nr_tids);
 	case FILTER_OPT_COMM: {
 		char *save = NULL;
 
@@ -84,7 +81,7 @@ int filter_args_opt(struct filter_args *f, int opt, char *arg, const char *cmd)
 		f->debug_dir = arg;
 		return 0;
 	}
-	return 1;
+	return cli_bad_option(cmd, opt, argv);
 }
 
 int filter_args_check(const struct filter_args *f, const char *cmd)
