@@ -314,8 +314,7 @@ static __always_inline int unwind_find_row(struct unwind_walk_cache *k, __u32 fi
 }
 
 /* One frame by its table: -1 to go on with the caller's registers in st, or why it ends. */
-static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 frame,
-					     bool bounded)
+static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, bool bounded)
 {
 	struct unwind_walk_state *st = c->st;
 	struct unwind_walk_cache *k = c->cache;
@@ -333,7 +332,7 @@ static __always_inline int unwind_table_step(struct unwind_walk_ctx *c, __u32 fr
 		return UNWIND_STOP_NO_MAPPING;
 	if (!m->nr_rows)
 		return UNWIND_STOP_NO_TABLE;
-	key = st->pc - (frame ? 1 : 0) - m->bias;
+	key = st->pc - st->ret_addr - m->bias;
 	if (key > 0xffffffffULL)
 		return UNWIND_STOP_NO_ROW;
 	i = unwind_find_row(k, m->first_row, m->nr_rows, (__u32)key, bounded);
@@ -392,7 +391,7 @@ static __always_inline int unwind_fp_step(struct unwind_walk_ctx *c)
 }
 
 /* One frame of the walk: 0 to go on, 1 when it has ended (st->stop says why). */
-static __always_inline int unwind_frame(struct unwind_walk_ctx *c, __u32 frame, bool bounded)
+static __always_inline int unwind_frame(struct unwind_walk_ctx *c, bool bounded)
 {
 	struct unwind_walk_state *st = c->st;
 	int stop;
@@ -406,7 +405,8 @@ static __always_inline int unwind_frame(struct unwind_walk_ctx *c, __u32 frame, 
 	st->pcs[st->nr & UNWIND_MAX_FRAMES] = st->pc;
 	st->nr++;
 	st->fp_frames += st->by_fp;
-	stop = unwind_table_step(c, frame, bounded);
+	stop = unwind_table_step(c, bounded);
+	st->ret_addr = 1;
 	if (stop < 0)
 		return 0;
 	st->unmapped += stop == UNWIND_STOP_NO_MAPPING;
@@ -421,7 +421,7 @@ static __always_inline int unwind_frame(struct unwind_walk_ctx *c, __u32 frame, 
 
 static int unwind_loop_cb(__u32 frame, void *ctx)
 {
-	return unwind_frame(ctx, frame, false);
+	return unwind_frame(ctx, false);
 }
 
 static __always_inline void unwind_count(__u32 stat, __u64 n)
@@ -433,21 +433,18 @@ static __always_inline void unwind_count(__u32 stat, __u64 n)
 }
 
 /*
- * Walk the current task's user stack from its user registers (also when
- * the sample interrupted the kernel, and in tp_btf/sched_switch, where the
- * current task is the one switched out). NULL for tasks without user
- * memory; else the per-CPU state with pcs[0, nr), the stop reason and
- * fp_frames, valid until the next walk on this CPU. bounded: without
- * bpf_loop, for kernels before 5.17.
+ * The start of a walk of the current task's user stack: the per-CPU state
+ * set to its user registers (also when the sample interrupted the kernel,
+ * and in tp_btf/sched_switch, where the current task is the one switched
+ * out), or NULL for tasks without user memory.
  */
-static __always_inline struct unwind_walk_state *unwind_user_stack_with(bool bounded)
+static __always_inline struct unwind_walk_state *unwind_walk_begin(void)
 {
 	struct task_struct *task = current_task();
-	struct unwind_walk_ctx c;
+	struct unwind_walk_cache *cache;
 	struct unwind_walk_state *st;
 	struct pt_regs *regs;
-	__u32 zero = 0, stop;
-	__u64 *count;
+	__u32 zero = 0;
 
 	if (!BPF_CORE_READ(task, mm))
 		return NULL;
@@ -465,26 +462,48 @@ static __always_inline struct unwind_walk_state *unwind_user_stack_with(bool bou
 	st->fp_frames = 0;
 	st->map_idx = 0;
 	st->unmapped = 0;
-	c.cache = bpf_map_lookup_elem(&unwind_walk_cache, &zero);
-	if (c.cache)
-		c.cache->win_len = 0;
+	st->by_fp = 0;
+	st->ret_addr = 0;
+	st->pad = 0;
+	cache = bpf_map_lookup_elem(&unwind_walk_cache, &zero);
+	if (cache)
+		cache->win_len = 0;
+	return st;
+}
+
+/*
+ * Frames of the walk in st, from where it stands: to its end with bpf_loop,
+ * else UNWIND_BOUNDED_FRAMES + 1 more at most (st->stop stays
+ * UNWIND_STOP_DEPTH when they did not end it).
+ */
+static __always_inline void unwind_walk_frames(struct unwind_walk_state *st, bool bounded)
+{
+	struct unwind_walk_ctx c;
+	__u32 zero = 0;
+
 	c.st = st;
+	c.cache = bpf_map_lookup_elem(&unwind_walk_cache, &zero);
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
 	c.nr_maps = 0;
-	st->by_fp = 0;
 	if (c.proc)
 		c.nr_maps = c.proc->nr < UNWIND_MAX_MAPPINGS ? c.proc->nr : UNWIND_MAX_MAPPINGS;
-	else
+	else if (!st->nr)
 		unwind_count(UNWIND_STAT_NO_PROC, 1);
 	if (bounded) {
 		for (__u32 frame = 0; frame < UNWIND_BOUNDED_FRAMES + 1; frame++)
-			if (unwind_frame(&c, frame, true))
+			if (unwind_frame(&c, true))
 				break;
 	} else {
 		bpf_loop(UNWIND_MAX_FRAMES + 1, unwind_loop_cb, &c, 0);
 	}
-	stop = st->stop < UNWIND_STOP_MAX ? st->stop : UNWIND_STOP_DEPTH;
-	count = bpf_map_lookup_elem(&unwind_stops, &stop);
+}
+
+/* The end of a walk: its stop reason and frames into the counters. */
+static __always_inline void unwind_walk_end(struct unwind_walk_state *st)
+{
+	__u32 stop = st->stop < UNWIND_STOP_MAX ? st->stop : UNWIND_STOP_DEPTH;
+	__u64 *count = bpf_map_lookup_elem(&unwind_stops, &stop);
+
 	if (count)
 		(*count)++;
 	unwind_count(UNWIND_STAT_WALKS, 1);
@@ -493,6 +512,56 @@ static __always_inline struct unwind_walk_state *unwind_user_stack_with(bool bou
 		unwind_count(UNWIND_STAT_FP_WALKS, 1);
 		unwind_count(UNWIND_STAT_FP_FRAMES, st->fp_frames);
 	}
+}
+
+/*
+ * A piece of a bounded walk, from where the walk in unwind_scratch stands,
+ * as a function of its own: a global function, which the verifier checks
+ * once, alone, however often it is called. Inlined, it is checked once for
+ * every way the program reached it that left different registers or stack
+ * behind: in a sched_switch tracer, with its branches before the walk,
+ * that passes the verifier's million instructions. And a piece is all one
+ * function holds: the verifier follows every frame of a bounded loop, and
+ * 5.10's rejects a loop of 128 frames. Returns 0.
+ */
+__noinline int unwind_walk_bounded(void)
+{
+	struct unwind_walk_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (st)
+		unwind_walk_frames(st, true);
+	return 0;
+}
+
+/* Pieces of a bounded walk: enough for UNWIND_MAX_FRAMES. */
+#define UNWIND_BOUNDED_PIECES	((UNWIND_MAX_FRAMES + UNWIND_BOUNDED_FRAMES) / (UNWIND_BOUNDED_FRAMES + 1))
+
+/*
+ * Walk the current task's user stack from its user registers. NULL for
+ * tasks without user memory; else the per-CPU state with pcs[0, nr), the
+ * stop reason and fp_frames, valid until the next walk on this CPU.
+ * bounded: without bpf_loop, for kernels before 5.17, in pieces of
+ * UNWIND_BOUNDED_FRAMES + 1 frames.
+ */
+static __always_inline struct unwind_walk_state *unwind_user_stack_with(bool bounded)
+{
+	struct unwind_walk_state *st;
+
+	st = unwind_walk_begin();
+	if (!st)
+		return NULL;
+	if (bounded) {
+		for (__u32 piece = 0; piece < UNWIND_BOUNDED_PIECES; piece++) {
+			if (st->stop != UNWIND_STOP_DEPTH || st->nr >= UNWIND_MAX_FRAMES)
+				break;
+			unwind_walk_bounded();
+		}
+	} else {
+		unwind_walk_frames(st, false);
+	}
+	unwind_walk_end(st);
 	return st;
 }
 
@@ -502,31 +571,15 @@ static __always_inline struct unwind_walk_state *unwind_user_stack(void)
 }
 
 /*
- * The bounded walk as a function of its own: a global function, which the
- * verifier checks once, alone. Inlined, it is checked once for every way
- * the program reached it that left different registers or stack behind: in
- * a sched_switch tracer, with its branches before the walk, that passes the
- * verifier's million instructions. Returns 0 or -1 when no walk was made;
- * the walk is in unwind_scratch.
- */
-__noinline int unwind_walk_bounded(void)
-{
-	return unwind_user_stack_with(true) ? 0 : -1;
-}
-
-/*
  * Walk the current task's user stack into frames[0, PROFILE_MAX_STACK) (a
  * sample's user callchain, pcs[0] = the user ip first); how many frames.
  */
 static __always_inline __u32 unwind_user_callchain_with(__u64 *frames, bool bounded)
 {
 	struct unwind_walk_state *st;
-	__u32 n, zero = 0;
+	__u32 n;
 
-	if (bounded)
-		st = unwind_walk_bounded() ? NULL : bpf_map_lookup_elem(&unwind_scratch, &zero);
-	else
-		st = unwind_user_stack_with(false);
+	st = unwind_user_stack_with(bounded);
 	if (!st)
 		return 0;
 	n = st->nr;

@@ -278,6 +278,14 @@ struct unwind_walk_state {
 	 * the tables are still being built (see PROFILE_SAMPLE_LATE).
 	 */
 	__u32 unmapped;
+	/*
+	 * pc is a return address (every frame's but the first): the call is
+	 * at pc - 1, the row to look up. A field, not the frame's index: a
+	 * walk in pieces (bounded, before 5.17) starts a piece mid-walk, and
+	 * the verifier would follow both values of an index it cannot know.
+	 */
+	__u32 ret_addr;
+	__u32 pad;
 	__u64 pcs[UNWIND_MAX_FRAMES + 1];	/* +1: indexes are masked with 127 */
 };
 

@@ -98,3 +98,31 @@ nomap=$(awk '$1 == "no-mapping" { print $2 }' "$T/fp.txt")
 [ $(( ${root:-0} + ${nomap:-0} )) = "$walks" ] ||
 	fail "walks without tables did not end at the chain's end (root ${root:-0}, no-mapping ${nomap:-0} of $walks)"
 [ "${root:-0}" -gt 0 ] || fail "no walk of the main thread ended at the root (rbp 0)"
+kill $spin 2>/dev/null || true
+
+# A stack deeper than one piece of the bounded walker (UNWIND_BOUNDED_FRAMES
+# + 1 = 49 frames, bpf/unwind.bpf.h): unw_deep at the bottom of 100 calls
+# (-O2, no frame pointers), so 103 frames from spin to _start. Before 5.17
+# the walker goes on in further pieces; every walk ends at the root, as
+# deep as the chain is, by the tables alone.
+mkfifo "$T/deep-ready"
+"$FIX/unw_deep" 100 120 "$T/deep-ready" >/dev/null &
+deep=$!
+trap 'kill $deep 2>/dev/null || true; rm -rf "$T"' EXIT
+read -r line <"$T/deep-ready"
+[ "$line" = ready ] || fail "unw_deep did not reach its depth"
+for way in bounded default; do
+	flag=
+	[ $way = bounded ] && flag=--bounded
+	run_clean "$T/deep-$way.txt" "$BUILD/tests/tools/unwind-check" $flag "$deep" 1
+	echo "unw_deep, $way walker:"
+	cat "$T/deep-$way.txt"
+	walks=$(awk '$1 == "walks" { print $2 }' "$T/deep-$way.txt")
+	root=$(awk '$1 == "root" { print $2 }' "$T/deep-$way.txt")
+	[ "${walks:-0}" -gt 0 ] || fail "no walks of unw_deep ($way)"
+	assert_range "unw_deep walks ending at the root, $way (%)" \
+		"$(awk -v r="${root:-0}" -v w="$walks" 'BEGIN { print 100 * r / w }')" 95 100
+	assert_range "unw_deep frames per walk, $way" "$(counter frames "$T/deep-$way.txt")" \
+		$((103 * walks)) $((127 * walks))
+	[ "$(counter fp-frames "$T/deep-$way.txt")" = 0 ] || fail "frame-pointer frames in unw_deep ($way)"
+done

@@ -46,6 +46,13 @@ compare() {
 	# allowed below perf's, and only that.
 	warmup=$(cfi_summary "$name-cfi.data.err" | awk '{ printf "%.1f\n", $1 ? 100 * $NF / $1 : 0 }')
 	echo "$name: $warmup% of the cfi walks came before the process had tables"
+	# Those and later ones were walked again once the tables came; what
+	# that could not complete (cfi_short: on an emulated CPU python3's
+	# table takes longer than a sample may wait) is allowed instead, when
+	# it is more.
+	warmup=$(cfi_summary "$name-cfi.data.err" | awk -v c="$(cfi_short "$name-cfi.data.err")" -v w="$warmup" \
+		'{ c = $1 ? 100 * c / $1 : 0; printf "%.1f\n", (c > w ? c : w) }')
+	echo "$name: $warmup% of the cfi walks may stop short for want of tables"
 	# What a cfi sample costs on this kernel: BPF time a run, file bytes a sample.
 	awk -v name="$name" -v bytes="$(stat -c %s "$name-cfi.data")" '
 		/BPF programs ran/ { for (i = 1; i < NF; i++) if ($i == "us" && $(i + 1) == "a") us = $(i - 1); sub(/^\(/, "", us) }
@@ -95,7 +102,8 @@ read -r ref n < <(through_qsort qsort-perf.txt)
 echo "qsort: cmp_keys <- libc's qsort <- sort_rounds <- main in $ref% of $n cmp_keys samples (perf)"
 # As above, cfi's walks before the process had tables (a larger share on
 # a slow CPU, where building them takes longer) may stop short.
-qwarm=$(cfi_summary qsort-cfi.data.err | awk '{ printf "%.1f\n", $1 ? 100 * $NF / $1 : 0 }')
+qwarm=$(cfi_summary qsort-cfi.data.err | awk -v c="$(cfi_short qsort-cfi.data.err)" \
+	'{ w = $1 ? 100 * $NF / $1 : 0; c = $1 ? 100 * c / $1 : 0; printf "%.1f\n", (c > w ? c : w) }')
 for way in cfi dwarf; do
 	read -r pct n < <(through_qsort qsort-$way.txt)
 	echo "qsort: cmp_keys <- libc's qsort <- sort_rounds <- main in $pct% of $n cmp_keys samples ($way)"

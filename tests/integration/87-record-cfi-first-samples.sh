@@ -59,10 +59,9 @@ record() {
 # reach NAME COMM: ours at least perf's, for COMM's samples. Near 100 % a
 # few samples either way are chance (python3 reads its own path into a
 # 16 KiB frame at start-up: a sample there is cut short in both files, if
-# one lands there, and as has under 100 samples): the margin is five of ours. Before 5.17 the in-kernel
-# walker stops at 48 frames (no bpf_loop): the walks it cut there (the -v
-# summary's "depth") are allowed too, and so are the samples -v counts as
-# not walked again: they waited longer than a sample may (an emulated CPU
+# one lands there, and as has under 100 samples): the margin is five of ours.
+# The walks cut at the walker's 127 frames (the -v summary's "depth") are
+# allowed too, and so are the samples -v counts as not walked again: they waited longer than a sample may (an emulated CPU
 # builds cc1's table in seconds), or got no copy (the ring buffer was too
 # full, or their process's copies were spent: each wait given up costs it
 # 256). On a real CPU all are about 0.

@@ -314,6 +314,18 @@ late_walks() {
 	     END { print w + 0, x + 0, s + 0, r + 0, b + 0 }' "$1"
 }
 
+# cfi_short ERRFILE: of the samples of a `bpfrec record -v -g`, how many
+# may have a user stack that stops short for want of tables, by its own
+# counters: walked again without reaching the root, waited too long, no
+# copy to walk again (spent, busy), and walks cut at the walker's depth.
+# About 0 on a real CPU; on an emulated one, whose table builds take
+# seconds, most of a short run's first second.
+cfi_short() {
+	local late expired spent root busy
+	read -r late expired spent root busy < <(late_walks "$1")
+	echo $(( late - root + expired + spent + busy + $(cfi_stops "$1" depth) ))
+}
+
 # debian_python3: the path of Debian's own python3 (built without frame
 # pointers), not a python3 earlier on PATH (pyenv and the like).
 debian_python3() {
