@@ -6,8 +6,10 @@ need_root
 
 cd "$T"
 cleanup() { kill $spin1 $spin2 $threads 2>/dev/null || true; rm -rf "$T"; }
-"$FIX/rec_sleepspin" 0 40 & spin1=$!
-"$FIX/rec_sleepspin" 0 40 & spin2=$!
+# Spinning far longer than any machine takes to start the recorder: the
+# cleanup ends them.
+"$FIX/rec_sleepspin" 0 600 & spin1=$!
+"$FIX/rec_sleepspin" 0 600 & spin2=$!
 # Long enough to outlive the -p part on a loaded machine (killed at the end).
 "$FIX/rec_threads" 100 & threads=$!
 trap cleanup EXIT
@@ -16,13 +18,16 @@ trap cleanup EXIT
 start=$(date +%s.%N)
 "$BPFREC" record -q -g -p "$spin1,$spin2" --duration 2 -o p.data || fail "bpfrec record -p exited $?"
 elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-# The samples span at least the 2 s; how late a loaded machine ends the
-# recording is its own (1.7 s late on a loaded VM), but --duration, not the
-# targets' exit 40 s from now, must end it.
+# The samples span at least the 2 s; how long a machine takes to start
+# and stop the recorder is its own (39 s with 5.10's verifier on a loaded
+# emulated CPU), but --duration, not the targets' exit ten minutes from now, must
+# end it: both targets still run when it returns, and the samples span
+# about the 2 s, not the targets' life.
 span=$(sample_span p.data)
 echo "--duration 2 took $elapsed s, its samples span $span s"
-assert_range elapsed "$elapsed" 1.5 30
-at_least "samples span (s)" "$span" 1.5
+kill -0 "$spin1" 2>/dev/null && kill -0 "$spin2" 2>/dev/null ||
+	fail "a target of -p had exited when --duration 2 returned ($elapsed s): the recording waited for it"
+assert_range "samples span (s)" "$span" 1.5 20
 run_clean "$T/pids.txt" perf script -i p.data -F pid -G
 sort -u "$T/pids.txt" | tr -d ' ' >"$T/upids"
 [ "$(cat "$T/upids" | tr '\n' ' ')" = "$(printf '%s\n' $spin1 $spin2 | sort -u | tr '\n' ' ')" ] ||
