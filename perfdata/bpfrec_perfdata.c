@@ -26,6 +26,24 @@ _Static_assert((int)BPFREC_PERFDATA_FEAT_OSRELEASE == (int)PERFDATA_FEAT_OSRELEA
 _Static_assert((int)BPFREC_PERFDATA_FEAT_CMDLINE == (int)PERFDATA_FEAT_CMDLINE, "cmdline");
 _Static_assert((int)BPFREC_PERFDATA_FEAT_BITS == (int)PERFDATA_FEAT_BITS, "bits");
 
+/*
+ * The public record structs name the decoder's fields again (and add sz, so
+ * that they can grow): each list below names the fields the two share, and
+ * COPY_FIELD copies one of them from the decoder's `in` to the public `o`.
+ */
+#define COPY_FIELD(f)	o.f = in.f;
+#define SAMPLE_FIELDS(X)							\
+	X(misc) X(id) X(ip) X(pid) X(tid) X(time) X(addr) X(stream_id) X(cpu)	\
+	X(period) X(nr_callchain) X(callchain) X(raw_size) X(raw) X(regs_abi)	\
+	X(nr_regs) X(regs) X(stack_size) X(stack_dyn_size) X(stack)
+#define SAMPLE_ID_FIELDS(X)	X(pid) X(tid) X(time) X(id) X(stream_id) X(cpu)
+#define MMAP_FIELDS(X)								\
+	X(misc) X(pid) X(tid) X(start) X(len) X(pgoff) X(build_id_size) X(maj)	\
+	X(min) X(ino) X(ino_generation) X(prot) X(flags) X(filename)
+#define COMM_FIELDS(X)		X(pid) X(tid) X(exec) X(comm)
+#define TASK_FIELDS(X)		X(pid) X(ppid) X(tid) X(ptid) X(time)
+#define KSYMBOL_FIELDS(X)	X(addr) X(len) X(ksym_type) X(flags) X(name)
+
 struct bpfrec_perfdata {
 	struct perfdata_reader *r;
 	int own_fd;		/* opened by open_path: closed by free; else -1 */
@@ -128,12 +146,12 @@ int bpfrec_perfdata_parse_sample(const struct bpfrec_perfdata *p,
 {
 	struct bpfrec_perfdata_sample o = { .sz = sizeof(o), .event = -1 };
 	const struct perfdata_event *ev = NULL;
-	struct perfdata_sample s;
+	struct perfdata_sample in;
 	int err;
 
 	if (!p->r || rec->type != PERF_RECORD_SAMPLE || out->sz < sizeof(size_t))
 		return -EINVAL;
-	err = perfdata_reader_parse_sample(p->r, rec, &s, &ev);
+	err = perfdata_reader_parse_sample(p->r, rec, &in, &ev);
 	if (err == -ENOENT && p->r && perfdata_reader_nr_events(p->r)) {
 		/* No event has its id: say which id that was. */
 		perfdata_decode_sample_event_id(rec, perfdata_reader_event(p->r, 0)->attr.sample_type,
@@ -146,26 +164,7 @@ int bpfrec_perfdata_parse_sample(const struct bpfrec_perfdata *p,
 	for (size_t i = 0; ev && i < perfdata_reader_nr_events(p->r); i++)
 		if (perfdata_reader_event(p->r, i) == ev)
 			o.event = (int)i;
-	o.misc = s.misc;
-	o.id = s.id;
-	o.ip = s.ip;
-	o.pid = s.pid;
-	o.tid = s.tid;
-	o.time = s.time;
-	o.addr = s.addr;
-	o.stream_id = s.stream_id;
-	o.cpu = s.cpu;
-	o.period = s.period;
-	o.nr_callchain = s.nr_callchain;
-	o.callchain = s.callchain;
-	o.raw_size = s.raw_size;
-	o.raw = s.raw;
-	o.regs_abi = s.regs_abi;
-	o.nr_regs = s.nr_regs;
-	o.regs = s.regs;
-	o.stack_size = s.stack_size;
-	o.stack_dyn_size = s.stack_dyn_size;
-	o.stack = s.stack;
+	SAMPLE_FIELDS(COPY_FIELD)
 	return opts_copy_out(out, &o, sizeof(o));
 }
 
@@ -210,83 +209,58 @@ int bpfrec_perfdata_parse_sample_id(const struct bpfrec_perfdata *p,
 				    struct bpfrec_perfdata_sample_id *out)
 {
 	struct bpfrec_perfdata_sample_id o = { .sz = sizeof(o) };
-	struct perfdata_sample_id sid;
+	struct perfdata_sample_id in;
 	int err;
 
 	if (!p->r)
 		return -EINVAL;
-	err = perfdata_reader_parse_sample_id(p->r, rec, &sid);
+	err = perfdata_reader_parse_sample_id(p->r, rec, &in);
 	if (err)
 		return err;
-	o.pid = sid.pid;
-	o.tid = sid.tid;
-	o.time = sid.time;
-	o.id = sid.id;
-	o.stream_id = sid.stream_id;
-	o.cpu = sid.cpu;
+	SAMPLE_ID_FIELDS(COPY_FIELD)
 	return opts_copy_out(out, &o, sizeof(o));
 }
 
 int bpfrec_perfdata_parse_mmap(const struct perf_event_header *rec, struct bpfrec_perfdata_mmap *out)
 {
 	struct bpfrec_perfdata_mmap o = { .sz = sizeof(o) };
-	struct perfdata_mmap m;
+	struct perfdata_mmap in;
 	int err;
 
 	if (rec->type == PERF_RECORD_MMAP)
-		err = perfdata_decode_mmap(rec, &m);
+		err = perfdata_decode_mmap(rec, &in);
 	else if (rec->type == PERF_RECORD_MMAP2)
-		err = perfdata_decode_mmap2(rec, &m);
+		err = perfdata_decode_mmap2(rec, &in);
 	else
 		err = -EINVAL;
 	if (err)
 		return err;
-	o.misc = m.misc;
-	o.pid = m.pid;
-	o.tid = m.tid;
-	o.start = m.start;
-	o.len = m.len;
-	o.pgoff = m.pgoff;
-	o.build_id_size = m.build_id_size;
-	memcpy(o.build_id, m.build_id, sizeof(o.build_id));
-	o.maj = m.maj;
-	o.min = m.min;
-	o.ino = m.ino;
-	o.ino_generation = m.ino_generation;
-	o.prot = m.prot;
-	o.flags = m.flags;
-	o.filename = m.filename;
+	MMAP_FIELDS(COPY_FIELD)
+	memcpy(o.build_id, in.build_id, sizeof(o.build_id));
 	return opts_copy_out(out, &o, sizeof(o));
 }
 
 int bpfrec_perfdata_parse_comm(const struct perf_event_header *rec, struct bpfrec_perfdata_comm *out)
 {
 	struct bpfrec_perfdata_comm o = { .sz = sizeof(o) };
-	struct perfdata_comm c;
-	int err = perfdata_decode_comm(rec, &c);
+	struct perfdata_comm in;
+	int err = perfdata_decode_comm(rec, &in);
 
 	if (err)
 		return err;
-	o.pid = c.pid;
-	o.tid = c.tid;
-	o.exec = c.exec;
-	o.comm = c.comm;
+	COMM_FIELDS(COPY_FIELD)
 	return opts_copy_out(out, &o, sizeof(o));
 }
 
 int bpfrec_perfdata_parse_task(const struct perf_event_header *rec, struct bpfrec_perfdata_task *out)
 {
 	struct bpfrec_perfdata_task o = { .sz = sizeof(o) };
-	struct perfdata_task t;
-	int err = perfdata_decode_task(rec, &t);
+	struct perfdata_task in;
+	int err = perfdata_decode_task(rec, &in);
 
 	if (err)
 		return err;
-	o.pid = t.pid;
-	o.ppid = t.ppid;
-	o.tid = t.tid;
-	o.ptid = t.ptid;
-	o.time = t.time;
+	TASK_FIELDS(COPY_FIELD)
 	return opts_copy_out(out, &o, sizeof(o));
 }
 
@@ -294,16 +268,12 @@ int bpfrec_perfdata_parse_ksymbol(const struct perf_event_header *rec,
 				  struct bpfrec_perfdata_ksymbol *out)
 {
 	struct bpfrec_perfdata_ksymbol o = { .sz = sizeof(o) };
-	struct perfdata_ksymbol k;
-	int err = perfdata_decode_ksymbol(rec, &k);
+	struct perfdata_ksymbol in;
+	int err = perfdata_decode_ksymbol(rec, &in);
 
 	if (err)
 		return err;
-	o.addr = k.addr;
-	o.len = k.len;
-	o.ksym_type = k.ksym_type;
-	o.flags = k.flags;
-	o.name = k.name;
+	KSYMBOL_FIELDS(COPY_FIELD)
 	return opts_copy_out(out, &o, sizeof(o));
 }
 

@@ -326,18 +326,13 @@ int bpfrec_pprof_get_stats(const struct bpfrec_pprof *p, struct bpfrec_pprof_sta
 	if (p->c) {
 		const struct pp_convert_stats *st = pp_convert_stats(p->c);
 
-		out.samples = st->samples;
-		out.kept = st->kept;
-		out.filtered = st->filtered;
-		out.unknown_event = st->unknown_event;
-		out.unknown_pid = st->unknown_pid;
-		out.lost = st->lost;
-		out.bad_records = st->bad_records;
-		out.frames = st->frames;
-		out.stacks = st->stacks;
-		out.unsymbolized = st->unsymbolized;
-		out.unwind_samples = st->unwind_samples;
-		out.unwind_frames = st->unwind_frames;
+		/* The counters the public struct names as the converter does. */
+#define COPY_STAT(f)	out.f = st->f;
+		COPY_STAT(samples) COPY_STAT(kept) COPY_STAT(filtered) COPY_STAT(unknown_event)
+		COPY_STAT(unknown_pid) COPY_STAT(lost) COPY_STAT(bad_records) COPY_STAT(frames)
+		COPY_STAT(stacks) COPY_STAT(unsymbolized) COPY_STAT(unwind_samples)
+		COPY_STAT(unwind_frames)
+#undef COPY_STAT
 		out.unwind_reached_end = st->unwind_stop[UNW_STOP_END];
 		out.unwind_no_cfi = st->unwind_stop[UNW_STOP_NO_CFI];
 		out.unwind_outside_stack = st->unwind_stop[UNW_STOP_OUTSIDE_STACK];
