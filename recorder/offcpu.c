@@ -144,16 +144,11 @@ static int offcpu_open(struct record_session *s, const struct record_tracer_env 
 		.thresh_ns = s->opts.off_cpu_thresh_ns,
 		.progs = { { skel->progs.on_switch, skel->progs.on_switch_compat } },
 		.nr_progs = 1,
+		.current_maps = { skel->maps.blocked, skel->maps.blocked_ustack },
+		.compat_maps = { skel->maps.blocked_by_tid },
 	};
 	offcpu_build_attr(&s->attr, &o->core.attr);
-	{
-		struct bpf_map *current[] = { skel->maps.blocked, skel->maps.blocked_ustack };
-		struct bpf_map *compat[] = { skel->maps.blocked_by_tid };
-
-		err = offcpu_core_prepare(&o->core, s, current, 2, compat, 1);
-	}
-	if (!err)
-		err = RECORD_TRACER_LOAD(env, skel);
+	err = OFFCPU_CORE_LOAD(&o->core, s, env, skel);
 	if (err)
 		goto fail;
 	*out = o;
@@ -310,9 +305,19 @@ static int collect_map(struct bpf_map *map, uint32_t kind, struct batch *b, uint
 	return err;
 }
 
-int offcpu_core_prepare(struct offcpu_core *c, const struct record_session *s,
-			struct bpf_map *const *current_maps, size_t nr_current,
-			struct bpf_map *const *compat_maps, size_t nr_compat)
+/* How many of maps (OFFCPU_CORE_MAX_MAPS at most) come before the first NULL. */
+static size_t nr_maps(struct bpf_map *const *maps)
+{
+	size_t n = 0;
+
+	while (n < OFFCPU_CORE_MAX_MAPS && maps[n])
+		n++;
+	return n;
+}
+
+int offcpu_core_load(struct offcpu_core *c, const struct record_session *s,
+		     const struct record_tracer_env *env, const struct record_tracer_shared *m,
+		     struct bpf_object_skeleton *skel)
 {
 	int err = 0;
 
@@ -328,8 +333,11 @@ int offcpu_core_prepare(struct offcpu_core *c, const struct record_session *s,
 		err = bpf_map__set_max_entries(c->aggs, 1);
 	c->compat = tracer_build_compat(&s->kfeatures);
 	if (!err)
-		err = tracer_build_choose(c->compat, c->progs, c->nr_progs, current_maps, nr_current,
-					  compat_maps, nr_compat);
+		err = tracer_build_choose(c->compat, c->progs, c->nr_progs, c->current_maps,
+					  nr_maps(c->current_maps), c->compat_maps,
+					  nr_maps(c->compat_maps));
+	if (!err)
+		err = record_tracer_load(env, m, skel);
 	return err;
 }
 

@@ -35,9 +35,12 @@
 struct batch;
 struct bpf_map;
 struct bpf_object;
+struct bpf_object_skeleton;
 struct perfdata_writer;
 struct record_session;
+struct record_tracer_env;
 struct record_tracer_ops;
+struct record_tracer_shared;
 struct task_tracker;
 
 #define OFFCPU_EVENT_NAME	PERFDATA_OFFCPU_EVENT_NAME
@@ -74,14 +77,15 @@ struct offcpu_core_desc {
 	uint32_t lost_stat;	/* its counter of records lost, in stats */
 };
 
-/* Programs a tracer of that layout may have. */
+/* Programs a tracer of that layout may have, and maps of one build (NULL after the last). */
 #define OFFCPU_CORE_MAX_PROGS	3
+#define OFFCPU_CORE_MAX_MAPS	2
 
 /*
  * A tracer of that layout: what both keep alike, the first member of their
  * state, so that the offcpu_core_*() ops below serve as theirs (tracer.h;
- * t: the state). open() sets what it names, builds attr, calls
- * offcpu_core_prepare() and loads; free() detaches it first.
+ * t: the state). open() sets what it names, builds attr and loads with
+ * OFFCPU_CORE_LOAD(); free() detaches it first.
  */
 struct offcpu_core {
 	const struct offcpu_core_desc *desc;
@@ -91,7 +95,9 @@ struct offcpu_core {
 	uint64_t thresh_ns;		/* shorter intervals are summed (0: none) */
 	struct tracer_build_prog progs[OFFCPU_CORE_MAX_PROGS];	/* in the order they attach */
 	size_t nr_progs;
-	/* Set by offcpu_core_prepare(), and after. */
+	/* The maps only one build uses (tracer_build_choose()): the other's shrink. */
+	struct bpf_map *current_maps[OFFCPU_CORE_MAX_MAPS], *compat_maps[OFFCPU_CORE_MAX_MAPS];
+	/* Set by offcpu_core_load(), and after. */
 	struct perf_event_attr attr;	/* its event's (built by open()) */
 	struct offcpu_emit_ctx emit;	/* its event: id, &attr, where chains start */
 	bool compat;			/* which build is loaded (tracer_build.h) */
@@ -100,14 +106,18 @@ struct offcpu_core {
 };
 
 /*
- * Before loading: c's event next to the session's CPU event, aggs shrunk to
- * one entry when nothing is summed, and the build this kernel needs chosen
- * (tracer_build_choose(): the maps are each build's own). 0 or libbpf's
- * -errno.
+ * The end of open(), the same for both: c's event next to the session's
+ * CPU event, aggs shrunk to one entry when nothing is summed, the build
+ * this kernel needs chosen (tracer_build_choose()), then the object loaded
+ * on the source's maps (record_tracer_load(): m and skel as there). 0 or
+ * libbpf's -errno.
  */
-int offcpu_core_prepare(struct offcpu_core *c, const struct record_session *s,
-			struct bpf_map *const *current_maps, size_t nr_current,
-			struct bpf_map *const *compat_maps, size_t nr_compat);
+int offcpu_core_load(struct offcpu_core *c, const struct record_session *s,
+		     const struct record_tracer_env *env, const struct record_tracer_shared *m,
+		     struct bpf_object_skeleton *skel);
+/* The same for a skeleton that names the shared maps as the sampler does (tracer.h). */
+#define OFFCPU_CORE_LOAD(c, s, env, skel)	\
+	offcpu_core_load((c), (s), (env), RECORD_TRACER_SHARED(skel), (skel)->skeleton)
 /* One of c's counters (its enum of stats); 0 when it cannot be read. */
 uint64_t offcpu_core_stat(const struct offcpu_core *c, uint32_t key);
 /* The ops both tracers share (tracer.h), t a state that starts with a struct offcpu_core. */

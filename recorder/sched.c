@@ -97,16 +97,11 @@ static int sched_open(struct record_session *s, const struct record_tracer_env *
 			{ skel->progs.sched_on_switch, skel->progs.sched_on_switch_compat },
 		},
 		.nr_progs = 3,
+		.current_maps = { skel->maps.sched_tasks },
+		.compat_maps = { skel->maps.sched_tasks_by_tid },
 	};
 	sched_build_attr(&s->attr, &t->core.attr);
-	{
-		struct bpf_map *current[] = { skel->maps.sched_tasks };
-		struct bpf_map *compat[] = { skel->maps.sched_tasks_by_tid };
-
-		err = offcpu_core_prepare(&t->core, s, current, 1, compat, 1);
-	}
-	if (!err)
-		err = RECORD_TRACER_LOAD(env, skel);
+	err = OFFCPU_CORE_LOAD(&t->core, s, env, skel);
 	if (err)
 		goto fail;
 	*out = t;
