@@ -271,21 +271,6 @@ struct result {
 	char warning[512];
 };
 
-struct membuf {
-	uint8_t *data;
-	size_t len;
-};
-
-static int mem_sink(const void *data, size_t len, void *ctx)
-{
-	struct membuf *m = ctx;
-
-	m->data = realloc(m->data, m->len + len);
-	memcpy(m->data + m->len, data, len);
-	m->len += len;
-	return 0;
-}
-
 static void convert(const char *path, struct pp_convert_opts *o, struct result *res)
 {
 	struct perfdata_reader *r;
@@ -302,10 +287,10 @@ static void convert(const char *path, struct pp_convert_opts *o, struct result *
 	cr_assert_leq(res->n, 4);
 	for (size_t i = 0; i < res->n; i++) {
 		struct pprof_builder *b;
-		struct membuf m = { 0 };
+		struct tpb_buf m = { 0 };
 
 		cr_assert_eq(pp_convert_build(c, i, &b), 0, "%s", pp_convert_error(c));
-		cr_assert_eq(pprof_serialize(b, mem_sink, &m), 0);
+		cr_assert_eq(pprof_serialize(b, tpb_sink, &m), 0);
 		res->p[i] = tp_decode(m.data, m.len);
 		snprintf(res->name[i], sizeof(res->name[i]), "%s", pp_convert_profile_name(c, i));
 		free(m.data);

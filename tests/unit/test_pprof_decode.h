@@ -15,6 +15,23 @@
 #include <string.h>
 #include <zlib.h>
 
+/* The bytes a serializer writes, collected by tpb_sink() for the decoder; free data. */
+struct tpb_buf {
+	uint8_t *data;
+	size_t len;
+};
+
+/* A write callback (bpfrec_write_fn's shape) appending to the struct tpb_buf at ctx. */
+static inline int tpb_sink(const void *data, size_t len, void *ctx)
+{
+	struct tpb_buf *m = ctx;
+
+	m->data = realloc(m->data, m->len + len);
+	memcpy(m->data + m->len, data, len);
+	m->len += len;
+	return 0;
+}
+
 struct tpb_field {
 	uint32_t num;
 	int wt;

@@ -12,27 +12,12 @@
 #include "tools/pprof/profile.h"
 #include "test_pprof_decode.h"
 
-struct membuf {
-	uint8_t *data;
-	size_t len;
-};
-
-static int mem_sink(const void *data, size_t len, void *ctx)
-{
-	struct membuf *m = ctx;
-
-	m->data = realloc(m->data, m->len + len);
-	memcpy(m->data + m->len, data, len);
-	m->len += len;
-	return 0;
-}
-
 static struct tp_profile *round_trip(const struct pprof_builder *b)
 {
-	struct membuf m = { 0 };
+	struct tpb_buf m = { 0 };
 	struct tp_profile *p;
 
-	cr_assert_eq(pprof_serialize(b, mem_sink, &m), 0);
+	cr_assert_eq(pprof_serialize(b, tpb_sink, &m), 0);
 	p = tp_decode(m.data, m.len);
 	free(m.data);
 	return p;
