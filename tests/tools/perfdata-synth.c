@@ -45,6 +45,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,50 +105,15 @@ static void elf_open_info(const char *path, struct elf_info *ei)
 		ei->build_id_size = 0;
 }
 
-/* Value of a function symbol in .symtab; dies when missing. */
-static uint64_t elf_symbol(struct elf_info *ei, const char *name)
+/*
+ * Call fn with each FUNC symbol of .symtab (its name and value, size) until
+ * it returns true; true when one did. The walk both lookups below share.
+ */
+static bool for_each_function(struct elf_info *ei,
+			      bool (*fn)(const char *name, const GElf_Sym *sym, void *ctx),
+			      void *ctx)
 {
 	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(ei->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *s;
-
-			if (!gelf_getsym(d, (int)i, &sym))
-				continue;
-			s = elf_strptr(ei->elf, sh.sh_link, sym.st_name);
-			if (s && !strcmp(s, name) && GELF_ST_TYPE(sym.st_info) == STT_FUNC)
-				return sym.st_value;
-		}
-	}
-	fprintf(stderr, "perfdata-synth: no symbol %s\n", name);
-	exit(2);
-}
-
-/* Addresses of the FUNC symbols whose names start with prefix, in name order. */
-struct named_addr {
-	const char *name;
-	uint64_t addr;
-};
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(((const struct named_addr *)a)->name, ((const struct named_addr *)b)->name);
-}
-
-static uint64_t *elf_functions(struct elf_info *ei, const char *prefix, size_t *nr)
-{
-	struct named_addr *f = NULL;
-	size_t n = 0, cap = 0, plen = strlen(prefix);
-	Elf_Scn *scn = NULL;
-	uint64_t *addrs;
 
 	while ((scn = elf_nextscn(ei->elf, scn))) {
 		GElf_Shdr sh;
@@ -163,23 +129,86 @@ static uint64_t *elf_functions(struct elf_info *ei, const char *prefix, size_t *
 			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
 				continue;
 			s = elf_strptr(ei->elf, sh.sh_link, sym.st_name);
-			if (!s || strncmp(s, prefix, plen) || sym.st_size < 6)
-				continue;
-			if (n == cap && !(f = realloc(f, (cap = cap ? 2 * cap : 1024) * sizeof(*f))))
-				die("out of memory");
-			f[n++] = (struct named_addr){ s, sym.st_value };
+			if (s && fn(s, &sym, ctx))
+				return true;
 		}
 	}
-	if (n < 16)
+	return false;
+}
+
+struct symbol_lookup {
+	const char *name;
+	uint64_t value;
+};
+
+static bool is_symbol(const char *name, const GElf_Sym *sym, void *ctx)
+{
+	struct symbol_lookup *l = ctx;
+
+	if (strcmp(name, l->name))
+		return false;
+	l->value = sym->st_value;
+	return true;
+}
+
+/* Value of a function symbol in .symtab; dies when missing. */
+static uint64_t elf_symbol(struct elf_info *ei, const char *name)
+{
+	struct symbol_lookup l = { name, 0 };
+
+	if (for_each_function(ei, is_symbol, &l))
+		return l.value;
+	fprintf(stderr, "perfdata-synth: no symbol %s\n", name);
+	exit(2);
+}
+
+/* Addresses of the FUNC symbols whose names start with prefix, in name order. */
+struct named_addr {
+	const char *name;
+	uint64_t addr;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct named_addr *)a)->name, ((const struct named_addr *)b)->name);
+}
+
+struct prefix_walk {
+	const char *prefix;
+	size_t plen;
+	struct named_addr *f;
+	size_t n, cap;
+};
+
+static bool add_prefixed(const char *name, const GElf_Sym *sym, void *ctx)
+{
+	struct prefix_walk *w = ctx;
+
+	if (strncmp(name, w->prefix, w->plen) || sym->st_size < 6)
+		return false;
+	if (w->n == w->cap &&
+	    !(w->f = realloc(w->f, (w->cap = w->cap ? 2 * w->cap : 1024) * sizeof(*w->f))))
+		die("out of memory");
+	w->f[w->n++] = (struct named_addr){ name, sym->st_value };
+	return false;
+}
+
+static uint64_t *elf_functions(struct elf_info *ei, const char *prefix, size_t *nr)
+{
+	struct prefix_walk w = { .prefix = prefix, .plen = strlen(prefix) };
+	uint64_t *addrs;
+
+	for_each_function(ei, add_prefixed, &w);
+	if (w.n < 16)
 		die("--generate: the --elf file has fewer than 16 functions named PREFIX*");
-	qsort(f, n, sizeof(*f), by_name);
-	addrs = malloc(n * sizeof(*addrs));
+	qsort(w.f, w.n, sizeof(*w.f), by_name);
+	addrs = malloc(w.n * sizeof(*addrs));
 	if (!addrs)
 		die("out of memory");
-	for (size_t i = 0; i < n; i++)
-		addrs[i] = f[i].addr;
-	free(f);
-	*nr = n;
+	for (size_t i = 0; i < w.n; i++)
+		addrs[i] = w.f[i].addr;
+	free(w.f);
+	*nr = w.n;
 	return addrs;
 }
 
