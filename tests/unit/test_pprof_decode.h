@@ -446,7 +446,7 @@ static inline void tp_free(struct tp_profile *p)
 	free(p);
 }
 
-/* Inflate a gzip buffer; *len in: compressed size, out: plain size. */
+/* Inflate a gzip buffer of one member; *len in: compressed size, out: plain size. */
 static inline uint8_t *tp_gunzip(const uint8_t *in, size_t *len)
 {
 	size_t cap = 1 << 16, out_len = 0;
@@ -467,6 +467,7 @@ static inline uint8_t *tp_gunzip(const uint8_t *in, size_t *len)
 		cr_assert(ret == Z_OK || ret == Z_STREAM_END, "inflate: %d", ret);
 		out_len = cap - zs.avail_out;
 	} while (ret != Z_STREAM_END);
+	cr_assert_eq(zs.avail_in, 0, "nothing after the gzip member");
 	inflateEnd(&zs);
 	*len = out_len;
 	return out;

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "tools/pprof/gz.h"
+#include "test_pprof_decode.h"
 
 static int tmp_fd(void)
 {
@@ -22,40 +23,18 @@ static int tmp_fd(void)
 	return fd;
 }
 
-/* Read the whole fd and inflate it as gzip; returns the plain bytes. */
+/* Read the whole fd and inflate it as gzip (tp_gunzip()); returns the plain bytes. */
 static uint8_t *gunzip_fd(int fd, size_t *out_len)
 {
 	off_t size = lseek(fd, 0, SEEK_END);
-	uint8_t *in = malloc(size ? size : 1);
-	size_t cap = 1 << 16, len = 0;
-	uint8_t *out = malloc(cap);
-	z_stream zs = { 0 };
-	int ret;
+	uint8_t *in = malloc(size ? size : 1), *out;
 
-	cr_assert(in && out);
+	cr_assert(in);
 	cr_assert_eq(pread(fd, in, size, 0), size);
 	cr_assert_geq(size, 18, "a gzip file is at least 18 bytes");
-	cr_assert_eq(in[0], 0x1f, "gzip magic");
-	cr_assert_eq(in[1], 0x8b, "gzip magic");
-	cr_assert_eq(inflateInit2(&zs, 15 + 16), Z_OK);
-	zs.next_in = in;
-	zs.avail_in = size;
-	do {
-		if (cap - len < 4096) {
-			cap *= 2;
-			out = realloc(out, cap);
-			cr_assert(out);
-		}
-		zs.next_out = out + len;
-		zs.avail_out = cap - len;
-		ret = inflate(&zs, Z_NO_FLUSH);
-		cr_assert(ret == Z_OK || ret == Z_STREAM_END, "inflate: %d", ret);
-		len = cap - zs.avail_out;
-	} while (ret != Z_STREAM_END);
-	cr_assert_eq(zs.avail_in, 0, "nothing after the gzip member");
-	inflateEnd(&zs);
+	*out_len = (size_t)size;
+	out = tp_gunzip(in, out_len);
 	free(in);
-	*out_len = len;
 	return out;
 }
 
