@@ -4,7 +4,7 @@
 # kernel functions must read in perf script / report / buildid-list and
 # hotspot exactly as the samples were written, with no warning.
 source "$(dirname "$0")/lib.sh"
-SYNTH=$BUILD/tests/tools/perfdata-synth
+need_synth
 ELF=$FIX/synth_target
 [ -r /proc/kallsyms ] && [ "$(awk '$3 == "_text" { print $1 }' /proc/kallsyms)" != 0000000000000000 ] ||
 	skip "kernel addresses hidden in /proc/kallsyms"

@@ -67,8 +67,7 @@ profile_time() { date -d "$(awk '/^Time:/ { print $2, $3, $4; exit }' "$1")" +%s
 assert_range "profile time - recording start (s)" $(($(profile_time "$T/raw.txt") - started)) -5 60
 
 # ---- files written by bpfrec's perfdata writer ----
-SYNTH=$BUILD/tests/tools/perfdata-synth
-[ -x "$SYNTH" ] || fail "$SYNTH is not built: run 'make fixtures'"
+need_synth
 stacks=("600:u:leaf_a,u:work,u:main" "300:u:leaf_b,u:work,u:main"
 	"100:k:ksys_write,k:do_syscall_64,u:leaf_c,u:work,u:main")
 "$SYNTH" -o "$T/synth.data" --elf "$FIX/pp_shares" --lost 7 "${stacks[@]}" || fail "perfdata-synth failed"

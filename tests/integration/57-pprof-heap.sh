@@ -11,8 +11,7 @@ need_tool perf linux-perf
 need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
-SYNTH=$BUILD/tests/tools/perfdata-synth
-[ -x "$SYNTH" ] || fail "$SYNTH is not built: run 'make fixtures'"
+need_synth
 RATE=524288
 # leaf_a: malloc(4096), some still in use; leaf_b: calloc(64 KiB), some in
 # use; leaf_c: small reallocs (one sample stands for thousands of them).

@@ -12,8 +12,7 @@ need_tool perf linux-perf
 need_tool go golang-go
 export HOME=$T PPROF_TMPDIR=$T
 
-SYNTH=$BUILD/tests/tools/perfdata-synth
-[ -x "$SYNTH" ] || fail "$SYNTH is not built: run 'make fixtures'"
+need_synth
 # sched:REASON:NS:COUNT:FRAMES (leaf first). leaf_a waits mostly after
 # preemption, leaf_b after wake-ups; the waits through leaf_c stop in the
 # kernel's schedule(), for both reasons.

@@ -13,8 +13,7 @@
 need_tool perf linux-perf
 need_tool chromium chromium
 PY=$(debian_python3)
-SYNTH=$BUILD/tests/tools/perfdata-synth
-[ -x "$SYNTH" ] || fail "$SYNTH is not built: run 'make fixtures'"
+need_synth
 OUT=$BUILD/test-output/88-flamegraph-events
 rm -rf "$OUT" && mkdir -p "$OUT"
 page() { # JSON HTML ARGS...: the browser's report on HTML

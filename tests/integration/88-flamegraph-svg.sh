@@ -9,8 +9,7 @@
 . "$TOP/tests/integration/lib.sh"
 need_tool perf linux-perf
 PY=$(debian_python3)
-SYNTH=$BUILD/tests/tools/perfdata-synth
-[ -x "$SYNTH" ] || fail "$SYNTH is not built: run 'make fixtures'"
+need_synth
 
 # frames FILE.svg: "name<TAB>share<TAB>x<TAB>y<TAB>fill<TAB>title" per <g>, checking the XML.
 frames() {

@@ -46,6 +46,13 @@ need_tool() {
 		fail "$1 is not installed: run 'sh tools/deps.sh test' (Debian package $2)"
 }
 
+# need_synth: SYNTH, the synthetic perf.data writer (tests/tools/perfdata-synth);
+# not built is a failure.
+need_synth() {
+	SYNTH=$BUILD/tests/tools/perfdata-synth
+	[ -x "$SYNTH" ] || fail "$SYNTH is not built: run 'make fixtures'"
+}
+
 # run_clean OUT CMD...: run a reader; its stdout goes to OUT; anything on
 # stderr (a perf warning about our file) fails the test.
 run_clean() {
