@@ -551,18 +551,31 @@ static void write_kernel_file(struct file *f, uint64_t text)
 	file_close(f);
 }
 
-Test(convert, kernel_frames_from_kallsyms)
+/* The fake kallsyms (write_kallsyms()) in tmpdir, named in ks, for o to symbolize with. */
+static void use_fake_kallsyms(struct pp_convert_opts *o, char *ks, size_t size)
+{
+	snprintf(ks, size, "%s/kallsyms", tmpdir);
+	write_kallsyms(ks);
+	o->sym.kallsyms = ks;
+}
+
+/* write_kernel_file()'s samples, _text at text, converted with the fake kallsyms into res. */
+static void convert_kernel_file(uint64_t text, struct result *res)
 {
 	struct file f;
 	struct pp_convert_opts o = { 0 };
-	struct result res;
 	char ks[128];
 
-	snprintf(ks, sizeof(ks), "%s/kallsyms", tmpdir);
-	write_kallsyms(ks);
-	write_kernel_file(&f, 0xffffffff81000000ULL);
-	o.sym.kallsyms = ks;
-	convert(f.path, &o, &res);
+	use_fake_kallsyms(&o, ks, sizeof(ks));
+	write_kernel_file(&f, text);
+	convert(f.path, &o, res);
+}
+
+Test(convert, kernel_frames_from_kallsyms)
+{
+	struct result res;
+
+	convert_kernel_file(0xffffffff81000000ULL, &res);
 	const struct tp_profile *p = res.p[0];
 	const struct tp_sample *s = &p->samples[0];
 
@@ -583,16 +596,9 @@ Test(convert, kernel_frames_from_kallsyms)
  * the difference before the kallsyms lookup, and reported unshifted. */
 Test(convert, kernel_relocated_by_text)
 {
-	struct file f;
-	struct pp_convert_opts o = { 0 };
 	struct result res;
-	char ks[128];
 
-	snprintf(ks, sizeof(ks), "%s/kallsyms", tmpdir);
-	write_kallsyms(ks);
-	write_kernel_file(&f, 0xffffffff9a000000ULL);
-	o.sym.kallsyms = ks;
-	convert(f.path, &o, &res);
+	convert_kernel_file(0xffffffff9a000000ULL, &res);
 	const struct tp_profile *p = res.p[0];
 
 	cr_assert_str_eq(name_of(p, p->samples[0].locs[0]), "fake_ksys_write");
@@ -613,9 +619,7 @@ Test(convert, ip_only_samples_and_kernel_without_map)
 		.period = 1, .ip = 0xffffffff81001008ULL,
 	};
 
-	snprintf(ks, sizeof(ks), "%s/kallsyms", tmpdir);
-	write_kallsyms(ks);
-	o.sym.kallsyms = ks;
+	use_fake_kallsyms(&o, ks, sizeof(ks));
 	file_open(&f, false);
 	comm(&f, PID, PID, "pp_shares", true, 10);
 	sample(&f, EV_CPU, PID, PID, 0, 20, 1, PERF_RECORD_MISC_KERNEL,
