@@ -910,7 +910,13 @@ Test(symbolize, build_id_mismatch_is_not_symbolized, .init = make_tmpdir, .fini 
 	symbolizer_free(s);
 }
 
-Test(symbolize, build_id_finds_the_binary_in_perf_cache, .init = make_tmpdir, .fini = cleanup)
+/*
+ * sym_target in a private perf buildid-cache ($HOME/.debug, isolate_home())
+ * as .../<its id>/name, the way perf keeps a binary ("elf") or a vDSO
+ * ("vdso"): a symbolizer given only path and the build-id finds it there,
+ * with the same answers for func as for sym_target itself.
+ */
+static void check_found_in_perf_cache(const char *name, const char *path, const char *func)
 {
 	uint8_t id[BUILDID_MAX];
 	size_t id_size = 0;
@@ -920,15 +926,19 @@ Test(symbolize, build_id_finds_the_binary_in_perf_cache, .init = make_tmpdir, .f
 	isolate_home();
 	cr_assert_eq(buildid_read_file(fixture("sym_target"), id, &id_size), 0);
 	buildid_to_hex(id, id_size, hex);
-	/* perf buildid-cache keeps the whole binary as .../<id>/elf. */
-	run("mkdir -p '%s/.debug/.build-id/%.2s/%s' && cp '%s' '%s/.debug/.build-id/%.2s/%s/elf'",
-	    tmp("home"), hex, hex + 2, fixture("sym_target"), tmp("home"), hex, hex + 2);
+	run("mkdir -p '%s/.debug/.build-id/%.2s/%s' && cp '%s' '%s/.debug/.build-id/%.2s/%s/%s'",
+	    tmp("home"), hex, hex + 2, fixture("sym_target"), tmp("home"), hex, hex + 2, name);
 	s = new_symbolizer(tmp("debug"), false);
 	ref = new_symbolizer(tmp("debug"), false);
-	check_same_answers(s, "/nonexistent/bpfrec-test/app", ref, fixture("sym_target"),
-			   "sym_static_middle", id, id_size);
+	check_same_answers(s, path, ref, fixture("sym_target"), func, id, id_size);
 	symbolizer_free(s);
 	symbolizer_free(ref);
+}
+
+Test(symbolize, build_id_finds_the_binary_in_perf_cache, .init = make_tmpdir, .fini = cleanup)
+{
+	/* perf buildid-cache keeps the whole binary as .../<id>/elf. */
+	check_found_in_perf_cache("elf", "/nonexistent/bpfrec-test/app", "sym_static_middle");
 }
 
 Test(symbolize, recorded_build_id_that_matches, .init = make_tmpdir, .fini = cleanup)
@@ -1214,22 +1224,8 @@ Test(symbolize, vdso_of_this_kernel, .init = make_tmpdir, .fini = cleanup)
 
 Test(symbolize, vdso_from_perf_cache, .init = make_tmpdir, .fini = cleanup)
 {
-	uint8_t id[BUILDID_MAX];
-	size_t id_size = 0;
-	struct symbolizer *s, *ref;
-	char hex[41];
-
-	isolate_home();
 	/* Any ELF stands in for another kernel's vDSO, kept as perf does. */
-	cr_assert_eq(buildid_read_file(fixture("sym_target"), id, &id_size), 0);
-	buildid_to_hex(id, id_size, hex);
-	run("mkdir -p '%s/.debug/.build-id/%.2s/%s' && cp '%s' '%s/.debug/.build-id/%.2s/%s/vdso'",
-	    tmp("home"), hex, hex + 2, fixture("sym_target"), tmp("home"), hex, hex + 2);
-	s = new_symbolizer(tmp("debug"), false);
-	ref = new_symbolizer(tmp("debug"), false);
-	check_same_answers(s, "[vdso]", ref, fixture("sym_target"), "sym_leaf", id, id_size);
-	symbolizer_free(s);
-	symbolizer_free(ref);
+	check_found_in_perf_cache("vdso", "[vdso]", "sym_leaf");
 }
 
 /* ---- JIT perf maps -------------------------------------------------- */
