@@ -307,22 +307,31 @@ Test(writer, pipe_mode_never_seeks)
 	perfdata_writer_free(w);
 }
 
+/*
+ * From here on the "disk" holds max bytes of any file: a write past it
+ * fails with EFBIG (SIGXFSZ ignored) as on a full disk.
+ */
+static void limit_file_size(uint64_t max)
+{
+	struct rlimit rl = { .rlim_cur = max, .rlim_max = max };
+
+	signal(SIGXFSZ, SIG_IGN);
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+}
+
 Test(writer, write_error_keeps_last_checkpoint, .signal = 0)
 {
 	int fd = tmp_file();
 	struct perfdata_writer *w = new_writer(fd, false, 1);
-	struct rlimit rl;
 	uint64_t good;
 
-	signal(SIGXFSZ, SIG_IGN);
 	cr_assert_eq(perfdata_writer_start(w), 0);
 	write_samples(w, 100, 100);
 	cr_assert_eq(perfdata_write_finished_round(w), 0);
 	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
 	good = perfdata_writer_size(w);
 	/* The "disk" fills 1000 bytes later: too little for the next buffer or the features. */
-	rl.rlim_cur = rl.rlim_max = good + 1000;
-	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	limit_file_size(good + 1000);
 	int err = 0;
 	for (int i = 0; i < 50000 && !err; i++) {
 		uint64_t chain[] = { PERF_CONTEXT_USER, 1, 2 };
@@ -346,16 +355,13 @@ Test(writer, write_error_with_room_for_features)
 {
 	int fd = tmp_file();
 	struct perfdata_writer *w = new_writer(fd, false, 1);
-	struct rlimit rl;
 	uint64_t good;
 
-	signal(SIGXFSZ, SIG_IGN);
 	cr_assert_eq(perfdata_writer_start(w), 0);
 	write_samples(w, 10, 100);
 	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
 	good = perfdata_writer_size(w);
-	rl.rlim_cur = rl.rlim_max = good + 60000;	/* features fit, 200 KiB of samples do not */
-	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	limit_file_size(good + 60000);	/* features fit, 200 KiB of samples do not */
 	write_samples(w, 4000, 100);
 	cr_assert_eq(perfdata_writer_finish(w), -EFBIG);
 	slurp(fd);
