@@ -77,13 +77,10 @@ Test(buildid, file_matches_readelf)
 {
 	Dl_info libc;
 	char self[4096];
-	ssize_t n;
 
 	expect_file_matches_readelf(fixture("sym_target"));
 	expect_file_matches_readelf(fixture("sym_inline"));
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	cr_assert(n > 0);
-	self[n] = '\0';
+	self_exe(self, sizeof(self));
 	expect_file_matches_readelf(self);
 	/* A shared library of the system: libc, wherever it lives. */
 	cr_assert(dladdr((void *)printf, &libc) && libc.dli_fname);

@@ -17,6 +17,7 @@
 
 #include "recorder/buildid_cache.h"
 #include "symbolize/buildid.h"
+#include "tests/unit/test_fixture.h"
 
 #define FMT(buf, ...) cr_assert_lt(snprintf(buf, sizeof(buf), __VA_ARGS__), (int)sizeof(buf))
 
@@ -28,16 +29,10 @@ static char exe_hex[2 * BUILDID_MAX + 1];
 
 static void setup(void)
 {
-	Dl_info di;
-	ssize_t n;
-
 	FMT(dir, "/tmp/bpfrec-bidcache.XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	cr_assert_gt(n, 0);
-	exe[n] = '\0';
-	cr_assert(dladdr((void *)&getpid, &di) && di.dli_fname);
-	cr_assert_not_null(realpath(di.dli_fname, libc_path));
+	self_exe(exe, sizeof(exe));
+	libc_realpath(libc_path);
 	cr_assert_eq(buildid_read_file(exe, exe_id, &exe_id_size), 0);
 	cr_assert_eq(buildid_read_file(libc_path, libc_id, &libc_id_size), 0);
 	buildid_to_hex(exe_id, exe_id_size, exe_hex);

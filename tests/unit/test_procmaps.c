@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "symbolize/procmaps.h"
+#include "tests/unit/test_fixture.h"
 
 static char root[256];
 
@@ -288,14 +289,12 @@ __attribute__((noinline)) static int here(void)
 Test(procmaps, real_self_maps)
 {
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	struct stat st;
 	const struct procmaps_entry *e;
 	struct procmaps m;
 	void *anon;
 
-	cr_assert_gt(n, 0);
-	exe[n] = '\0';
+	self_exe(exe, sizeof(exe));
 	cr_assert_eq(stat(exe, &st), 0);
 	anon = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cr_assert_neq(anon, MAP_FAILED);

@@ -26,6 +26,7 @@
 #include "symbolize/buildid.h"
 #include "symbolize/jitmap.h"
 #include "symbolize/safeopen.h"
+#include "tests/unit/test_fixture.h"
 
 #define FMT(buf, ...) cr_assert_lt(snprintf(buf, sizeof(buf), __VA_ARGS__), (int)sizeof(buf))
 
@@ -37,13 +38,9 @@ static char *at(const char *rel);
 
 static void setup(void)
 {
-	ssize_t n;
-
 	FMT(dir, "/tmp/bpfrec-safeopen.XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	cr_assert_gt(n, 0);
-	exe[n] = '\0';
+	self_exe(exe, sizeof(exe));
 	cr_assert_eq(stat(exe, &exe_st), 0);
 }
 

@@ -30,6 +30,7 @@
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
 #include "tests/unit/test_roundtrip.h"
+#include "tests/unit/test_fixture.h"
 
 #define MS 1000000ull
 /* snprintf that must not truncate */
@@ -131,8 +132,6 @@ static void setup(void)
 	struct perf_event_attr attr = trip_cpu_clock();
 	struct perfdata_writer_opts wo = { .pipe = true };
 	uint64_t id = 7;
-	ssize_t n;
-	Dl_info di;
 
 	FMT(root, "/tmp/bpfrec-tasks.XXXXXX");
 	cr_assert_not_null(mkdtemp(root));
@@ -140,11 +139,8 @@ static void setup(void)
 	w = trip_writer(out_fd, &wo, "cpu-clock", &attr, &id, 1);
 	mark = trip_mark(w, out_fd);
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	cr_assert_gt(n, 0);
-	exe[n] = '\0';
-	cr_assert(dladdr((void *)&getpid, &di) && di.dli_fname);
-	cr_assert_not_null(realpath(di.dli_fname, libc_path));
+	self_exe(exe, sizeof(exe));
+	libc_realpath(libc_path);
 	maps_id(exe, exe_id, sizeof(exe_id));
 	maps_id(libc_path, libc_id, sizeof(libc_id));
 }
