@@ -324,6 +324,24 @@ static void make_blob(void)
 	write_text(path, "just text, no ELF header\n");
 }
 
+/* The typical process, 1000 "app" (app_maps() and its blob), and a fresh tracker. */
+static void start_app(void)
+{
+	make_blob();
+	fake_proc(1000, app_maps(), "app");
+	new_tracker(0);
+}
+
+/* start_app(), then its first sample, in the app at 1 s: seen, what it wrote taken. */
+static void app_seen_at_1s(void)
+{
+	uint64_t in_app[] = { APP_START + 0x10 };
+
+	start_app();
+	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
+	take();
+}
+
 static void check_app_mmaps(size_t first, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
 {
 	char blob[PATH_MAX];
@@ -350,9 +368,7 @@ Test(tasks, first_sample_describes_the_process)
 {
 	uint64_t ips[] = { APP_START + 0x123, 0 };
 
-	make_blob();
-	fake_proc(1000, app_maps(), "app");
-	new_tracker(0);
+	start_app();
 	cr_assert_eq(see(1000, 1000, "app", 5000, 1, ips, 2), 0);
 	cr_assert_eq(take(), 7);
 	assert_comm(&recs[0], 1000, 1000, "app", false, 5000, 1);
@@ -369,9 +385,7 @@ Test(tasks, describe_decides_without_writing)
 	struct task_desc_rec r;
 	size_t nr_mmap = 0;
 
-	make_blob();
-	fake_proc(1000, app_maps(), "app");
-	new_tracker(0);
+	start_app();
 	cr_assert_eq(task_tracker_describe(tt, 1000, 1000, "app", 5000, 1, ips, 1, &d), 0);
 	cr_assert_eq(take(), 0, "nothing written by the tracker");
 	cr_assert_eq(d->nr, 7);
@@ -400,9 +414,7 @@ Test(tasks, same_process_again_writes_nothing)
 	uint64_t in_app[] = { APP_START + 0x10, APP_END - 1 };
 	uint64_t in_libc[] = { LIBC_START + 0x40, APP_START + 0x10 };
 
-	make_blob();
-	fake_proc(1000, app_maps(), "app");
-	new_tracker(0);
+	start_app();
 	cr_assert_eq(see(1000, 1000, "app", 5000, 0, in_app, 2), 0);
 	take();
 	cr_assert_eq(see(1000, 1000, "app", 6000, 0, in_app, 2), 0);
@@ -419,9 +431,7 @@ Test(tasks, new_thread_gets_a_comm_only)
 {
 	uint64_t ips[] = { APP_START + 0x10 };
 
-	make_blob();
-	fake_proc(1000, app_maps(), "app");
-	new_tracker(0);
+	start_app();
 	cr_assert_eq(see(1000, 1000, "app", 5000, 0, ips, 1), 0);
 	take();
 	cr_assert_eq(see(1000, 1001, "worker", 6000, 1, ips, 1), 0);
@@ -463,17 +473,12 @@ static char *app_maps_plus_lib(const char *lib)
 
 Test(tasks, ip_outside_the_maps_rereads_them)
 {
-	uint64_t in_app[] = { APP_START + 0x10 };
 	uint64_t in_new[] = { 0x7f0000500000ull + 0x77, APP_START + 0x10 };
 	struct mmap2_want lib = { 1000, 1003, 0x7f0000500000ull, 0x8000, 0x2000,
 				  PROT_READ | PROT_EXEC, MAP_PRIVATE, libc_path, libc_path,
 				  0, 0, 0 };
 
-	make_blob();
-	fake_proc(1000, app_maps(), "app");
-	new_tracker(0);
-	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
-	take();
+	app_seen_at_1s();
 	/* dlopen: a new mapping (the same file again, mapped elsewhere). */
 	fake_proc(1000, app_maps_plus_lib(libc_path), NULL);
 	cr_assert_eq(see(1000, 1003, "app", 1300 * MS, 1, in_new, 2), 0);
@@ -488,17 +493,12 @@ Test(tasks, ip_outside_the_maps_rereads_them)
 
 Test(tasks, rereads_are_rate_limited)
 {
-	uint64_t in_app[] = { APP_START + 0x10 };
 	uint64_t in_new[] = { 0x7f0000500000ull + 0x77 };
 	struct mmap2_want lib = { 1000, 1000, 0x7f0000500000ull, 0x8000, 0x2000,
 				  PROT_READ | PROT_EXEC, MAP_PRIVATE, libc_path, libc_path,
 				  0, 0, 0 };
 
-	make_blob();
-	fake_proc(1000, app_maps(), "app");
-	new_tracker(0);
-	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
-	take();
+	app_seen_at_1s();
 	fake_proc(1000, app_maps_plus_lib(libc_path), NULL);
 	/* Within 100 ms of the last read: the maps are not read again yet. */
 	cr_assert_eq(see(1000, 1000, "app", 1050 * MS, 0, in_new, 1), 0);
@@ -511,15 +511,10 @@ Test(tasks, rereads_are_rate_limited)
 
 Test(tasks, unmapped_addresses_are_remembered)
 {
-	uint64_t in_app[] = { APP_START + 0x10 };
 	uint64_t nowhere[] = { 0x7f0000900010ull };
 	uint64_t in_new[] = { 0x7f0000500000ull + 0x77 };
 
-	make_blob();
-	fake_proc(1000, app_maps(), "app");
-	new_tracker(0);
-	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
-	take();
+	app_seen_at_1s();
 	/* An address no mapping holds: one re-read, which finds nothing. */
 	cr_assert_eq(see(1000, 1000, "app", 2000 * MS, 0, nowhere, 1), 0);
 	cr_assert_eq(take(), 0);
@@ -539,14 +534,9 @@ Test(tasks, unmapped_addresses_are_remembered)
 
 Test(tasks, kernel_and_null_ips_are_ignored)
 {
-	uint64_t in_app[] = { APP_START + 0x10 };
 	uint64_t kernelish[] = { 0, 0xffffffff81000100ull, PERF_CONTEXT_USER };
 
-	make_blob();
-	fake_proc(1000, app_maps(), "app");
-	new_tracker(0);
-	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
-	take();
+	app_seen_at_1s();
 	fake_proc(1000, app_maps_plus_lib(libc_path), NULL);
 	/* No user address outside the maps: no re-read, the new mapping stays unwritten. */
 	cr_assert_eq(see(1000, 1000, "app", 5000 * MS, 0, kernelish, 3), 0);
@@ -568,9 +558,7 @@ Test(tasks, exec_writes_comm_exec_and_fresh_maps)
 		  MAP_PRIVATE, "/usr/lib/libc-like.so", NULL, 0xfe, 1, 22 },
 	};
 
-	make_blob();
-	fake_proc(1000, app_maps(), "app");
-	new_tracker(0);
+	start_app();
 	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
 	cr_assert_eq(see(1000, 1001, "app", 1001 * MS, 0, in_app, 1), 0);
 	take();
@@ -590,9 +578,7 @@ Test(tasks, rename_is_not_an_exec)
 {
 	uint64_t in_app[] = { APP_START + 0x10 };
 
-	make_blob();
-	fake_proc(1000, app_maps(), "app");
-	new_tracker(0);
+	start_app();
 	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
 	cr_assert_eq(see(1000, 1001, "app", 1001 * MS, 0, in_app, 1), 0);
 	take();
@@ -742,11 +728,7 @@ Test(tasks, reported_exec_with_the_same_comm)
 {
 	uint64_t in_app[] = { APP_START + 0x10 };
 
-	make_blob();
-	fake_proc(1000, app_maps(), "app");
-	new_tracker(0);
-	cr_assert_eq(see(1000, 1000, "app", 1000 * MS, 0, in_app, 1), 0);
-	take();
+	app_seen_at_1s();
 	/* The kernel said exec; the comm did not change (app exec'd app). */
 	task_tracker_exec(tt, 1000);
 	cr_assert_eq(see(1000, 1000, "app", 1010 * MS, 1, in_app, 1), 0);
