@@ -102,7 +102,9 @@ kill $spin 2>/dev/null || true
 
 # A stack deeper than one piece of the bounded walker (UNWIND_BOUNDED_FRAMES
 # + 1 = 49 frames, bpf/unwind.bpf.h): unw_deep at the bottom of 100 calls
-# (-O2, no frame pointers), so 103 frames from spin to _start. Before 5.17
+# (-O2, no frame pointers): 105 frames from spin to _start (descend x 100,
+# the last one's call of spin a tail call; main; libc's two; _start), at
+# least 103 wherever a sample lands. Before 5.17
 # the walker goes on in further pieces; every walk ends at the root, as
 # deep as the chain is, by the tables alone.
 mkfifo "$T/deep-ready"

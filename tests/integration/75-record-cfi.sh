@@ -64,10 +64,9 @@ for way in cfi g fp; do
 		"$(awk -v s="$stacks" -v n="$nall" 'BEGIN { print n ? s / n : 0 }')" 0.9 1.1
 	# A walk that stopped for want of libc's table at libc's
 	# __libc_start_call_main is a root to perf script, not to the summary:
-	# the samples whose stack may have stopped short (cfi_short) are
-	# allowed too, when they outnumber the walks before any table.
-	short=$(awk -v c="$(cfi_short $way.err)" -v s="$stacks" -v w="$warmup" \
-		'BEGIN { c = s ? 100 * c / s : 0; printf "%.1f\n", (c > w ? c : w) }')
+	# the samples whose stack may have stopped short are allowed
+	# (cfi_short_pct).
+	short=$(cfi_short_pct $way.err)
 	assert_range "root share, summary against perf script (points, ${opt[*]})" \
 		"$(abs_diff "$(awk -v r="$at_root" -v l="$late_root" -v s="$stacks" 'BEGIN { print s ? 100 * (r + l) / s : 0 }')" "$root")" \
 		0 "$(awk -v w="$short" 'BEGIN { print 5 + w }')"

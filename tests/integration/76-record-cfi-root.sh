@@ -50,8 +50,7 @@ compare() {
 	# that could not complete (cfi_short: on an emulated CPU python3's
 	# table takes longer than a sample may wait) is allowed instead, when
 	# it is more.
-	warmup=$(cfi_summary "$name-cfi.data.err" | awk -v c="$(cfi_short "$name-cfi.data.err")" -v w="$warmup" \
-		'{ c = $1 ? 100 * c / $1 : 0; printf "%.1f\n", (c > w ? c : w) }')
+	warmup=$(cfi_short_pct "$name-cfi.data.err")
 	echo "$name: $warmup% of the cfi walks may stop short for want of tables"
 	# What a cfi sample costs on this kernel: BPF time a run, file bytes a sample.
 	awk -v name="$name" -v bytes="$(stat -c %s "$name-cfi.data")" '
@@ -102,8 +101,7 @@ read -r ref n < <(through_qsort qsort-perf.txt)
 echo "qsort: cmp_keys <- libc's qsort <- sort_rounds <- main in $ref% of $n cmp_keys samples (perf)"
 # As above, cfi's walks before the process had tables (a larger share on
 # a slow CPU, where building them takes longer) may stop short.
-qwarm=$(cfi_summary qsort-cfi.data.err | awk -v c="$(cfi_short qsort-cfi.data.err)" \
-	'{ w = $1 ? 100 * $NF / $1 : 0; c = $1 ? 100 * c / $1 : 0; printf "%.1f\n", (c > w ? c : w) }')
+qwarm=$(cfi_short_pct qsort-cfi.data.err)
 for way in cfi dwarf; do
 	read -r pct n < <(through_qsort qsort-$way.txt)
 	echo "qsort: cmp_keys <- libc's qsort <- sort_rounds <- main in $pct% of $n cmp_keys samples ($way)"

@@ -333,6 +333,14 @@ cfi_short() {
 	echo $(( late - root + expired + spent + busy + $(cfi_stops "$1" depth) ))
 }
 
+# cfi_short_pct ERRFILE: the percent of the walks (cfi_summary) that may
+# stop short: those before their process had any table, or those
+# cfi_short counts, whichever is more.
+cfi_short_pct() {
+	cfi_summary "$1" | awk -v c="$(cfi_short "$1")" \
+		'{ w = $1 ? 100 * $NF / $1 : 0; c = $1 ? 100 * c / $1 : 0; printf "%.1f\n", (c > w ? c : w) }'
+}
+
 # debian_python3: the path of Debian's own python3 (built without frame
 # pointers), not a python3 earlier on PATH (pyenv and the like).
 debian_python3() {
