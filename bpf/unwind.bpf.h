@@ -441,7 +441,6 @@ static __always_inline void unwind_count(__u32 stat, __u64 n)
 static __always_inline struct unwind_walk_state *unwind_walk_begin(void)
 {
 	struct task_struct *task = current_task();
-	struct unwind_walk_cache *cache;
 	struct unwind_walk_state *st;
 	struct pt_regs *regs;
 	__u32 zero = 0;
@@ -465,9 +464,6 @@ static __always_inline struct unwind_walk_state *unwind_walk_begin(void)
 	st->by_fp = 0;
 	st->ret_addr = 0;
 	st->pad = 0;
-	cache = bpf_map_lookup_elem(&unwind_walk_cache, &zero);
-	if (cache)
-		cache->win_len = 0;
 	return st;
 }
 
@@ -487,8 +483,13 @@ static __always_inline void unwind_walk_frames(struct unwind_walk_state *st, boo
 	c.nr_maps = 0;
 	if (c.proc)
 		c.nr_maps = c.proc->nr < UNWIND_MAX_MAPPINGS ? c.proc->nr : UNWIND_MAX_MAPPINGS;
-	else if (!st->nr)
-		unwind_count(UNWIND_STAT_NO_PROC, 1);
+	if (!st->nr) {
+		/* The walk's first piece: no stack window yet, and one count of a process without tables. */
+		if (c.cache)
+			c.cache->win_len = 0;
+		if (!c.proc)
+			unwind_count(UNWIND_STAT_NO_PROC, 1);
+	}
 	if (bounded) {
 		for (__u32 frame = 0; frame < UNWIND_BOUNDED_FRAMES + 1; frame++)
 			if (unwind_frame(&c, true))
