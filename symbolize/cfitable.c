@@ -10,6 +10,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
+#include "symbolize/cfiscan.h"
 #include "symbolize/cfitable.h"
 #include "symbolize/safeopen.h"
 
@@ -253,6 +254,10 @@ static int build(struct cfi_table *t, Elf *elf)
 	if (!elf_rawfile(elf, &file_size))
 		return -EINVAL;
 	b.gap_budget = file_size < CFI_GAP_PROBES_MAX ? file_size : CFI_GAP_PROBES_MAX;
+	/* libdw's interpreter trusts register numbers; the file is not ours (cfiscan.h). */
+	err = cfi_scan(elf);
+	if (err)
+		return err;
 	cfi = dwarf_getcfi_elf(elf);
 	if (!cfi)
 		return -ENOENT;

@@ -61,7 +61,8 @@ struct cfi_table {
  * Build the table of the ELF file at path (opened with safeopen(): a regular
  * file only; for tools and tests). 0, -ENOENT when it has no
  * .eh_frame, -E2BIG when its code lies at or above 4 GiB or it needs more
- * than UNWIND_TABLE_MAX_ROWS rows, -EINVAL when it is not a usable ELF file,
+ * than UNWIND_TABLE_MAX_ROWS rows, -EINVAL when it is not a usable ELF file
+ * or its CFI is not one libdw can run in bounded memory (cfi_scan()),
  * -errno. Errors print nothing: the caller counts them per file.
  */
 int cfi_table_build(const char *path, struct cfi_table **out);
