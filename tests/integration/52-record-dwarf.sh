@@ -104,20 +104,27 @@ stolen=$(( $(steal_ns) - stolen ))
 grep 'off-CPU:' "$T/sleep.err" || true
 slept=$(sed -n 's/^slept //p' "$T/sleep.out")
 slept_cpu=$(sed -n 's/^slept_cpu //p' "$T/sleep.out")
+sleeper_off=$(sed -n 's/^sleeper_off //p' "$T/sleep.out")
 run_clean "$T/off-report.txt" perf report -i off.data --stdio --children --comm nofp_work
 assert_grep "of event 'offcpu-time'" "$T/off-report.txt"
 run_clean "$T/off.txt" perf script -i off.data -F event,period,ip,sym --comm nofp_work
 in_sleeper=$(awk 'BEGIN { RS = ""; FS = "\n" }
 	$1 ~ /offcpu-time/ && $0 ~ / sleeper(\n|$)/ && $0 ~ / main(\n|$)/ { split($1, h, " "); t += h[1] }
 	END { printf "%d\n", t }' "$T/off.txt")
-echo "off-CPU under sleeper: $in_sleeper ns; the fixture measured $slept ns in nanosleep, $slept_cpu ns of it on CPU; $stolen ns stolen (steal_ns)"
+echo "off-CPU under sleeper: $in_sleeper ns; the fixture measured $slept ns in nanosleep, $slept_cpu ns of it on CPU, $sleeper_off ns off CPU in all of sleeper; $stolen ns stolen (steal_ns)"
 # Where the time under sleeper went when it falls short: the other stacks.
 awk 'BEGIN { RS = ""; FS = "\n" } $1 ~ /offcpu-time/ && !($0 ~ / sleeper(\n|$)/ && $0 ~ / main(\n|$)/) { n++; split($1, h, " "); t += h[1] }
 	END { printf "off-CPU elsewhere: %d ns in %d samples\n", t, n }' "$T/off.txt"
-ratio=$(awk -v a="$in_sleeper" -v b="$slept" 'BEGIN { printf "%.3f\n", b ? a / b : 0 }')
-# Off-CPU is the fixture's wall clock in nanosleep less its CPU time there
-# (a slow or overloaded machine makes that part large) and less what the
-# hypervisor stole, which is in neither clock of the guest's.
+intervals=$(awk 'BEGIN { RS = ""; FS = "\n" } $1 ~ /offcpu-time/ && $0 ~ / sleeper(\n|$)/ { n++ } END { print n + 0 }' "$T/off.txt")
+ratio=$(awk -v a="$in_sleeper" -v b="$sleeper_off" 'BEGIN { printf "%.3f\n", b ? a / b : 0 }')
+# Off-CPU under sleeper is all of sleeper's wall clock less its CPU time:
+# its nanosleeps, and where a busy machine preempts it in its own code.
+# What the hypervisor stole is in neither clock of the guest's. Each
+# switch also costs the kernel a few microseconds between the sched_switch
+# timestamps and the thread's CPU clock (0.5-1 % of 200 sleeps here):
+# 20 us an interval on top covers an emulated CPU's slower switches (2 %
+# of 200 sleeps); intervals counted twice would still go far over.
 assert_range "off-CPU time under sleeper / measured" "$ratio" \
-	"$(awk -v b="$slept" -v c="$slept_cpu" -v s="$stolen" 'BEGIN { r = b ? 0.8 * (b - c - s) / b : 0; printf "%.3f\n", r < 0 ? 0 : r }')" 1.01
+	"$(awk -v b="$sleeper_off" -v s="$stolen" 'BEGIN { r = b ? 0.8 * (b - s) / b : 0; printf "%.3f\n", r < 0 ? 0 : r }')" \
+	"$(awk -v b="$sleeper_off" -v n="$intervals" 'BEGIN { printf "%.3f\n", b ? 1.01 + n * 20000 / b : 1.01 }')"
 echo "PASS"

@@ -111,23 +111,28 @@ leaf_share() {
 	awk -v v="$($2 "$1" "$3")" -v a="$($2 "$1" leaf_a)" -v b="$($2 "$1" leaf_b)" -v c="$($2 "$1" leaf_c)" \
 		'BEGIN { t = a + b + c; printf "%.2f\n", t ? 100 * v / t : 0 }'
 }
-# assert_leaf NAME REPORT LEAF MIN MAX: LEAF's share among the fixture's
-# leaves in a `perf report --stdio --no-children` REPORT (leaf_share with
-# self_share) within [MIN, MAX], widened to four standard deviations of a
-# binomial share (plus 2 points) where the leaves have few samples: a slow
-# timer gives few (400 on a loaded machine), and the range is about
-# sampling, not the machine. The count is the report's "# Samples:" times
-# the leaves' share of them.
-assert_leaf() {
-	local name=$1 file=$2 leaf=$3 lo=$4 hi=$5 share n
-	share=$(leaf_share "$file" self_share "$leaf")
-	n=$(awk -v t="$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' "$file" | head -n 1)" \
-		-v a="$(self_share "$file" leaf_a)" -v b="$(self_share "$file" leaf_b)" \
-		-v c="$(self_share "$file" leaf_c)" 'BEGIN { printf "%d\n", t * (a + b + c) / 100 }')
+# assert_sampled NAME SHARE N MIN MAX: a share (percent) measured from N
+# samples within [MIN, MAX], widened to four standard deviations of a
+# binomial share (plus 2 points) where N is small: a slow timer gives few
+# samples (400 on a loaded machine), and the range is about sampling, not
+# the machine.
+assert_sampled() {
+	local name=$1 share=$2 n=$3 lo=$4 hi=$5
 	read -r lo hi < <(awk -v lo="$lo" -v hi="$hi" -v n="$n" 'BEGIN {
 		m = (lo + hi) / 2; q = m / 100; w = n ? 400 * sqrt(q * (1 - q) / n) + 2 : 100
 		if (m - w < lo) lo = m - w; if (m + w > hi) hi = m + w; print lo, hi }')
-	assert_range "$name ($n leaf samples)" "$share" "$lo" "$hi"
+	assert_range "$name ($n samples)" "$share" "$lo" "$hi"
+}
+# assert_leaf NAME REPORT LEAF MIN MAX: LEAF's share among the fixture's
+# leaves in a `perf report --stdio --no-children` REPORT (leaf_share with
+# self_share) within [MIN, MAX] as assert_sampled takes it, from the
+# leaves' samples: the report's "# Samples:" times their share of them.
+assert_leaf() {
+	local name=$1 file=$2 leaf=$3 lo=$4 hi=$5 n
+	n=$(awk -v t="$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' "$file" | head -n 1)" \
+		-v a="$(self_share "$file" leaf_a)" -v b="$(self_share "$file" leaf_b)" \
+		-v c="$(self_share "$file" leaf_c)" 'BEGIN { printf "%d\n", t * (a + b + c) / 100 }')
+	assert_sampled "$name, leaves" "$(leaf_share "$file" self_share "$leaf")" "$n" "$lo" "$hi"
 }
 # user_share FILE SYMBOL: SYMBOL's self share (percent) among the user-space
 # entries ([.]) of `perf report --stdio --no-children`: the kernel's part of
