@@ -6,8 +6,12 @@
 need_root
 
 cd "$T"
-"$BPFREC" record -F 999 -g -- "$FIX/rec_work" 2>"$T/rec.err" || fail "bpfrec record exited $?"
-cat "$T/rec.err"
+"$BPFREC" record -v -F 999 -g -- "$FIX/rec_work" 2>"$T/rec.err" || fail "bpfrec record exited $?"
+grep -v '^libbpf:' "$T/rec.err"
+# Walks that may stop short for want of tables (none on a real CPU; on an
+# emulated one, table builds take seconds): a chain cut there is not a
+# broken one (cfi_short_pct, from the -v counters).
+short=$(cfi_short_pct "$T/rec.err")
 [ -f perf.data ] || fail "no perf.data"
 [ "$(stat -c %a perf.data)" = 600 ] || fail "perf.data mode is $(stat -c %a perf.data), want 600"
 
@@ -39,17 +43,17 @@ read -r n own share <<<"$(awk 'BEGIN { RS = "" }
 	END { printf "%d %d %.2f\n", n, own, all ? 100 * ownp / all : 0 }' "$T/start.txt")"
 echo "samples in the fixture's code: $own of $n, $share % of the period"
 at_least "the fixture's code's share" "$share" 50
-floor=$(awk -v s="$share" 'BEGIN { printf "%.2f\n", s - 0.5 }')
+floor=$(awk -v s="$share" -v c="$short" 'BEGIN { printf "%.2f\n", s - 0.5 - c }')
 assert_range work "${w:-0}" "$floor" 100.01
 assert_range main "${m:-0}" "$floor" 100.01
 
 # The chain leaf -> work -> main, leaf first, in every leaf sample.
 run_clean "$T/script.txt" perf script -i perf.data -F comm,pid,tid,ip,sym
-awk '
+awk -v short="$short" '
 	/^[^ \t]/ { if (n) check(); n = 0; head = $0; if ($1 == "rec_work") all++; next }
 	NF >= 2 { ip[n] = $1; fr[n++] = $2 }
-	END { if (n) check(); printf "leaf samples %d of %d in user space (%d in the kernel), broken chains %d\n", leaves, all - kern, kern, bad
-	      exit !(leaves > 0.9 * (all - kern) && bad == 0) }
+	END { if (n) check(); printf "leaf samples %d of %d in user space (%d in the kernel), broken chains %d (%.1f %% of walks may stop short)\n", leaves, all - kern, kern, bad, short
+	      exit !(leaves > 0.9 * (all - kern) && bad <= short * leaves / 100) }
 	function check() {
 		# A sample in the kernel (the machine s interrupts, exit) is not a leaf.
 		if (ip[0] ~ /^ffff/) { kern++; return }
