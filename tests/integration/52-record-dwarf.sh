@@ -32,7 +32,7 @@ a_of_ab=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f\n", (a + b > 0 ? 100 * a
 echo "self: leaf_a=$a leaf_b=$b, leaf_a's part of both $a_of_ab%"
 assert_range "leaf_a + leaf_b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a + b }')" 85 100.01
 assert_range "leaf_a / (leaf_a + leaf_b)" "$a_of_ab" 70 80
-total=$(sed -n "s/^# Samples: \([0-9]*\).*cpu-clock.*/\1/p" "$T/self.txt")
+total=$(report_samples "$T/self.txt" cpu-clock)
 lost=$(sed -n 's/^# Total Lost Samples: //p' "$T/self.txt")
 echo "lost $lost"
 [ "${lost:-0}" -le $(( ${total:-0} / 100 )) ] || fail "lost $lost samples at the default rate"

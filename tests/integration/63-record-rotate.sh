@@ -25,7 +25,7 @@ check_files() {
 		# after the last switch: on a loaded machine a handful of samples,
 		# possibly none of the spinner's).
 		assert_no_grep 'rec_sleepspin +\[unknown\] +\[\.\]' "$T/r.txt" "$f: rec_sleepspin samples in no file"
-		n=$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' "$T/r.txt" | head -n 1)
+		n=$(report_samples "$T/r.txt")
 		if [ "${n:-0}" -ge 50 ]; then
 			assert_grep 'rec_sleepspin +rec_sleepspin +\[\.\] late_spin$' "$T/r.txt" "$f: late_spin unresolved"
 			assert_grep '\[kernel\.kallsyms\] +\[k\] [a-z_]' "$T/r.txt" "$f: no kernel symbols"

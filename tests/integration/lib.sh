@@ -111,6 +111,19 @@ leaf_share() {
 	awk -v v="$($2 "$1" "$3")" -v a="$($2 "$1" leaf_a)" -v b="$($2 "$1" leaf_b)" -v c="$($2 "$1" leaf_c)" \
 		'BEGIN { t = a + b + c; printf "%.2f\n", t ? 100 * v / t : 0 }'
 }
+# report_samples REPORT [EVENT]: the sample count in the first "# Samples:"
+# line of a `perf report --stdio` REPORT (of EVENT's, when given). perf
+# prints large counts in thousands or millions, truncated ("8K" for 8,000
+# to 8,999): those give the lower bound, the count they stand for at least.
+report_samples() {
+	awk -v ev="${2-}" '/^# Samples: / && (ev == "" || index($0, "\047" ev "\047")) {
+		n = $3; m = 1
+		if (n ~ /K$/) m = 1000; else if (n ~ /M$/) m = 1000000; else if (n ~ /G$/) m = 1000000000
+		sub(/[KMG]$/, "", n)
+		if (n !~ /^[0-9]+$/) exit 1
+		print n * m; exit
+	}' "$1"
+}
 # assert_sampled NAME SHARE N MIN MAX: a share (percent) measured from N
 # samples within [MIN, MAX], widened to four standard deviations of a
 # binomial share (plus 2 points) where N is small: a slow timer gives few
@@ -129,7 +142,7 @@ assert_sampled() {
 # leaves' samples: the report's "# Samples:" times their share of them.
 assert_leaf() {
 	local name=$1 file=$2 leaf=$3 lo=$4 hi=$5 n
-	n=$(awk -v t="$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' "$file" | head -n 1)" \
+	n=$(awk -v t="$(report_samples "$file")" \
 		-v a="$(self_share "$file" leaf_a)" -v b="$(self_share "$file" leaf_b)" \
 		-v c="$(self_share "$file" leaf_c)" 'BEGIN { printf "%d\n", t * (a + b + c) / 100 }')
 	assert_sampled "$name, leaves" "$(leaf_share "$file" self_share "$leaf")" "$n" "$lo" "$hi"
