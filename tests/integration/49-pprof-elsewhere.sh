@@ -86,8 +86,10 @@ cut -d' ' -f2 "$T/leaves.txt" | addr2line -f -e "$T/root$T/bin/pp_shares" | awk 
 paste -d' ' "$T/leaves.txt" "$T/names.txt" |
 	awk '{ n[$3] += $1; t += $1 } END { for (f in n) printf "%s %.2f\n", f, 100 * n[f] / t }' >"$T/backend.txt"
 cat "$T/backend.txt"
-assert_range "leaf_a share (addr2line on --no-symbolize)" "$(awk '$1 == "leaf_a" { print $2 }' "$T/backend.txt")" 52 68
-assert_range "leaf_c share (addr2line on --no-symbolize)" "$(awk '$1 == "leaf_c" { print $2 }' "$T/backend.txt")" 6 14
+# The leaves' samples: few on an emulated CPU, so the ranges widen by their spread.
+n=$(awk '{ t += $1 } END { print t + 0 }' "$T/leaves.txt")
+assert_sampled "leaf_a share (addr2line on --no-symbolize)" "$(awk '$1 == "leaf_a" { print $2 }' "$T/backend.txt")" "$n" 52 68
+assert_sampled "leaf_c share (addr2line on --no-symbolize)" "$(awk '$1 == "leaf_c" { print $2 }' "$T/backend.txt")" "$n" 6 14
 
 # --kallsyms with a copy of this machine's kallsyms names the kernel as /proc/kallsyms does.
 if awk '$3 == "_text" { exit ($1 ~ /^0+$/) }' /proc/kallsyms; then
