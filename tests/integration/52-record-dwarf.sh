@@ -31,8 +31,9 @@ b=$(user_share "$T/self.txt" leaf_b)
 a_of_ab=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f\n", (a + b > 0 ? 100 * a / (a + b) : 0) }')
 echo "self: leaf_a=$a leaf_b=$b, leaf_a's part of both $a_of_ab%"
 assert_range "leaf_a + leaf_b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a + b }')" 85 100.01
-assert_range "leaf_a / (leaf_a + leaf_b)" "$a_of_ab" 70 80
 total=$(report_samples "$T/self.txt" cpu-clock)
+assert_sampled "leaf_a / (leaf_a + leaf_b)" "$a_of_ab" \
+	"$(awk -v t="${total:-0}" -v a="$a" -v b="$b" 'BEGIN { printf "%d\n", t * (a + b) / 100 }')" 70 80
 lost=$(sed -n 's/^# Total Lost Samples: //p' "$T/self.txt")
 echo "lost $lost"
 [ "${lost:-0}" -le $(( ${total:-0} / 100 )) ] || fail "lost $lost samples at the default rate"
