@@ -7,7 +7,7 @@
 need_root
 
 cd "$T"
-"$FIX/rec_sleepspin" 0 20 & spin=$!
+"$FIX/rec_sleepspin" 0 600 & spin=$!	# the trap ends it
 trap 'kill $spin 2>/dev/null || true; rm -rf "$T"' EXIT
 # The file grows as rounds are written: let it record for a while.
 kill9_recording k.data 300000 -a -g

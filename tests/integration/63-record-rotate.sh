@@ -11,7 +11,8 @@ cd "$T"
 # The spinner runs on one CPU, the first this test may use; the size test
 # records only that CPU, so its data rate is the same on 2 CPUs or 64.
 cpu=$(awk '/^Cpus_allowed_list:/ { split($2, a, /[-,]/); print a[1] }' /proc/self/status)
-taskset -c "$cpu" "$FIX/rec_sleepspin" 0 60 & spin=$!
+# Long enough for the whole test however slow the machine: the trap ends it.
+taskset -c "$cpu" "$FIX/rec_sleepspin" 0 600 & spin=$!
 trap 'kill $spin 2>/dev/null || true; rm -rf "$T"' EXIT
 
 # check_files GLOB: every file reads cleanly and resolves late_spin and kernel symbols.

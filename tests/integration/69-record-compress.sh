@@ -57,7 +57,7 @@ assert_grep 'leaf_a' "$T/live.txt"
 "$BPFREC" pprof -q -i - -o zp.pb.gz <zp.data || fail "bpfrec pprof failed on a -z pipe"
 
 # 3. Killed with SIGKILL: readable up to the last checkpoint, about a second.
-"$FIX/rec_sleepspin" 0 20 & spin=$!
+"$FIX/rec_sleepspin" 0 600 & spin=$!	# the trap ends it
 trap 'kill $spin 2>/dev/null || true; umount "$T/mnt" 2>/dev/null || true; rm -rf "$T"' EXIT
 kill9_recording k.data 30000 -z -a -g
 kill $spin 2>/dev/null || true
