@@ -8,6 +8,7 @@
 #   make test-kernels  the integration tests in a VM on each of Debian's KERNELS (tests/vm/)
 #   make demo       install deps, build, record the bundled workload, perf report it
 #   make bench      benchmarks against perf record / perf report, heaptrack, memleak-bpfcc (see Documentation/)
+#   make bench-memory  the recorder's peak RSS and -z cost against perf record's (scenario 10)
 #
 # A second build tree with sanitizers: make BUILD=build/asan SAN=1 unit-bins
 # libFuzzer harnesses (clang): make fuzz [FUZZ_TIME=300]; their own tree is build/fuzz.
@@ -92,7 +93,7 @@ FIXTURES       := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SR
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 .PHONY: all install uninstall deps deps-test deps-bench unit-bins fixtures fuzz-bins fuzz test unit integration demo bench \
-	bench-long clean test-kernels
+	bench-long bench-memory clean test-kernels
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/bpfrec $(BUILD)/libbpfrec.a $(BUILD)/$(LIB_SO) $(BUILD)/libperfdata.a \
@@ -324,6 +325,11 @@ demo: deps-test
 bench: deps-bench
 	$(MAKE) all fixtures
 	@sh tools/bench.sh $(BUILD)
+
+# Scenario 10 only: the recorder's peak RSS and -z cost against perf record's.
+bench-memory: deps-test
+	$(MAKE) all fixtures
+	@BENCH_ONLY=10 sh tools/bench.sh $(BUILD)
 
 # Scenario 6 only: a 10-minute system-wide recording, its RSS every 10 s.
 bench-long: deps-test

@@ -21,6 +21,9 @@
 #   9 scheduler metrics: bpfrec record --sched against --off-cpu and perf
 #     sched record + perf sched timehist -s on scenario 3's workload (BPF
 #     cost per switch and per wakeup, recorder CPU, size, post-processing)
+#  10 recorder memory: peak RSS of -a -g and -a -g -z against perf record's
+#     beside python3 and a spinner, and -z's recorder CPU and bytes per
+#     sample against perf -z's (make bench-memory: this one alone)
 #
 # Each repetition runs the tools in alternating order (A B, then B A) next
 # to an unprofiled run of the same workload. The tables (median, min, max
@@ -29,8 +32,8 @@
 #
 # Environment:
 #   BENCH_QUICK=1   short runs, fewer repetitions (about 3 minutes)
-#   BENCH_ONLY="1 4"  only these scenarios (default 1-5, 7-9; make bench-long: 6)
-#   BENCH_REPS=N    repetitions of scenarios 1-3 and 7-9 (default 3, quick 2; 7: 2 and 1)
+#   BENCH_ONLY="1 4"  only these scenarios (default 1-5, 7-10; make bench-long: 6)
+#   BENCH_REPS=N    repetitions of scenarios 1-3 and 7-10 (default 3, quick 2; 7: 2 and 1)
 #   BENCH_LONG_SECS, BENCH_LONG_REF=1  length of scenario 6 (default 600 s);
 #                   also run perf record through it as a reference
 #   BENCH_KEEP=1    keep the scratch dir (every run's rusage, stderr, BPF stats)
@@ -54,6 +57,7 @@ BPFREC=$BUILD/bpfrec
 . "$TOP/tools/bench/callgraph.sh"
 . "$TOP/tools/bench/alloc.sh"
 . "$TOP/tools/bench/sched.sh"
+. "$TOP/tools/bench/memory.sh"
 . "$TOP/tools/bench/targets.sh"
 
 [ "$(id -u)" = 0 ] || die "needs root (BPF programs and system-wide sampling); run it as root"
@@ -74,9 +78,10 @@ if [ "$QUICK" = 1 ]; then
 	# 2 s: the BPF poller reads the counters once a second.
 	CG_SECS=2 CG_REPS=${BENCH_REPS:-1}
 	ALLOC_M=0.5
-	# Deadlines of scenarios 1-5 and 7-9, seconds from the start (see
+	MEM_SECS=3
+	# Deadlines of scenarios 1-5 and 7-10, seconds from the start (see
 	# budget_start); 6 has its own length.
-	DEADLINES=(55 105 120 140 152 - 240 340 380)
+	DEADLINES=(55 105 120 140 152 - 240 340 380 440)
 else
 	REPS=${BENCH_REPS:-3}
 	SYS_RATES="99 999 4999" SYS_SECS=10 PROC_RATES="999" PROC_SECS=5 PONG_SECS=3
@@ -86,8 +91,9 @@ else
 	REPS_CONV=2 REPS_STARTUP=3 LOOKUPS=20000
 	CG_SECS=3 CG_REPS=${BENCH_REPS:-2}
 	ALLOC_M=2
+	MEM_SECS=10
 	# Scenario 4 reads 1M samples with perf report (over a minute each).
-	DEADLINES=(410 515 540 1090 1120 - 1300 1700 1780)
+	DEADLINES=(410 515 540 1090 1120 - 1300 1700 1780 1960)
 fi
 # cpu-clock every 20 us on every CPU: 50k samples/s per CPU, within the
 # default kernel.perf_event_max_sample_rate (100000).
@@ -98,9 +104,11 @@ PONG_WORK=6000
 CG_RATE=999
 # Scenario 8: memleak-bpfcc's sampled variant records one allocation in this many.
 MEMLEAK_RATE=100
-ONLY=${BENCH_ONLY:-1 2 3 4 5 7 8 9}
+# Scenario 10: perf record's default rate.
+MEM_RATE=999
+ONLY=${BENCH_ONLY:-1 2 3 4 5 7 8 9 10}
 for s in $ONLY; do
-	case $s in [1-9]) ;; *) die "BENCH_ONLY: no scenario '$s'; give numbers from 1 to 9, e.g. BENCH_ONLY=\"1 4\"" ;; esac
+	case $s in [1-9] | 10) ;; *) die "BENCH_ONLY: no scenario '$s'; give numbers from 1 to 10, e.g. BENCH_ONLY=\"1 4\"" ;; esac
 done
 LONG_SECS=${BENCH_LONG_SECS:-600} LONG_STEP=10
 LONG_TOOLS="bpfrec"
@@ -170,7 +178,8 @@ for s in $ONLY; do
 	8) bench_alloc_profilers "$(deadline 8)" ;;
 	9) PONG_ROUNDS=$(calibrate_pong "$PONG_SECS")
 	   bench_sched "$(deadline 9)" ;;
-	*) die "BENCH_ONLY: no scenario '$s' (1-9)" ;;
+	10) bench_memory "$(deadline 10)" ;;
+	*) die "BENCH_ONLY: no scenario '$s' (1-10)" ;;
 	esac
 done
 
@@ -183,11 +192,11 @@ out=$TOP/bench/results.md
 	echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); bench wall time: ${SECONDS} s"
 	echo "- Machine: $NCPU CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), $(perf version 2>/dev/null), event cpu-clock (no hardware PMU needed)"
 	echo "- bpfrec: $(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown); load average at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "- Cells: median (min–max) over the repetitions ($REPS for scenarios 1-3, 8 and 9, $REPS_CONV for 4, $REPS_STARTUP for 5, $CG_REPS for 7); the last columns divide bpfrec's median by the reference's (below 1: bpfrec smaller; for per-second rates, higher is better)."
+	echo "- Cells: median (min–max) over the repetitions ($REPS for scenarios 1-3 and 8-10, $REPS_CONV for 4, $REPS_STARTUP for 5, $CG_REPS for 7); the last columns divide bpfrec's median by the reference's (below 1: bpfrec smaller; for per-second rates, higher is better)."
 	echo
 	awk -F '\t' -f "$TOP/tools/bench/report.awk" "$RAW"
 	[[ " $ONLY " == *" 1 "* || " $ONLY " == *" 4 "* || " $ONLY " == *" 7 "* || " $ONLY " == *" 8 "* ||
-	   " $ONLY " == *" 9 "* ]] && print_targets
+	   " $ONLY " == *" 9 "* || " $ONLY " == *" 10 "* ]] && print_targets
 	echo "<details><summary>raw values</summary>"
 	echo
 	echo '```'

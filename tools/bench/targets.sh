@@ -61,6 +61,7 @@ print_targets() {
 	[[ " $ONLY " == *" 7 "* ]] && callgraph_targets
 	[[ " $ONLY " == *" 8 "* ]] && alloc_targets
 	[[ " $ONLY " == *" 9 "* ]] && sched_targets
+	[[ " $ONLY " == *" 10 "* ]] && memory_targets
 	[[ " $ONLY " == *" 4 "* ]] || { echo; return 0; }
 	local spec label tool a b
 	for spec in $CONV_INPUTS; do
