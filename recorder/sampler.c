@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -373,6 +374,14 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 		ret = bpf_load_failed(s, err, &log, NULL);
 	}
 	load_log_free(&log);
+	/*
+	 * The load parsed the kernel's BTF (libbpf reads the 5-6 MB file,
+	 * then copies it: twice that at once) and freed it, and glibc keeps
+	 * the pages. The ring buffers, mapped next, are resident from their
+	 * mmap: give the heap back before, or both count in the recorder's
+	 * peak RSS (the largest part of it, with or without -z).
+	 */
+	malloc_trim(0);
 	if (ret)
 		return ret;
 	if (err == -ENOMEM && sm->unwind_bytes)

@@ -6,6 +6,7 @@
  * order here (contract in session_int.h).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 
 #include <bpf/libbpf.h>
@@ -77,6 +78,8 @@ int record_tracer_load(const struct record_tracer_env *env, const struct record_
 	err = bpf_object__load_skeleton(skel);
 	if (err)
 		load_log_failed(env->load_log, obj);
+	/* The load's parse of the kernel's BTF, freed: back before more is mapped (sampler.c). */
+	malloc_trim(0);
 	return err;
 }
 
