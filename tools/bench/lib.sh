@@ -101,17 +101,21 @@ bpf_cost() {
 
 # measure DIR CMD...: run CMD under bench_rusage (report in DIR/ru), its
 # stdout to DIR/out (unless redirected by the caller: pass OUT=...), its
-# stderr to DIR/err, with the BPF poller. Returns CMD's status.
+# stderr to DIR/err, with the BPF poller (unless the caller passes
+# NO_BPF_POLL=1: its bpftool runs are processes a system-wide recording
+# sees). Returns CMD's status.
 measure() {
-	local dir=$1 st poller
+	local dir=$1 st poller=""
 	shift
 	mkdir -p "$dir"
 	rm -f "$dir/pid" "$dir/bpf.snap"
-	bpf_poll "$dir/pid" "$dir" &
-	poller=$!
+	if [ "${NO_BPF_POLL:-0}" != 1 ]; then
+		bpf_poll "$dir/pid" "$dir" &
+		poller=$!
+	fi
 	"$RUSAGE" -o "$dir/ru" -p "$dir/pid" -- "$@" >"${OUT:-$dir/out}" 2>"$dir/err"
 	st=$?
-	wait "$poller" 2>/dev/null
+	[ -n "$poller" ] && wait "$poller" 2>/dev/null
 	return $st
 }
 
