@@ -265,6 +265,17 @@ static int build(struct cfi_table *t, Elf *elf)
 		err = build_segment(&b, cfi, t->segs[i].vaddr,
 				    t->segs[i].vaddr + code_bytes(&t->segs[i], file_size));
 	dwarf_cfi_end(cfi);
+	if (!err && t->nr && t->nr < b.cap) {
+		/*
+		 * The rows grew by doubling; a table is kept for as long as a
+		 * process maps its file (and then cached): up to half of it
+		 * would be room never used, resident in the recorder.
+		 */
+		struct unwind_row *rows = realloc(t->rows, t->nr * sizeof(*rows));
+
+		if (rows)
+			t->rows = rows;
+	}
 	return err;
 }
 
