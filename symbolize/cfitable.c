@@ -19,10 +19,24 @@
 #define DWREG_RSP 7
 #define DWREG_RIP 16
 
+/*
+ * libdw keeps every FDE and CIE it has looked up in its Dwarf_CFI until
+ * dwarf_cfi_end(), and the builder looks up each one once, in address
+ * order: 80 bytes an FDE, 8 MB for cc1 (100k FDEs), all at once, in the
+ * recorder's peak memory. Where libdw finds FDEs with .eh_frame_hdr's
+ * binary-search table, a fresh Dwarf_CFI every CFI_RENEW_LOOKUPS lookups
+ * costs nothing it needs: the table is in the file.
+ */
+#define CFI_RENEW_LOOKUPS	4096
+
 struct builder {
 	struct cfi_table *t;
 	size_t cap;
 	uint64_t gap_budget;	/* bytes without CFI still to probe */
+	Elf *elf;
+	Dwarf_CFI *cfi;
+	bool renew;		/* libdw searches a table: the CFI can be renewed */
+	uint32_t lookups;	/* since the CFI was made */
 };
 
 static int add_row(struct builder *b, uint64_t pc, uint32_t rule)
@@ -165,8 +179,69 @@ unsupported:
 	return UNWIND_RULE(UNWIND_CFA_UNSUPPORTED, 0, 0, 0);
 }
 
+/*
+ * Whether libdw 0.188 finds elf's FDEs through .eh_frame_hdr's search table
+ * (getcfi_shdr() and parse_eh_frame_hdr() in its dwarf_getcfi_elf.c): a
+ * section .eh_frame_hdr before .eh_frame, version 1, its eh_frame_ptr
+ * (pc-relative sdata4) naming .eh_frame and its table datarel sdata4, as
+ * GNU ld writes it. Otherwise (lld puts .eh_frame_hdr after .eh_frame, as
+ * in libLLVM) libdw reads .eh_frame linearly, keeping every FDE it passes,
+ * and a renewed Dwarf_CFI would read it again from the start: false, in
+ * doubt, costs memory and never time.
+ */
+static bool has_search_table(Elf *elf)
+{
+	GElf_Addr hdr_addr = 0;
+	Elf_Scn *scn = NULL, *hdr = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) || !shstrndx)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const uint8_t *h;
+		const char *name;
+		GElf_Shdr sh;
+		Elf_Data *d;
+		int32_t rel;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(name, ".eh_frame_hdr")) {
+			hdr = scn;
+			hdr_addr = sh.sh_addr;
+			continue;
+		}
+		if (strcmp(name, ".eh_frame"))
+			continue;
+		if (!hdr || sh.sh_type == SHT_NOBITS)
+			return false;
+		d = elf_rawdata(hdr, NULL);
+		if (!d || !d->d_buf || d->d_size < 12)
+			return false;
+		h = d->d_buf;
+		if (h[0] != 1 || h[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) ||
+		    h[2] == DW_EH_PE_omit || h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+			return false;
+		memcpy(&rel, h + 4, sizeof(rel));
+		return hdr_addr + 4 + (GElf_Addr)(int64_t)rel == sh.sh_addr;
+	}
+	return false;
+}
+
+/* After a lookup: a fresh Dwarf_CFI every CFI_RENEW_LOOKUPS (see there). */
+static int renew_cfi(struct builder *b)
+{
+	if (!b->renew || ++b->lookups < CFI_RENEW_LOOKUPS)
+		return 0;
+	dwarf_cfi_end(b->cfi);
+	b->lookups = 0;
+	b->t->stats.cfi_renewals++;
+	b->cfi = dwarf_getcfi_elf(b->elf);
+	return b->cfi ? 0 : -ENOENT;
+}
+
 /* Rows for one executable segment's addresses [lo, hi). */
-static int build_segment(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
+static int build_segment(struct builder *b, uint64_t lo, uint64_t hi)
 {
 	struct cfi_table_stats *st = &b->t->stats;
 	uint64_t pc = lo;
@@ -179,7 +254,7 @@ static int build_segment(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_
 		bool signal;
 		int ra_reg;
 
-		if (dwarf_cfi_addrframe(cfi, pc, &frame)) {
+		if (dwarf_cfi_addrframe(b->cfi, pc, &frame)) {
 			/*
 			 * No FDE here. libdw offers no "next FDE": step a byte,
 			 * within a budget: a crafted file with a huge gap would
@@ -205,6 +280,8 @@ static int build_segment(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_
 		free(frame);
 		st->cfi_rows++;
 		err = add_row(b, pc, rule);
+		if (!err)
+			err = renew_cfi(b);
 		if (err)
 			return err;
 		/* The next row starts where this one ends; never stall on a bad range. */
@@ -243,9 +320,8 @@ static uint64_t code_bytes(const struct load_seg *s, uint64_t file_size)
 
 static int build(struct cfi_table *t, Elf *elf)
 {
-	struct builder b = { .t = t };
+	struct builder b = { .t = t, .elf = elf };
 	size_t file_size = 0;
-	Dwarf_CFI *cfi;
 	int err;
 
 	err = read_segments(t, elf);
@@ -258,13 +334,14 @@ static int build(struct cfi_table *t, Elf *elf)
 	err = cfi_scan(elf);
 	if (err)
 		return err;
-	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi)
+	b.cfi = dwarf_getcfi_elf(elf);
+	if (!b.cfi)
 		return -ENOENT;
+	b.renew = has_search_table(elf);
 	for (size_t i = 0; i < t->nr_segs && !err; i++)
-		err = build_segment(&b, cfi, t->segs[i].vaddr,
+		err = build_segment(&b, t->segs[i].vaddr,
 				    t->segs[i].vaddr + code_bytes(&t->segs[i], file_size));
-	dwarf_cfi_end(cfi);
+	dwarf_cfi_end(b.cfi);
 	if (!err && t->nr && t->nr < b.cap) {
 		/*
 		 * The rows grew by doubling; a table is kept for as long as a

@@ -47,6 +47,7 @@ struct cfi_table_stats {
 	uint64_t plt_rows;	/* UNWIND_CFA_PLT rows */
 	uint64_t unsupported_rows;	/* UNWIND_CFA_UNSUPPORTED rows */
 	uint64_t rbp_lost_rows;	/* rows with UNWIND_RBP_LOST */
+	uint64_t cfi_renewals;	/* libdw's FDE cache dropped on the way (cfitable.c) */
 };
 
 struct cfi_table {
