@@ -183,8 +183,8 @@ unsupported:
  * Whether libdw 0.188 finds elf's FDEs through .eh_frame_hdr's search table
  * (getcfi_shdr() and parse_eh_frame_hdr() in its dwarf_getcfi_elf.c): a
  * section .eh_frame_hdr before .eh_frame, version 1, its eh_frame_ptr
- * (pc-relative sdata4) naming .eh_frame and its table datarel sdata4, as
- * GNU ld writes it. Otherwise (lld puts .eh_frame_hdr after .eh_frame, as
+ * (pc-relative sdata4) naming .eh_frame, a udata4 count of entries that the
+ * section holds and its table datarel sdata4, as GNU ld writes it. Otherwise (lld puts .eh_frame_hdr after .eh_frame, as
  * in libLLVM) libdw reads .eh_frame linearly, keeping every FDE it passes,
  * and a renewed Dwarf_CFI would read it again from the start: false, in
  * doubt, costs memory and never time.
@@ -193,8 +193,13 @@ static bool has_search_table(Elf *elf)
 {
 	GElf_Addr hdr_addr = 0;
 	Elf_Scn *scn = NULL, *hdr = NULL;
+	const unsigned char *ident;
 	size_t shstrndx;
 
+	/* The header's fields are read in this machine's (x86_64's) byte order. */
+	ident = (const unsigned char *)elf_getident(elf, NULL);
+	if (!ident || ident[EI_DATA] != ELFDATA2LSB)
+		return false;
 	if (elf_getshdrstrndx(elf, &shstrndx) || !shstrndx)
 		return false;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -202,6 +207,7 @@ static bool has_search_table(Elf *elf)
 		const char *name;
 		GElf_Shdr sh;
 		Elf_Data *d;
+		uint32_t count;
 		int32_t rel;
 
 		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
@@ -220,10 +226,13 @@ static bool has_search_table(Elf *elf)
 			return false;
 		h = d->d_buf;
 		if (h[0] != 1 || h[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) ||
-		    h[2] == DW_EH_PE_omit || h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		    h[2] != DW_EH_PE_udata4 || h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
 			return false;
 		memcpy(&rel, h + 4, sizeof(rel));
-		return hdr_addr + 4 + (GElf_Addr)(int64_t)rel == sh.sh_addr;
+		memcpy(&count, h + 8, sizeof(count));
+		/* libdw takes a table of count 8-byte entries that the section holds. */
+		return hdr_addr + 4 + (GElf_Addr)(int64_t)rel == sh.sh_addr && count &&
+		       count <= (d->d_size - 12) / 8;
 	}
 	return false;
 }
