@@ -35,6 +35,7 @@
 #include "ustack.bpf.h"
 #include "unwind.bpf.h"
 #include "perf_ctx.bpf.h"
+#include "python.bpf.h"
 
 /* bpf_get_stack() is GPL-only: the kernel accepts this dual licence as GPL-compatible. */
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -64,6 +65,8 @@ const volatile __u32 late_stack_size = 0;
  * process), and they must never crowd out samples.
  */
 const volatile __u64 late_ring_room = 0;
+/* -g: Python frames for processes in py_procs (python.bpf.h); false with --no-python. */
+const volatile bool python_frames = false;
 /*
  * Fork, exit and exec notices have a ring of their own: a flood of samples
  * must not crowd them out, or the recorder would miss an exit and describe a
@@ -221,6 +224,38 @@ static __always_inline long send_with_ustack_fixed(struct profile_sample *s, __u
 	return 0;
 }
 
+/*
+ * The Python frames of the current thread (python.bpf.h) into s after its
+ * `at` native frames: how many.
+ */
+static __always_inline __u32 python_frames_into(struct profile_sample *s, __u32 tgid, __u32 tid,
+						__u64 at)
+{
+	struct py_walk_buf *b;
+	__u32 zero = 0;
+	__u64 n, bytes;
+
+	n = (__u32)py_walk(tgid, tid);
+	if (!n || n > PY_MAX_FRAMES)
+		return 0;
+	b = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!b)
+		return 0;
+	if (at >= 2 * PROFILE_MAX_STACK)	/* never true; a bound for the verifier */
+		return 0;
+	/*
+	 * A mask is the bound the verifier keeps to the copy (frames has room
+	 * for it); the empty asm keeps the compiler from dropping it as known.
+	 */
+	asm volatile("" : "+r"(n));
+	n &= PROFILE_PY_ROOM - 1;
+	bytes = n * sizeof(struct py_frame);
+	if (bpf_probe_read_kernel(&s->frames[at], bytes, b->frames))
+		return 0;
+	count(PROFILE_STAT_PY_SAMPLES);
+	return n;
+}
+
 /* How a sample program walks user stacks with the tables (a constant in each). */
 enum sample_walk {
 	SAMPLE_WALK_NONE,	/* it does not: no -g, fp or dwarf */
@@ -262,7 +297,7 @@ static __always_inline int sample(void *ctx, enum sample_walk walk)
 	s->ip = ip;
 	s->flags = perf_ctx_in_kernel(ctx) ? PROFILE_SAMPLE_KERNEL : 0;
 	s->user_ip = 0;
-	s->pad = 0;
+	s->nr_py = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	/* The user ip, also for samples taken in kernel mode; none for kernel threads. */
@@ -297,7 +332,10 @@ static __always_inline int sample(void *ctx, enum sample_walk walk)
 	}
 	s->nr_kernel = nr_kernel;
 	s->nr_user = nr_user;
-	size = PROFILE_SAMPLE_SIZE(nr_kernel + nr_user);
+	/* The Python walk needs bpf_loop() (python.bpf.h): not on kernels before 5.17. */
+	if (python_frames && walk == SAMPLE_WALK_LOOP && s->user_ip)
+		s->nr_py = python_frames_into(s, tgid, tid, nr_kernel + nr_user);
+	size = PROFILE_SAMPLE_SIZE_PY(nr_kernel + nr_user, s->nr_py);
 	if (size > sizeof(*s))	/* never true; keeps the bound visible to the verifier */
 		return 0;
 	flags = (s->flags & PROFILE_SAMPLE_NEW_PROC) ? BPF_RB_FORCE_WAKEUP : submit_flags();

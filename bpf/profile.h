@@ -9,7 +9,8 @@
  * struct follows. A sample is built in a per-CPU scratch buffer and only its
  * used part goes into the ring buffer: the fixed fields, then nr_kernel
  * kernel frames, then nr_user user frames, so its size is
- * PROFILE_SAMPLE_SIZE(nr_kernel + nr_user). A sample without stacks is 80
+ * PROFILE_SAMPLE_SIZE(nr_kernel + nr_user); a sample of a Python thread
+ * has nr_py struct py_frame after them (python.h). A sample without stacks is 80
  * bytes instead of 2 KiB, which is what keeps high rates from overflowing.
  *
  * With --call-graph dwarf (PROFILE_SAMPLE_USTACK) the frames are followed
@@ -20,6 +21,13 @@
  */
 #ifndef BPFREC_PROFILE_H
 #define BPFREC_PROFILE_H
+
+#include "python.h"
+
+/* A struct py_frame in the frames array takes this many of its words. */
+#define PROFILE_PY_WORDS	3
+/* Room for Python frames in a sample: a power of two >= PY_MAX_FRAMES (a mask bounds the copy). */
+#define PROFILE_PY_ROOM		128
 
 /* perf_event_max_stack's default; bpf_get_stack() never returns more. */
 #define PROFILE_MAX_STACK	127
@@ -47,7 +55,9 @@ enum profile_stat {
 	PROFILE_STAT_LATE = 3,		/* samples sent with PROFILE_SAMPLE_LATE */
 	PROFILE_STAT_LATE_SPENT = 4,	/* would have been, but their process had used its copies */
 	PROFILE_STAT_LATE_BUSY = 5,	/* would have been, but the ring buffer was too full */
-	PROFILE_STAT_MAX = 6,
+	PROFILE_STAT_PY_SAMPLES = 6,	/* samples sent with Python frames (python.h) */
+	PROFILE_STAT_PY_CUT = 7,	/* of those, walks cut: too deep, or a frame unreadable */
+	PROFILE_STAT_MAX = 8,
 };
 
 struct profile_hdr {
@@ -102,12 +112,16 @@ struct profile_sample {
 	__u32 nr_kernel;	/* kernel frames (0 without -g) */
 	__u32 nr_user;		/* user frames after them (0 without -g) */
 	char comm[PROFILE_COMM_LEN];
-	__u32 pad;
-	__u64 frames[2 * PROFILE_MAX_STACK];	/* kernel frames, then user frames */
+	__u32 nr_py;		/* struct py_frame after the user frames (python.h) */
+	/* kernel frames, then user frames, then nr_py Python frames of PROFILE_PY_WORDS each */
+	__u64 frames[2 * PROFILE_MAX_STACK + PROFILE_PY_WORDS * PROFILE_PY_ROOM];
 };
 
 #define PROFILE_SAMPLE_SIZE(nr_frames) \
 	(__builtin_offsetof(struct profile_sample, frames) + (nr_frames) * sizeof(__u64))
+/* The used part of a sample with nr_py Python frames after its native ones. */
+#define PROFILE_SAMPLE_SIZE_PY(nr_frames, nr_py) \
+	PROFILE_SAMPLE_SIZE((nr_frames) + PROFILE_PY_WORDS * (nr_py))
 
 /*
  * The user registers perf's x86_64 DWARF mode records (sample_regs_user

@@ -158,6 +158,7 @@ static int session_opts(struct bpfrec_record *r, struct record_opts *o)
 	o->no_buildid_cache = p->no_buildid_cache;
 	o->buildid_cache_log = r->debug_log;
 	o->sched = p->sched;
+	o->no_python = p->no_python;
 	o->sched_thresh_ns = p->sched_thresh_ns ? p->sched_thresh_ns : SCHED_DEFAULT_THRESH_NS;
 	return 0;
 }

@@ -162,9 +162,15 @@ struct bpfrec_record_opts {
 	 */
 	bool sched;
 	uint64_t sched_thresh_ns;
+	/*
+	 * With CALLGRAPH_CFI, the stacks of a process running CPython 3.8 to
+	 * 3.13 carry its Python functions where its interpreter runs them;
+	 * true turns that off.
+	 */
+	bool no_python;
 };
 /* The last field (what the library checks up to; move it with each new field). */
-#define bpfrec_record_opts__last_field sched_thresh_ns
+#define bpfrec_record_opts__last_field no_python
 
 enum bpfrec_record_state {
 	BPFREC_RECORD_NEW = 0,
@@ -217,6 +223,16 @@ struct bpfrec_unwind_stats {
 	 */
 	uint64_t late_walks, late_expired, late_spent, late_busy;
 	uint64_t late_stops[BPFREC_UNWIND_STOPS];
+	/*
+	 * Python frames (no_python off): processes found running a CPython
+	 * that is walked, and one that is not (each also said in the log);
+	 * samples written with Python frames; walks BPF cut (too deep, or a
+	 * frame unreadable); Python frames written, of which py_unknown could
+	 * not be named ([python]) and py_unplaced found no eval-loop frame to
+	 * go before (they sit at the outer end of their stack).
+	 */
+	uint64_t py_procs, py_procs_unsupported, py_samples, py_cut, py_frames, py_unknown,
+		py_unplaced;
 };
 
 /* Allocation sampling (alloc_interval), when used: bpfrec_record_get_alloc_stats(). */

@@ -221,9 +221,9 @@ static size_t ustack_parse(const void *p, size_t len, struct emit_ustack *u)
 }
 
 size_t emit_record_parse(const void *rec, size_t size, size_t frames_off, uint32_t nr_kernel,
-			 uint32_t nr_user, bool has_ustack, struct emit_ustack *u)
+			 uint32_t nr_user, size_t extra, bool has_ustack, struct emit_ustack *u)
 {
-	size_t head = frames_off + ((size_t)nr_kernel + nr_user) * sizeof(uint64_t);
+	size_t head = frames_off + ((size_t)nr_kernel + nr_user) * sizeof(uint64_t) + extra;
 	size_t used;
 
 	*u = (struct emit_ustack){ 0 };

@@ -71,13 +71,14 @@ struct emit_sample {
  * The frames and user-stack block of a BPF record of size bytes (a
  * profile_sample, an offcpu_sample: bpf/profile.h, bpf/offcpu.h), which
  * the caller read nr_kernel and nr_user from: that many frames (at most
- * PROFILE_MAX_STACK each) start at frames_off, and with has_ustack the
+ * PROFILE_MAX_STACK each) start at frames_off, then extra bytes of the
+ * record's own (a sample's Python frames), and with has_ustack the
  * block follows them, parsed into *u (else *u says none). Returns the
  * bytes the record uses, frames and block, or 0 when it is malformed or
  * cut short (*u then says none).
  */
 size_t emit_record_parse(const void *rec, size_t size, size_t frames_off, uint32_t nr_kernel,
-			 uint32_t nr_user, bool has_ustack, struct emit_ustack *u);
+			 uint32_t nr_user, size_t extra, bool has_ustack, struct emit_ustack *u);
 
 /* Write a description, its records in order. 0 or the writer's -errno. */
 int emit_desc(struct perfdata_writer *w, const struct task_desc *d);

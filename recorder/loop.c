@@ -15,8 +15,10 @@
 
 #include "perfdata/writer.h"
 #include "recorder/emit.h"
+#include "recorder/pyframes.h"
 #include "recorder/session_int.h"
 #include "recorder/sideband.h"
+#include "recorder/taskdesc.h"
 #include "recorder/tasks.h"
 #include "recorder/tracer.h"
 #include "recorder/unwind_bpf.h"
@@ -60,7 +62,10 @@
 static size_t sample_parse(const struct profile_sample *ps, size_t size, bool block,
 			   struct emit_ustack *u)
 {
+	if (ps->nr_py > PY_MAX_FRAMES)
+		return 0;
 	return emit_record_parse(ps, size, PROFILE_SAMPLE_SIZE(0), ps->nr_kernel, ps->nr_user,
+				 ps->nr_py * sizeof(struct py_frame),
 				 block && PROFILE_SAMPLE_HAS_USTACK(ps->flags), u);
 }
 
@@ -159,6 +164,47 @@ static void sample_input(const struct record_session *s, const struct profile_sa
 	};
 }
 
+/*
+ * A sample with Python frames (pyframes.h): its task described from its
+ * native frames, then the synthetic range its Python frames use (once a
+ * file), then the sample with both interleaved.
+ */
+static int write_python_sample(struct record_session *s, const struct profile_sample *ps,
+			       struct emit_sample *e)
+{
+	const struct py_frame *py = (const struct py_frame *)
+		((const uint64_t *)ps->frames + ps->nr_kernel + ps->nr_user);
+	uint64_t user[CALLCHAIN_MAX_STACK];
+	struct perfdata_mmap m;
+	struct task_desc d = { 0 };
+	size_t n;
+	int err;
+
+	err = emit_sample(s->w, s->tracker, e, true);
+	if (err)
+		return err;
+	if (py_frames_mmap(s->py, ps->hdr.pid, s->file_start_ns, &m)) {
+		struct perfdata_sample_id sid = {
+			.pid = ps->hdr.pid, .tid = ps->hdr.tid, .time = ps->hdr.time,
+			.cpu = ps->hdr.cpu, .id = s->event_id,
+		};
+
+		err = task_desc_add_mmap2(&d, &m, &sid);
+		if (!err)
+			err = emit_desc(s->w, &d);
+		task_desc_free(&d);
+		if (err)
+			return err;
+	}
+	n = py_frames_chain(s->py, ps->hdr.pid, e->chain.user, e->chain.nr_user, py, ps->nr_py,
+			    user, CALLCHAIN_MAX_STACK);
+	if (n) {
+		e->chain.user = user;
+		e->chain.nr_user = n;
+	}
+	return emit_sample_alone(s->w, e);
+}
+
 /* u: its user-stack block (sample_parse()); only a DWARF sample's goes into the file. */
 static int write_sample(struct record_session *s, const struct profile_sample *ps,
 			const struct emit_ustack *u)
@@ -171,7 +217,10 @@ static int write_sample(struct record_session *s, const struct profile_sample *p
 		late_chain(s, &e);
 	if (ps->flags & PROFILE_SAMPLE_USTACK)
 		e.ustack = *u;
-	err = emit_sample(s->w, s->tracker, &e, false);
+	if (ps->nr_py && s->py)
+		err = write_python_sample(s, ps, &e);
+	else
+		err = emit_sample(s->w, s->tracker, &e, false);
 
 	if (!err) {
 		pidset_add(&s->pids_seen, ps->hdr.pid);
@@ -360,7 +409,7 @@ static size_t held_len(const struct profile_hdr *h, size_t len)
 	const struct profile_sample *ps = (const struct profile_sample *)h;
 
 	if (h->kind == PROFILE_KIND_SAMPLE && (ps->flags & SAMPLE_WALK_ASKED))
-		return PROFILE_SAMPLE_SIZE(ps->nr_kernel + ps->nr_user);
+		return PROFILE_SAMPLE_SIZE_PY(ps->nr_kernel + ps->nr_user, ps->nr_py);
 	return len;
 }
 
@@ -449,6 +498,7 @@ int session_flush_batch(struct record_session *s)
 	s->lost_task = c.lost_task;
 	s->late_spent = c.late_spent;
 	s->late_busy = c.late_busy;
+	s->py_cut = c.py_cut;
 	s->describe_soon = false;
 	s->last_flush_ns = session_mono_ns();
 	s->late_spin = true;

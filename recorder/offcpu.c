@@ -172,7 +172,7 @@ static void offcpu_free(void *t)
 /* The frames and user-stack block of a record of our layout (size >= OFFCPU_SAMPLE_SIZE(0)). */
 static size_t record_parse(const struct offcpu_sample *r, size_t size, struct emit_ustack *u)
 {
-	return emit_record_parse(r, size, OFFCPU_SAMPLE_SIZE(0), r->nr_kernel, r->nr_user,
+	return emit_record_parse(r, size, OFFCPU_SAMPLE_SIZE(0), r->nr_kernel, r->nr_user, 0,
 				 r->flags & PROFILE_SAMPLE_USTACK, u);
 }
 

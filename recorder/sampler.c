@@ -30,6 +30,7 @@
 #include "recorder/sysctl.h"
 #include "recorder/tracer.h"
 #include "recorder/tracer_build.h"
+#include "recorder/pyframes.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
@@ -298,6 +299,15 @@ static int load_tracers(struct record_session *s, struct sampler *sm, size_t rin
 	return 0;
 }
 
+/* A process skipped for its CPython version: one line under -v. */
+static void python_note(void *ctx, const char *msg)
+{
+	const struct record_session *s = ctx;
+
+	if (s->opts.verbose && !s->opts.quiet)
+		session_note(s, msg);
+}
+
 static int load_bpf(struct record_session *s, struct sampler *sm)
 {
 	size_t ring = ring_bytes(s);
@@ -347,6 +357,9 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 		sm->on_sample = skel->progs.on_sample_cfi;
 	else
 		sm->on_sample = skel->progs.on_sample_cfi_bounded;
+	skel->rodata->python_frames = s->opts.callgraph == RECORD_CALLGRAPH_CFI && !s->opts.no_python;
+	if (!skel->rodata->python_frames)
+		bpf_map__set_max_entries(skel->maps.py_procs, 1);
 	bpf_program__set_autoload(skel->progs.on_sample, sm->on_sample == skel->progs.on_sample);
 	bpf_program__set_autoload(skel->progs.on_sample_cfi,
 				  sm->on_sample == skel->progs.on_sample_cfi);
@@ -407,6 +420,16 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 			return session_fail(s, err, "cannot set up the unwind tables: %s",
 					    strerror(-err));
 	}
+	if (skel->rodata->python_frames) {
+		struct py_frames_opts po = {
+			.sz = sizeof(po), .procs_fd = bpf_map__fd(skel->maps.py_procs),
+			.note = python_note, .note_ctx = s,
+		};
+
+		err = py_frames_new(&po, &s->py);
+		if (err)
+			return session_fail(s, err, "cannot set up Python frames: %s", strerror(-err));
+	}
 
 	for (size_t i = 0; i < s->opts.nr_pids; i++) {
 		uint32_t key = (uint32_t)s->pids[i];
@@ -452,6 +475,8 @@ static void sampler_free(struct record_session *s, void *src)
 	session_tracers_free(s);
 	unwind_bpf_free(s->unwind);
 	s->unwind = NULL;
+	py_frames_free(s->py);
+	s->py = NULL;
 	if (!sm)
 		return;
 	for (size_t i = 0; sm->links && i < sm->nr_pfds; i++)
@@ -646,6 +671,7 @@ static void sampler_counters(const struct record_session *s, const void *src,
 	c->lost_task = read_stat(sm, PROFILE_STAT_LOST_TASK);
 	c->late_spent = read_stat(sm, PROFILE_STAT_LATE_SPENT);
 	c->late_busy = read_stat(sm, PROFILE_STAT_LATE_BUSY);
+	c->py_cut = read_stat(sm, PROFILE_STAT_PY_CUT);
 	if (sm->progstats) {
 		struct progstats_sum prog;
 

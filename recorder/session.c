@@ -35,6 +35,7 @@
 #include "recorder/sideband.h"
 #include "recorder/sysctl.h"
 #include "recorder/tracer.h"
+#include "recorder/pyframes.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/fdlimit.h"
 
@@ -651,6 +652,18 @@ void record_session_unwind_status(const struct record_session *s, struct bpfrec_
 	unwind_bpf_stats(s->unwind, u);
 	u->late_spent = s->late_spent;
 	u->late_busy = s->late_busy;
+	if (s->py) {
+		struct py_frames_stats ps;
+
+		py_frames_stats(s->py, &ps);
+		u->py_procs = ps.procs;
+		u->py_procs_unsupported = ps.procs_unsupported;
+		u->py_samples = ps.samples;
+		u->py_frames = ps.frames;
+		u->py_unknown = ps.unknown;
+		u->py_unplaced = ps.unplaced;
+		u->py_cut = s->py_cut;
+	}
 }
 
 int record_session_sched_metrics(struct record_session *s, struct bpfrec_sched_metrics **out)

@@ -192,6 +192,8 @@ struct record_opts {
 	 */
 	bool no_buildid_cache;
 	FILE *buildid_cache_log;	/* files skipped or failed (-v); NULL = none */
+	/* -g: no Python frames (recorder/pyframes.h) in the stacks of CPython processes. */
+	bool no_python;
 	/* --sched: the sched-delay event and per-thread metrics (recorder/sched.h). */
 	bool sched;
 	uint64_t sched_thresh_ns;	/* --sched-thresh: shorter waits are summed */

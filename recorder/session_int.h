@@ -96,6 +96,7 @@ struct record_session {
 	struct record_tracer tracers[RECORD_TRACERS_MAX];
 	size_t nr_tracers;
 	struct unwind_bpf *unwind;	/* cfi: the tables of the in-kernel unwinder */
+	struct py_frames *py;		/* cfi: Python frames (pyframes.h); NULL = none */
 	struct sideband *sideband;	/* NULL: processes are described from /proc only */
 	struct cfi_walk late_walk;	/* the late sample at hand's second walk (loop.c): 1 KiB */
 	bool late_ok;			/* late_walk holds it */
@@ -145,6 +146,7 @@ struct record_session {
 	uint64_t last_time;
 	uint64_t seen, lost, lost_task;
 	uint64_t late_spent, late_busy;	/* record_source_counters' */
+	uint64_t py_cut;		/* record_source_counters' */
 	bool workload_done, write_failed;
 	struct pidset pids_seen;
 

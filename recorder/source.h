@@ -54,6 +54,8 @@ struct record_source_counters {
 	uint64_t late_spent;
 	/* -g: samples that got no stack copy for a late walk: the ring buffer was too full. */
 	uint64_t late_busy;
+	/* -g: Python walks cut (PROFILE_STAT_PY_CUT). */
+	uint64_t py_cut;
 	/* The source's BPF programs, when the kernel counts their time. */
 	bool bpf_counted;
 	uint64_t bpf_run_ns, bpf_runs;

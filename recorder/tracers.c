@@ -15,6 +15,7 @@
 #include "recorder/privs.h"
 #include "recorder/session_int.h"
 #include "recorder/tracer.h"
+#include "recorder/pyframes.h"
 #include "recorder/unwind_bpf.h"
 
 /*
@@ -114,6 +115,12 @@ void session_tracker_hooks(const struct record_session *s,
 	/* Each tracer's hooks pass calls on to those before it, the first to the unwinder's. */
 	*hooks = s->unwind ? &unwind_bpf_hooks : NULL;
 	*ctx = s->unwind;
+	/* Python frames look at each mapping first: a runtime found is in BPF before its walk. */
+	if (s->py) {
+		py_frames_set_next(s->py, *hooks, *ctx);
+		*hooks = &py_frames_hooks;
+		*ctx = s->py;
+	}
 	for (size_t i = 0; i < s->nr_tracers; i++) {
 		if (s->tracers[i].ops->hooks) {
 			*hooks = s->tracers[i].ops->hooks;

@@ -26,7 +26,7 @@
 /* A record of no frames: only the block. */
 static size_t block_parse(const void *p, size_t len, struct emit_ustack *u)
 {
-	return emit_record_parse(p, len, 0, 0, 0, true, u);
+	return emit_record_parse(p, len, 0, 0, 0, 0, true, u);
 }
 
 Test(emit, ustack_block_is_bounded_by_the_record)
@@ -86,17 +86,17 @@ Test(emit, frames_and_block_are_bounded_by_the_record)
 	in->size = 64;
 	in->dyn_size = 64;
 	/* No block: the frames alone, whatever follows them. */
-	cr_assert_eq(emit_record_parse(ps, len, off, 2, 1, false, &u), head);
+	cr_assert_eq(emit_record_parse(ps, len, off, 2, 1, 0, false, &u), head);
 	cr_assert_not(u.present);
-	cr_assert_eq(emit_record_parse(ps, head - 1, off, 2, 1, false, &u), 0, "frames cut short");
-	cr_assert_eq(emit_record_parse(ps, len, off, PROFILE_MAX_STACK + 1, 0, false, &u), 0);
-	cr_assert_eq(emit_record_parse(ps, len, off, 0, PROFILE_MAX_STACK + 1, false, &u), 0);
+	cr_assert_eq(emit_record_parse(ps, head - 1, off, 2, 1, 0, false, &u), 0, "frames cut short");
+	cr_assert_eq(emit_record_parse(ps, len, off, PROFILE_MAX_STACK + 1, 0, 0, false, &u), 0);
+	cr_assert_eq(emit_record_parse(ps, len, off, 0, PROFILE_MAX_STACK + 1, 0, false, &u), 0);
 	/* The block right after the frames. */
-	cr_assert_eq(emit_record_parse(ps, len, off, 2, 1, true, &u), len);
+	cr_assert_eq(emit_record_parse(ps, len, off, 2, 1, 0, true, &u), len);
 	cr_assert(u.present);
 	cr_assert_eq(u.stack, (const void *)(in + 1));
 	cr_assert_eq(u.dyn_size, 64);
-	cr_assert_eq(emit_record_parse(ps, len - 1, off, 2, 1, true, &u), 0, "block cut short");
+	cr_assert_eq(emit_record_parse(ps, len - 1, off, 2, 1, 0, true, &u), 0, "block cut short");
 	cr_assert_not(u.present);
 	free(ps);
 }

@@ -153,6 +153,15 @@ static void unwind_summary(const struct bpfrec_unwind_stats *u, bool verbose)
 				fprintf(stderr, " %s %llu", bpfrec_unwind_stop_name(r),
 					(unsigned long long)u->stops[r]);
 		fputc('\n', stderr);
+		if (u->py_procs || u->py_procs_unsupported)
+			fprintf(stderr, "bpfrec record: Python frames: %llu processes (%llu of an "
+				"unsupported version), %llu samples with Python frames, %llu walks "
+				"cut, %llu frames (%llu unnamed, %llu without an eval-loop frame)\n",
+				(unsigned long long)u->py_procs,
+				(unsigned long long)u->py_procs_unsupported,
+				(unsigned long long)u->py_samples, (unsigned long long)u->py_cut,
+				(unsigned long long)u->py_frames, (unsigned long long)u->py_unknown,
+				(unsigned long long)u->py_unplaced);
 		if (u->late_walks || u->late_spent || u->late_busy) {
 			fprintf(stderr, "bpfrec record: cfi stacks walked again once their tables "
 				"came: %llu (%llu waited too long), %llu more had no stack copy "

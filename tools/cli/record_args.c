@@ -23,6 +23,7 @@ enum {
 	/* --sched */
 	OPT_SCHED,
 	OPT_SCHED_THRESH,
+	OPT_NO_PYTHON,
 };
 
 /* The zstd levels -z takes, as in perf; include the writer's header for no more. */
@@ -53,6 +54,7 @@ static const struct option long_opts[] = {
 	{ "no-buildid-cache", no_argument, NULL, 'N' },
 	{ "sched", no_argument, NULL, OPT_SCHED },
 	{ "sched-thresh", required_argument, NULL, OPT_SCHED_THRESH },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -141,6 +143,8 @@ void record_usage(FILE *f)
 "                         cache ($HOME/.debug, as perf): without the copies,\n"
 "                         binaries that are gone (containers, upgrades) show\n"
 "                         no names\n"
+"      --no-python        with -g, no Python functions in the stacks of processes\n"
+"                         running CPython 3.8-3.13 (there by default)\n"
 "  -q, --quiet            no summary line, no warnings, no live status\n"
 "  -v, --verbose          show libbpf's messages (verifier log on load errors) and\n"
 "                         notes on what privileges left out\n"
@@ -368,6 +372,9 @@ int record_args_parse(int argc, char **argv, struct record_args *a, char *err, s
 			break;
 		case 'N':
 			a->opts.no_buildid_cache = true;
+			break;
+		case OPT_NO_PYTHON:
+			a->opts.no_python = true;
 			break;
 		case 'q':
 			a->quiet = true;
