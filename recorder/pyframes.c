@@ -422,9 +422,13 @@ static void map_line(struct py_proc_state *p, uint64_t addr, const char *qualnam
 			return;
 		}
 	}
-	if (filename)
-		fprintf(p->map, "%" PRIx64 " %" PRIx64 " %s (%s)\n", addr, (uint64_t)PY_SYNTH_SPAN, qualname,
-			filename);
+	if (filename && *filename) {
+		const char *base = strrchr(filename, '/');
+
+		/* "NAME (BASENAME)", as the Python symbol file will name it. */
+		fprintf(p->map, "%" PRIx64 " %" PRIx64 " %s (%s)\n", addr, (uint64_t)PY_SYNTH_SPAN,
+			qualname, base ? base + 1 : filename);
+	}
 	else
 		fprintf(p->map, "%" PRIx64 " %" PRIx64 " %s\n", addr, (uint64_t)PY_SYNTH_SPAN, qualname);
 	fflush(p->map);

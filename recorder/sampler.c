@@ -357,7 +357,13 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 		sm->on_sample = skel->progs.on_sample_cfi;
 	else
 		sm->on_sample = skel->progs.on_sample_cfi_bounded;
-	skel->rodata->python_frames = s->opts.callgraph == RECORD_CALLGRAPH_CFI && !s->opts.no_python;
+	/* The Python walk runs on bpf_loop() (python.bpf.h): 5.17+. */
+	skel->rodata->python_frames = s->opts.callgraph == RECORD_CALLGRAPH_CFI &&
+				      !s->opts.no_python && s->kfeatures.bpf_loop;
+	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI && !s->opts.no_python &&
+	    !s->kfeatures.bpf_loop)
+		python_note(s, "Python frames need Linux 5.17 (bpf_loop): the stacks of Python "
+			    "processes show the interpreter only");
 	if (!skel->rodata->python_frames)
 		bpf_map__set_max_entries(skel->maps.py_procs, 1);
 	bpf_program__set_autoload(skel->progs.on_sample, sm->on_sample == skel->progs.on_sample);

@@ -1,0 +1,110 @@
+#!/bin/bash
+# Python frames in -g stacks (recorder/pyframes.h), on Debian's python3 and
+# on each pyenv CPython 3.8-3.13 found (a missing one is a skip, said):
+#   - perf report --children names the fixture's leaves (tests/fixtures/
+#     py_tree.py) with shares among them within sampling error of what the
+#     fixture measured of its own CPU time;
+#   - a leaf's samples carry its Python callers up to <module> (>= 95 %);
+#   - two threads running different functions never carry each other's;
+#   - --no-python gives none; perf reads the file without a warning.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_kernel_for -g
+PY_TREE=$TOP/tests/fixtures/py_tree.py
+cd "$T"
+
+# children_pct REPORT NAME: NAME's children share in `perf report --children --stdio`.
+children_pct() {
+	awk -v s="$2" '$1 ~ /%$/ && index($0, "] " s " (py_tree.py)") { sub(/%/, "", $1); t += $1 }
+		END { printf "%.2f\n", t + 0 }' "$1"
+}
+# measured OUT NAME: the fixture's own CPU seconds in NAME.
+measured() { sed -n "s/^$2: cpu \([0-9.]*\) s\$/\1/p" "$1" | tail -n 1; }
+
+pythons=("debian $(debian_python3)")
+root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+for minor in 8 9 10 11 12 13; do
+	exe=$(ls -d "$root"/versions/3."$minor".*/bin/python3."$minor" 2>/dev/null | tail -n 1)
+	if [ -n "$exe" ]; then
+		pythons+=("3.$minor $exe")
+	else
+		echo "SKIP CPython 3.$minor: no pyenv build under $root/versions"
+	fi
+done
+
+check_tree() { # LABEL PYTHON
+	local label=$1 py=$2 out=$T/tree-$1 total a b c n cut
+	"$BPFREC" record -v -g -o "$out.data" -- "$py" "$PY_TREE" tree 3 >"$out.out" 2>"$out.err" ||
+		{ cat "$out.err" >&2; fail "$label: bpfrec record exited $?"; }
+	grep -q "Python frames: [1-9]" "$out.err" || { cat "$out.err" >&2; fail "$label: no Python process found"; }
+	run_clean "$out.rep" perf report -i "$out.data" --children --stdio -g none
+	a=$(children_pct "$out.rep" hot_alpha)
+	b=$(children_pct "$out.rep" hot_beta)
+	c=$(children_pct "$out.rep" cold_gamma)
+	# The leaves' samples (perf report's header rounds its count: 12K).
+	run_clean "$out.script" perf script -i "$out.data" -F ip,sym
+	n=$(awk 'BEGIN { RS = "" } / (hot_alpha|hot_beta|cold_gamma) \(py_tree\.py\)/ { n++ } END { print n + 0 }' \
+		"$out.script")
+	total=$(awk -v a="$(measured "$out.out" hot_alpha)" -v b="$(measured "$out.out" hot_beta)" \
+		-v c="$(measured "$out.out" cold_gamma)" 'BEGIN { print a + b + c }')
+	echo "$label: perf --children hot_alpha $a% hot_beta $b% cold_gamma $c% ($n samples); fixture" \
+		"$(for f in hot_alpha hot_beta cold_gamma; do awk -v v="$(measured "$out.out" $f)" -v t="$total" \
+			-v f=$f 'BEGIN { printf "%s %.1f%% ", f, t ? 100 * v / t : 0 }'; done)"
+	[ "$n" -gt 0 ] || fail "$label: perf report names none of the leaves"
+	for f in hot_alpha hot_beta cold_gamma; do
+		local mine want
+		mine=$(awk -v v="$(children_pct "$out.rep" $f)" -v a="$a" -v b="$b" -v c="$c" \
+			'BEGIN { t = a + b + c; printf "%.2f\n", t ? 100 * v / t : 0 }')
+		want=$(awk -v v="$(measured "$out.out" $f)" -v t="$total" 'BEGIN { printf "%.2f\n", 100 * v / t }')
+		assert_sampled "$label: $f among the leaves (fixture $want%)" "$mine" "$n" \
+			"$(awk -v w="$want" 'BEGIN { print w - 3 }')" "$(awk -v w="$want" 'BEGIN { print w + 3 }')"
+	done
+	# Each leaf sample's Python callers, in order, up to <module>.
+	awk 'BEGIN { RS = "" }
+		{ leaf = ""; want = 0; k = 0
+		  n = split($0, l, "\n")
+		  for (i = 1; i <= n; i++) {
+			if (leaf == "" && l[i] ~ / (hot_alpha|hot_beta|cold_gamma) \(py_tree\.py\)/) { leaf = l[i]; want = 1; continue }
+			if (want == 1 && l[i] ~ / run_round \(py_tree\.py\)/) want = 2
+			else if (want == 2 && l[i] ~ / main \(py_tree\.py\)/) want = 3
+			else if (want == 3 && l[i] ~ / <module> \(py_tree\.py\)/) want = 4
+		  }
+		  if (leaf != "") { t++; if (want == 4) ok++ } }
+		END { printf "%d of %d leaf samples with run_round, main, <module> above\n", ok, t
+		      exit !(t > 0 && ok >= 0.95 * t) }' "$out.script" ||
+		fail "$label: leaf samples without their Python callers"
+	cut=$(sed -n 's/.*Python frames: .* samples with Python frames, \([0-9]*\) walks cut.*/\1/p' "$out.err")
+	echo "$label: $(grep 'Python frames:' "$out.err" | sed 's/^bpfrec record: //'), cut $cut"
+}
+
+check_threads() { # LABEL PYTHON
+	local label=$1 py=$2 out=$T/threads-$1 one two
+	"$BPFREC" record -q -g -o "$out.data" -- "$py" "$PY_TREE" threads 2 >"$out.out" 2>"$out.err" ||
+		{ cat "$out.err" >&2; fail "$label: bpfrec record (threads) exited $?"; }
+	one=$(sed -n 's/^spin_one: tid \([0-9]*\)$/\1/p' "$out.out")
+	two=$(sed -n 's/^spin_two: tid \([0-9]*\)$/\1/p' "$out.out")
+	[ -n "$one" ] && [ -n "$two" ] || fail "$label: the fixture did not say its threads"
+	run_clean "$out.script" perf script -i "$out.data" -F tid,ip,sym
+	awk -v one="$one" -v two="$two" 'BEGIN { RS = "" }
+		{ split($0, l, "\n"); tid = l[1] + 0
+		  has1 = index($0, " spin_one (py_tree.py)") > 0; has2 = index($0, " spin_two (py_tree.py)") > 0
+		  if (tid == one) { n1++; s1 += has1; bad += has2 }
+		  if (tid == two) { n2++; s2 += has2; bad += has1 } }
+		END { printf "spin_one thread: %d of %d samples in spin_one; spin_two thread: %d of %d; %d crossed\n", s1, n1, s2, n2, bad
+		      exit !(bad == 0 && n1 > 0 && n2 > 0 && s1 >= 0.9 * n1 && s2 >= 0.9 * n2) }' "$out.script" ||
+		fail "$label: threads carry the wrong Python frames"
+}
+
+for entry in "${pythons[@]}"; do
+	label=${entry%% *}
+	py=${entry#* }
+	check_tree "$label" "$py"
+	check_threads "$label" "$py"
+done
+
+# --no-python: the same stacks, no Python frame.
+"$BPFREC" record -q -g --no-python -o off.data -- "$(debian_python3)" "$PY_TREE" tree 1 >/dev/null ||
+	fail "bpfrec record --no-python exited $?"
+run_clean off.rep perf report -i off.data --children --stdio -g none
+assert_no_grep "hot_alpha|\[python\]" off.rep "--no-python still names Python functions"
+assert_grep "_PyEval_EvalFrameDefault" off.rep
