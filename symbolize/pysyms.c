@@ -283,6 +283,29 @@ static void write_info(struct growbuf *b, const struct py_symfile *sf, uint64_t 
 	patch_len32(b, start);
 }
 
+/*
+ * Address ranges of the CU, one per function: libdw (before 0.189 or so)
+ * finds a CU for an address only through .debug_aranges.
+ */
+static void write_aranges(struct growbuf *b, const struct py_symfile *sf)
+{
+	size_t start = b->len;
+
+	growbuf_u32(b, 0);			/* unit_length, patched */
+	put_u16(b, 2);				/* version */
+	growbuf_u32(b, 0);			/* debug_info_offset: the CU */
+	put_u8(b, 8);				/* address_size */
+	put_u8(b, 0);				/* segment_selector_size */
+	growbuf_u32(b, 0);			/* pad the tuples to 16 bytes */
+	for (size_t i = 0; i < sf->nr; i++) {
+		growbuf_u64(b, sf->funcs[i].start);
+		growbuf_u64(b, sf->funcs[i].size);
+	}
+	growbuf_u64(b, 0);
+	growbuf_u64(b, 0);
+	patch_len32(b, start);
+}
+
 static void put_extended(struct growbuf *b, uint8_t op, const void *arg, size_t len)
 {
 	put_u8(b, 0);
@@ -361,8 +384,8 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-enum { SEC_NOTE = 1, SEC_TEXT, SEC_SYMTAB, SEC_STRTAB, SEC_ABBREV, SEC_INFO, SEC_LINE,
-       SEC_SHSTRTAB, SEC_NR };
+enum { SEC_NOTE = 1, SEC_TEXT, SEC_SYMTAB, SEC_STRTAB, SEC_ABBREV, SEC_INFO, SEC_ARANGES,
+       SEC_LINE, SEC_SHSTRTAB, SEC_NR };
 
 struct section {
 	const char *name;
@@ -397,15 +420,20 @@ static void build_id_of(struct section *s, uint64_t text_size, uint8_t id[PY_SYM
 	for (int k = 0; k < 3; k++) {
 		h[k] = hash_bytes(seeds[k], tag, sizeof(tag));
 		h[k] = hash_bytes(h[k], &text_size, sizeof(text_size));
-		for (int i = SEC_SYMTAB; i < SEC_NR; i++)
-			h[k] = hash_bytes(h[k], s[i].data.data, s[i].data.len);
+		for (int i = SEC_NOTE; i < SEC_NR; i++) {
+			uint64_t kind[2] = { s[i].type, s[i].flags };
+
+			h[k] = hash_bytes(h[k], kind, sizeof(kind));
+			if (i != SEC_NOTE && i != SEC_TEXT)	/* the note is the id, .text zeros */
+				h[k] = hash_bytes(h[k], s[i].data.data, s[i].data.len);
+		}
 	}
 	memcpy(id, &h[0], 8);
 	memcpy(id + 8, &h[1], 8);
 	memcpy(id + 16, &h[2], 4);
 }
 
-static int write_elf(int fd, struct section *s, uint64_t map_len, uint64_t shoff)
+static int write_elf(int fd, struct section *s, uint64_t text_end, uint64_t shoff)
 {
 	Elf *e = NULL;
 	Elf64_Ehdr *eh;
@@ -434,7 +462,7 @@ static int write_elf(int fd, struct section *s, uint64_t map_len, uint64_t shoff
 		if (!scn || !(sh = elf64_getshdr(scn)) || !(d = elf_newdata(scn)))
 			goto out;
 		d->d_buf = s[i].data.data;
-		d->d_size = s[i].type == SHT_NOBITS ? s[i].size : s[i].data.len;
+		d->d_size = s[i].data.len;
 		d->d_type = ELF_T_BYTE;
 		d->d_align = s[i].align;
 		d->d_version = EV_CURRENT;
@@ -459,8 +487,8 @@ static int write_elf(int fd, struct section *s, uint64_t map_len, uint64_t shoff
 		}
 	}
 	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0,
-			      .p_vaddr = 0, .p_paddr = 0, .p_filesz = s[SEC_TEXT].offset,
-			      .p_memsz = map_len, .p_align = 0x1000 };
+			      .p_vaddr = 0, .p_paddr = 0, .p_filesz = text_end,
+			      .p_memsz = text_end, .p_align = 0x1000 };
 	ph[1] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_flags = PF_R, .p_offset = s[SEC_NOTE].offset,
 			      .p_vaddr = s[SEC_NOTE].addr, .p_paddr = s[SEC_NOTE].addr,
 			      .p_filesz = s[SEC_NOTE].size, .p_memsz = s[SEC_NOTE].size,
@@ -479,11 +507,12 @@ int py_symfile_write(struct py_symfile *sf, int fd, uint8_t build_id[PY_SYMFILE_
 {
 	struct section s[SEC_NR] = {
 		[SEC_NOTE] = { ".note.gnu.build-id", SHT_NOTE, SHF_ALLOC, 4 },
-		[SEC_TEXT] = { ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 16 },
+		[SEC_TEXT] = { ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 16 },
 		[SEC_SYMTAB] = { ".symtab", SHT_SYMTAB, 0, 8, sizeof(Elf64_Sym) },
 		[SEC_STRTAB] = { ".strtab", SHT_STRTAB, 0, 1 },
 		[SEC_ABBREV] = { ".debug_abbrev", SHT_PROGBITS, 0, 1 },
 		[SEC_INFO] = { ".debug_info", SHT_PROGBITS, 0, 1 },
+		[SEC_ARANGES] = { ".debug_aranges", SHT_PROGBITS, 0, 1 },
 		[SEC_LINE] = { ".debug_line", SHT_PROGBITS, 0, 1 },
 		[SEC_SHSTRTAB] = { ".shstrtab", SHT_STRTAB, 0, 1 },
 	};
@@ -524,6 +553,7 @@ int py_symfile_write(struct py_symfile *sf, int fd, uint8_t build_id[PY_SYMFILE_
 	s[SEC_SYMTAB].info = 1;		/* first global: every symbol after the null one */
 	write_abbrev(&s[SEC_ABBREV].data);
 	write_info(&s[SEC_INFO].data, sf, low, end);
+	write_aranges(&s[SEC_ARANGES].data, sf);
 	write_line(&s[SEC_LINE].data, sf);
 	growbuf_put(&s[SEC_SHSTRTAB].data, "", 1);
 	for (int i = 1; i < SEC_NR; i++)
@@ -533,17 +563,22 @@ int py_symfile_write(struct py_symfile *sf, int fd, uint8_t build_id[PY_SYMFILE_
 		if (err)
 			goto out;
 	}
-	if (s[SEC_INFO].data.len > UINT32_MAX || s[SEC_LINE].data.len > UINT32_MAX) {
+	if (s[SEC_INFO].data.len > UINT32_MAX || s[SEC_LINE].data.len > UINT32_MAX ||
+	    s[SEC_ARANGES].data.len > UINT32_MAX) {
 		err = -E2BIG;	/* 32-bit DWARF */
 		goto out;
 	}
 
-	/* Headers, then the note, then .text at vaddr == offset, the rest after. */
+	/* Headers, then the note, then .text at vaddr == offset (zeros: no code), the rest after. */
 	s[SEC_NOTE].offset = s[SEC_NOTE].addr = sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr);
 	s[SEC_NOTE].size = sizeof(id_hdr) + sizeof(note_name) + PY_SYMFILE_BUILD_ID_SIZE;
 	s[SEC_TEXT].offset = s[SEC_TEXT].addr = PY_SYMFILE_TEXT_START;
-	s[SEC_TEXT].size = end - PY_SYMFILE_TEXT_START;
-	shoff = (layout(s, PY_SYMFILE_TEXT_START) + 7) & ~7ull;
+	growbuf_put(&s[SEC_TEXT].data, NULL, end - PY_SYMFILE_TEXT_START);
+	err = growbuf_error(&s[SEC_TEXT].data);
+	if (err)
+		goto out;
+	s[SEC_TEXT].size = s[SEC_TEXT].data.len;
+	shoff = (layout(s, end) + 7) & ~7ull;
 
 	build_id_of(s, s[SEC_TEXT].size, build_id);
 	growbuf_put(&s[SEC_NOTE].data, id_hdr, sizeof(id_hdr));
@@ -551,7 +586,7 @@ int py_symfile_write(struct py_symfile *sf, int fd, uint8_t build_id[PY_SYMFILE_
 	growbuf_put(&s[SEC_NOTE].data, build_id, PY_SYMFILE_BUILD_ID_SIZE);
 	err = growbuf_error(&s[SEC_NOTE].data);
 	if (!err)
-		err = write_elf(fd, s, py_symfile_map_len(sf), shoff);
+		err = write_elf(fd, s, end, shoff);
 out:
 	for (int i = 1; i < SEC_NR; i++)
 		growbuf_free(&s[i].data);

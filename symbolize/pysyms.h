@@ -12,20 +12,26 @@
  * lines apart inside a function.
  *
  * The file (ELF64, x86-64, ET_DYN, all offsets chosen here):
- *   PT_LOAD  offset 0, vaddr 0, filesz = the headers, memsz = map_len,
- *            R+X: the mapping is the file loaded at the MMAP2 start,
- *            as a shared library's first segment is;
+ *   PT_LOAD  offset 0, vaddr 0, up to the end of the last function, R+X:
+ *            the mapping is the file loaded at the MMAP2 start with pgoff
+ *            0, as a shared library's first segment is;
  *   PT_NOTE  the build-id note;
  *   .note.gnu.build-id  20 bytes, GNU NT_GNU_BUILD_ID;
- *   .text    SHT_NOBITS at vaddr == file offset == PY_SYMFILE_TEXT_START
- *            up to the end of the last function (there is no code; a
- *            debuginfo file has its .text NOBITS the same way). vaddr ==
- *            offset makes perf's file-offset and vaddr views one;
+ *   .text    SHT_PROGBITS from vaddr == file offset == PY_SYMFILE_TEXT_START
+ *            up to the end of the last function, zeros (there is no code).
+ *            vaddr == offset makes file-offset and vaddr views one: perf
+ *            looks symbols up by file offset, libdwfl (hotspot) by vaddr.
+ *            The bytes are there, not NOBITS, because readers that follow
+ *            the loader (bpfrec's symbolizer) find an address's vaddr
+ *            through the file bytes of a PT_LOAD: the file is as big as
+ *            the address range, so give functions compact ranges;
  *   .symtab/.strtab  one STT_FUNC per function, value = start, its size,
  *            named "NAME (BASENAME)" where BASENAME is the last path
  *            component of its file (just NAME when it has no file);
  *   .debug_abbrev/.debug_info  one DWARF 4 compile unit (language
  *            Python) with a DW_TAG_subprogram per function, the same name;
+ *   .debug_aranges  the functions' ranges (libdw of Debian 12 finds the CU
+ *            of an address only there);
  *   .debug_line  DWARF 4, one sequence per function: its rows, each
  *            at start + row offset, in its file (the path as given).
  *
@@ -51,7 +57,10 @@
  *              needs; perf finds the file by build-id alone.
  * A frame of function f at instruction offset o is then the address
  * start + f.start + o, and the file goes into the build-id cache with
- * py_symfile_cache() (recorder/pysyms_cache.h).
+ * py_symfile_cache() (recorder/pysyms_cache.h). perf looks a frame up at
+ * its address, bpfrec pprof a caller's at address - 1: write frames at
+ * start + f.start + o + 1 with rows at least 2 bytes apart (CPython's
+ * instruction offsets are even), and both find the same row.
  *
  * Functions are copied in; they must not overlap (checked when writing).
  * Errors are 0 or -errno: -EINVAL for what makes no sense, -E2BIG past the
@@ -67,8 +76,8 @@
 #define PY_SYMFILE_BUILD_ID_SIZE 20
 /* The lowest function start: the headers and the build-id note come first. */
 #define PY_SYMFILE_TEXT_START	0x100ull
-/* The highest function end: a mapping of this size fits anywhere we put it. */
-#define PY_SYMFILE_MAX_END	(1ull << 40)
+/* The highest function end, so the file's size (zeros up to here). */
+#define PY_SYMFILE_MAX_END	(1ull << 28)
 #define PY_SYMFILE_MAX_FUNCS	(1u << 20)
 /* The longest name or file path, in bytes (without the NUL). */
 #define PY_SYMFILE_MAX_NAME	4096u
@@ -94,7 +103,8 @@ struct py_symfile_func {
 	const char *file;	/* source path as Python has it; NULL or "": none */
 	/*
 	 * Strictly increasing offsets, each < size; a function whose first row
-	 * is past offset 0 gets that row's line from its start. None: no lines.
+	 * is past offset 0 gets that row's line from its start. None (or no
+	 * file): no lines.
 	 */
 	const struct py_symfile_row *rows;
 	size_t nr_rows;

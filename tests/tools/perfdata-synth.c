@@ -5,14 +5,23 @@
  *
  *   perfdata-synth -o OUT|- --elf PATH [--pipe] [--pid N] [--lost N]
  *                  [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] [--sched]
- *                  [--generate SAMPLES:STACKS:PREFIX] STACK...
+ *                  [--generate SAMPLES:STACKS:PREFIX] [--cache DIR] STACK...
  *
  * STACK is "COUNT:FRAME,FRAME,..." leaf first; a FRAME is "u:SYMBOL" (a
  * function of --elf, mapped as a running process would map it) or
  * "k:SYMBOL" (a kernel function from /proc/kallsyms). A stack whose leaf is
  * a kernel frame is a kernel-mode sample. The tool writes what a recorder
  * writes: the kernel MMAP, COMM, an MMAP2 with the ELF's build-id, samples
- * in time-sorted rounds, and LOST_SAMPLES. --snapshot copies the file after
+ * in time-sorted rounds, and LOST_SAMPLES.
+ *
+ * A FRAME "p:NAME@FILE:LINE" is a Python function as the recorder writes
+ * one (symbolize/pysyms.h): every such function goes into one Python
+ * symbol file, filed in the build-id cache (--cache DIR, default
+ * $HOME/.debug) through recorder/pysyms_cache.h, and mapped by an MMAP2
+ * with its build-id at PY_SYMFILE_MAP_BASE. Each function gets 0x100
+ * bytes; each distinct LINE of it a 0x10-byte row, in order of first use;
+ * the frame is the row's address + 1, where perf and a reader that looks
+ * callers up at address - 1 both find the row. --snapshot copies the file after
  * the last checkpoint and before finish (what a killed recorder leaves);
  * with --snapshot-at N it does so right after the round holding sample N.
  *
@@ -55,7 +64,10 @@
 
 #include "perfdata/events.h"
 #include "perfdata/writer.h"
+#include "recorder/buildid_cache.h"
+#include "recorder/pysyms_cache.h"
 #include "symbolize/buildid.h"
+#include "symbolize/pysyms.h"
 
 #define USER_BASE 0x555555554000ull
 #define MAX_FRAMES 64
@@ -76,6 +88,14 @@ static int die(const char *what)
 {
 	fprintf(stderr, "perfdata-synth: %s\n", what);
 	exit(2);
+}
+
+static void check(int err, const char *what)
+{
+	if (err) {
+		fprintf(stderr, "perfdata-synth: %s: %s\n", what, strerror(-err));
+		exit(1);
+	}
 }
 
 static void elf_open_info(const char *path, struct elf_info *ei)
@@ -238,6 +258,103 @@ static uint64_t kernel_build_id(uint8_t id[BUILDID_MAX], size_t *size)
 	return buildid_read_kernel(NULL, id, size) ? (*size = 0) : *size;
 }
 
+/* The p: frames' functions; their frames are placeholders until the file is built. */
+#define PY_MAX_FUNCS 32
+#define PY_MAX_LINES 8
+#define PY_FUNC_SIZE 0x100
+#define PY_ROW_SIZE 0x10
+#define PY_PLACEHOLDER 0xfeed000000000000ull
+
+struct py_funcs {
+	struct {
+		char *name, *file;
+		uint32_t lines[PY_MAX_LINES];
+		size_t nr_lines;
+	} f[PY_MAX_FUNCS];
+	size_t nr;
+};
+
+/* "NAME@FILE:LINE" -> a placeholder frame for that function and line. */
+static uint64_t py_frame(struct py_funcs *py, const char *spec)
+{
+	const char *at = strchr(spec, '@'), *colon = strrchr(spec, ':');
+	unsigned long line;
+	size_t i, k;
+
+	if (!at || !colon || colon < at)
+		die("a Python FRAME is p:NAME@FILE:LINE");
+	line = strtoul(colon + 1, NULL, 10);
+	for (i = 0; i < py->nr; i++)
+		if (!strncmp(py->f[i].name, spec, (size_t)(at - spec)) &&
+		    !py->f[i].name[at - spec] && !strncmp(py->f[i].file, at + 1, (size_t)(colon - at - 1)) &&
+		    !py->f[i].file[colon - at - 1])
+			break;
+	if (i == py->nr) {
+		if (i == PY_MAX_FUNCS)
+			die("too many Python functions");
+		py->f[i].name = strndup(spec, (size_t)(at - spec));
+		py->f[i].file = strndup(at + 1, (size_t)(colon - at - 1));
+		py->nr++;
+	}
+	for (k = 0; k < py->f[i].nr_lines && py->f[i].lines[k] != line; k++)
+		;
+	if (k == py->f[i].nr_lines) {
+		if (k == PY_MAX_LINES)
+			die("too many lines in one Python function");
+		py->f[i].lines[py->f[i].nr_lines++] = (uint32_t)line;
+	}
+	return PY_PLACEHOLDER | i << 8 | k;
+}
+
+/* The address of a placeholder frame once the symbol file is mapped at base. */
+static uint64_t py_address(uint64_t frame, uint64_t base)
+{
+	return base + PY_SYMFILE_TEXT_START + ((frame >> 8) & 0xff) * PY_FUNC_SIZE +
+	       (frame & 0xff) * PY_ROW_SIZE + 1;
+}
+
+static bool is_py_placeholder(uint64_t frame)
+{
+	return (frame & 0xffff000000000000ull) == PY_PLACEHOLDER;
+}
+
+/* Build the symbol file of py, file it into the cache at dir; the MMAP2 filename and build-id. */
+static uint64_t py_file(struct py_funcs *py, const char *dir, uint32_t pid, char *path,
+			size_t path_size, uint8_t id[PY_SYMFILE_BUILD_ID_SIZE])
+{
+	struct buildid_cache_opts co = { .dir = dir, .log = stderr };
+	struct buildid_cache *cache;
+	struct py_symfile *sf;
+	uint64_t len;
+
+	check(py_symfile_new(&sf), "py_symfile_new");
+	for (size_t i = 0; i < py->nr; i++) {
+		struct py_symfile_row rows[PY_MAX_LINES];
+		struct py_symfile_func f = {
+			.start = PY_SYMFILE_TEXT_START + i * PY_FUNC_SIZE, .size = PY_FUNC_SIZE,
+			.name = py->f[i].name, .file = py->f[i].file,
+			.rows = rows, .nr_rows = py->f[i].nr_lines,
+		};
+
+		for (size_t k = 0; k < py->f[i].nr_lines; k++)
+			rows[k] = (struct py_symfile_row){ (uint32_t)(k * PY_ROW_SIZE), py->f[i].lines[k] };
+		check(py_symfile_add(sf, &f), "py_symfile_add");
+	}
+	check(buildid_cache_new(&co, &cache), "build-id cache");
+	check(py_symfile_cache(sf, cache, (pid_t)pid, 0, path, path_size, id), "py_symfile_cache");
+	buildid_cache_flush(cache);
+	if (buildid_cache_stats(cache)->failed)
+		die("the Python symbol file could not be filed");
+	buildid_cache_free(cache);
+	len = py_symfile_map_len(sf);
+	py_symfile_free(sf);
+	for (size_t i = 0; i < py->nr; i++) {
+		free(py->f[i].name);
+		free(py->f[i].file);
+	}
+	return len;
+}
+
 struct stack {
 	unsigned long count;
 	uint64_t chain[MAX_FRAMES + 2];
@@ -284,7 +401,7 @@ static void alloc_sample(struct stack *st, const char *func, uint64_t size, uint
 /* "[alloc|inuse:FUNC:SIZE:|sched:REASON:NS:]COUNT:k:a,u:b,..." -> a perf
  * callchain with context markers. */
 static void parse_stack(const char *spec, struct elf_info *ei, uint64_t rate, bool sched,
-			struct stack *st)
+			struct py_funcs *py, struct stack *st)
 {
 	char *copy = strdup(spec), *save = NULL, *frame, *colon;
 	uint64_t kern[MAX_FRAMES], user[MAX_FRAMES];
@@ -334,8 +451,10 @@ static void parse_stack(const char *spec, struct elf_info *ei, uint64_t rate, bo
 			kern[nk++] = kallsyms_lookup(frame + 2) + off;
 		} else if (!strncmp(frame, "u:", 2) && nu < MAX_FRAMES) {
 			user[nu++] = USER_BASE + elf_symbol(ei, frame + 2) + off;
+		} else if (!strncmp(frame, "p:", 2) && nu < MAX_FRAMES) {
+			user[nu++] = py_frame(py, frame + 2);
 		} else {
-			die("a FRAME is k:SYMBOL or u:SYMBOL");
+			die("a FRAME is k:SYMBOL, u:SYMBOL or p:NAME@FILE:LINE");
 		}
 		first = false;
 	}
@@ -353,14 +472,6 @@ static void parse_stack(const char *spec, struct elf_info *ei, uint64_t rate, bo
 	st->kernel = nk > 0;
 	st->ip = nk ? kern[0] : user[0];
 	free(copy);
-}
-
-static void check(int err, const char *what)
-{
-	if (err) {
-		fprintf(stderr, "perfdata-synth: %s: %s\n", what, strerror(-err));
-		exit(1);
-	}
 }
 
 /* ---- --generate: many distinct stacks, many samples ---- */
@@ -502,7 +613,8 @@ static void copy_file(const char *from, const char *to)
 
 int main(int argc, char **argv)
 {
-	const char *out = NULL, *elf_path = NULL, *snapshot = NULL;
+	const char *out = NULL, *elf_path = NULL, *snapshot = NULL, *cache_dir = NULL;
+	struct py_funcs py = { 0 };
 	struct perfdata_writer_opts wo = { .argc = argc, .argv = (const char *const *)argv };
 	struct stack stacks[32];
 	size_t nr_stacks = 0;
@@ -534,11 +646,13 @@ int main(int argc, char **argv)
 			sched = true;
 		else if (!strcmp(argv[i], "--generate") && i + 1 < argc)
 			parse_generate(argv[++i], &gen);
+		else if (!strcmp(argv[i], "--cache") && i + 1 < argc)
+			cache_dir = argv[++i];
 		else if (argv[i][0] != '-' && nr_stacks < 32 && elf_path)
 			parse_stack(argv[i], (ei.elf ? &ei : (elf_open_info(elf_path, &ei), &ei)),
-				    alloc_rate, sched, &stacks[nr_stacks++]);
+				    alloc_rate, sched, &py, &stacks[nr_stacks++]);
 		else
-			die("usage: perfdata-synth -o OUT --elf PATH [--pipe] [--pid N] [--lost N] [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] [--sched] [--generate SAMPLES:STACKS:PREFIX] STACK...");
+			die("usage: perfdata-synth -o OUT --elf PATH [--pipe] [--pid N] [--lost N] [--snapshot COPY [--snapshot-at N]] [--alloc BYTES] [--sched] [--generate SAMPLES:STACKS:PREFIX] [--cache DIR] STACK...");
 	}
 	if (!out || !elf_path || !(nr_stacks || gen.samples))
 		die("need -o, --elf and at least one STACK (or --generate)");
@@ -632,6 +746,28 @@ int main(int argc, char **argv)
 	if (ei.build_id_size)
 		check(perfdata_writer_add_build_id(w, PERF_RECORD_MISC_USER, ei.build_id,
 						   ei.build_id_size, real), "build-id");
+	if (py.nr) {
+		/* The Python symbol file's MMAP2, as pysyms.h has the recorder write it. */
+		char py_path[64];
+		struct perfdata_mmap pm = {
+			.misc = PERF_RECORD_MISC_USER, .pid = (uint32_t)pid, .tid = (uint32_t)pid,
+			.start = PY_SYMFILE_MAP_BASE, .pgoff = 0, .prot = PROT_READ | PROT_EXEC,
+			.flags = MAP_PRIVATE, .filename = py_path,
+			.build_id_size = PY_SYMFILE_BUILD_ID_SIZE,
+		};
+
+		pm.len = py_file(&py, cache_dir, (uint32_t)pid, py_path, sizeof(py_path), pm.build_id);
+		check(perfdata_write_mmap2(w, &pm, &sid), "python mmap2");
+		check(perfdata_writer_add_build_id(w, PERF_RECORD_MISC_USER, pm.build_id,
+						   PY_SYMFILE_BUILD_ID_SIZE, py_path), "python build-id");
+		for (size_t i = 0; i < nr_stacks; i++) {
+			for (size_t k = 0; k < stacks[i].nr; k++)
+				if (is_py_placeholder(stacks[i].chain[k]))
+					stacks[i].chain[k] = py_address(stacks[i].chain[k], pm.start);
+			if (is_py_placeholder(stacks[i].ip))
+				stacks[i].ip = py_address(stacks[i].ip, pm.start);
+		}
+	}
 
 	/* Interleave the stacks so every round has a mix, 1 ms apart, 100 per round. */
 	uint64_t t = t0 + 1000, n = 0;

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pysyms_cache.h - put a Python symbol file (symbolize/pysyms.h) into
+ * perf's build-id cache, where perf report, perf script, hotspot and
+ * bpfrec pprof find it by the build-id of its MMAP2, on this machine or
+ * on another one that has the perf.data and the cache.
+ *
+ * The file never exists on disk under its recorded name: it is written
+ * into a memfd, which recorder/buildid_cache.h takes like any mapped
+ * file's fd and copies at its flush to
+ *   DIR/dev/null/bpfrec-python-PID-SEQ/<build-id>/elf
+ *   DIR/.build-id/<2 hex>/<38 hex> -> ../../dev/null/bpfrec-python-PID-SEQ/<build-id>
+ * A file whose content was filed before (same build-id) is not copied again.
+ */
+#ifndef RECORDER_PYSYMS_CACHE_H
+#define RECORDER_PYSYMS_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "symbolize/pysyms.h"
+
+struct buildid_cache;
+
+/*
+ * Write sf and hand it to cache as the seq-th symbol file of process pid.
+ * Gives the MMAP2 filename in path[0..path_size) (64 bytes always do) and
+ * the build-id, which the MMAP2 and the BUILD_ID feature must carry.
+ * 0 or -errno (memfd_create, py_symfile_write(), -ENOSPC for path); the
+ * cache itself counts what it could not copy (buildid_cache_stats()).
+ */
+int py_symfile_cache(struct py_symfile *sf, struct buildid_cache *cache, pid_t pid,
+		     unsigned int seq, char *path, size_t path_size,
+		     uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE]);
+
+#endif /* RECORDER_PYSYMS_CACHE_H */
