@@ -8,8 +8,8 @@
  * The file never exists on disk under its recorded name: it is written
  * into a memfd, which recorder/buildid_cache.h takes like any mapped
  * file's fd and copies at its flush to
- *   DIR/dev/null/bpfrec-python-PID-SEQ/<build-id>/elf
- *   DIR/.build-id/<2 hex>/<38 hex> -> ../../dev/null/bpfrec-python-PID-SEQ/<build-id>
+ *   DIR/proc/version/bpfrec-python-PID-SEQ/<build-id>/elf
+ *   DIR/.build-id/<2 hex>/<38 hex> -> ../../proc/version/bpfrec-python-PID-SEQ/<build-id>
  * A file whose content was filed before (same build-id) is not copied again.
  */
 #ifndef RECORDER_PYSYMS_CACHE_H

@@ -66,7 +66,7 @@ uint64_t py_symfile_map_len(const struct py_symfile *sf)
 
 int py_symfile_path(char *buf, size_t size, pid_t pid, unsigned int seq)
 {
-	int n = snprintf(buf, size, "/dev/null/bpfrec-python-%d-%u", (int)pid, seq);
+	int n = snprintf(buf, size, "/proc/version/bpfrec-python-%d-%u", (int)pid, seq);
 
 	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
 }
@@ -227,10 +227,13 @@ static void patch_len32(struct growbuf *b, size_t off)
 #define DW_AT_high_pc		0x12
 #define DW_AT_language		0x13
 #define DW_AT_producer		0x25
+#define DW_AT_decl_file		0x3a
+#define DW_AT_decl_line		0x3b
 #define DW_FORM_addr		0x01
 #define DW_FORM_data2		0x05
 #define DW_FORM_data8		0x07
 #define DW_FORM_string		0x08
+#define DW_FORM_udata		0x0f
 #define DW_FORM_sec_offset	0x17
 #define DW_LNS_copy		0x01
 #define DW_LNS_advance_pc	0x02
@@ -250,14 +253,19 @@ static void write_abbrev(struct growbuf *b)
 		DW_AT_low_pc, DW_FORM_addr, DW_AT_high_pc, DW_FORM_data8, 0, 0,
 		ABBREV_SUBPROGRAM, DW_TAG_subprogram, 0,
 		DW_AT_name, DW_FORM_string, DW_AT_low_pc, DW_FORM_addr,
-		DW_AT_high_pc, DW_FORM_data8, 0, 0,
+		DW_AT_high_pc, DW_FORM_data8, DW_AT_decl_file, DW_FORM_udata,
+		DW_AT_decl_line, DW_FORM_udata, 0, 0,
 		0,
 	};
 
 	growbuf_put(b, abbrev, sizeof(abbrev));
 }
 
-/* One CU covering [low, high), its functions as subprograms (high_pc as a length, DWARF 4). */
+/*
+ * One CU covering [low, high), its functions as subprograms (high_pc as a
+ * length, DWARF 4) with their file and first row's line as declaration:
+ * hotspot gives a function the file of its declaration.
+ */
 static void write_info(struct growbuf *b, const struct py_symfile *sf, uint64_t low, uint64_t high)
 {
 	size_t start = b->len;
@@ -278,6 +286,8 @@ static void write_info(struct growbuf *b, const struct py_symfile *sf, uint64_t 
 		put_str(b, sf->funcs[i].name);
 		growbuf_u64(b, sf->funcs[i].start);
 		growbuf_u64(b, sf->funcs[i].size);
+		put_uleb(b, sf->funcs[i].file);	/* 0: none */
+		put_uleb(b, sf->funcs[i].nr_rows ? sf->rows[sf->funcs[i].first_row].line : 0);
 	}
 	put_u8(b, 0);				/* end of the CU's children */
 	patch_len32(b, start);

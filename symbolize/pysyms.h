@@ -51,10 +51,12 @@
  *              with the 20-byte build-id (perfdata_mmap.build_id), and the
  *              same id in the BUILD_ID feature
  *              (perfdata_writer_add_build_id(), PERF_RECORD_MISC_USER);
- *   filename   py_symfile_path(): "/dev/null/bpfrec-python-PID-SEQ", a
- *              path that cannot exist (/dev/null is no directory), does
- *              not start with '[' and is absolute, as the build-id cache
- *              needs; perf finds the file by build-id alone.
+ *   filename   py_symfile_path(): "/proc/version/bpfrec-python-PID-SEQ",
+ *              a path that cannot exist (/proc/version is a file on every
+ *              Linux, also in containers), absolute as the build-id cache
+ *              needs, and of none of the shapes readers take for special
+ *              regions: perf "[..." and "//anon", hotspot also "/dev/..."
+ *              and "/memfd:...". Readers find the file by build-id alone.
  * A frame of function f at instruction offset o is then the address
  * start + f.start + o, and the file goes into the build-id cache with
  * py_symfile_cache() (recorder/pysyms_cache.h). perf looks a frame up at
