@@ -469,13 +469,18 @@ static int write_elf(int fd, struct section *s, uint64_t text_end, uint64_t shof
 		Elf64_Shdr *sh;
 		Elf_Data *d;
 
-		if (!scn || !(sh = elf64_getshdr(scn)) || !(d = elf_newdata(scn)))
+		if (!scn || !(sh = elf64_getshdr(scn)))
 			goto out;
-		d->d_buf = s[i].data.data;
-		d->d_size = s[i].data.len;
-		d->d_type = ELF_T_BYTE;
-		d->d_align = s[i].align;
-		d->d_version = EV_CURRENT;
+		/* .text has no data: libelf fills a laid-out section's rest with zeros. */
+		if (i != SEC_TEXT) {
+			if (!(d = elf_newdata(scn)))
+				goto out;
+			d->d_buf = s[i].data.data;
+			d->d_size = s[i].data.len;
+			d->d_type = ELF_T_BYTE;
+			d->d_align = s[i].align;
+			d->d_version = EV_CURRENT;
+		}
 		sh->sh_type = s[i].type;
 		sh->sh_flags = s[i].flags;
 		sh->sh_addr = s[i].addr;
@@ -583,11 +588,7 @@ int py_symfile_write(struct py_symfile *sf, int fd, uint8_t build_id[PY_SYMFILE_
 	s[SEC_NOTE].offset = s[SEC_NOTE].addr = sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr);
 	s[SEC_NOTE].size = sizeof(id_hdr) + sizeof(note_name) + PY_SYMFILE_BUILD_ID_SIZE;
 	s[SEC_TEXT].offset = s[SEC_TEXT].addr = PY_SYMFILE_TEXT_START;
-	growbuf_put(&s[SEC_TEXT].data, NULL, end - PY_SYMFILE_TEXT_START);
-	err = growbuf_error(&s[SEC_TEXT].data);
-	if (err)
-		goto out;
-	s[SEC_TEXT].size = s[SEC_TEXT].data.len;
+	s[SEC_TEXT].size = end - PY_SYMFILE_TEXT_START;
 	shoff = (layout(s, end) + 7) & ~7ull;
 
 	build_id_of(s, s[SEC_TEXT].size, build_id);
