@@ -89,6 +89,23 @@ awk '/^-----/ { if (n >= 4 && s[1] == "hot_beta (app.py)" && s[2] == "run_round 
 	NF { l = $0; sub(/^ +/, "", l); if (l ~ /^[0-9.]+m?s /) sub(/^[^ ]+ +/, "", l); s[++n] = l }
 	END { exit !ok }' "$T/traces.txt" || { head -30 "$T/traces.txt" >&2; fail "no hot_beta <- run_round <- <module> <- main trace"; }
 
+# Pipe mode (build-ids as HEADER_BUILD_ID records): the same frames.
+"$SYNTH" -o - --pipe --elf "$FIX/synth_target" --pid 4242 --cache "$T/pipe-cache" "${stacks[@]}" \
+	> "$T/pipe.data"
+run_clean "$T/pipe.txt" perf script -i - -F ip,sym,srcline --full-source-path < "$T/pipe.data"
+cmp -s "$T/script.txt" "$T/pipe.txt" || { diff "$T/script.txt" "$T/pipe.txt" | head >&2; fail "pipe and file mode differ"; }
+
+# perf archive takes the symbol file along; unpacked into a third HOME, perf reads it.
+perf archive "$T/py.data" > "$T/archive.txt" 2>&1 || { cat "$T/archive.txt" >&2; fail "perf archive failed"; }
+tar tjf "$T/py.data.tar.bz2" | grep -qx "proc/version/bpfrec-python-4242-0/$bid/elf" ||
+	fail "perf archive left the symbol file out"
+mkdir -p "$T/third/.debug"
+tar xjf "$T/py.data.tar.bz2" -C "$T/third/.debug"
+export HOME=$T/third
+run_clean "$T/third.txt" perf report -i "$T/py.data" --stdio --no-children --sort sym -g none
+export HOME=$T/elsewhere
+assert_range "hot_alpha share from perf archive" "$(py_share "$T/third.txt" 'hot_alpha (app.py)')" 60 60
+
 # hotspot's parser: all samples, and every Python function named.
 PARSER=/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser
 [ -x "$PARSER" ] || fail "hotspot is not installed: run 'sh tools/deps.sh test' (Debian package hotspot)"
