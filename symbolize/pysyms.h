@@ -57,12 +57,14 @@
  *              needs, and of none of the shapes readers take for special
  *              regions: perf "[..." and "//anon", hotspot also "/dev/..."
  *              and "/memfd:...". Readers find the file by build-id alone.
- * A frame of function f at instruction offset o is then the address
- * start + f.start + o, and the file goes into the build-id cache with
- * py_symfile_cache() (recorder/pysyms_cache.h). perf looks a frame up at
- * its address, bpfrec pprof a caller's at address - 1: write frames at
- * start + f.start + o + 1 with rows at least 2 bytes apart (CPython's
- * instruction offsets are even), and both find the same row.
+ * The file goes into the build-id cache with py_symfile_cache()
+ * (recorder/pysyms_cache.h). A frame of function f at instruction offset o
+ * is written as start + f.start + o + 1: perf looks a frame up at its
+ * address, bpfrec pprof a caller's at address - 1, and with rows at least
+ * 2 bytes apart (CPython's instruction offsets are even) both land on o's
+ * row. A process's later file (more functions, the next SEQ) gets an MMAP2
+ * of its own, at a start clear of the earlier file's range: readers differ
+ * in how they replace an overlapped mapping.
  *
  * Functions are copied in; they must not overlap (checked when writing).
  * Errors are 0 or -errno: -EINVAL for what makes no sense, -E2BIG past the
