@@ -136,6 +136,15 @@ int py_symfile_write(struct py_symfile *sf, int fd, uint8_t build_id[PY_SYMFILE_
 void py_symfile_free(struct py_symfile *sf);
 
 /*
+ * The address a frame of the function at func_start, at instruction
+ * offset `offset`, is written as in a file mapped at map_start (see above).
+ */
+static inline uint64_t py_symfile_frame(uint64_t map_start, uint64_t func_start, uint64_t offset)
+{
+	return map_start + func_start + offset + 1;
+}
+
+/*
  * The MMAP2 filename for the seq-th symbol file of process pid (see above).
  * 0, or -ENOSPC when buf is too small (64 bytes always do).
  */

@@ -12,7 +12,9 @@
  * "k:SYMBOL" (a kernel function from /proc/kallsyms). A stack whose leaf is
  * a kernel frame is a kernel-mode sample. The tool writes what a recorder
  * writes: the kernel MMAP, COMM, an MMAP2 with the ELF's build-id, samples
- * in time-sorted rounds, and LOST_SAMPLES.
+ * in time-sorted rounds, and LOST_SAMPLES. --snapshot copies the file after
+ * the last checkpoint and before finish (what a killed recorder leaves);
+ * with --snapshot-at N it does so right after the round holding sample N.
  *
  * A FRAME "p:NAME@FILE:LINE" is a Python function as the recorder writes
  * one (symbolize/pysyms.h): every such function goes into one Python
@@ -20,10 +22,7 @@
  * $HOME/.debug) through recorder/pysyms_cache.h, and mapped by an MMAP2
  * with its build-id at PY_SYMFILE_MAP_BASE. Each function gets 0x100
  * bytes; each distinct LINE of it a 0x10-byte row, in order of first use;
- * the frame is the row's address + 1, where perf and a reader that looks
- * callers up at address - 1 both find the row. --snapshot copies the file after
- * the last checkpoint and before finish (what a killed recorder leaves);
- * with --snapshot-at N it does so right after the round holding sample N.
+ * a frame is at its row's offset, as py_symfile_frame() writes it.
  *
  * --alloc BYTES adds the allocation events of `record --alloc=BYTES`
  * (perfdata/events.h) and allows allocation stacks,
@@ -309,8 +308,8 @@ static uint64_t py_frame(struct py_funcs *py, const char *spec)
 /* The address of a placeholder frame once the symbol file is mapped at base. */
 static uint64_t py_address(uint64_t frame, uint64_t base)
 {
-	return base + PY_SYMFILE_TEXT_START + ((frame >> 8) & 0xff) * PY_FUNC_SIZE +
-	       (frame & 0xff) * PY_ROW_SIZE + 1;
+	return py_symfile_frame(base, PY_SYMFILE_TEXT_START + ((frame >> 8) & 0xff) * PY_FUNC_SIZE,
+				(frame & 0xff) * PY_ROW_SIZE);
 }
 
 static bool is_py_placeholder(uint64_t frame)

@@ -212,6 +212,18 @@ Test(pysyms, dwfl_names_and_lines)
 		cr_assert_str_eq(file, want[i].file, "at %#lx", want[i].addr);
 		cr_assert_eq(l, want[i].line, "at %#lx: line %d", want[i].addr, l);
 	}
+	/* A frame as the recorder writes it, and the address - 1 a caller is looked up at. */
+	{
+		uint64_t frame = py_symfile_frame(base, funcs[0].start, alpha_rows[1].offset);
+		Dwfl_Line *at = dwfl_module_getsrc(mod, frame), *before = dwfl_module_getsrc(mod, frame - 1);
+		int l1 = 0, l2 = 0;
+
+		cr_assert(at && before);
+		dwfl_lineinfo(at, NULL, &l1, NULL, NULL, NULL);
+		dwfl_lineinfo(before, NULL, &l2, NULL, NULL, NULL);
+		cr_assert_eq(l1, 11);
+		cr_assert_eq(l2, 11);
+	}
 	/* Between functions and past the end: nothing. */
 	cr_assert_null(dwfl_module_getsrc(mod, base + 0x150));
 	cr_assert_null(dwfl_module_addrname(mod, base + 0x150));
