@@ -4,9 +4,10 @@
 # recorded name. A synthetic recording (tests/tools/perfdata-synth, p:
 # frames) of the fixture's call tree, <module> -> run_round -> {hot_alpha
 # 60 %, hot_beta 30 %, cold_gamma 10 %} under a native main, must read in
-# stock perf report / script, bpfrec pprof and hotspot's parser with every
-# Python frame named, its file:line right and no warning, also "on another
-# machine": the cache moved to another HOME is all there is.
+# stock perf report / script / archive, bpfrec pprof and flamegraph, and
+# hotspot's parser with every Python frame named, its file:line right and
+# no warning, also "on another machine": the cache moved to another HOME is
+# all there is.
 source "$(dirname "$0")/lib.sh"
 need_synth
 need_tool perf linux-perf
@@ -88,6 +89,14 @@ awk '/^-----/ { if (n >= 4 && s[1] == "hot_beta (app.py)" && s[2] == "run_round 
 		s[3] == "<module> (app.py)" && s[4] == "main") ok = 1; n = 0; next }
 	NF { l = $0; sub(/^ +/, "", l); if (l ~ /^[0-9.]+m?s /) sub(/^[^ ]+ +/, "", l); s[++n] = l }
 	END { exit !ok }' "$T/traces.txt" || { head -30 "$T/traces.txt" >&2; fail "no hot_beta <- run_round <- <module> <- main trace"; }
+
+# bpfrec flamegraph: the same names and shares.
+"$BPFREC" flamegraph -i "$T/py.data" -o "$T/flame.svg" 2>/dev/null || fail "bpfrec flamegraph failed"
+for f in 'hot_alpha (app.py) [bpfrec-python-4242-0]: 600.000 ms, 60.00%' \
+	'cold_gamma (util.py) [bpfrec-python-4242-0]: 100.000 ms, 10.00%' \
+	'&lt;module&gt; (app.py) [bpfrec-python-4242-0]: 1.000 s, 100.00%'; do
+	grep -qF "$f" "$T/flame.svg" || fail "flame graph lacks '$f'"
+done
 
 # Pipe mode (build-ids as HEADER_BUILD_ID records): the same frames.
 "$SYNTH" -o - --pipe --elf "$FIX/synth_target" --pid 4242 --cache "$T/pipe-cache" "${stacks[@]}" \
