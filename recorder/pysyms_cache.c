@@ -19,7 +19,7 @@ int py_symfile_cache(struct py_symfile *sf, struct buildid_cache *cache, pid_t p
 	fd = memfd_create("bpfrec-pysyms", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = py_symfile_write(sf, fd, build_id);
+	err = py_symfile_write(sf, path, fd, build_id);
 	if (err) {
 		close(fd);
 		return err;

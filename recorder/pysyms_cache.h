@@ -10,7 +10,9 @@
  * file's fd and copies at its flush to
  *   DIR/proc/version/bpfrec-python-PID-SEQ/<build-id>/elf
  *   DIR/.build-id/<2 hex>/<38 hex> -> ../../proc/version/bpfrec-python-PID-SEQ/<build-id>
- * A file whose content was filed before (same build-id) is not copied again.
+ * The path is written into the file (py_symfile_write()'s name), so each
+ * process's file has a build-id, and a cache entry under its path, of its
+ * own; a file filed before (same path and functions) is not copied again.
  */
 #ifndef RECORDER_PYSYMS_CACHE_H
 #define RECORDER_PYSYMS_CACHE_H

@@ -266,7 +266,8 @@ static void write_abbrev(struct growbuf *b)
  * length, DWARF 4) with their file and first row's line as declaration:
  * hotspot gives a function the file of its declaration.
  */
-static void write_info(struct growbuf *b, const struct py_symfile *sf, uint64_t low, uint64_t high)
+static void write_info(struct growbuf *b, const struct py_symfile *sf, const char *name,
+		       uint64_t low, uint64_t high)
 {
 	size_t start = b->len;
 
@@ -277,7 +278,7 @@ static void write_info(struct growbuf *b, const struct py_symfile *sf, uint64_t 
 	put_uleb(b, ABBREV_CU);
 	put_str(b, "bpfrec python symbols");
 	put_u16(b, DW_LANG_Python);
-	put_str(b, "python");
+	put_str(b, name);
 	growbuf_u32(b, 0);			/* stmt_list: the only line program */
 	growbuf_u64(b, low);
 	growbuf_u64(b, high - low);
@@ -518,7 +519,8 @@ out:
 	return err;
 }
 
-int py_symfile_write(struct py_symfile *sf, int fd, uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE])
+int py_symfile_write(struct py_symfile *sf, const char *name, int fd,
+		     uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE])
 {
 	struct section s[SEC_NR] = {
 		[SEC_NOTE] = { ".note.gnu.build-id", SHT_NOTE, SHF_ALLOC, 4 },
@@ -537,6 +539,8 @@ int py_symfile_write(struct py_symfile *sf, int fd, uint8_t build_id[PY_SYMFILE_
 
 	if (!sf->nr)
 		return -EINVAL;
+	if (name && strnlen(name, PY_SYMFILE_MAX_NAME + 1) > PY_SYMFILE_MAX_NAME)
+		return -E2BIG;
 	/* Sorted by start: symbols and line sequences in address order, overlaps next to each other. */
 	qsort(sf->funcs, sf->nr, sizeof(*sf->funcs), by_start);
 	for (size_t i = 1; i < sf->nr; i++)
@@ -567,7 +571,7 @@ int py_symfile_write(struct py_symfile *sf, int fd, uint8_t build_id[PY_SYMFILE_
 	s[SEC_SYMTAB].link = SEC_STRTAB;
 	s[SEC_SYMTAB].info = 1;		/* first global: every symbol after the null one */
 	write_abbrev(&s[SEC_ABBREV].data);
-	write_info(&s[SEC_INFO].data, sf, low, end);
+	write_info(&s[SEC_INFO].data, sf, name ? name : "python", low, end);
 	write_aranges(&s[SEC_ARANGES].data, sf);
 	write_line(&s[SEC_LINE].data, sf);
 	growbuf_put(&s[SEC_SHSTRTAB].data, "", 1);

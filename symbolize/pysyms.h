@@ -29,7 +29,8 @@
  *            named "NAME (BASENAME)" where BASENAME is the last path
  *            component of its file (just NAME when it has no file);
  *   .debug_abbrev/.debug_info  one DWARF 4 compile unit (language
- *            Python) with a DW_TAG_subprogram per function, the same name;
+ *            Python, named as the file is recorded) with a
+ *            DW_TAG_subprogram per function, the same name;
  *   .debug_aranges  the functions' ranges (libdw of Debian 12 finds the CU
  *            of an address only there);
  *   .debug_line  DWARF 4, one sequence per function: its rows, each
@@ -129,10 +130,17 @@ size_t py_symfile_nr(const struct py_symfile *sf);
 uint64_t py_symfile_map_len(const struct py_symfile *sf);
 /*
  * Write the ELF to fd (from its current offset; any fd, a memfd works) and
- * give its build-id. -EINVAL when empty or when two functions overlap,
- * -EIO when libelf fails, -errno of the write.
+ * give its build-id. name is the MMAP2 filename it is recorded under
+ * (py_symfile_path()), kept in the file as its compile unit's name: two
+ * processes running the same functions then still get files, and
+ * build-ids, of their own, and the cache files each under its own path,
+ * where hotspot looks (it finds a file by recorded path and build-id, not
+ * by build-id alone). NULL: "python". -EINVAL when empty or when two
+ * functions overlap, -E2BIG for a name over PY_SYMFILE_MAX_NAME, -EIO when
+ * libelf fails, -errno of the write.
  */
-int py_symfile_write(struct py_symfile *sf, int fd, uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE]);
+int py_symfile_write(struct py_symfile *sf, const char *name, int fd,
+		     uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE]);
 void py_symfile_free(struct py_symfile *sf);
 
 /*

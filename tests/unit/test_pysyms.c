@@ -55,7 +55,7 @@ static int write_memfd(struct py_symfile *sf, uint8_t id[PY_SYMFILE_BUILD_ID_SIZ
 	int fd = memfd_create("test_pysyms", MFD_CLOEXEC);
 
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(py_symfile_write(sf, fd, id), 0);
+	cr_assert_eq(py_symfile_write(sf, NULL, fd, id), 0);
 	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
 	return fd;
 }
@@ -315,6 +315,21 @@ Test(pysyms, build_id_follows_content)
 	close(write_memfd(d, id));
 	cr_assert_arr_neq(ia, id, sizeof(ia));
 
+	/* The same functions under another recorded name: another id; the same name: the same. */
+	{
+		uint8_t n1[PY_SYMFILE_BUILD_ID_SIZE], n2[PY_SYMFILE_BUILD_ID_SIZE];
+		uint8_t n3[PY_SYMFILE_BUILD_ID_SIZE];
+		int fd = memfd_create("test_pysyms", MFD_CLOEXEC);
+
+		cr_assert_eq(py_symfile_write(a, "/proc/version/bpfrec-python-1-0", fd, n1), 0);
+		cr_assert_eq(py_symfile_write(a, "/proc/version/bpfrec-python-2-0", fd, n2), 0);
+		cr_assert_eq(py_symfile_write(b, "/proc/version/bpfrec-python-1-0", fd, n3), 0);
+		cr_assert_arr_neq(n1, n2, sizeof(n1));
+		cr_assert_arr_neq(n1, ia, sizeof(n1));
+		cr_assert_arr_eq(n1, n3, sizeof(n1));
+		close(fd);
+	}
+
 	/* Writing twice gives the same id (the first write's sort changes nothing). */
 	close(write_memfd(a, ib));
 	cr_assert_arr_eq(ia, ib, sizeof(ia));
@@ -336,7 +351,7 @@ Test(pysyms, refused)
 
 	cr_assert_not_null(long_name);
 	cr_assert_eq(py_symfile_new(&sf), 0);
-	cr_assert_eq(py_symfile_write(sf, fd, id), -EINVAL, "an empty file");
+	cr_assert_eq(py_symfile_write(sf, NULL, fd, id), -EINVAL, "an empty file");
 
 	f.name = NULL;
 	cr_assert_eq(py_symfile_add(sf, &f), -EINVAL);
@@ -392,7 +407,15 @@ Test(pysyms, refused)
 	f = funcs[1];
 	f.start = 0x108;
 	cr_assert_eq(py_symfile_add(sf, &f), 0);
-	cr_assert_eq(py_symfile_write(sf, fd, id), -EINVAL);
+	cr_assert_eq(py_symfile_write(sf, NULL, fd, id), -EINVAL);
+	close(fd);
+	fd = memfd_create("test_pysyms", MFD_CLOEXEC);
+	py_symfile_free(sf);
+	cr_assert_eq(py_symfile_new(&sf), 0);
+	cr_assert_eq(py_symfile_add(sf, &funcs[0]), 0);
+	memset(long_name, 'x', PY_SYMFILE_MAX_NAME + 1);
+	long_name[PY_SYMFILE_MAX_NAME + 1] = '\0';
+	cr_assert_eq(py_symfile_write(sf, long_name, fd, id), -E2BIG, "a recorded name too long");
 	close(fd);
 	free(long_name);
 	py_symfile_free(sf);
@@ -449,6 +472,23 @@ Test(pysyms, filed_in_the_cache)
 	cr_assert_arr_eq(read_id, id, sizeof(id));
 	cr_assert_lt(snprintf(link, sizeof(link), "%s%s/%s/elf", dir, path, hex), (int)sizeof(link));
 	cr_assert_eq(stat(link, &st), 0, "hotspot's lookup path");
+
+	/* A second process running the same functions: a file of its own, under its own path. */
+	{
+		uint8_t id2[PY_SYMFILE_BUILD_ID_SIZE];
+		char path2[64], hex2[41];
+
+		cr_assert_eq(buildid_cache_new(&opts, &cache), 0);
+		cr_assert_eq(py_symfile_cache(sf, cache, 4243, 0, path2, sizeof(path2), id2), 0);
+		buildid_cache_flush(cache);
+		cr_assert_eq(buildid_cache_stats(cache)->copied, 1);
+		buildid_cache_free(cache);
+		cr_assert_arr_neq(id, id2, sizeof(id));
+		buildid_to_hex(id2, sizeof(id2), hex2);
+		cr_assert_lt(snprintf(link, sizeof(link), "%s%s/%s/elf", dir, path2, hex2),
+			     (int)sizeof(link));
+		cr_assert_eq(stat(link, &st), 0, "the second process's file under its path");
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	cr_assert_eq(system(cmd), 0);
 	py_symfile_free(sf);
