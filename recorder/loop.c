@@ -164,18 +164,26 @@ static void sample_input(const struct record_session *s, const struct profile_sa
 	};
 }
 
+/* A sample's Python frames, after its native ones (sample_parse() checked they are there). */
+static const struct py_frame *sample_py_frames(const struct profile_sample *ps)
+{
+	return (const struct py_frame *)((const uint64_t *)ps->frames + ps->nr_kernel + ps->nr_user);
+}
+
 /*
  * A sample with Python frames (pyframes.h): its task described from its
- * native frames, then the synthetic range its Python frames use (once a
- * file), then the sample with both interleaved.
+ * native frames, then the symbol files its Python frames need (a new one
+ * filed when they need more), then the sample with both interleaved.
  */
 static int write_python_sample(struct record_session *s, const struct profile_sample *ps,
 			       struct emit_sample *e)
 {
-	const struct py_frame *py = (const struct py_frame *)
-		((const uint64_t *)ps->frames + ps->nr_kernel + ps->nr_user);
+	const struct py_frame *py = sample_py_frames(ps);
+	struct perfdata_sample_id sid = {
+		.pid = ps->hdr.pid, .tid = ps->hdr.tid, .time = ps->hdr.time,
+		.cpu = ps->hdr.cpu, .id = s->event_id,
+	};
 	uint64_t user[CALLCHAIN_MAX_STACK];
-	struct perfdata_mmap m;
 	struct task_desc d = { 0 };
 	size_t n;
 	int err;
@@ -183,19 +191,14 @@ static int write_python_sample(struct record_session *s, const struct profile_sa
 	err = emit_sample(s->w, s->tracker, e, true);
 	if (err)
 		return err;
-	if (py_frames_mmap(s->py, ps->hdr.pid, s->file_start_ns, &m)) {
-		struct perfdata_sample_id sid = {
-			.pid = ps->hdr.pid, .tid = ps->hdr.tid, .time = ps->hdr.time,
-			.cpu = ps->hdr.cpu, .id = s->event_id,
-		};
-
-		err = task_desc_add_mmap2(&d, &m, &sid);
-		if (!err)
-			err = emit_desc(s->w, &d);
-		task_desc_free(&d);
-		if (err)
-			return err;
-	}
+	/* Usually a no-op: the round's samples were prepared at its start (python_round()). */
+	py_frames_prepare(s->py, ps->hdr.pid, py, ps->nr_py);
+	err = py_frames_describe(s->py, ps->hdr.pid, s->bcache, s->file_start_ns, &sid, &d);
+	if (!err && d.nr)
+		err = emit_desc(s->w, &d);
+	task_desc_free(&d);
+	if (err)
+		return err;
 	n = py_frames_chain(s->py, ps->hdr.pid, e->chain.user, e->chain.nr_user, py, ps->nr_py,
 			    user, CALLCHAIN_MAX_STACK);
 	if (n) {
@@ -203,6 +206,26 @@ static int write_python_sample(struct record_session *s, const struct profile_sa
 		e->chain.nr_user = n;
 	}
 	return emit_sample_alone(s->w, e);
+}
+
+/*
+ * Before a round is written: what its samples' Python frames need, so that
+ * each process gets one new symbol file for the round, not one per sample
+ * that meets a new function (pyframes.h).
+ */
+static void python_round(struct record_session *s)
+{
+	for (size_t i = 0; s->py && i < s->batch.nr; i++) {
+		size_t len;
+		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
+		const struct profile_sample *ps = (const struct profile_sample *)h;
+
+		if (h->time > s->horizon)
+			break;
+		if (h->kind == PROFILE_KIND_SAMPLE && ps->nr_py &&
+		    len >= PROFILE_SAMPLE_SIZE_PY(ps->nr_kernel + ps->nr_user, ps->nr_py))
+			py_frames_prepare(s->py, h->pid, sample_py_frames(ps), ps->nr_py);
+	}
 }
 
 /* u: its user-stack block (sample_parse()); only a DWARF sample's goes into the file. */
@@ -503,6 +526,7 @@ int session_flush_batch(struct record_session *s)
 	s->last_flush_ns = session_mono_ns();
 	s->late_spin = true;
 	batch_sort(&s->batch);
+	python_round(s);
 	s->round_done = 0;
 	for (size_t i = 0; i < s->batch.nr && !err; i++) {
 		size_t len;

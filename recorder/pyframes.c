@@ -18,7 +18,9 @@
 
 #include "perfdata/records.h"
 #include "recorder/pyframes.h"
+#include "recorder/pysyms_cache.h"
 #include "recorder/pystack.h"
+#include "recorder/taskdesc.h"
 #include "recorder/tasks.h"
 #include "symbolize/procmaps.h"
 #include "symbolize/pycode.h"
@@ -32,14 +34,32 @@
 #define EVAL_FUNC	"_PyEval_EvalFrameDefault"
 #define EVAL_COLD	"_PyEval_EvalFrameDefault.cold"
 #define UNKNOWN_NAME	"[python]"
+/* Lines one function's rows span at most: a quarter before its first line, half after. */
+#define PY_FN_MAX_LINES	((int)(PY_SYMFILE_MAX_ROWS / 2))
+/* Lines a function's first file covers: 256 bytes of address range. */
+#define PY_FN_FIRST_LINES	128
 
-/* A function of a process's synthetic range. */
-struct py_sym {
+/*
+ * A Python function of a process: where its newest symbol file put it, the
+ * lines that file's rows cover, and the lines its frames need.
+ */
+struct py_fn {
 	struct hash_node node;
-	uint64_t addr;
+	uint64_t addr;			/* its start in the process; 0: in no file yet */
 	int firstlineno;
+	int filed_lo, filed_hi;		/* the rows of that file: offset 2 * (line - lo) */
+	int want_lo, want_hi;
+	struct py_fn *next_pending;	/* in py_proc_state.pending */
+	bool pending;
 	size_t key_len;
 	char key[];	/* qualname NUL filename NUL */
+};
+
+/* A symbol file of a process, as its MMAP2 says it (pysyms.h). */
+struct py_gen {
+	uint64_t start, len;
+	uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE];
+	char path[64];
 };
 
 /* A process running a CPython we walk. */
@@ -50,11 +70,13 @@ struct py_proc_state {
 	uint64_t eval[2][2];		/* [start, end) of the eval loop's parts, in the process */
 	struct py_code_reader *reader;
 	bool instr_is_int;		/* f_lasti: BPF sent it with 4 bytes of whatever follows */
-	struct hash_table syms;		/* struct py_sym by key */
-	uint64_t nr_syms;		/* slot 0 is [python] */
-	bool unknown_written;
-	FILE *map;			/* the perf map (pyframes.h: temporary) */
-	uint64_t file_id;		/* the file its range was last described in (+1) */
+	struct hash_table fns;		/* struct py_fn by key */
+	struct py_fn *unknown;		/* [python]: what could not be named */
+	struct py_fn *pending;		/* functions the next symbol file must (re)place */
+	struct py_gen *gens;		/* its symbol files so far */
+	size_t nr_gens;
+	uint64_t next_start;		/* where the next one maps */
+	uint64_t file_id;		/* the perf.data its files were last described in (+1) */
 };
 
 /* A file looked at: not a runtime, or one of an unsupported version (said once). */
@@ -95,12 +117,11 @@ static void proc_free(struct py_proc_state *p)
 	struct hash_node *n, *tmp;
 	size_t i;
 
-	hash_table_for_each_safe(&p->syms, n, tmp, i)
-		free(container_of(n, struct py_sym, node));
-	hash_table_free(&p->syms);
+	hash_table_for_each_safe(&p->fns, n, tmp, i)
+		free(container_of(n, struct py_fn, node));
+	hash_table_free(&p->fns);
 	py_code_reader_free(p->reader);
-	if (p->map)
-		fclose(p->map);
+	free(p->gens);
 	free(p);
 }
 
@@ -339,8 +360,8 @@ static int probe_mapping(struct py_frames *pf, uint32_t pid, const struct procma
 	for (int i = 0; i < 2; i++)
 		for (int j = 0; j < 2; j++)
 			p->eval[i][j] = ev.range[i][1] ? ev.range[i][j] + bias : 0;
-	p->nr_syms = 1;	/* slot 0: [python] */
 	p->instr_is_int = bp.instr_is_int;
+	p->next_start = PY_SYMFILE_MAP_BASE;
 	if (py_code_reader_new(pid, &layout, rt.code_type_addr + bias, NULL, &p->reader) ||
 	    hash_table_add(&pf->procs, &p->node, hash_table_key(&pf->procs, &pid, sizeof(pid)))) {
 		proc_free(p);
@@ -403,94 +424,242 @@ static bool in_eval(void *ctx, uint64_t pc)
 	return false;
 }
 
-/* The perf map's line for a function (pyframes.h: the temporary way perf learns names). */
-static void map_line(struct py_proc_state *p, uint64_t addr, const char *qualname,
-		     const char *filename)
+/* The function (qualname, filename, firstlineno) of p, made when new; NULL without memory. */
+static struct py_fn *fn_get(struct py_proc_state *p, const char *qualname, const char *filename,
+			    int firstlineno)
 {
-	char path[64];
-
-	if (!p->map) {
-		int fd;
-
-		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", p->pid);
-		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return;
-		p->map = fdopen(fd, "a");
-		if (!p->map) {
-			close(fd);
-			return;
-		}
-	}
-	if (filename && *filename) {
-		const char *base = strrchr(filename, '/');
-
-		/* "NAME (BASENAME)", as the Python symbol file will name it. */
-		fprintf(p->map, "%" PRIx64 " %" PRIx64 " %s (%s)\n", addr, (uint64_t)PY_SYNTH_SPAN,
-			qualname, base ? base + 1 : filename);
-	}
-	else
-		fprintf(p->map, "%" PRIx64 " %" PRIx64 " %s\n", addr, (uint64_t)PY_SYNTH_SPAN, qualname);
-	fflush(p->map);
-}
-
-/* The address of function (qualname, filename, firstlineno) in p's range: 0 when out of room. */
-static uint64_t sym_addr(struct py_proc_state *p, const struct py_code_name *n)
-{
-	size_t ql = strlen(n->qualname), fl = strlen(n->filename), len = ql + 1 + fl + 1;
-	uint64_t h = hash_bytes(hash_table_seed(&p->syms), n->qualname, ql);
+	size_t ql = strlen(qualname), fl = strlen(filename), len = ql + 1 + fl + 1;
+	uint64_t h = hash_bytes(hash_table_seed(&p->fns), qualname, ql);
 	struct hash_node *node;
-	struct py_sym *s;
+	struct py_fn *f;
 
-	h = hash_bytes(h ^ (uint64_t)(uint32_t)n->firstlineno, n->filename, fl);
-	hash_table_for_each_possible(&p->syms, node, h) {
-		s = container_of(node, struct py_sym, node);
-		if (s->firstlineno == n->firstlineno && s->key_len == len &&
-		    !memcmp(s->key, n->qualname, ql + 1) && !memcmp(s->key + ql + 1, n->filename, fl + 1))
-			return s->addr;
+	h = hash_bytes(h ^ (uint64_t)(uint32_t)firstlineno, filename, fl);
+	hash_table_for_each_possible(&p->fns, node, h) {
+		f = container_of(node, struct py_fn, node);
+		if (f->firstlineno == firstlineno && f->key_len == len &&
+		    !memcmp(f->key, qualname, ql + 1) && !memcmp(f->key + ql + 1, filename, fl + 1))
+			return f;
 	}
-	if (p->nr_syms >= PY_SYNTH_LEN / PY_SYNTH_SPAN)
-		return 0;
-	s = malloc(sizeof(*s) + len);
-	if (!s)
-		return 0;
-	s->addr = PY_SYNTH_BASE + p->nr_syms * PY_SYNTH_SPAN;
-	s->firstlineno = n->firstlineno;
-	s->key_len = len;
-	memcpy(s->key, n->qualname, ql + 1);
-	memcpy(s->key + ql + 1, n->filename, fl + 1);
-	if (hash_table_add(&p->syms, &s->node, h)) {
-		free(s);
-		return 0;
+	f = calloc(1, sizeof(*f) + len);
+	if (!f)
+		return NULL;
+	f->firstlineno = firstlineno;
+	/*
+	 * Rows for the lines a function usually has from its first file on:
+	 * a later line places it again, in another file, which splits its
+	 * samples between two symbols (one per file).
+	 */
+	f->want_lo = firstlineno;
+	f->want_hi = firstlineno + PY_FN_FIRST_LINES - 1;
+	f->key_len = len;
+	memcpy(f->key, qualname, ql + 1);
+	memcpy(f->key + ql + 1, filename, fl + 1);
+	if (hash_table_add(&p->fns, &f->node, h)) {
+		free(f);
+		return NULL;
 	}
-	p->nr_syms++;
-	map_line(p, s->addr, n->qualname, n->filename);
-	return s->addr;
+	return f;
 }
 
-static uint64_t unknown_addr(struct py_proc_state *p)
+/* Whether f's newest file has a row for line. */
+static bool fn_covers(const struct py_fn *f, int line)
 {
-	if (!p->unknown_written) {
-		p->unknown_written = true;
-		map_line(p, PY_SYNTH_BASE, UNKNOWN_NAME, NULL);
-	}
-	return PY_SYNTH_BASE;
+	return f->addr && line >= f->filed_lo && line <= f->filed_hi;
 }
 
-/* The address of one frame: its function's, plus its line's distance from the first. */
-static uint64_t frame_addr(struct py_frames *pf, struct py_proc_state *p, const struct py_frame *f)
+/* f's frames need line: the next file places f again if its newest does not cover it. */
+static void fn_want(struct py_proc_state *p, struct py_fn *f, int line)
 {
-	uint64_t instr = p->instr_is_int ? (uint64_t)(int64_t)(int32_t)f->instr : f->instr;
+	/* Rows of one function stay within PY_SYMFILE_MAX_ROWS: lines past that clamp. */
+	if (line < f->firstlineno - PY_FN_MAX_LINES / 4)
+		line = f->firstlineno - PY_FN_MAX_LINES / 4;
+	if (line > f->firstlineno + PY_FN_MAX_LINES / 2)
+		line = f->firstlineno + PY_FN_MAX_LINES / 2;
+	if (line < f->want_lo)
+		f->want_lo = line;
+	if (line > f->want_hi)
+		f->want_hi = line;
+	if (!fn_covers(f, line) && !f->pending) {
+		f->pending = true;
+		f->next_pending = p->pending;
+		p->pending = f;
+	}
+}
+
+/* The function and line of one frame (not a shim): *line is within what fn_want() keeps. */
+static struct py_fn *frame_fn(struct py_proc_state *p,
+			      const struct py_frame *fr, int *line)
+{
+	uint64_t instr = p->instr_is_int ? (uint64_t)(int64_t)(int32_t)fr->instr : fr->instr;
 	struct py_code_name n;
-	uint64_t addr, off;
+	struct py_fn *f = NULL;
 
-	if (!f->code || py_code_name(p->reader, f->code, instr, &n) ||
-	    n.firstlineno != f->firstlineno || !(addr = sym_addr(p, &n))) {
-		pf->st.unknown++;
-		return unknown_addr(p);
+	/* A first line other than BPF's: the object at that address is another one now. */
+	if (fr->code && !py_code_name(p->reader, fr->code, instr, &n) &&
+	    n.firstlineno == fr->firstlineno)
+		f = fn_get(p, n.qualname, n.filename, n.firstlineno);
+	if (!f) {
+		*line = 0;
+		return p->unknown;
 	}
-	off = n.line > n.firstlineno ? (uint64_t)(n.line - n.firstlineno) : 0;
-	return addr + (off < PY_SYNTH_SPAN ? off : PY_SYNTH_SPAN - 1);
+	*line = n.line > 0 ? n.line : n.firstlineno;
+	if (*line < f->firstlineno - PY_FN_MAX_LINES / 4)
+		*line = f->firstlineno - PY_FN_MAX_LINES / 4;
+	if (*line > f->firstlineno + PY_FN_MAX_LINES / 2)
+		*line = f->firstlineno + PY_FN_MAX_LINES / 2;
+	return f;
+}
+
+/* The rows of f, lines [lo, hi] two bytes apart, into rows: how many. */
+static size_t fn_rows(int lo, int hi, struct py_symfile_row *rows)
+{
+	size_t n = 0;
+
+	for (int line = lo; line <= hi; line++)
+		rows[n++] = (struct py_symfile_row){ .offset = 2u * (uint32_t)(line - lo),
+						     .line = line > 0 ? (uint32_t)line : 0 };
+	return n;
+}
+
+/*
+ * The pending functions of p into a new symbol file, filed into cache:
+ * 0 and a new entry in p->gens, 1 when nothing is pending, -errno (the
+ * pending ones stay pending; their frames are [python] meanwhile).
+ */
+static int file_pending(struct py_proc_state *p, struct buildid_cache *cache)
+{
+	struct py_symfile_row *rows = NULL;
+	struct py_symfile *sf = NULL;
+	struct py_gen g = { 0 }, *gens;
+	uint64_t at = PY_SYMFILE_TEXT_START;
+	struct py_fn *f;
+	int err;
+
+	if (!p->pending)
+		return 1;
+	if (!cache)
+		return -ENOENT;
+	rows = malloc(sizeof(*rows) * (PY_FN_MAX_LINES + 1));
+	err = rows ? py_symfile_new(&sf) : -ENOMEM;
+	for (f = p->pending; f && !err; f = f->next_pending) {
+		const char *file = f->key + strlen(f->key) + 1;
+		struct py_symfile_func fn = {
+			.start = at, .size = 2ull * (uint64_t)(f->want_hi - f->want_lo + 1),
+			.name = f->key, .file = file,
+		};
+
+		if (f != p->unknown) {
+			fn.rows = rows;
+			fn.nr_rows = fn_rows(f->want_lo, f->want_hi, rows);
+		} else {
+			fn.size = 2;
+			fn.file = NULL;
+		}
+		err = py_symfile_add(sf, &fn);
+		at += fn.size;
+	}
+	if (!err && p->next_start + py_symfile_map_len(sf) > PY_SYMFILE_MAP_LIMIT)
+		err = -E2BIG;
+	if (!err) {
+		g.start = p->next_start;
+		g.len = py_symfile_map_len(sf);
+		err = py_symfile_cache(sf, cache, (pid_t)p->pid, (unsigned int)p->nr_gens, g.path,
+				       sizeof(g.path), g.build_id);
+	}
+	gens = err ? NULL : realloc(p->gens, (p->nr_gens + 1) * sizeof(*gens));
+	if (!err && !gens)
+		err = -ENOMEM;
+	py_symfile_free(sf);
+	free(rows);
+	if (err)
+		return err;
+	p->gens = gens;
+	p->gens[p->nr_gens++] = g;
+	/* The next file maps clear of this one (pysyms.h), a page apart. */
+	p->next_start = g.start + g.len + 4096;
+	at = PY_SYMFILE_TEXT_START;
+	while ((f = p->pending)) {
+		p->pending = f->next_pending;
+		f->pending = false;
+		f->next_pending = NULL;
+		f->addr = g.start + at;
+		f->filed_lo = f->want_lo;
+		f->filed_hi = f->want_hi;
+		at += f == p->unknown ? 2 : 2ull * (uint64_t)(f->want_hi - f->want_lo + 1);
+	}
+	return 0;
+}
+
+void py_frames_prepare(struct py_frames *pf, uint32_t pid, const struct py_frame *py, size_t nr_py)
+{
+	struct py_proc_state *p = proc_find(pf, pid);
+
+	if (!p)
+		return;
+	if (!p->unknown) {
+		p->unknown = fn_get(p, UNKNOWN_NAME, "", 0);
+		if (!p->unknown)
+			return;
+		fn_want(p, p->unknown, 0);
+	}
+	for (size_t i = 0; i < nr_py && i < PY_MAX_FRAMES; i++) {
+		struct py_fn *f;
+		int line;
+
+		if (py[i].flags & PY_FRAME_SHIM)
+			continue;
+		f = frame_fn(p, &py[i], &line);
+		if (f && f != p->unknown)
+			fn_want(p, f, line);
+	}
+}
+
+/* An MMAP2 (and its build-id) of g for p into d. */
+static int desc_gen(struct task_desc *d, const struct py_proc_state *p, const struct py_gen *g,
+		    const struct perfdata_sample_id *sid)
+{
+	struct perfdata_mmap m = {
+		.pid = p->pid, .tid = p->pid, .start = g->start, .len = g->len,
+		.build_id_size = PY_SYMFILE_BUILD_ID_SIZE,
+		.prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .filename = g->path,
+	};
+	int err;
+
+	memcpy(m.build_id, g->build_id, sizeof(g->build_id));
+	err = task_desc_add_mmap2(d, &m, sid);
+	return err ? err : task_desc_add_build_id(d, g->build_id, sizeof(g->build_id), g->path);
+}
+
+int py_frames_describe(struct py_frames *pf, uint32_t pid, struct buildid_cache *cache,
+		       uint64_t file_id, const struct perfdata_sample_id *sid, struct task_desc *d)
+{
+	struct py_proc_state *p = proc_find(pf, pid);
+	size_t from;
+	int err;
+
+	if (!p)
+		return 0;
+	/* A new perf.data (--switch-output): every file of the process again. */
+	from = p->file_id == file_id + 1 ? p->nr_gens : 0;
+	p->file_id = file_id + 1;
+	if (file_pending(p, cache) < 0)
+		pf->st.not_filed++;
+	err = 0;
+	for (size_t i = from; i < p->nr_gens && !err; i++)
+		err = desc_gen(d, p, &p->gens[i], sid);
+	return err;
+}
+
+/* The address of one frame: its function's in its newest file, at its line's row. */
+static uint64_t frame_addr(struct py_frames *pf, struct py_proc_state *p, const struct py_frame *fr)
+{
+	int line;
+	struct py_fn *f = frame_fn(p, fr, &line);
+
+	if (f && f != p->unknown && fn_covers(f, line))
+		return py_symfile_frame(0, f->addr, 2ull * (uint64_t)(line - f->filed_lo));
+	pf->st.unknown++;
+	return p->unknown && p->unknown->addr ? py_symfile_frame(0, p->unknown->addr, 0) : 0;
 }
 
 size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *native,
@@ -502,7 +671,7 @@ size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *nativ
 	uint32_t flags[PY_MAX_FRAMES];
 	struct py_frame frames[PY_MAX_FRAMES];
 	struct pystack_input in;
-	size_t n, unplaced = 0;
+	size_t n, k = 0, unplaced = 0;
 
 	if (!p || !nr_py)
 		return 0;
@@ -510,33 +679,25 @@ size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *nativ
 		nr_py = PY_MAX_FRAMES;
 	nr_py = pystack_drop_shims(py, nr_py, frames);
 	for (size_t i = 0; i < nr_py; i++) {
-		addrs[i] = frame_addr(pf, p, &frames[i]);
-		flags[i] = frames[i].flags;
+		/* No file to name it in (none filed yet): the frame is left out. */
+		addrs[k] = frame_addr(pf, p, &frames[i]);
+		flags[k] = frames[i].flags;
+		if (addrs[k])
+			k++;
+		else if (k)
+			flags[k - 1] |= frames[i].flags & PY_FRAME_ENTRY;
 	}
+	if (!k)
+		return 0;
 	in = (struct pystack_input){
 		.native = native, .nr_native = nr_native, .py = addrs, .py_flags = flags,
-		.nr_py = nr_py, .is_eval = in_eval, .ctx = p,
+		.nr_py = k, .is_eval = in_eval, .ctx = p,
 	};
 	n = pystack_interleave(&in, out, cap, &unplaced);
 	pf->st.samples++;
-	pf->st.frames += nr_py;
+	pf->st.frames += k;
 	pf->st.unplaced += unplaced;
 	return n;
-}
-
-bool py_frames_mmap(struct py_frames *pf, uint32_t pid, uint64_t file_id, struct perfdata_mmap *m)
-{
-	struct py_proc_state *p = proc_find(pf, pid);
-
-	if (!p || p->file_id == file_id + 1)
-		return false;
-	p->file_id = file_id + 1;
-	/* An anonymous executable mapping: perf names it from /tmp/perf-PID.map. */
-	*m = (struct perfdata_mmap){
-		.pid = pid, .tid = pid, .start = PY_SYNTH_BASE, .len = PY_SYNTH_LEN,
-		.prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .filename = "//anon",
-	};
-	return true;
 }
 
 void py_frames_stats(const struct py_frames *pf, struct py_frames_stats *out)

@@ -11,22 +11,22 @@
  * counted, and said in one -v line naming it. The process's entry goes
  * when the tracker forgets it.
  *
- * At write time, py_frames_chain() names a sample's Python frames and
- * interleaves them with its native user frames (pystack.h): each Python
- * function becomes an address in the process's synthetic range
- * [PY_SYNTH_BASE, + PY_SYNTH_LEN) (non-canonical: no real mapping can be
- * there, on 4- or 5-level page tables), one function per PY_SYNTH_SPAN
- * bytes, a line at its offset from the function's first line. What cannot
- * be named (unreadable, or a code object whose first line is not the one
- * BPF read: freed and reused) is the process's one `[python]` function.
- *
- * How perf learns those names (py_frames_mmap() says what to write before
- * a sample that uses the range): TEMPORARY, until the Python symbol file
- * (an ELF with symbols and lines, kept in the build-id cache) lands: the
- * range is an anonymous executable mapping, which perf names from its perf
- * map, /tmp/perf-PID.map ("START SIZE NAME" lines), written here, appended
- * to (a process started with python -X perf writes its own lines there too).
- * That file is on this machine only.
+ * Python functions become addresses in Python symbol files (symbolize/
+ * pysyms.h), filed into the build-id cache (recorder/pysyms_cache.h) and
+ * described by MMAP2s carrying their build-ids, so perf, hotspot and
+ * bpfrec pprof name them from the file and the cache alone. A function's
+ * frame is its start plus twice its line's distance from the lowest line
+ * its rows cover (one row per line, two bytes apart), plus one. A process
+ * gets a new file whenever its frames need a function, or a line of one,
+ * that its files do not have yet: py_frames_prepare() notes what a round's
+ * samples need, py_frames_describe() files it (once for all of them) and
+ * says the files' MMAP2s before the first sample that uses them,
+ * py_frames_chain() gives the sample's chain. Earlier files stay mapped
+ * where they are (each file maps clear of the others), so earlier samples
+ * keep their names. What cannot be named (unreadable, or a code object
+ * whose first line is not the one BPF read: freed and reused) is the
+ * process's `[python]` function. Without a build-id cache (-N) nothing can
+ * be filed: samples keep their native frames only.
  *
  * Not thread-safe: the recorder's reader calls everything.
  */
@@ -39,12 +39,10 @@
 
 #include "bpf/python.h"
 
-struct perfdata_mmap;
+struct buildid_cache;
+struct perfdata_sample_id;
+struct task_desc;
 struct task_tracker_hooks;
-
-#define PY_SYNTH_BASE	0x4000000000000000ull
-#define PY_SYNTH_SPAN	0x10000ull	/* per function: lines past 64 Ki from its first share the last */
-#define PY_SYNTH_LEN	(PY_SYNTH_SPAN << 20)
 
 struct py_frames;
 
@@ -65,6 +63,7 @@ struct py_frames_stats {
 	uint64_t frames;	/* Python frames written */
 	uint64_t unknown;	/* of those, [python]: not named */
 	uint64_t unplaced;	/* of those, no eval-loop frame to go before (at the outer end) */
+	uint64_t not_filed;	/* symbol files that could not be made or filed */
 };
 
 int py_frames_new(const struct py_frames_opts *opts, struct py_frames **out);
@@ -75,23 +74,30 @@ extern const struct task_tracker_hooks py_frames_hooks;
 void py_frames_set_next(struct py_frames *pf, const struct task_tracker_hooks *next,
 			void *next_ctx);
 
+/* The functions and lines the Python frames py[0, nr_py) of a sample of pid need. */
+void py_frames_prepare(struct py_frames *pf, uint32_t pid, const struct py_frame *py,
+		       size_t nr_py);
+
+/*
+ * Before a sample of pid: what the file still lacks of pid's symbol files
+ * into d, stamped sid: a file of what py_frames_prepare() found missing,
+ * filed into cache now, and the MMAP2 and build-id of each file the
+ * perf.data started at file_id (any value that differs between the
+ * recording's files) has not had. 0, or -ENOMEM from d; a file that cannot
+ * be made is counted (not_filed), its frames are then left out.
+ */
+int py_frames_describe(struct py_frames *pf, uint32_t pid, struct buildid_cache *cache,
+		       uint64_t file_id, const struct perfdata_sample_id *sid, struct task_desc *d);
+
 /*
  * pid's user chain with its Python frames py[0, nr_py) (as BPF sent them)
  * among its native ones native[0, nr_native), into out[0, cap): how many,
- * 0 when pid has no runtime known here (the caller keeps its native
- * chain).
+ * 0 when pid has no runtime known here or no frame could be placed (the
+ * caller keeps its native chain).
  */
 size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *native,
 		       size_t nr_native, const struct py_frame *py, size_t nr_py, uint64_t *out,
 		       size_t cap);
-
-/*
- * Whether pid's synthetic range must be described in the file started at
- * file_id (any value that differs between the recording's files) before
- * its next Python sample: true once per file and process, with *m filled
- * (its filename a constant).
- */
-bool py_frames_mmap(struct py_frames *pf, uint32_t pid, uint64_t file_id, struct perfdata_mmap *m);
 
 void py_frames_stats(const struct py_frames *pf, struct py_frames_stats *out);
 

@@ -6,6 +6,8 @@
 #     fixture measured of its own CPU time;
 #   - a leaf's samples carry its Python callers up to <module> (>= 95 %);
 #   - two threads running different functions never carry each other's;
+#   - perf's srcline sort gives the leaves' file:line (the symbol files'
+#     line rows);
 #   - --no-python gives none; perf reads the file without a warning.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -101,6 +103,11 @@ for entry in "${pythons[@]}"; do
 	check_tree "$label" "$py"
 	check_threads "$label" "$py"
 done
+
+# The symbol files carry lines: the leaves' loop lines lead perf's srcline sort.
+run_clean lines.rep perf report -i "$T/tree-debian.data" --no-children --stdio -g none --sort srcline
+line=$(grep -n 'x = (x + i \* 7) & 0xffff' "$PY_TREE" | head -n 1 | cut -d: -f1)
+assert_grep "py_tree\.py:$line\$" lines.rep "hot_alpha's loop line $line not among perf's srclines"
 
 # --no-python: the same stacks, no Python frame.
 "$BPFREC" record -q -g --no-python -o off.data -- "$(debian_python3)" "$PY_TREE" tree 1 >/dev/null ||
