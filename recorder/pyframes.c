@@ -67,6 +67,8 @@ struct py_proc_state {
 	struct hash_node node;
 	uint32_t pid;
 	uint64_t dev, ino;		/* the runtime's file */
+	uint64_t map_start;		/* its mapping that was probed */
+	bool unsupported;		/* a CPython not walked: kept so it is said once */
 	uint64_t eval[2][2];		/* [start, end) of the eval loop's parts, in the process */
 	struct py_code_reader *reader;
 	bool instr_is_int;		/* f_lasti: BPF sent it with 4 bytes of whatever follows */
@@ -79,11 +81,18 @@ struct py_proc_state {
 	uint64_t file_id;		/* the perf.data its files were last described in (+1) */
 };
 
-/* A file looked at: not a runtime, or one of an unsupported version (said once). */
+/* A file looked at that is no runtime we walk: none at all, or one of another version. */
 struct py_file_seen {
 	struct hash_node node;
 	uint64_t dev, ino;
+	bool unsupported;	/* a CPython of version major.minor */
+	uint8_t major, minor;
+	/* The last process said to map it: one process's image is told again after its exec. */
+	uint32_t said_pid;
 };
+
+struct py_frames;
+static void note(struct py_frames *pf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 struct py_frames {
 	struct py_frames_opts opts;
@@ -92,6 +101,7 @@ struct py_frames {
 	const struct task_tracker_hooks *next;
 	void *next_ctx;
 	struct py_frames_stats st;
+	uint32_t last_walked_pid;
 };
 
 int py_frames_new(const struct py_frames_opts *opts, struct py_frames **out)
@@ -148,6 +158,7 @@ void py_frames_set_next(struct py_frames *pf, const struct task_tracker_hooks *n
 	pf->next_ctx = next_ctx;
 }
 
+/* pid's state, that of a runtime we walk or not (unsupported). */
 static struct py_proc_state *proc_find(struct py_frames *pf, uint32_t pid)
 {
 	uint64_t h = hash_table_key(&pf->procs, &pid, sizeof(pid));
@@ -162,7 +173,28 @@ static struct py_proc_state *proc_find(struct py_frames *pf, uint32_t pid)
 	return NULL;
 }
 
-static bool file_seen(struct py_frames *pf, uint64_t dev, uint64_t ino, bool add)
+/* The file (dev, ino) as looked at before, or NULL; add: made when new (NULL without memory). */
+/* A new state for pid, which maps a runtime at e; NULL without memory. */
+static struct py_proc_state *proc_add(struct py_frames *pf, uint32_t pid,
+				       const struct procmaps_entry *e)
+{
+	struct py_proc_state *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->dev = makedev(e->maj, e->min);
+	p->ino = e->ino;
+	p->map_start = e->start;
+	p->next_start = PY_SYMFILE_MAP_BASE;
+	if (hash_table_add(&pf->procs, &p->node, hash_table_key(&pf->procs, &pid, sizeof(pid)))) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static struct py_file_seen *file_seen(struct py_frames *pf, uint64_t dev, uint64_t ino, bool add)
 {
 	uint64_t key[2] = { dev, ino };
 	uint64_t h = hash_table_key(&pf->seen, key, sizeof(key));
@@ -172,18 +204,39 @@ static bool file_seen(struct py_frames *pf, uint64_t dev, uint64_t ino, bool add
 	hash_table_for_each_possible(&pf->seen, n, h) {
 		f = container_of(n, struct py_file_seen, node);
 		if (f->dev == dev && f->ino == ino)
-			return true;
+			return f;
 	}
 	if (!add)
-		return false;
+		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f)
-		return false;
+		return NULL;
 	f->dev = dev;
 	f->ino = ino;
-	if (hash_table_add(&pf->seen, &f->node, h))
+	if (hash_table_add(&pf->seen, &f->node, h)) {
 		free(f);
-	return false;
+		return NULL;
+	}
+	return f;
+}
+
+static struct py_proc_state *proc_add(struct py_frames *pf, uint32_t pid,
+				       const struct procmaps_entry *e);
+
+/* pid maps f (at e), a CPython of a version not walked: counted, and said once. */
+static void unsupported(struct py_frames *pf, uint32_t pid, struct py_file_seen *f,
+			const struct procmaps_entry *e, const char *path)
+{
+	struct py_proc_state *p = proc_add(pf, pid, e);
+
+	if (p)
+		p->unsupported = true;
+	if (f->said_pid == pid)
+		return;
+	f->said_pid = pid;
+	pf->st.procs_unsupported++;
+	note(pf, "Python frames: process %" PRIu32 " runs CPython %u.%u (%s), which is not "
+	     "walked (3.8 to 3.13 are)", pid, f->major, f->minor, path);
 }
 
 static void proc_forget(struct py_frames *pf, uint32_t pid)
@@ -293,7 +346,6 @@ static bool bpf_proc_of(const struct py_layout *l, uint64_t runtime_addr, struct
 	return ok;
 }
 
-static void note(struct py_frames *pf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct py_frames *pf, const char *fmt, ...)
 {
 	char msg[300];
@@ -314,64 +366,67 @@ static void note(struct py_frames *pf, const char *fmt, ...)
 static int probe_mapping(struct py_frames *pf, uint32_t pid, const struct procmaps_entry *e)
 {
 	uint64_t dev = makedev(e->maj, e->min), bias = 0;
-	struct py_runtime_info rt;
+	struct py_runtime_info rt = { 0 };
 	struct py_layout layout;
 	struct py_proc_state *p;
 	struct eval_find ev = { 0 };
+	struct py_file_seen *seen;
 	struct py_proc bp;
 	Elf *elf = NULL;
 	int fd = -1, err, ret = 0;
 
-	if (e->path[0] != '/' || file_seen(pf, dev, e->ino, false))
+	if (e->path[0] != '/')
 		return 0;
+	seen = file_seen(pf, dev, e->ino, false);
+	if (seen) {
+		if (seen->unsupported)
+			unsupported(pf, pid, seen, e, e->path);
+		return 0;
+	}
 	if (safeopen_mapped(pf->opts.proc_root, pid, e->start, e->end, e->path, e->maj, e->min,
 			    e->ino, &fd, NULL))
 		return 0;
 	if (elf_open_fd(fd, &elf))
 		goto out;
 	err = py_runtime_detect(elf, &rt);
-	if (err == -EOPNOTSUPP) {
-		pf->st.procs_unsupported++;
-		note(pf, "Python frames: process %" PRIu32 " runs CPython %u.%u (%s), which is not "
-		     "walked (3.8 to 3.13 are)", pid, rt.major, rt.minor, e->path);
-		file_seen(pf, dev, e->ino, true);
-		goto out;
-	}
 	if (!err)
 		err = py_runtime_layout(elf, &rt, &layout);
-	if (err == -EOPNOTSUPP)
-		pf->st.procs_unsupported++;
 	if (err) {
-		file_seen(pf, dev, e->ino, true);	/* not a runtime: never opened again */
+		/* Never opened again; a CPython of another version is said for each process. */
+		seen = file_seen(pf, dev, e->ino, true);
+		if (seen && err == -EOPNOTSUPP && rt.major) {
+			seen->unsupported = true;
+			seen->major = rt.major;
+			seen->minor = rt.minor;
+			unsupported(pf, pid, seen, e, e->path);
+		}
 		goto out;
 	}
 	if (mapping_bias(elf, e, &bias) || !bpf_proc_of(&layout, rt.runtime_addr + bias, &bp))
 		goto out;
 	elf_for_each_symbol(elf, SHT_DYNSYM, match_eval, &ev);
 	elf_for_each_symbol(elf, SHT_SYMTAB, match_eval, &ev);
-	p = calloc(1, sizeof(*p));
+	p = proc_add(pf, pid, e);
 	if (!p) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	p->pid = pid;
-	p->dev = dev;
-	p->ino = e->ino;
 	for (int i = 0; i < 2; i++)
 		for (int j = 0; j < 2; j++)
 			p->eval[i][j] = ev.range[i][1] ? ev.range[i][j] + bias : 0;
 	p->instr_is_int = bp.instr_is_int;
-	p->next_start = PY_SYMFILE_MAP_BASE;
-	if (py_code_reader_new(pid, &layout, rt.code_type_addr + bias, NULL, &p->reader) ||
-	    hash_table_add(&pf->procs, &p->node, hash_table_key(&pf->procs, &pid, sizeof(pid)))) {
-		proc_free(p);
+	if (py_code_reader_new(pid, &layout, rt.code_type_addr + bias, NULL, &p->reader)) {
+		proc_forget(pf, pid);
 		goto out;
 	}
 	if (bpf_map_update_elem(pf->opts.procs_fd, &pid, &bp, BPF_ANY)) {
 		proc_forget(pf, pid);
 		goto out;
 	}
-	pf->st.procs++;
+	/* Counted once: a process's image is probed again right after its exec. */
+	if (pf->last_walked_pid != pid)
+		pf->st.procs++;
+	pf->last_walked_pid = pid;
 	ret = 1;
 out:
 	if (elf)
@@ -388,9 +443,10 @@ static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_ent
 	struct py_proc_state *p = proc_find(pf, pid);
 	bool still = false;
 
-	/* Still mapping its runtime: nothing changes; else look again (an exec). */
+	/* Still mapping its runtime where it did: nothing changes; else look again (an exec). */
 	for (size_t i = 0; p && i < nr; i++)
-		still |= makedev(maps[i].maj, maps[i].min) == p->dev && maps[i].ino == p->ino;
+		still |= makedev(maps[i].maj, maps[i].min) == p->dev && maps[i].ino == p->ino &&
+			 maps[i].start == p->map_start;
 	if (p && !still)
 		proc_forget(pf, pid);
 	for (size_t i = 0; !still && i < nr; i++)
@@ -590,9 +646,17 @@ static int file_pending(struct py_proc_state *p, struct buildid_cache *cache)
 	return 0;
 }
 
-void py_frames_prepare(struct py_frames *pf, uint32_t pid, const struct py_frame *py, size_t nr_py)
+/* pid's state when it runs a CPython we walk. */
+static struct py_proc_state *proc_walked(struct py_frames *pf, uint32_t pid)
 {
 	struct py_proc_state *p = proc_find(pf, pid);
+
+	return p && !p->unsupported ? p : NULL;
+}
+
+void py_frames_prepare(struct py_frames *pf, uint32_t pid, const struct py_frame *py, size_t nr_py)
+{
+	struct py_proc_state *p = proc_walked(pf, pid);
 
 	if (!p)
 		return;
@@ -633,7 +697,7 @@ static int desc_gen(struct task_desc *d, const struct py_proc_state *p, const st
 int py_frames_describe(struct py_frames *pf, uint32_t pid, struct buildid_cache *cache,
 		       uint64_t file_id, const struct perfdata_sample_id *sid, struct task_desc *d)
 {
-	struct py_proc_state *p = proc_find(pf, pid);
+	struct py_proc_state *p = proc_walked(pf, pid);
 	size_t from;
 	int err;
 
@@ -666,7 +730,7 @@ size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *nativ
 		       size_t nr_native, const struct py_frame *py, size_t nr_py, uint64_t *out,
 		       size_t cap)
 {
-	struct py_proc_state *p = proc_find(pf, pid);
+	struct py_proc_state *p = proc_walked(pf, pid);
 	uint64_t addrs[PY_MAX_FRAMES];
 	uint32_t flags[PY_MAX_FRAMES];
 	struct py_frame frames[PY_MAX_FRAMES];

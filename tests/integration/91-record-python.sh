@@ -8,6 +8,7 @@
 #   - two threads running different functions never carry each other's;
 #   - perf's srcline sort gives the leaves' file:line (the symbol files'
 #     line rows);
+#   - CPython 3.7 is skipped, said once under -v and counted;
 #   - --no-python gives none; perf reads the file without a warning.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -108,6 +109,18 @@ done
 run_clean lines.rep perf report -i "$T/tree-debian.data" --no-children --stdio -g none --sort srcline
 line=$(grep -n 'x = (x + i \* 7) & 0xffff' "$PY_TREE" | head -n 1 | cut -d: -f1)
 assert_grep "py_tree\.py:$line\$" lines.rep "hot_alpha's loop line $line not among perf's srclines"
+
+# An unsupported CPython (pyenv's 3.7, when there): skipped, said in one -v line, counted.
+py37=$(ls -d "$root"/versions/3.7.*/bin/python3.7 2>/dev/null | tail -n 1)
+if [ -n "$py37" ]; then
+	"$BPFREC" record -v -g -o old.data -- "$py37" -c 'sum(range(10 ** 6))' >/dev/null 2>old.err ||
+		fail "bpfrec record of CPython 3.7 exited $?"
+	[ "$(grep -c 'runs CPython 3.7 (.*), which is not walked' old.err)" = 1 ] ||
+		{ cat old.err >&2; fail "CPython 3.7 not said once as unsupported"; }
+	assert_grep "Python frames: 0 processes \(1 of an unsupported version\)" old.err
+else
+	echo "SKIP unsupported CPython: no pyenv 3.7 build"
+fi
 
 # --no-python: the same stacks, no Python frame.
 "$BPFREC" record -q -g --no-python -o off.data -- "$(debian_python3)" "$PY_TREE" tree 1 >/dev/null ||
