@@ -250,27 +250,6 @@ static void proc_forget(struct py_frames *pf, uint32_t pid)
 	proc_free(p);
 }
 
-/* The load bias of e, a mapping of elf's executable segment: 0 and *bias, or -ENOENT. */
-static int mapping_bias(Elf *elf, const struct procmaps_entry *e, uint64_t *bias)
-{
-	struct load_seg *segs;
-	size_t nr;
-	int err = elf_load_segments(elf, true, &segs, &nr);
-
-	if (err)
-		return err;
-	err = -ENOENT;
-	for (size_t i = 0; i < nr; i++) {
-		if (e->pgoff < segs[i].offset || e->pgoff - segs[i].offset >= segs[i].filesz)
-			continue;
-		*bias = e->start - (segs[i].vaddr + (e->pgoff - segs[i].offset));
-		err = 0;
-		break;
-	}
-	free(segs);
-	return err;
-}
-
 struct eval_find {
 	uint64_t range[2][2];
 };
@@ -402,7 +381,7 @@ static int probe_mapping(struct py_frames *pf, uint32_t pid, const struct procma
 		}
 		goto out;
 	}
-	if (mapping_bias(elf, e, &bias) || !bpf_proc_of(&layout, rt.runtime_addr + bias, &bp))
+	if (elf_mapping_bias(elf, e->start, e->end - e->start, e->pgoff, &bias) || !bpf_proc_of(&layout, rt.runtime_addr + bias, &bp))
 		goto out;
 	elf_for_each_symbol(elf, SHT_DYNSYM, match_eval, &ev);
 	elf_for_each_symbol(elf, SHT_SYMTAB, match_eval, &ev);

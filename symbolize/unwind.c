@@ -91,34 +91,6 @@ void unw_space_free(struct unw_space *sp)
 	free(sp);
 }
 
-/*
- * The load bias of mapping m of elf: the file offset at m->start is
- * m->pgoff, and the PT_LOAD holding that offset says which ELF address it
- * has. Non-PIE executables come out at 0.
- */
-static int load_bias(Elf *elf, const struct sym_mapping *m, GElf_Addr *bias)
-{
-	struct load_seg *segs;
-	size_t nr;
-	int err = elf_load_segments(elf, true, &segs, &nr);
-
-	if (err)
-		return err;
-	err = -ENOENT;
-	for (size_t i = 0; i < nr; i++) {
-		/* The mapping starts at a page boundary at or below the
-		 * segment's offset: take the executable segment it covers. */
-		if (segs[i].offset + segs[i].filesz <= m->pgoff ||
-		    segs[i].offset >= m->pgoff + m->len)
-			continue;
-		*bias = m->start - m->pgoff - (segs[i].vaddr - segs[i].offset);
-		err = 0;
-		break;
-	}
-	free(segs);
-	return err;
-}
-
 int unw_space_add(struct unw_space *sp, const struct sym_mapping *m)
 {
 	GElf_Ehdr eh;
@@ -142,7 +114,7 @@ int unw_space_add(struct unw_space *sp, const struct sym_mapping *m)
 	if (!err && !gelf_getehdr(elf, &eh))
 		err = -EINVAL;
 	if (!err && eh.e_type != ET_EXEC)
-		err = load_bias(elf, m, &bias);
+		err = elf_mapping_bias(elf, m->start, m->len, m->pgoff, &bias);
 	elf_end(elf);
 	/* On success the module owns fd. Overlapping reports (one file
 	 * mapped twice) fail here and are left out. */

@@ -307,3 +307,25 @@ int elf_func_offsets(Elf *elf, const char *const *names, size_t n, uint64_t *off
 	free(segs);
 	return fs.found ? 0 : -ENOENT;
 }
+
+int elf_mapping_bias(Elf *elf, uint64_t start, uint64_t len, uint64_t pgoff, uint64_t *bias)
+{
+	struct load_seg *segs;
+	size_t nr;
+	int err = elf_load_segments(elf, true, &segs, &nr);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < nr; i++) {
+		/* The mapping starts at a page boundary at or below the
+		 * segment's offset: take the executable segment it covers. */
+		if (segs[i].offset + segs[i].filesz <= pgoff || segs[i].offset >= pgoff + len)
+			continue;
+		*bias = start - pgoff - (segs[i].vaddr - segs[i].offset);
+		err = 0;
+		break;
+	}
+	free(segs);
+	return err;
+}

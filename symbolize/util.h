@@ -79,6 +79,15 @@ struct load_seg {
 int elf_load_segments(Elf *elf, bool exec_only, struct load_seg **segs, size_t *nr);
 
 /*
+ * The load bias of a mapping [start, start + len) of elf from file offset
+ * pgoff (runtime address = ELF address + bias): the file offset at start
+ * is pgoff, and the executable PT_LOAD the mapping covers says which ELF
+ * address that is. Non-PIE executables come out at 0. 0, -ENOENT when the
+ * mapping covers no executable segment, or elf_load_segments()'s error.
+ */
+int elf_mapping_bias(Elf *elf, uint64_t start, uint64_t len, uint64_t pgoff, uint64_t *bias);
+
+/*
  * Call fn(sym, name, ctx) for each defined symbol with a name in elf's
  * symbol tables of type sh_type (SHT_DYNSYM or SHT_SYMTAB), in table order,
  * until fn returns non-zero: that value is returned, else 0. Only the
