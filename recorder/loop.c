@@ -69,6 +69,12 @@ static size_t sample_parse(const struct profile_sample *ps, size_t size, bool bl
 				 block && PROFILE_SAMPLE_HAS_USTACK(ps->flags), u);
 }
 
+/* A sample's Python frames, after its native ones (sample_parse() checked they are there). */
+static const struct py_frame *sample_py_frames(const struct profile_sample *ps)
+{
+	return (const struct py_frame *)((const uint64_t *)ps->frames + ps->nr_kernel + ps->nr_user);
+}
+
 /* Ring-buffer callback: copy a record into the batch (it is already compact). */
 static int on_ring_record(void *ctx, void *data, size_t size)
 {
@@ -88,6 +94,14 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 		size = size < PROFILE_SAMPLE_SIZE(0) ? 0 : sample_parse(data, size, true, &u);
 		if (!size)
 			return 0;
+		/*
+		 * Its Python frames are named now, while the process most
+		 * likely lives (a round can be 100 ms away), and what the
+		 * round's samples need goes into one symbol file (pyframes.h).
+		 */
+		if (s->py && ((const struct profile_sample *)data)->nr_py)
+			py_frames_prepare(s->py, h->pid, sample_py_frames(data),
+					  ((const struct profile_sample *)data)->nr_py);
 	} else if (h->kind == PROFILE_KIND_FORK || h->kind == PROFILE_KIND_EXIT ||
 		   h->kind == PROFILE_KIND_EXEC) {
 		if (size < sizeof(struct profile_task))
@@ -164,12 +178,6 @@ static void sample_input(const struct record_session *s, const struct profile_sa
 	};
 }
 
-/* A sample's Python frames, after its native ones (sample_parse() checked they are there). */
-static const struct py_frame *sample_py_frames(const struct profile_sample *ps)
-{
-	return (const struct py_frame *)((const uint64_t *)ps->frames + ps->nr_kernel + ps->nr_user);
-}
-
 /*
  * A sample with Python frames (pyframes.h): its task described from its
  * native frames, then the symbol files its Python frames need (a new one
@@ -191,7 +199,7 @@ static int write_python_sample(struct record_session *s, const struct profile_sa
 	err = emit_sample(s->w, s->tracker, e, true);
 	if (err)
 		return err;
-	/* Usually a no-op: the round's samples were prepared at its start (python_round()). */
+	/* Usually a no-op: the sample was prepared when it was delivered (on_ring_record()). */
 	py_frames_prepare(s->py, ps->hdr.pid, py, ps->nr_py);
 	err = py_frames_describe(s->py, ps->hdr.pid, s->bcache, s->file_start_ns, &sid, &d);
 	if (!err && d.nr)
@@ -206,26 +214,6 @@ static int write_python_sample(struct record_session *s, const struct profile_sa
 		e->chain.nr_user = n;
 	}
 	return emit_sample_alone(s->w, e);
-}
-
-/*
- * Before a round is written: what its samples' Python frames need, so that
- * each process gets one new symbol file for the round, not one per sample
- * that meets a new function (pyframes.h).
- */
-static void python_round(struct record_session *s)
-{
-	for (size_t i = 0; s->py && i < s->batch.nr; i++) {
-		size_t len;
-		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
-		const struct profile_sample *ps = (const struct profile_sample *)h;
-
-		if (h->time > s->horizon)
-			break;
-		if (h->kind == PROFILE_KIND_SAMPLE && ps->nr_py &&
-		    len >= PROFILE_SAMPLE_SIZE_PY(ps->nr_kernel + ps->nr_user, ps->nr_py))
-			py_frames_prepare(s->py, h->pid, sample_py_frames(ps), ps->nr_py);
-	}
 }
 
 /* u: its user-stack block (sample_parse()); only a DWARF sample's goes into the file. */
@@ -526,7 +514,6 @@ int session_flush_batch(struct record_session *s)
 	s->last_flush_ns = session_mono_ns();
 	s->late_spin = true;
 	batch_sort(&s->batch);
-	python_round(s);
 	s->round_done = 0;
 	for (size_t i = 0; i < s->batch.nr && !err; i++) {
 		size_t len;

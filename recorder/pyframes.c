@@ -55,6 +55,21 @@ struct py_fn {
 	char key[];	/* qualname NUL filename NUL */
 };
 
+/*
+ * A frame named while its process lived: what names it once the process
+ * is gone (its last samples are written after it exited).
+ */
+struct py_memo {
+	struct hash_node node;
+	uint64_t code, instr;
+	int32_t firstlineno;
+	int line;
+	struct py_fn *fn;
+};
+
+/* Frames remembered per process; past this the memo starts afresh. */
+#define PY_MEMO_MAX	16384
+
 /* A symbol file of a process, as its MMAP2 says it (pysyms.h). */
 struct py_gen {
 	uint64_t start, len;
@@ -73,6 +88,7 @@ struct py_proc_state {
 	struct py_code_reader *reader;
 	bool instr_is_int;		/* f_lasti: BPF sent it with 4 bytes of whatever follows */
 	struct hash_table fns;		/* struct py_fn by key */
+	struct hash_table memo;		/* struct py_memo by (code, instr, first line) */
 	struct py_fn *unknown;		/* [python]: what could not be named */
 	struct py_fn *pending;		/* functions the next symbol file must (re)place */
 	struct py_gen *gens;		/* its symbol files so far */
@@ -122,6 +138,17 @@ int py_frames_new(const struct py_frames_opts *opts, struct py_frames **out)
 	return 0;
 }
 
+static void memo_clear(struct py_proc_state *p)
+{
+	struct hash_node *n, *tmp;
+	size_t i;
+
+	hash_table_for_each_safe(&p->memo, n, tmp, i) {
+		hash_table_del(&p->memo, n);
+		free(container_of(n, struct py_memo, node));
+	}
+}
+
 static void proc_free(struct py_proc_state *p)
 {
 	struct hash_node *n, *tmp;
@@ -130,6 +157,8 @@ static void proc_free(struct py_proc_state *p)
 	hash_table_for_each_safe(&p->fns, n, tmp, i)
 		free(container_of(n, struct py_fn, node));
 	hash_table_free(&p->fns);
+	memo_clear(p);
+	hash_table_free(&p->memo);
 	py_code_reader_free(p->reader);
 	free(p->gens);
 	free(p);
@@ -526,13 +555,30 @@ static struct py_fn *frame_fn(struct py_proc_state *p,
 			      const struct py_frame *fr, int *line)
 {
 	uint64_t instr = p->instr_is_int ? (uint64_t)(int64_t)(int32_t)fr->instr : fr->instr;
+	uint64_t key[3] = { fr->code, instr, (uint32_t)fr->firstlineno };
+	uint64_t h = hash_table_key(&p->memo, key, sizeof(key));
 	struct py_code_name n;
 	struct py_fn *f = NULL;
+	struct hash_node *node;
+	struct py_memo *m;
+	int err = -ENOENT;
 
 	/* A first line other than BPF's: the object at that address is another one now. */
-	if (fr->code && !py_code_name(p->reader, fr->code, instr, &n) &&
-	    n.firstlineno == fr->firstlineno)
+	if (fr->code)
+		err = py_code_name(p->reader, fr->code, instr, &n);
+	if (!err && n.firstlineno == fr->firstlineno)
 		f = fn_get(p, n.qualname, n.filename, n.firstlineno);
+	if (!f && err == -ESRCH) {
+		/* The process is gone: a frame it showed while it lived is named as then. */
+		hash_table_for_each_possible(&p->memo, node, h) {
+			m = container_of(node, struct py_memo, node);
+			if (m->code == fr->code && m->instr == instr &&
+			    m->firstlineno == fr->firstlineno) {
+				*line = m->line;
+				return m->fn;
+			}
+		}
+	}
 	if (!f) {
 		*line = 0;
 		return p->unknown;
@@ -542,6 +588,23 @@ static struct py_fn *frame_fn(struct py_proc_state *p,
 		*line = f->firstlineno - PY_FN_MAX_LINES / 4;
 	if (*line > f->firstlineno + PY_FN_MAX_LINES / 2)
 		*line = f->firstlineno + PY_FN_MAX_LINES / 2;
+	hash_table_for_each_possible(&p->memo, node, h) {
+		m = container_of(node, struct py_memo, node);
+		if (m->code == fr->code && m->instr == instr && m->firstlineno == fr->firstlineno) {
+			m->fn = f;
+			m->line = *line;
+			return f;
+		}
+	}
+	if (p->memo.nr >= PY_MEMO_MAX)
+		memo_clear(p);
+	m = malloc(sizeof(*m));
+	if (m) {
+		*m = (struct py_memo){ .code = fr->code, .instr = instr,
+				       .firstlineno = fr->firstlineno, .fn = f, .line = *line };
+		if (hash_table_add(&p->memo, &m->node, h))
+			free(m);
+	}
 	return f;
 }
 
