@@ -136,8 +136,9 @@ uint64_t py_symfile_map_len(const struct py_symfile *sf);
  * build-ids, of their own, and the cache files each under its own path,
  * where hotspot looks (it finds a file by recorded path and build-id, not
  * by build-id alone). NULL: "python". -EINVAL when empty or when two
- * functions overlap, -E2BIG for a name over PY_SYMFILE_MAX_NAME, -EIO when
- * libelf fails, -errno of the write.
+ * functions overlap, -E2BIG for a name over PY_SYMFILE_MAX_NAME (or
+ * tables too big for 32-bit DWARF), -ENOMEM, -EIO when libelf fails to
+ * write (which says no more: a full disk is -EIO too).
  */
 int py_symfile_write(struct py_symfile *sf, const char *name, int fd,
 		     uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE]);
