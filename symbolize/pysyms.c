@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbolize/cache.h"
 #include "symbolize/pysyms.h"
 #include "tools/lib/buf.h"
 #include "tools/lib/hash.h"
@@ -29,8 +30,9 @@ struct py_symfile {
 	size_t nr, cap;
 	struct py_symfile_row *rows;
 	size_t nr_rows, cap_rows;
-	char **files;		/* distinct paths, in order of first use */
+	const char **files;	/* distinct paths, in order of first use (keys of file_index) */
 	size_t nr_files, cap_files;
+	struct cache file_index;	/* path (with its NUL) -> index in files */
 	uint64_t end;		/* highest function end */
 };
 
@@ -46,8 +48,7 @@ void py_symfile_free(struct py_symfile *sf)
 		return;
 	for (size_t i = 0; i < sf->nr; i++)
 		free(sf->funcs[i].name);
-	for (size_t i = 0; i < sf->nr_files; i++)
-		free(sf->files[i]);
+	cache_clear(&sf->file_index, NULL);
 	free(sf->funcs);
 	free(sf->rows);
 	free(sf->files);
@@ -89,29 +90,28 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 }
 
 /*
- * The file's index + 1, added when new. Files are few (a program's
- * modules) next to functions, and a file is looked up once per function:
- * searching from the most recent use keeps the common case (the functions
- * of one module in a row) at one compare.
+ * The file's index + 1 (its number in the line table), added when new: a
+ * file is looked up once per function, and a large program has thousands
+ * of modules, so by hash (a scan made a million functions take minutes).
  */
 static int file_index(struct py_symfile *sf, const char *file, uint32_t *idx)
 {
-	char *copy;
+	size_t len = strlen(file) + 1;
+	struct cache_entry *e = cache_get(&sf->file_index, file, len);
 	int err;
 
-	for (size_t i = sf->nr_files; i-- > 0;) {
-		if (!strcmp(sf->files[i], file)) {
-			*idx = (uint32_t)i + 1;
-			return 0;
-		}
+	if (e) {
+		*idx = (uint32_t)(uintptr_t)e->value;
+		return 0;
 	}
 	err = grow((void **)&sf->files, &sf->cap_files, sf->nr_files + 1, sizeof(*sf->files));
 	if (err)
 		return err;
-	copy = strdup(file);
-	if (!copy)
+	e = cache_add(&sf->file_index, file, len);
+	if (!e)
 		return -ENOMEM;
-	sf->files[sf->nr_files++] = copy;
+	sf->files[sf->nr_files++] = (const char *)e->key;
+	e->value = (void *)(uintptr_t)sf->nr_files;
 	*idx = (uint32_t)sf->nr_files;
 	return 0;
 }
@@ -126,7 +126,7 @@ static const char *basename_of(const char *path)
 int py_symfile_add(struct py_symfile *sf, const struct py_symfile_func *f)
 {
 	bool has_file = f->file && f->file[0];
-	size_t name_len, nf = sf->nr_files;
+	size_t name_len;
 	struct func *fn;
 	int err;
 
@@ -166,9 +166,7 @@ int py_symfile_add(struct py_symfile *sf, const struct py_symfile_func *f)
 		err = fn->name ? 0 : -ENOMEM;
 	}
 	if (err) {
-		free(fn->name);
-		while (sf->nr_files > nf)	/* leave the builder as it was */
-			free(sf->files[--sf->nr_files]);
+		free(fn->name);		/* nothing else was added */
 		return err;
 	}
 	if (f->nr_rows)
