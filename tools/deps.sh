@@ -14,7 +14,7 @@ libtraceevent-dev libzstd-dev pkg-config"
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils"
 
 test_pkgs="libcriterion-dev linux-perf golang-go hotspot binutils dwz libc6-dbg libsqlite3-0 python3.11
-libcap2-bin libclang-rt-14-dev bsdutils libjemalloc2 chromium python3-websocket $vm_pkgs"
+libcap2-bin bzip2 libclang-rt-14-dev bsdutils libjemalloc2 chromium python3-websocket $vm_pkgs"
 
 # heaptrack and memleak-bpfcc (bpfcc-tools) for scenario 8; memleak compiles
 # against kernel headers, and a kernel without its own headers package gets

@@ -12,6 +12,7 @@ source "$(dirname "$0")/lib.sh"
 need_synth
 need_tool perf linux-perf
 need_tool go golang-go
+need_tool bzip2 bzip2   # perf archive
 [ -r /proc/kallsyms ] && [ "$(awk '$3 == "_text" { print $1 }' /proc/kallsyms)" != 0000000000000000 ] ||
 	skip "kernel addresses hidden in /proc/kallsyms"
 export HOME=$T/recorder PPROF_TMPDIR=$T
