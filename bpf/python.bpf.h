@@ -19,16 +19,20 @@
  * Which native call of the eval loop runs which frames (PY_FRAME_ENTRY):
  * before 3.11 each frame has its own call; 3.11 marks the outermost frame
  * of each call is_entry; from 3.12 each call pushes a shim frame owned by
- * the C stack below its first frame, which is not sent: the frame above
- * it is the entry.
+ * the C stack below its first frame: it is sent flagged PY_FRAME_SHIM
+ * (no branch in the loop for it), and user space drops it and marks the
+ * frame above it as the entry (recorder/pystack.h).
  *
- * py_walk() is a global function: the verifier checks it once, apart from
- * the program (and the table walker's loops) that calls it, so its bounded
- * loops cost their instructions once, on every kernel from 5.10 on. Its
- * result is in the per-CPU py_scratch buffer.
+ * py_walk() is a global function (the verifier checks it once, apart from
+ * the program and the table walker's loops that call it) whose two loops
+ * are bpf_loop() callbacks: as bounded loops over values read from user
+ * memory, every iteration and path was a state of its own and the walk
+ * alone passed the verifier's million instructions. So it needs 5.17; a
+ * program for older kernels must not call it. Its result is in the per-CPU
+ * py_scratch buffer.
  *
- * The object that includes this defines its stats map with PROFILE_STAT_PY_*
- * (profile.h) before calling it.
+ * The object that includes this has the stats map (stats.bpf.h) with
+ * PROFILE_STAT_PY_CUT (profile.h).
  */
 #ifndef BPFREC_PYTHON_BPF_H
 #define BPFREC_PYTHON_BPF_H
