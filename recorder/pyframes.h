@@ -18,9 +18,11 @@
  * frame is its start plus twice its line's distance from the lowest line
  * its rows cover (one row per line, two bytes apart), plus one. A process
  * gets a new file whenever its frames need a function, or a line of one,
- * that its files do not have yet: py_frames_prepare() notes what a round's
- * samples need, py_frames_describe() files it (once for all of them) and
- * says the files' MMAP2s before the first sample that uses them,
+ * that its files do not have yet: py_frames_prepare() names a sample's
+ * frames as it is delivered (the process most likely still lives; a frame
+ * named then is remembered for after it exits) and notes what they need,
+ * py_frames_describe() files that at the first sample written after (one
+ * file for a round's worth) and says the files' MMAP2s before it,
  * py_frames_chain() gives the sample's chain. Earlier files stay mapped
  * where they are (each file maps clear of the others), so earlier samples
  * keep their names. What cannot be named (unreadable, or a code object
