@@ -6,6 +6,7 @@
 #     fixture measured of its own CPU time;
 #   - a leaf's samples carry its Python callers up to <module> (>= 95 %);
 #   - two threads running different functions never carry each other's;
+#   - Python calling C (json.dumps): the C frames above the Python callers;
 #   - perf's srcline sort gives the leaves' file:line (the symbol files'
 #     line rows);
 #   - CPython 3.7 is skipped, said once under -v and counted;
@@ -112,6 +113,17 @@ done
 run_clean lines.rep perf report -i "$T/tree-debian.data" --no-children --stdio -g none --sort srcline
 line=$(grep -n 'x = (x + i \* 7) & 0xffff' "$PY_TREE" | head -n 1 | cut -d: -f1)
 assert_grep "py_tree\.py:$line\$" lines.rep "hot_alpha's loop line $line not among perf's srclines"
+
+# Python calling C (json.dumps): the C code's frames sit above their Python callers.
+"$BPFREC" record -q -g -o json.data -- "$(debian_python3)" "$PY_TREE" json 1 >/dev/null ||
+	fail "bpfrec record (json) exited $?"
+run_clean json.script perf script -i json.data -F ip,sym
+awk 'BEGIN { RS = "" }
+	index($0, " calls_json (py_tree.py)") { t++; split($0, l, "\n")
+		if (l[1] !~ /\.py\)$/ && index($0, " dumps (__init__.py)")) ok++ }
+	END { printf "%d of %d calls_json samples with C code on top and dumps between\n", ok, t
+	      exit !(t > 0 && ok >= 0.8 * t) }' json.script ||
+	fail "json.dumps samples without their C frames above the Python callers"
 
 # An unsupported CPython (pyenv's 3.7, when there): skipped, said in one -v line, counted.
 py37=$(ls -d "$root"/versions/3.7.*/bin/python3.7 2>/dev/null | tail -n 1)
