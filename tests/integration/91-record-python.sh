@@ -2,8 +2,8 @@
 # Python frames in -g stacks (recorder/pyframes.h), on Debian's python3 and
 # on each pyenv CPython 3.8-3.13 found (a missing one is a skip, said):
 #   - perf report --children names the fixture's leaves (tests/fixtures/
-#     py_tree.py) with shares among them within sampling error of what the
-#     fixture measured of its own CPU time;
+#     py_tree.py) with shares among them within 3 points (and sampling
+#     error) of the work's 6:3:1 split (the fixture's own clock is shown);
 #   - a leaf's samples carry its Python callers up to <module> (>= 95 %);
 #   - two threads running different functions never carry each other's;
 #   - Python calling C (json.dumps): the C frames above the Python callers;
@@ -62,8 +62,12 @@ check_tree() { # LABEL PYTHON
 		local mine want
 		mine=$(awk -v v="$(children_pct "$out.rep" $f)" -v a="$a" -v b="$b" -v c="$c" \
 			'BEGIN { t = a + b + c; printf "%.2f\n", t ? 100 * v / t : 0 }')
-		want=$(awk -v v="$(measured "$out.out" $f)" -v t="$total" 'BEGIN { printf "%.2f\n", 100 * v / t }')
-		assert_sampled "$label: $f among the leaves (fixture $want%)" "$mine" "$n" \
+		# The work's split: each leaf runs the same bytecode 6, 3 and 1
+		# times a round. The fixture's own clock is printed beside it, not
+		# compared: on an emulated CPU its thread_time() around each call
+		# read 49.5/40.1/10.4 where perf's samples gave 58.3/31.0/10.7.
+		case $f in hot_alpha) want=60 ;; hot_beta) want=30 ;; *) want=10 ;; esac
+		assert_sampled "$label: $f among the leaves (work $want%)" "$mine" "$n" \
 			"$(awk -v w="$want" 'BEGIN { print w - 3 }')" "$(awk -v w="$want" 'BEGIN { print w + 3 }')"
 	done
 	# Each leaf sample's Python callers, in order, up to <module>.
