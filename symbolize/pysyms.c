@@ -521,15 +521,15 @@ int py_symfile_write(struct py_symfile *sf, const char *name, int fd,
 		     uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE])
 {
 	struct section s[SEC_NR] = {
-		[SEC_NOTE] = { ".note.gnu.build-id", SHT_NOTE, SHF_ALLOC, 4 },
-		[SEC_TEXT] = { ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 16 },
-		[SEC_SYMTAB] = { ".symtab", SHT_SYMTAB, 0, 8, sizeof(Elf64_Sym) },
-		[SEC_STRTAB] = { ".strtab", SHT_STRTAB, 0, 1 },
-		[SEC_ABBREV] = { ".debug_abbrev", SHT_PROGBITS, 0, 1 },
-		[SEC_INFO] = { ".debug_info", SHT_PROGBITS, 0, 1 },
-		[SEC_ARANGES] = { ".debug_aranges", SHT_PROGBITS, 0, 1 },
-		[SEC_LINE] = { ".debug_line", SHT_PROGBITS, 0, 1 },
-		[SEC_SHSTRTAB] = { ".shstrtab", SHT_STRTAB, 0, 1 },
+		[SEC_NOTE] = { .name = ".note.gnu.build-id", .type = SHT_NOTE, .flags = SHF_ALLOC, .align = 4 },
+		[SEC_TEXT] = { .name = ".text", .type = SHT_PROGBITS, .flags = SHF_ALLOC | SHF_EXECINSTR, .align = 16 },
+		[SEC_SYMTAB] = { .name = ".symtab", .type = SHT_SYMTAB, .flags = 0, .align = 8, .entsize = sizeof(Elf64_Sym) },
+		[SEC_STRTAB] = { .name = ".strtab", .type = SHT_STRTAB, .flags = 0, .align = 1 },
+		[SEC_ABBREV] = { .name = ".debug_abbrev", .type = SHT_PROGBITS, .flags = 0, .align = 1 },
+		[SEC_INFO] = { .name = ".debug_info", .type = SHT_PROGBITS, .flags = 0, .align = 1 },
+		[SEC_ARANGES] = { .name = ".debug_aranges", .type = SHT_PROGBITS, .flags = 0, .align = 1 },
+		[SEC_LINE] = { .name = ".debug_line", .type = SHT_PROGBITS, .flags = 0, .align = 1 },
+		[SEC_SHSTRTAB] = { .name = ".shstrtab", .type = SHT_STRTAB, .flags = 0, .align = 1 },
 	};
 	uint64_t low, end, shoff;
 	uint32_t id_hdr[3] = { sizeof(note_name), PY_SYMFILE_BUILD_ID_SIZE, NT_GNU_BUILD_ID };
