@@ -5,7 +5,8 @@
 # over C code (tests/fixtures/py_nested.py), built without frame pointers
 # like most of a distribution, and bench_spin on one thread (built with
 # frame pointers: every mode can walk it). Each is recorded at CG_RATE Hz
-# by bpfrec record --call-graph fp, cfi and dwarf, perf record -g and perf
+# by bpfrec record --call-graph fp, cfi (with the Python frames it adds to
+# python3's stacks, and with --no-python) and dwarf, perf record -g and perf
 # record --call-graph dwarf, in rotating order, next to an unprofiled run.
 # For each recording: the share of samples whose user stack reaches the
 # thread's root and their mean user depth (perf script --no-inline through
@@ -21,6 +22,8 @@ cg_argv() {
 	# -C 0 where the workload runs: every run of the BPF program is then a
 	# sample (on other CPUs it would mostly return early for other tasks).
 	fp | cfi | dwarf) REC=("$BPFREC" record -C 0 -F "$CG_RATE" --call-graph "$1" -o "$2") ;;
+	# cfi without the Python frames it adds by default: what they cost.
+	cfi_nopy) REC=("$BPFREC" record -C 0 -F "$CG_RATE" --call-graph cfi --no-python -o "$2") ;;
 	perf_g) REC=(perf record -e cpu-clock -F "$CG_RATE" -g -o "$2") ;;
 	perf_dwarf) REC=(perf record -e cpu-clock -F "$CG_RATE" --call-graph dwarf -o "$2") ;;
 	esac
@@ -78,9 +81,9 @@ cg_rows() {
 
 # bench_callgraph DEADLINE: scenario 7.
 bench_callgraph() {
-	local sec=7 rep d way w order ways="cfi fp dwarf perf_g perf_dwarf" py=/usr/bin/python3
+	local sec=7 rep d way w order ways="cfi cfi_nopy fp dwarf perf_g perf_dwarf" py=/usr/bin/python3
 	local -A base=() iters=() comm=() label=()
-	section "$sec" "Call-graph modes, per process at $CG_RATE Hz" "cfi=bpfrec cfi" "fp=bpfrec fp" \
+	section "$sec" "Call-graph modes, per process at $CG_RATE Hz" "cfi=bpfrec cfi" "cfi_nopy=bpfrec cfi --no-python" "fp=bpfrec fp" \
 		"dwarf=bpfrec dwarf" "perf_g=perf -g" "perf_dwarf=perf dwarf"
 	[ -x "$py" ] || { say "scenario $sec: $py missing ('sh tools/deps.sh test'): no python3 rows"; FAILED=1; }
 	local pywork=$TOP/tests/fixtures/py_nested.py
@@ -126,7 +129,7 @@ bench_callgraph() {
 			for way in $order; do
 				case $way in
 				fp | dwarf) [ "$HAVE_RECORD" = 1 ] || continue ;;
-				cfi) [ "$HAVE_CFI" = 1 ] || continue ;;
+				cfi | cfi_nopy) [ "$HAVE_CFI" = 1 ] || continue ;;
 				esac
 				say "  rep $rep/$REPS: ${label[$w]}: $way"
 				cg_one "$W/s$sec/$w/$way/$rep" "$way" "${comm[$w]}" "${WL[@]}"
@@ -139,7 +142,7 @@ bench_callgraph() {
 		# shellcheck disable=SC2086
 		base_med=$(median ${base[$w]})
 		for way in $ways; do
-			if { [ "$way" = cfi ] && [ "$HAVE_CFI" = 0 ]; } ||
+			if { [ "${way%_nopy}" = cfi ] && [ "$HAVE_CFI" = 0 ]; } ||
 				{ [ "${way#perf}" = "$way" ] && [ "$HAVE_RECORD" = 0 ]; }; then
 				text "$sec" "${label[$w]}: root reached (% of samples)" "$way" "not available"
 				continue

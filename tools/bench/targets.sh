@@ -108,6 +108,10 @@ callgraph_targets() {
 		target "$w: cfi's root reach no more than 5 points under perf dwarf's (points under)" \
 			"${ours:+${ref:+$(calc "$ref - $ours")}}" "${ours:+5}" le
 	done
+	# Issue 23: the Python frames -g adds cost at most 2x the walk without them.
+	ref=$(cell_median 7 "python3: BPF program per sample (ns)" cfi_nopy)
+	target "python3: cfi BPF program per sample with Python frames within 2x --no-python's (ns)" \
+		"$(cell_median 7 "python3: BPF program per sample (ns)" cfi)" "${ref:+$(calc "$ref * 2")}" le
 }
 
 # alloc_targets: issue 15's target for record --alloc (scenario 8): a lower
