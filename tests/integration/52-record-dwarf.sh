@@ -32,8 +32,13 @@ a_of_ab=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f\n", (a + b > 0 ? 100 * a
 echo "self: leaf_a=$a leaf_b=$b, leaf_a's part of both $a_of_ab%"
 assert_range "leaf_a + leaf_b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a + b }')" 85 100.01
 total=$(report_samples "$T/self.txt" cpu-clock)
-assert_sampled "leaf_a / (leaf_a + leaf_b)" "$a_of_ab" \
-	"$(awk -v t="${total:-0}" -v a="$a" -v b="$b" 'BEGIN { printf "%d\n", t * (a + b) / 100 }')" 70 80
+# Against the split of time the fixture measured (75 % on a real CPU, less
+# where an emulator charges leaf_b's extra instruction), within 5 points.
+want=$(sed -n 's/^nofp_work: leaf_a \([0-9.]*\) % of both.*/\1/p' "$T/rec.err" | head -n 1)
+[ -n "$want" ] || fail "nofp_work did not say how its time split"
+assert_sampled "leaf_a / (leaf_a + leaf_b) (the fixture measured $want %)" "$a_of_ab" \
+	"$(awk -v t="${total:-0}" -v a="$a" -v b="$b" 'BEGIN { printf "%d\n", t * (a + b) / 100 }')" \
+	"$(awk -v w="$want" 'BEGIN { print w - 5 }')" "$(awk -v w="$want" 'BEGIN { print w + 5 }')"
 lost=$(sed -n 's/^# Total Lost Samples: //p' "$T/self.txt")
 echo "lost $lost"
 [ "${lost:-0}" -le $(( ${total:-0} / 100 )) ] || fail "lost $lost samples at the default rate"
