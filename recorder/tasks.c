@@ -1011,23 +1011,30 @@ void task_tracker_prefetch(struct task_tracker *t, uint32_t pid, uint32_t tid, c
 
 	if (!pid)
 		return;
+	if (e) {
+		p = proc_of(e);
+		if (p->described)
+			return;	/* the file has them, the hooks were told */
+		if (p->complete) {
+			/*
+			 * The kernel's reports have them (-a: not told yet),
+			 * applied in time order up to this sample: the sampled
+			 * image's, whether it still runs or not. A process of a
+			 * few ms is gone by its first late sample, and its walk
+			 * found no mappings at all.
+			 */
+			if (!p->hooked)
+				hook_maps(t, p);
+			return;
+		}
+	}
 	/*
 	 * Another name now: it exec'd since (a launched command's samples
 	 * before its exec): /proc has the next image, not the sampled one.
 	 */
 	if (!read_thread_comm(t, pid, tid, now) || strncmp(now, comm, COMM_LEN - 1))
 		return;
-	if (e) {
-		p = proc_of(e);
-		if (p->described)
-			return;	/* the file has them, the hooks were told */
-		if (p->complete) {
-			/* The kernel's reports have them (-a: not told yet). */
-			if (!p->hooked)
-				hook_maps(t, p);
-			return;
-		}
-	} else {
+	if (!e) {
 		p = proc_new(t, pid);
 		if (!p)
 			return;
