@@ -314,6 +314,7 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	struct load_log log = { 0 };
 	struct profile *skel;
 	int nr_cpus, err, ret = 0;
+	bool want_python;
 
 	/* The per-CPU counters (percpu.h) have one value per possible CPU. */
 	nr_cpus = libbpf_num_possible_cpus();
@@ -358,10 +359,9 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	else
 		sm->on_sample = skel->progs.on_sample_cfi_bounded;
 	/* The Python walk runs on bpf_loop() (python.bpf.h): 5.17+. */
-	skel->rodata->python_frames = s->opts.callgraph == RECORD_CALLGRAPH_CFI &&
-				      !s->opts.no_python && s->kfeatures.bpf_loop;
-	if (s->opts.callgraph == RECORD_CALLGRAPH_CFI && !s->opts.no_python &&
-	    !s->kfeatures.bpf_loop)
+	want_python = s->opts.callgraph == RECORD_CALLGRAPH_CFI && !s->opts.no_python;
+	skel->rodata->python_frames = want_python && s->kfeatures.bpf_loop;
+	if (want_python && !s->kfeatures.bpf_loop)
 		python_note(s, "Python frames need Linux 5.17 (bpf_loop): the stacks of Python "
 			    "processes show the interpreter only");
 	if (!skel->rodata->python_frames)
