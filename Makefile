@@ -73,7 +73,7 @@ LIB_SRCS       := $(TOOLS_LIB_SRCS) $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) $(wildcar
 APP_SRCS       := $(LIB_SRCS) $(CLI_SRCS)
 # The public headers: each in its module as bpfrec_*.h, installed (and, for
 # in-tree users, copied to $(BUILD)/include) under include/bpfrec/.
-PUB_HDRS       := $(addprefix $(BUILD)/include/bpfrec/,common.h perfdata.h record.h pprof.h bpfrec.h sched.h \
+PUB_HDRS       := $(addprefix $(BUILD)/include/bpfrec/,common.h perfdata.h record.h pprof.h bpfrec.h sched.h agent.h \
 		  flamegraph.h)
 LIB_MAJOR      := 0
 LIB_MINOR      := 1
@@ -139,6 +139,7 @@ $(BUILD)/include/bpfrec/pprof.h: tools/pprof/bpfrec_pprof.h
 $(BUILD)/include/bpfrec/flamegraph.h: tools/flamegraph/bpfrec_flamegraph.h
 $(BUILD)/include/bpfrec/bpfrec.h: recorder/bpfrec_lib.h
 $(BUILD)/include/bpfrec/sched.h: perfdata/bpfrec_sched.h
+$(BUILD)/include/bpfrec/agent.h: tools/agent/bpfrec_agent.h
 $(PUB_HDRS):
 	@mkdir -p $(dir $@)
 	cp $< $@

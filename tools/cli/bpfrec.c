@@ -17,6 +17,7 @@ static const struct {
 	{ "flamegraph", cmd_flamegraph, "draw perf.data as a flame graph (HTML page or SVG)" },
 	{ "dump", cmd_dump, "print a perf.data file's header, features and records" },
 	{ "sched", cmd_sched, "scheduler metrics per process and thread (record --sched)" },
+	{ "agent", cmd_agent, "profile continuously and push pprof to Pyroscope or Parca" },
 };
 
 static void usage(FILE *f)

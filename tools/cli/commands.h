@@ -8,5 +8,6 @@ int cmd_pprof(int argc, char **argv);	/* tools/cli/cmd_pprof.c */
 int cmd_flamegraph(int argc, char **argv);	/* tools/cli/cmd_flamegraph.c */
 int cmd_dump(int argc, char **argv);	/* tools/cli/dump.c */
 int cmd_sched(int argc, char **argv);	/* tools/cli/cmd_sched.c */
+int cmd_agent(int argc, char **argv);	/* tools/cli/cmd_agent.c */
 
 #endif

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * window.c - one window's perf.data -> push requests.
+ *
+ * The window is read once by the pprof converter, its profiles split per
+ * (event, service); each profile is gzip-encoded by the converter straight
+ * into the request body (push_request_write), so a batch is held once, as
+ * the compressed bytes that go on the wire. A request is handed to the
+ * worker's delivery as soon as its size reaches max_request_bytes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpfrec/pprof.h>
+
+#include "tools/agent/agent_int.h"
+#include "tools/agent/service.h"
+
+/* Each process's service, unless a --label service_name says it for all. */
+static const char *service_of(void *ctx, uint32_t pid, const char *comm)
+{
+	struct bpfrec_agent *a = ctx;
+
+	return agent_services_name(a->services, pid, comm);
+}
+
+/*
+ * The profile's __name__ as Pyroscope names profile types: CPU samples
+ * are process_cpu (as its eBPF agent sends them), allocations memory.
+ */
+static const char *profile_type_name(const char *event)
+{
+	if (!event)
+		return "process_cpu";
+	if (strstr(event, "offcpu") || strstr(event, "off-cpu"))
+		return "off_cpu";
+	if (strstr(event, "sched"))
+		return "sched_delay";
+	if (!strcmp(event, "alloc") || !strcmp(event, "inuse") || strstr(event, "alloc"))
+		return "memory";
+	return "process_cpu";
+}
+
+#define MAX_SERIES_LABELS 64
+
+/* The labels of profile i: ours, then the user's (whose service_name wins). */
+static size_t series_labels(struct bpfrec_agent *a, struct bpfrec_pprof *conv, size_t i,
+			    struct agent_label *out)
+{
+	const char *group = bpfrec_pprof_profile_group(conv, i);
+	size_t n = 0;
+
+	out[n++] = (struct agent_label){ .name = "__name__",
+		.value = profile_type_name(bpfrec_pprof_profile_event(conv, i)) };
+	if (!a->has_service_label)
+		out[n++] = (struct agent_label){ .name = "service_name",
+						 .value = group ? group : "unknown" };
+	out[n++] = (struct agent_label){ .name = "hostname", .value = a->hostname };
+	/* Each window is already a delta: the server must not subtract two of them. */
+	if (a->opts.api == BPFREC_AGENT_PYROSCOPE)
+		out[n++] = (struct agent_label){ .name = "__delta__", .value = "false" };
+	for (size_t k = 0; k < a->nr_labels && n < MAX_SERIES_LABELS; k++)
+		out[n++] = a->labels[k];
+	return n;
+}
+
+int agent_convert_window(struct bpfrec_agent *a, const char *path)
+{
+	BPFREC_OPTS(bpfrec_pprof_opts, po, .input_name = path, .log = a->opts.log,
+		    .log_ctx = a->opts.log_ctx, .group = service_of, .group_ctx = a);
+	struct agent_label labels[MAX_SERIES_LABELS];
+	struct bpfrec_pprof *conv = NULL;
+	struct push_request *req = NULL;
+	size_t nr_series = 0, max = a->opts.max_request_bytes;
+	uint64_t samples = 0;
+	int err;
+
+	err = bpfrec_pprof_new(&po, &conv);
+	if (!err)
+		err = bpfrec_pprof_read_path(conv, path);
+	if (err) {
+		agent_log(a, BPFREC_LOG_WARN, "window %s not converted: %s", path,
+			  conv ? bpfrec_pprof_error(conv) : strerror(-err));
+		bpfrec_pprof_free(conv);
+		return err;
+	}
+	for (size_t i = 0; i < bpfrec_pprof_nr_profiles(conv); i++) {
+		uint64_t ns = bpfrec_pprof_profile_samples(conv, i);
+		size_t nl;
+
+		if (!ns)
+			continue;
+		if (!req && (err = push_request_new((enum agent_api)a->opts.api, &req)))
+			break;
+		nl = series_labels(a, conv, i, labels);
+		err = push_request_begin_series(req, labels, nl);
+		if (!err)
+			err = bpfrec_pprof_write_callback(conv, i, push_request_write, req, NULL);
+		if (err) {
+			/* This profile alone is lost; the others still go. */
+			push_request_abort_series(req);
+			agent_log(a, BPFREC_LOG_WARN, "profile %s of %s not encoded: %s",
+				  bpfrec_pprof_profile_name(conv, i), path, bpfrec_pprof_error(conv));
+			if (err == -ENOMEM)
+				break;
+			err = 0;
+			continue;
+		}
+		err = push_request_end_series(req);
+		if (err)
+			break;
+		nr_series++;
+		samples += ns;
+		pthread_mutex_lock(&a->lock);
+		a->st.profiles++;
+		a->st.samples += ns;
+		pthread_mutex_unlock(&a->lock);
+		if (push_request_size(req) >= max) {
+			agent_deliver(a, req, nr_series, samples);
+			req = NULL;
+			nr_series = 0;
+			samples = 0;
+		}
+	}
+	if (req && nr_series && !err)
+		agent_deliver(a, req, nr_series, samples);
+	else
+		push_request_free(req);
+	bpfrec_pprof_free(conv);
+	return err;
+}
