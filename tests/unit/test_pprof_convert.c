@@ -847,14 +847,17 @@ static int64_t label_num(const struct tp_sample *s, const char *key)
 	return -1;
 }
 
-/* The sample of p with want's pid and stack (by address: not symbolized), of profile wp. */
+static const char *label_str(const struct tp_sample *s, const char *key);
+
+/* The sample of p with want's pid, comm and stack (by address: not symbolized), of profile wp. */
 static size_t find_sample(const struct tp_profile *p, const struct tp_profile *wp,
 			  const struct tp_sample *want)
 {
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct tp_sample *s = &p->samples[i];
 		bool same = s->nr_locs == want->nr_locs &&
-			    label_num(s, "pid") == label_num(want, "pid");
+			    label_num(s, "pid") == label_num(want, "pid") &&
+			    !strcmp(label_str(s, "comm"), label_str(want, "comm"));
 
 		for (size_t l = 0; same && l < s->nr_locs; l++)
 			same = tp_location(p, s->locs[l])->address ==
@@ -871,7 +874,8 @@ Test(convert, profiles_split_by_group)
 	struct result all, grouped;
 	struct groups_seen seen = { 0 };
 	uint64_t a[4], b[] = { PERF_CONTEXT_USER, rt("leaf_b", 4), rt("work", 0x20), rt("main", 0x30) };
-	struct pp_label_spec labels[] = { { PP_LABEL_PID, NULL } };
+	/* By pid and comm: the whole's samples then split as the groups do. */
+	struct pp_label_spec labels[] = { { PP_LABEL_PID, NULL }, { PP_LABEL_COMM, NULL } };
 
 	/* pp_shares (PID, two threads) and other (900) run the same binary;
 	 * 777 is dropped by the callback. */
@@ -897,12 +901,13 @@ Test(convert, profiles_split_by_group)
 	sample(&f, EV_CPU, 900, 900, 1, 32, 1000, PERF_RECORD_MISC_USER, b, 4);
 	sample(&f, EV_CPU, 777, 777, 1, 33, 1000, PERF_RECORD_MISC_USER, b, 4);
 	sample(&f, EV_OFF, 900, 900, 1, 40, 5000000, PERF_RECORD_MISC_USER, b, 4);
-	/* A rename (prctl) after the first sample does not move the process. */
+	/* A rename (or an exec) makes it another program: asked again. */
 	comm(&f, 900, 900, "renamed", false, 50);
 	sample(&f, EV_CPU, 900, 900, 1, 60, 1000, PERF_RECORD_MISC_USER, a, 4);
+	sample(&f, EV_CPU, 900, 900, 1, 61, 1000, PERF_RECORD_MISC_USER, a, 4);
 	file_close(&f);
 
-	struct pp_convert_opts o = { .labels = labels, .nr_labels = 1, .no_symbolize = true };
+	struct pp_convert_opts o = { .labels = labels, .nr_labels = 2, .no_symbolize = true };
 	struct pp_convert_opts og = o;
 
 	og.group = group_of;
@@ -912,37 +917,42 @@ Test(convert, profiles_split_by_group)
 
 	cr_assert_eq(all.n, 2);
 	cr_assert_str_eq(all.group[0], "", "no callback, no group");
-	cr_assert_eq(seen.n, 3, "asked once per pid, not per sample");
+	cr_assert_eq(seen.n, 4, "asked once per pid and comm, not per sample");
 	cr_assert_eq(seen.pids[0], PID);
 	cr_assert_str_eq(seen.comms[0], "pp_shares", "the process's comm, not the thread's");
 	cr_assert_eq(seen.pids[1], 900);
 	cr_assert_str_eq(seen.comms[1], "other");
 	cr_assert_eq(seen.pids[2], 777);
+	cr_assert_eq(seen.pids[3], 900);
+	cr_assert_str_eq(seen.comms[3], "renamed");
 	cr_assert_eq(grouped.st.filtered, 1, "the dropped pid's sample");
 
-	/* cpu-clock for both groups in order of first sample, then offcpu-time
+	/* cpu-clock for each group in order of first sample, then offcpu-time
 	 * for the one group that has some. */
-	cr_assert_eq(grouped.n, 3);
+	cr_assert_eq(grouped.n, 4);
 	cr_assert_str_eq(grouped.name[0], "cpu-clock");
 	cr_assert_str_eq(grouped.group[0], "g-pp_shares");
 	cr_assert_str_eq(grouped.name[1], "cpu-clock");
 	cr_assert_str_eq(grouped.group[1], "g-other");
-	cr_assert_str_eq(grouped.name[2], "offcpu-time");
-	cr_assert_str_eq(grouped.group[2], "g-other");
+	cr_assert_str_eq(grouped.name[2], "cpu-clock");
+	cr_assert_str_eq(grouped.group[2], "g-renamed");
+	cr_assert_str_eq(grouped.name[3], "offcpu-time");
+	cr_assert_str_eq(grouped.group[3], "g-other");
 	cr_assert_eq(total(grouped.p[0], 0), 5);
-	cr_assert_eq(total(grouped.p[1], 0), 4);
-	cr_assert_eq(total(grouped.p[2], 1), 5000000);
-	cr_assert_eq(total(grouped.p[0], 0) + total(grouped.p[1], 0) + 1, total(all.p[0], 0),
-		     "the groups and the dropped sample make the whole");
-	cr_assert_eq(total(grouped.p[2], 1), total(all.p[1], 1));
+	cr_assert_eq(total(grouped.p[1], 0), 3);
+	cr_assert_eq(total(grouped.p[2], 0), 2);
+	cr_assert_eq(total(grouped.p[3], 1), 5000000);
+	cr_assert_eq(total(grouped.p[0], 0) + total(grouped.p[1], 0) + total(grouped.p[2], 0) + 1,
+		     total(all.p[0], 0), "the groups and the dropped sample make the whole");
+	cr_assert_eq(total(grouped.p[3], 1), total(all.p[1], 1));
 	for (size_t i = 0; i < grouped.n; i++)
 		cr_assert_eq(grouped.samples[i], (uint64_t)total(grouped.p[i], 0));
 
 	/* Each group's profile has its pid's samples only, as the whole has them. */
-	const int64_t pids[] = { PID, 900, 900 };
+	const int64_t pids[] = { PID, 900, 900, 900 };
 
 	for (size_t i = 0; i < grouped.n; i++) {
-		const struct tp_profile *g = grouped.p[i], *w = all.p[i < 2 ? 0 : 1];
+		const struct tp_profile *g = grouped.p[i], *w = all.p[i < 3 ? 0 : 1];
 
 		cr_assert_gt(g->nr_samples, 0);
 		for (size_t s = 0; s < g->nr_samples; s++) {

@@ -62,12 +62,13 @@ struct bpfrec_pprof_opts {
 	void *log_ctx;
 	/*
 	 * Split the profiles by group (a service, a container): the group of
-	 * each sampled process, asked once per pid at its first sample (in
-	 * time order) and remembered for the rest of the conversion. comm is
-	 * the process's command name as the recording knows it at that point
-	 * (its main thread's, else the sampled thread's; "swapper" for pid 0;
-	 * "" when unknown), never NULL. The returned name is copied; NULL drops
-	 * the process's samples (counted in stats.filtered). The profiles are
+	 * each sampled process, asked at its first sample (in time order) and
+	 * remembered while its command name stays the same: asked again after
+	 * an exec or a rename. comm is the process's command name as the
+	 * recording knows it at that point (its main thread's, else the
+	 * sampled thread's; "swapper" for pid 0; "" when unknown), never NULL.
+	 * The returned name is copied; NULL drops the process's samples while
+	 * it has that name (counted in stats.filtered). The profiles are
 	 * then one per (event, group) that has samples, by event in file order,
 	 * then by group in order of first sample; bpfrec_pprof_profile_group()
 	 * names the group. A recording without samples then has no profiles

@@ -226,14 +226,16 @@ static int unwind(struct pp_convert *c, const struct csample *s, const struct cs
 }
 
 /*
- * The group of process pid (opts.group), asked once per pid: the first
- * answer stands for the rest of the conversion, so a process that execs
- * keeps the group of its first sample. thread_comm is the sampled thread's
- * name (sid + 1, 0 = unknown), for a process whose main thread has none.
+ * The group of process pid (opts.group), asked once per process image: per
+ * pid and command name, so that a process that forks and then execs (first
+ * sampled as its parent's copy) is asked again as the program it became.
+ * thread_comm is the sampled thread's name (sid + 1, 0 = unknown), for a
+ * process whose main thread has none.
  */
 static int sample_group(struct pp_convert *c, uint32_t pid, uint32_t thread_comm, uint32_t *group)
 {
 	uint32_t comm = pp_aspace_comm(c->as, pid);
+	uint32_t key[2];
 	const char *name;
 	bool added;
 	int64_t id, gid;
@@ -242,6 +244,10 @@ static int sample_group(struct pp_convert *c, uint32_t pid, uint32_t thread_comm
 		*group = 0;
 		return 0;
 	}
+	if (!comm)
+		comm = thread_comm;
+	key[0] = pid;
+	key[1] = comm;
 	if (pp_intern_count(&c->gpids) >= c->gpid_cap) {
 		size_t cap = c->gpid_cap ? c->gpid_cap * 2 : 256;
 		uint32_t *n = realloc(c->gpid_group, cap * sizeof(*n));
@@ -251,15 +257,13 @@ static int sample_group(struct pp_convert *c, uint32_t pid, uint32_t thread_comm
 		c->gpid_group = n;
 		c->gpid_cap = cap;
 	}
-	id = pp_intern_put(&c->gpids, &pid, sizeof(pid), &added);
+	id = pp_intern_put(&c->gpids, key, sizeof(key), &added);
 	if (id < 0)
 		return id;
 	if (!added) {
 		*group = c->gpid_group[id];
 		return 0;
 	}
-	if (!comm)
-		comm = thread_comm;
 	/* As the comm label names them (labels.c), but "" for an unknown process. */
 	name = c->opts.group(c->opts.group_ctx, pid,
 			     comm ? pp_cv_str(c, comm - 1) : pid ? "" : "swapper");

@@ -18,9 +18,10 @@
  *     a Location; mappings carry the recorded file, offset and build-id.
  *
  * With a group callback (opts.group), each sample's process also gets a
- * group (asked once per pid in phase 1), the group is part of what
- * samples aggregate by, and phase 2 makes one profile per (event, group)
- * from the same tables: the file is read once whatever the groups.
+ * group (asked once per pid and command name in phase 1), the group is
+ * part of what samples aggregate by, and phase 2 makes one profile per
+ * (event, group) from the same tables: the file is read once whatever the
+ * groups.
  *
  * One symbolizer serves both phases: unwinding and naming find and open
  * each file once.

@@ -12,7 +12,7 @@
  *   stacks   arrays of frame ids, leaf first
  *   labelsets arrays of label values (struct label_val)
  *   samples  (event, stack, labelset, group) -> counts
- *   groups   the group names (opts.group); gpids: pid -> group, its cache
+ *   groups   the group names (opts.group); gpids: (pid, comm) -> group, its cache
  * The mappings themselves are the process replay's (aspace.h).
  */
 #ifndef TOOLS_PPROF_CONVERT_INT_H
@@ -124,7 +124,7 @@ struct pp_convert {
 
 	/* convert.c: groups (opts.group) */
 	struct pp_intern groups;	/* group names, NUL included */
-	struct pp_intern gpids;		/* pids asked about */
+	struct pp_intern gpids;		/* (pid, comm sid + 1) asked about */
 	uint32_t *gpid_group;		/* per gpids id: group id or PP_GROUP_DROPPED */
 	size_t gpid_cap;
 
