@@ -99,6 +99,9 @@ Test(service, systemd_units_sessions_and_cgroups)
 	expect_name(s, 107, "x", "x");
 	expect_name(s, 108, "systemd", "systemd");
 	expect_name(s, 109, "worker", "containerd.service");
+	/* The same, as the converter's group callback. */
+	cr_assert_str_eq(agent_services_group(s, 100, "nginx"), "nginx.service");
+	cr_assert_str_eq(agent_services_group(s, 102, "bash"), "bash");
 	agent_services_free(s);
 }
 

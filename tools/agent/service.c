@@ -258,3 +258,8 @@ const char *agent_services_name(struct agent_services *s, uint32_t pid, const ch
 	}
 	return se->buf;
 }
+
+const char *agent_services_group(void *ctx, uint32_t pid, const char *comm)
+{
+	return agent_services_name(ctx, pid, comm);
+}

@@ -33,7 +33,9 @@
  *
  * Answers are cached per pid, in at most AGENT_SERVICES_MAX entries (least
  * recently used evicted), and looked up again when the comm differs from
- * the cached one (an exec, or the pid reused by another program).
+ * the cached one (an exec, or the pid reused by another program). One
+ * thread at a time: the agent's worker asks, from the converter's group
+ * callback.
  */
 #ifndef TOOLS_AGENT_SERVICE_H
 #define TOOLS_AGENT_SERVICE_H
@@ -52,6 +54,8 @@ int agent_services_new(const char *proc_root, struct agent_services **s);
  * string is valid until the next call on s or agent_services_free().
  */
 const char *agent_services_name(struct agent_services *s, uint32_t pid, const char *comm);
+/* agent_services_name() as a group callback (bpfrec_pprof_opts.group): ctx is the agent_services. */
+const char *agent_services_group(void *ctx, uint32_t pid, const char *comm);
 void agent_services_free(struct agent_services *s);
 
 #endif /* TOOLS_AGENT_SERVICE_H */

@@ -51,6 +51,9 @@ static int make_outs(struct pp_convert *c)
 	uint64_t *count = calloc(nr_cells ? nr_cells : 1, sizeof(*count));
 	int err = -ENOMEM;
 
+	free(c->outs);		/* from an attempt that ran out of memory */
+	free(c->out_samples);
+	c->nr_outs = 0;
 	c->outs = calloc(nr_cells ? nr_cells : 1, sizeof(*c->outs));
 	c->out_samples = malloc((nr_samples ? nr_samples : 1) * sizeof(*c->out_samples));
 	if (!start || !count || !c->outs || !c->out_samples)
