@@ -616,6 +616,54 @@ Test(api_pprof, a_failing_callback_fails_the_write)
 	close(in);
 }
 
+static const char *group_named(void *ctx, uint32_t pid, const char *comm)
+{
+	(void)pid;
+	(void)comm;
+	return ctx;
+}
+
+/* The group callback (bpfrec agent: one profile per service) through the public API. */
+Test(api_pprof, profiles_by_group)
+{
+	BPFREC_OPTS(bpfrec_pprof_opts, o, .no_symbolize = true, .group = group_named,
+		    .group_ctx = "svc");
+	BPFREC_OPTS(bpfrec_pprof_opts, drop, .no_symbolize = true, .group = group_named);
+	BPFREC_OPTS(bpfrec_pprof_stats, st);
+	struct bpfrec_pprof *c = NULL;
+	int in = make_recording(false);
+
+	cr_assert_eq(bpfrec_pprof_new(&o, &c), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_read_fd(c, in), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_nr_profiles(c), 1);
+	cr_assert_str_eq(bpfrec_pprof_profile_group(c, 0), "svc");
+	cr_assert_str_eq(bpfrec_pprof_profile_event(c, 0), "cpu-clock");
+	cr_assert_eq(bpfrec_pprof_profile_samples(c, 0), NR_SAMPLES);
+	cr_assert_null(bpfrec_pprof_profile_group(c, 1));
+	cr_assert_null(bpfrec_pprof_profile_event(c, 1));
+	bpfrec_pprof_free(c);
+
+	/* Every process dropped (NULL): no profiles, and that is no error. */
+	cr_assert_eq(lseek(in, 0, SEEK_SET), 0);
+	cr_assert_eq(bpfrec_pprof_new(&drop, &c), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_read_fd(c, in), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_nr_profiles(c), 0);
+	cr_assert_eq(bpfrec_pprof_get_stats(c, &st), 0);
+	cr_assert_eq(st.filtered, NR_SAMPLES);
+	bpfrec_pprof_free(c);
+
+	/* Without a callback: no group names. */
+	BPFREC_OPTS(bpfrec_pprof_opts, plain, .no_symbolize = true);
+
+	cr_assert_eq(lseek(in, 0, SEEK_SET), 0);
+	cr_assert_eq(bpfrec_pprof_new(&plain, &c), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_eq(bpfrec_pprof_read_fd(c, in), 0, "%s", bpfrec_pprof_error(c));
+	cr_assert_null(bpfrec_pprof_profile_group(c, 0));
+	cr_assert_str_eq(bpfrec_pprof_profile_event(c, 0), "cpu-clock");
+	bpfrec_pprof_free(c);
+	close(in);
+}
+
 Test(api_pprof, bad_labels_and_missing_input_say_what_to_fix)
 {
 	BPFREC_OPTS(bpfrec_pprof_opts, bad, .labels = "pid,bogus");

@@ -266,6 +266,8 @@ static void shares_chain(uint64_t chain[4])
 struct result {
 	struct tp_profile *p[4];
 	char name[4][64];
+	char group[4][64];		/* "" = none */
+	uint64_t samples[4];
 	size_t n;
 	struct pp_convert_stats st;
 	char warning[512];
@@ -293,6 +295,9 @@ static void convert(const char *path, struct pp_convert_opts *o, struct result *
 		cr_assert_eq(pprof_serialize(b, tpb_sink, &m), 0);
 		res->p[i] = tp_decode(m.data, m.len);
 		snprintf(res->name[i], sizeof(res->name[i]), "%s", pp_convert_profile_name(c, i));
+		snprintf(res->group[i], sizeof(res->group[i]), "%s",
+			 pp_convert_profile_group(c, i) ? pp_convert_profile_group(c, i) : "");
+		res->samples[i] = pp_convert_profile_samples(c, i);
 		free(m.data);
 		pprof_builder_free(b);
 	}
@@ -808,6 +813,160 @@ Test(convert, several_events_and_unknown_ids)
 	convert(f.path, &none, &res);
 	cr_assert_eq(res.n, 0, "no such event: nothing to build");
 	free_result(&res);
+}
+
+/* ---- profiles split by group (bpfrec agent: one per service) ---- */
+
+struct groups_seen {
+	uint32_t pids[8];
+	char comms[8][32];
+	size_t n;
+};
+
+/* Groups by comm, "g-COMM"; drops pid 777 (NULL). Remembers each call. */
+static const char *group_of(void *ctx, uint32_t pid, const char *comm)
+{
+	static char name[64];
+	struct groups_seen *g = ctx;
+
+	cr_assert_lt(g->n, 8);
+	g->pids[g->n] = pid;
+	snprintf(g->comms[g->n++], sizeof(g->comms[0]), "%s", comm);
+	if (pid == 777)
+		return NULL;
+	snprintf(name, sizeof(name), "g-%s", comm);
+	return name;	/* copied by the converter: reused by the next call */
+}
+
+static int64_t label_num(const struct tp_sample *s, const char *key)
+{
+	for (size_t i = 0; i < s->nr_labels; i++)
+		if (!strcmp(s->labels[i].key, key))
+			return s->labels[i].num;
+	cr_assert_fail("no label %s", key);
+	return -1;
+}
+
+static const char *label_str(const struct tp_sample *s, const char *key);
+
+/* The sample of p with want's pid, comm and stack (by address: not symbolized), of profile wp. */
+static size_t find_sample(const struct tp_profile *p, const struct tp_profile *wp,
+			  const struct tp_sample *want)
+{
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct tp_sample *s = &p->samples[i];
+		bool same = s->nr_locs == want->nr_locs &&
+			    label_num(s, "pid") == label_num(want, "pid") &&
+			    !strcmp(label_str(s, "comm"), label_str(want, "comm"));
+
+		for (size_t l = 0; same && l < s->nr_locs; l++)
+			same = tp_location(p, s->locs[l])->address ==
+			       tp_location(wp, want->locs[l])->address;
+		if (same)
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+Test(convert, profiles_split_by_group)
+{
+	struct file f;
+	struct result all, grouped;
+	struct groups_seen seen = { 0 };
+	uint64_t a[4], b[] = { PERF_CONTEXT_USER, rt("leaf_b", 4), rt("work", 0x20), rt("main", 0x30) };
+	/* By pid and comm: the whole's samples then split as the groups do. */
+	struct pp_label_spec labels[] = { { PP_LABEL_PID, NULL }, { PP_LABEL_COMM, NULL } };
+
+	/* pp_shares (PID, two threads) and other (900) run the same binary;
+	 * 777 is dropped by the callback. */
+	file_open(&f, true);
+	shares_chain(a);
+	comm(&f, PID, PID, "pp_shares", true, 10);
+	comm(&f, PID, TID, "worker", false, 10);
+	comm(&f, 900, 900, "other", true, 10);
+	comm(&f, 777, 777, "dropped", true, 10);
+	struct perfdata_mmap m1 = fixture_mmap(PID, false), m2 = fixture_mmap(900, false),
+			     m3 = fixture_mmap(777, false);
+
+	mmap2(&f, &m1, 10);
+	mmap2(&f, &m2, 10);
+	mmap2(&f, &m3, 10);
+	/* The first sample is the worker thread's: its group is still its process's. */
+	sample(&f, EV_CPU, PID, TID, 0, 20, 1000, PERF_RECORD_MISC_USER, a, 4);
+	for (int i = 0; i < 3; i++)
+		sample(&f, EV_CPU, PID, PID, 0, 21 + i, 1000, PERF_RECORD_MISC_USER, a, 4);
+	sample(&f, EV_CPU, PID, PID, 0, 25, 1000, PERF_RECORD_MISC_USER, b, 4);
+	for (int i = 0; i < 2; i++)
+		sample(&f, EV_CPU, 900, 900, 1, 30 + i, 1000, PERF_RECORD_MISC_USER, a, 4);
+	sample(&f, EV_CPU, 900, 900, 1, 32, 1000, PERF_RECORD_MISC_USER, b, 4);
+	sample(&f, EV_CPU, 777, 777, 1, 33, 1000, PERF_RECORD_MISC_USER, b, 4);
+	sample(&f, EV_OFF, 900, 900, 1, 40, 5000000, PERF_RECORD_MISC_USER, b, 4);
+	/* A rename (or an exec) makes it another program: asked again. */
+	comm(&f, 900, 900, "renamed", false, 50);
+	sample(&f, EV_CPU, 900, 900, 1, 60, 1000, PERF_RECORD_MISC_USER, a, 4);
+	sample(&f, EV_CPU, 900, 900, 1, 61, 1000, PERF_RECORD_MISC_USER, a, 4);
+	file_close(&f);
+
+	struct pp_convert_opts o = { .labels = labels, .nr_labels = 2, .no_symbolize = true };
+	struct pp_convert_opts og = o;
+
+	og.group = group_of;
+	og.group_ctx = &seen;
+	convert(f.path, &o, &all);
+	convert(f.path, &og, &grouped);
+
+	cr_assert_eq(all.n, 2);
+	cr_assert_str_eq(all.group[0], "", "no callback, no group");
+	cr_assert_eq(seen.n, 4, "asked once per pid and comm, not per sample");
+	cr_assert_eq(seen.pids[0], PID);
+	cr_assert_str_eq(seen.comms[0], "pp_shares", "the process's comm, not the thread's");
+	cr_assert_eq(seen.pids[1], 900);
+	cr_assert_str_eq(seen.comms[1], "other");
+	cr_assert_eq(seen.pids[2], 777);
+	cr_assert_eq(seen.pids[3], 900);
+	cr_assert_str_eq(seen.comms[3], "renamed");
+	cr_assert_eq(grouped.st.filtered, 1, "the dropped pid's sample");
+
+	/* cpu-clock for each group in order of first sample, then offcpu-time
+	 * for the one group that has some. */
+	cr_assert_eq(grouped.n, 4);
+	cr_assert_str_eq(grouped.name[0], "cpu-clock");
+	cr_assert_str_eq(grouped.group[0], "g-pp_shares");
+	cr_assert_str_eq(grouped.name[1], "cpu-clock");
+	cr_assert_str_eq(grouped.group[1], "g-other");
+	cr_assert_str_eq(grouped.name[2], "cpu-clock");
+	cr_assert_str_eq(grouped.group[2], "g-renamed");
+	cr_assert_str_eq(grouped.name[3], "offcpu-time");
+	cr_assert_str_eq(grouped.group[3], "g-other");
+	cr_assert_eq(total(grouped.p[0], 0), 5);
+	cr_assert_eq(total(grouped.p[1], 0), 3);
+	cr_assert_eq(total(grouped.p[2], 0), 2);
+	cr_assert_eq(total(grouped.p[3], 1), 5000000);
+	cr_assert_eq(total(grouped.p[0], 0) + total(grouped.p[1], 0) + total(grouped.p[2], 0) + 1,
+		     total(all.p[0], 0), "the groups and the dropped sample make the whole");
+	cr_assert_eq(total(grouped.p[3], 1), total(all.p[1], 1));
+	for (size_t i = 0; i < grouped.n; i++)
+		cr_assert_eq(grouped.samples[i], (uint64_t)total(grouped.p[i], 0));
+
+	/* Each group's profile has its pid's samples only, as the whole has them. */
+	const int64_t pids[] = { PID, 900, 900, 900 };
+
+	for (size_t i = 0; i < grouped.n; i++) {
+		const struct tp_profile *g = grouped.p[i], *w = all.p[i < 3 ? 0 : 1];
+
+		cr_assert_gt(g->nr_samples, 0);
+		for (size_t s = 0; s < g->nr_samples; s++) {
+			size_t at = find_sample(w, g, &g->samples[s]);
+
+			cr_assert_eq(label_num(&g->samples[s], "pid"), pids[i], "profile %zu", i);
+			cr_assert_neq(at, SIZE_MAX, "a stack the whole does not have");
+			cr_assert_eq(g->samples[s].values[0], w->samples[at].values[0]);
+			cr_assert_eq(g->samples[s].values[1], w->samples[at].values[1]);
+		}
+		cr_assert(strstr(g->comments[0], grouped.group[i]), "%s", g->comments[0]);
+	}
+	free_result(&all);
+	free_result(&grouped);
 }
 
 /* ---- heap profiles: record --alloc's alloc and inuse events ---- */

@@ -195,7 +195,8 @@ static int64_t intern_stack(struct pp_convert *c, const struct csample *s)
 	return stack;
 }
 
-int pp_cv_aggregate(struct pp_convert *c, const struct csample *s, uint32_t comm, uint64_t time)
+int pp_cv_aggregate(struct pp_convert *c, const struct csample *s, uint32_t comm, uint32_t group,
+		    uint64_t time)
 {
 	int64_t stack, labels, id;
 	bool added;
@@ -207,7 +208,7 @@ int pp_cv_aggregate(struct pp_convert *c, const struct csample *s, uint32_t comm
 	if (labels < 0)
 		return labels;
 
-	struct sample_key k = { .event = s->event, .stack = stack, .labels = labels };
+	struct sample_key k = { .event = s->event, .stack = stack, .labels = labels, .group = group };
 
 	if (pp_intern_count(&c->samples) >= c->counts_cap) {
 		size_t cap = c->counts_cap ? c->counts_cap * 2 : 1024;

@@ -2,7 +2,7 @@
 /*
  * aggregate.h - a sample, at its turn in time order, into the converter's
  * tables (phase 1; convert_int.h): its frames and stack, its label set
- * (labels.h), and one count more for its (event, stack, label set).
+ * (labels.h), and one count more for its (event, stack, label set, group).
  * Memory follows the distinct stacks and samples, not the samples read.
  * Internal to tools/pprof.
  *
@@ -24,7 +24,9 @@ struct pp_convert;
 struct csample;
 
 /* Aggregate sample s (its user stack unwound already, if it had one), of a
- * thread named comm (sid + 1; 0 = unknown), at time (0 = unknown). 0 or -errno. */
-int pp_cv_aggregate(struct pp_convert *c, const struct csample *s, uint32_t comm, uint64_t time);
+ * thread named comm (sid + 1; 0 = unknown), of a process in group (id in
+ * c->groups; 0 without groups), at time (0 = unknown). 0 or -errno. */
+int pp_cv_aggregate(struct pp_convert *c, const struct csample *s, uint32_t comm, uint32_t group,
+		    uint64_t time);
 
 #endif /* TOOLS_PPROF_AGGREGATE_H */

@@ -79,6 +79,8 @@ int bpfrec_pprof_new(const struct bpfrec_pprof_opts *opts, struct bpfrec_pprof *
 	c->sym.jit_dir = p->opts.jit_dir;
 	c->sym.no_inlines = p->opts.no_inlines;
 	c->wall_clock_at_end = p->opts.wall_clock_at_end;
+	c->group = p->opts.group;
+	c->group_ctx = p->opts.group_ctx;
 	if (p->opts.labels) {
 		p->labels_buf = strdup(p->opts.labels);
 		if (!p->labels_buf)
@@ -147,7 +149,8 @@ static int read_input(struct bpfrec_pprof *p, int fd, const char *name)
 		pp_convert_set_wall_clock(p->c, S_ISREG(st.st_mode) && !perfdata_reader_is_pipe(p->r)
 			? (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec
 			: realtime_ns());
-	if (!pp_convert_nr_profiles(p->c)) {
+	/* Events without samples still make profiles, unless split by group. */
+	if (!pp_convert_nr_event_profiles(p->c)) {
 		if (p->conv_opts.event)
 			return fail(p, -ENOENT, "%s has no event '%s'; 'perf evlist -i FILE' lists "
 				    "its events", p->input_name, p->conv_opts.event);
@@ -199,6 +202,16 @@ const char *bpfrec_pprof_profile_name(const struct bpfrec_pprof *p, size_t i)
 uint64_t bpfrec_pprof_profile_samples(const struct bpfrec_pprof *p, size_t i)
 {
 	return i < bpfrec_pprof_nr_profiles(p) ? pp_convert_profile_samples(p->c, i) : 0;
+}
+
+const char *bpfrec_pprof_profile_event(const struct bpfrec_pprof *p, size_t i)
+{
+	return i < bpfrec_pprof_nr_profiles(p) ? pp_convert_profile_event(p->c, i) : NULL;
+}
+
+const char *bpfrec_pprof_profile_group(const struct bpfrec_pprof *p, size_t i)
+{
+	return i < bpfrec_pprof_nr_profiles(p) ? pp_convert_profile_group(p->c, i) : NULL;
 }
 
 static void fill_info(struct bpfrec_pprof_profile_info *info, const struct pprof_builder *b,

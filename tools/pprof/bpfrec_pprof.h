@@ -9,10 +9,11 @@
  *   bpfrec_pprof_new(opts)        filters, labels, where symbols come from
  *   bpfrec_pprof_read_path/_fd()  read the whole recording once (memory
  *                                 follows distinct stacks, not samples)
- *   bpfrec_pprof_write_*(i)       profile i (one per event, in file order)
- *                                 to a path (written to a temporary name
- *                                 and renamed: never half-written), an fd,
- *                                 or a write callback
+ *   bpfrec_pprof_write_*(i)       profile i (one per event, in file order;
+ *                                 with a group callback one per event and
+ *                                 group) to a path (written to a temporary
+ *                                 name and renamed: never half-written), an
+ *                                 fd, or a write callback
  *   bpfrec_pprof_free()
  *
  * Read once per handle (-EALREADY after); write before reading: -EINVAL.
@@ -59,8 +60,25 @@ struct bpfrec_pprof_opts {
 	uint64_t wall_clock_at_end;
 	bpfrec_log_fn log;		/* warnings about the whole conversion */
 	void *log_ctx;
+	/*
+	 * Split the profiles by group (a service, a container): the group of
+	 * each sampled process, asked at its first sample (in time order) and
+	 * remembered while its command name stays the same: asked again after
+	 * an exec or a rename. comm is the process's command name as the
+	 * recording knows it at that point (its main thread's, else the
+	 * sampled thread's; "swapper" for pid 0; "" when unknown), never NULL.
+	 * The returned name is copied; NULL drops the process's samples while
+	 * it has that name (counted in stats.filtered). The profiles are
+	 * then one per (event, group) that has samples, by event in file order,
+	 * then by group in order of first sample; bpfrec_pprof_profile_group()
+	 * names the group. A recording without samples then has no profiles
+	 * (not an error). NULL callback: one profile per selected event, with
+	 * or without samples.
+	 */
+	const char *(*group)(void *ctx, uint32_t pid, const char *comm);
+	void *group_ctx;
 };
-#define bpfrec_pprof_opts__last_field log_ctx
+#define bpfrec_pprof_opts__last_field group_ctx
 
 /* What the conversion met; declare with BPFREC_OPTS(bpfrec_pprof_stats, st). */
 struct bpfrec_pprof_stats {
@@ -102,6 +120,15 @@ BPFREC_API int bpfrec_pprof_read_fd(struct bpfrec_pprof *conv, int fd);
 BPFREC_API size_t bpfrec_pprof_nr_profiles(const struct bpfrec_pprof *conv);
 BPFREC_API const char *bpfrec_pprof_profile_name(const struct bpfrec_pprof *conv, size_t i);
 BPFREC_API uint64_t bpfrec_pprof_profile_samples(const struct bpfrec_pprof *conv, size_t i);
+/*
+ * The event's full name as recorded ("cpu-clock", "offcpu-time",
+ * "sched-delay", "cpu/cycles,period=1000/u"; "heap" for the one profile of
+ * the alloc and inuse events), where bpfrec_pprof_profile_name() gives the
+ * short one made for file names. NULL when there is no profile i.
+ */
+BPFREC_API const char *bpfrec_pprof_profile_event(const struct bpfrec_pprof *conv, size_t i);
+/* The group of profile i (opts.group's answer); NULL without a group callback. */
+BPFREC_API const char *bpfrec_pprof_profile_group(const struct bpfrec_pprof *conv, size_t i);
 
 /* info may be NULL. The path gets mode 0600 (a profile shows what programs do). */
 BPFREC_API int bpfrec_pprof_write_path(struct bpfrec_pprof *conv, size_t i, const char *path,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * build.c - phase 2 of the conversion (see convert.h): the list of profiles
- * (one per selected event) and each profile, built from the tables phase 1
+ * (one per selected event, or per event and group) and each profile, built
+ * from the tables phase 1
  * (convert.c) filled. Each distinct frame is symbolized once, whatever the
  * number of events; mappings get the recorded file, offset and build-id;
  * the kernel's addresses are checked against (and if need be shifted to)
@@ -24,12 +25,76 @@
 
 /* ---- the profile list ---- */
 
+/* The (event profile, group) a sample belongs to, as an index into a
+ * nr_profiles x nr_groups grid, or SIZE_MAX for none. */
+static size_t out_cell(const struct pp_convert *c, const struct sample_key *k, size_t nr_groups)
+{
+	if (k->event >= c->nr_ev_profile || c->ev_profile[k->event] == UINT32_MAX ||
+	    k->group >= nr_groups)
+		return SIZE_MAX;
+	return (size_t)c->ev_profile[k->event] * nr_groups + k->group;
+}
+
+/*
+ * The profiles phase 2 builds (c->outs) and the samples of each, listed
+ * once (c->out_samples, a counting sort by profile that keeps the sample
+ * order within each) so that building one of many group profiles does not
+ * walk every sample. Without groups, one per event profile even when it
+ * has no samples, as before groups existed; with groups, one per (event
+ * profile, group) that has samples.
+ */
+static int make_outs(struct pp_convert *c)
+{
+	size_t nr_groups = c->opts.group ? pp_intern_count(&c->groups) : 1;
+	size_t nr_cells = c->nr_profiles * nr_groups, nr_samples = pp_intern_count(&c->samples);
+	size_t *start = calloc(nr_cells + 1, sizeof(*start));
+	uint64_t *count = calloc(nr_cells ? nr_cells : 1, sizeof(*count));
+	int err = -ENOMEM;
+
+	free(c->outs);		/* from an attempt that ran out of memory */
+	free(c->out_samples);
+	c->nr_outs = 0;
+	c->outs = calloc(nr_cells ? nr_cells : 1, sizeof(*c->outs));
+	c->out_samples = malloc((nr_samples ? nr_samples : 1) * sizeof(*c->out_samples));
+	if (!start || !count || !c->outs || !c->out_samples)
+		goto out;
+	for (size_t i = 0; i < nr_samples; i++) {
+		size_t cell = out_cell(c, pp_intern_get(&c->samples, i, NULL), nr_groups);
+
+		if (cell == SIZE_MAX)
+			continue;
+		start[cell + 1]++;
+		count[cell] += c->counts[i].count;
+	}
+	for (size_t cell = 0; cell < nr_cells; cell++) {
+		if (!c->opts.group || start[cell + 1])
+			c->outs[c->nr_outs++] = (struct out_profile){
+				.profile = cell / nr_groups, .group = cell % nr_groups,
+				.samples = count[cell], .first = start[cell], .nr = start[cell + 1],
+			};
+		start[cell + 1] += start[cell];
+	}
+	/* start[cell] is where each cell's samples begin: place them, in order. */
+	for (size_t i = 0; i < nr_samples; i++) {
+		size_t cell = out_cell(c, pp_intern_get(&c->samples, i, NULL), nr_groups);
+
+		if (cell != SIZE_MAX)
+			c->out_samples[start[cell]++] = i;
+	}
+	err = 0;
+out:
+	free(start);
+	free(count);
+	return err;
+}
+
 /* Fill c->profiles and c->ev_profile from the events (once): one profile
  * per selected event, two attrs of one name and the allocation events
  * sharing one. */
 static int make_profiles(struct pp_convert *c)
 {
 	size_t n = perfdata_reader_nr_events(c->r);
+	int err;
 
 	if (c->profiles_made)
 		return 0;
@@ -90,12 +155,9 @@ static int make_profiles(struct pp_convert *c)
 				return -ENOMEM;
 		}
 	}
-	for (size_t i = 0; i < pp_intern_count(&c->samples); i++) {
-		const struct sample_key *k = pp_intern_get(&c->samples, i, NULL);
-
-		if (k->event < n && c->ev_profile[k->event] != UINT32_MAX)
-			c->profiles[c->ev_profile[k->event]].samples += c->counts[i].count;
-	}
+	err = make_outs(c);
+	if (err)
+		return err;
 	c->profiles_made = true;
 	return 0;
 }
@@ -104,17 +166,36 @@ size_t pp_convert_nr_profiles(const struct pp_convert *c)
 {
 	if (make_profiles((struct pp_convert *)c))
 		return 0;
+	return c->nr_outs;
+}
+
+size_t pp_convert_nr_event_profiles(const struct pp_convert *c)
+{
+	if (make_profiles((struct pp_convert *)c))
+		return 0;
 	return c->nr_profiles;
 }
 
 const char *pp_convert_profile_name(const struct pp_convert *c, size_t i)
 {
-	return i < c->nr_profiles ? c->profiles[i].short_name : NULL;
+	return i < c->nr_outs ? c->profiles[c->outs[i].profile].short_name : NULL;
+}
+
+const char *pp_convert_profile_event(const struct pp_convert *c, size_t i)
+{
+	return i < c->nr_outs ? c->profiles[c->outs[i].profile].name : NULL;
+}
+
+const char *pp_convert_profile_group(const struct pp_convert *c, size_t i)
+{
+	if (i >= c->nr_outs || !c->opts.group)
+		return NULL;
+	return pp_intern_get(&c->groups, c->outs[i].group, NULL);
 }
 
 uint64_t pp_convert_profile_samples(const struct pp_convert *c, size_t i)
 {
-	return i < c->nr_profiles ? c->profiles[i].samples : 0;
+	return i < c->nr_outs ? c->outs[i].samples : 0;
 }
 
 /* ---- phase 2: build-ids ---- */
@@ -469,7 +550,8 @@ static int setup_heap_header(struct pprof_builder *b, const struct perf_event_at
 }
 
 static int setup_header(struct pp_convert *c, struct pprof_builder *b,
-			const struct perfdata_event *ev, const struct profile_info *pi)
+			const struct perfdata_event *ev, const struct profile_info *pi,
+			const char *group)
 {
 	const struct perf_event_attr *a = &ev->attr;
 	const char *name = pi->short_name;
@@ -508,14 +590,16 @@ static int setup_header(struct pp_convert *c, struct pprof_builder *b,
 
 	char comment[256];
 
-	snprintf(comment, sizeof(comment), "converted by bpfrec pprof from %s, %s %s",
+	snprintf(comment, sizeof(comment), "converted by bpfrec pprof from %s, %s %s%s%s",
 		 c->opts.input_name, pi->heap ? "events" : "event",
-		 pi->heap ? PERFDATA_ALLOC_EVENT_NAME " and " PERFDATA_INUSE_EVENT_NAME : pi->name);
+		 pi->heap ? PERFDATA_ALLOC_EVENT_NAME " and " PERFDATA_INUSE_EVENT_NAME : pi->name,
+		 group ? ", group " : "", group ? group : "");
 	return pprof_add_comment(b, comment);
 }
 
-/* Make the executable with the most samples in profile i mapping 1. */
-static int main_mapping_first(struct pp_convert *c, struct build_ctx *bc, size_t i)
+/* Make the executable with the most samples in profile o mapping 1. */
+static int main_mapping_first(struct pp_convert *c, struct build_ctx *bc,
+			      const struct out_profile *o)
 {
 	size_t n = pp_aspace_nr_mappings(c->as), best = SIZE_MAX;
 	uint64_t *hits = calloc(n ? n : 1, sizeof(*hits));
@@ -524,13 +608,12 @@ static int main_mapping_first(struct pp_convert *c, struct build_ctx *bc, size_t
 
 	if (!hits)
 		return -ENOMEM;
-	for (size_t s = 0; s < pp_intern_count(&c->samples); s++) {
+	for (size_t j = o->first; j < o->first + o->nr; j++) {
+		uint32_t s = c->out_samples[j];
 		const struct sample_key *k = pp_intern_get(&c->samples, s, NULL);
 		size_t len;
 		const uint32_t *stack;
 
-		if (k->event >= c->nr_ev_profile || c->ev_profile[k->event] != i)
-			continue;
 		stack = pp_intern_get(&c->stacks, k->stack, &len);
 		for (size_t f = 0; f < len / sizeof(uint32_t); f++) {
 			const struct frame_key *fk = pp_intern_get(&c->frames, stack[f], NULL);
@@ -572,14 +655,18 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 {
 	struct build_ctx bc = { 0 };
 	const struct perfdata_event *ev;
+	const struct out_profile *o;
+	const struct profile_info *pi;
 	size_t nframes;
 	int err;
 
 	err = make_profiles(c);
 	if (err)
 		return pp_cv_fail(c, err, "%s", strerror(-err));
-	if (i >= c->nr_profiles)
+	if (i >= c->nr_outs)
 		return pp_cv_fail(c, -EINVAL, "no profile %zu", i);
+	o = &c->outs[i];
+	pi = &c->profiles[o->profile];
 	err = load_build_ids(c);
 	if (!err)
 		err = symbolizer_ready(c);
@@ -597,15 +684,16 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 	err = bc.loc_of && bc.map_of ? pprof_builder_new(&bc.b) : -ENOMEM;
 	if (err)
 		goto out;
-	ev = perfdata_reader_event(c->r, c->profiles[i].event);
-	err = setup_header(c, bc.b, ev, &c->profiles[i]);
+	ev = perfdata_reader_event(c->r, pi->event);
+	err = setup_header(c, bc.b, ev, pi, pp_convert_profile_group(c, i));
 	if (!err)
-		err = main_mapping_first(c, &bc, i);
+		err = main_mapping_first(c, &bc, o);
 
 	uint64_t *locs = NULL;
 	size_t locs_cap = 0;
 
-	for (size_t s = 0; !err && s < pp_intern_count(&c->samples); s++) {
+	for (size_t j = o->first; !err && j < o->first + o->nr; j++) {
+		uint32_t s = c->out_samples[j];
 		const struct sample_key *k = pp_intern_get(&c->samples, s, NULL);
 		size_t stack_len, nl;
 		const uint32_t *stack = pp_intern_get(&c->stacks, k->stack, &stack_len);
@@ -613,9 +701,7 @@ int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out)
 		struct pprof_label labels[PP_LABELS_MAX];
 		int64_t values[4] = { (int64_t)c->counts[s].count, (int64_t)c->counts[s].weight };
 
-		if (k->event >= c->nr_ev_profile || c->ev_profile[k->event] != i)
-			continue;
-		if (c->profiles[i].heap)
+		if (pi->heap)
 			heap_values(c, k->event, &c->counts[s], values);
 		stack_len /= sizeof(uint32_t);
 		nl /= sizeof(*lv);
@@ -654,7 +740,7 @@ out:
 	if (err) {
 		pprof_builder_free(bc.b);
 		return c->err[0] ? err : pp_cv_fail(c, err, "building the %s profile: %s",
-					      c->profiles[i].name, strerror(-err));
+					      pi->name, strerror(-err));
 	}
 	*out = bc.b;
 	return 0;

@@ -8,9 +8,9 @@
  * and tid before they are queued for time ordering (perfdata/reorder.h);
  * MMAP, MMAP2, COMM and FORK records are queued as they are. When its turn
  * comes, each goes where it belongs: the process replay (aspace.h), or for
- * a sample its thread-name filter, the unwinding of its user stack
- * (ustack.h) and aggregation (aggregate.h). The state all of them share is
- * in convert_int.h.
+ * a sample its thread-name filter, its process's group (opts.group), the
+ * unwinding of its user stack (ustack.h) and aggregation (aggregate.h).
+ * The state all of them share is in convert_int.h.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -121,6 +121,9 @@ void pp_convert_free(struct pp_convert *c)
 	free(c->raw_stack);
 	free(c->raw_key);
 	free(c->stack_buf);
+	pp_intern_free(&c->groups);
+	pp_intern_free(&c->gpids);
+	free(c->gpid_group);
 	/* labels.c */
 	pp_intern_free(&c->labelsets);
 	perfdata_trace_free(c->trace);
@@ -131,6 +134,8 @@ void pp_convert_free(struct pp_convert *c)
 	}
 	free(c->profiles);
 	free(c->ev_profile);
+	free(c->outs);
+	free(c->out_samples);
 	free(c->resolved);
 	free(c->lines);
 	pp_intern_free(&c->build_ids);
@@ -220,10 +225,65 @@ static int unwind(struct pp_convert *c, const struct csample *s, const struct cs
 	return 0;
 }
 
-/* A sample's turn: filtered by its thread's name, unwound, aggregated. */
+/*
+ * The group of process pid (opts.group), asked once per process image: per
+ * pid and command name, so that a process that forks and then execs (first
+ * sampled as its parent's copy) is asked again as the program it became.
+ * thread_comm is the sampled thread's name (sid + 1, 0 = unknown), for a
+ * process whose main thread has none.
+ */
+static int sample_group(struct pp_convert *c, uint32_t pid, uint32_t thread_comm, uint32_t *group)
+{
+	uint32_t comm = pp_aspace_comm(c->as, pid);
+	uint32_t key[2];
+	const char *name;
+	bool added;
+	int64_t id, gid;
+
+	if (!c->opts.group) {
+		*group = 0;
+		return 0;
+	}
+	if (!comm)
+		comm = thread_comm;
+	key[0] = pid;
+	key[1] = comm;
+	if (pp_intern_count(&c->gpids) >= c->gpid_cap) {
+		size_t cap = c->gpid_cap ? c->gpid_cap * 2 : 256;
+		uint32_t *n = realloc(c->gpid_group, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->gpid_group = n;
+		c->gpid_cap = cap;
+	}
+	id = pp_intern_put(&c->gpids, key, sizeof(key), &added);
+	if (id < 0)
+		return id;
+	if (!added) {
+		*group = c->gpid_group[id];
+		return 0;
+	}
+	/* As the comm label names them (labels.c), but "" for an unknown process. */
+	name = c->opts.group(c->opts.group_ctx, pid,
+			     comm ? pp_cv_str(c, comm - 1) : pid ? "" : "swapper");
+	if (!name) {
+		c->gpid_group[id] = PP_GROUP_DROPPED;
+	} else {
+		gid = pp_intern_str(&c->groups, name);
+		if (gid < 0)
+			return gid;
+		c->gpid_group[id] = gid;
+	}
+	*group = c->gpid_group[id];
+	return 0;
+}
+
+/* A sample's turn: filtered by its thread's name and its group, unwound, aggregated. */
 static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t time)
 {
-	uint32_t comm = pp_aspace_comm(c->as, s->tid);
+	uint32_t comm = pp_aspace_comm(c->as, s->tid), group = 0;
+	int err;
 
 	if (!comm)
 		comm = pp_aspace_comm(c->as, s->pid);
@@ -238,16 +298,22 @@ static int on_sample(struct pp_convert *c, const struct csample *s, uint64_t tim
 			return 0;
 		}
 	}
+	err = sample_group(c, s->pid, comm, &group);
+	if (err)
+		return err;
+	if (group == PP_GROUP_DROPPED) {
+		c->stats.filtered++;
+		return 0;
+	}
 	if (s->pid && !comm && !pp_aspace_known(c->as, s->pid))
 		c->stats.unknown_pid++;
 	if (s->flags & CSAMPLE_HAS_USTACK) {
-		int err = unwind(c, s, &s);
-
+		err = unwind(c, s, &s);
 		if (err)
 			return err;
 	}
 
-	return pp_cv_aggregate(c, s, comm, time);
+	return pp_cv_aggregate(c, s, comm, group, time);
 }
 
 /* A record's turn has come, in time order. */

@@ -9,13 +9,19 @@
  *     replayed in time order (reorder.h) through the processes they
  *     describe (aspace.h); DWARF-mode samples are unwound (ustack.h); each
  *     sample becomes a stack of frames (mapping, address, leaf or caller)
- *     and is aggregated with the identical (event, stack, labels) samples
- *     seen before (aggregate.h, labels.h). Filters (--event, --pid, --tid,
- *     --comm) apply here.
+ *     and is aggregated with the identical (event, stack, labels, group)
+ *     samples seen before (aggregate.h, labels.h). Filters (--event,
+ *     --pid, --tid, --comm) apply here.
  *
  *  2. pp_convert_build() makes the profile of one event (build.c): each
  *     distinct frame is symbolized once (shared by all events) and becomes
  *     a Location; mappings carry the recorded file, offset and build-id.
+ *
+ * With a group callback (opts.group), each sample's process also gets a
+ * group (asked once per pid and command name in phase 1), the group is
+ * part of what samples aggregate by, and phase 2 makes one profile per
+ * (event, group) from the same tables: the file is read once whatever the
+ * groups.
  *
  * One symbolizer serves both phases: unwinding and naming find and open
  * each file once.
@@ -65,6 +71,9 @@ struct pp_convert_opts {
 	 * time_nanos when the file has no CLOCK_DATA; 0 = unknown. */
 	uint64_t wall_clock_at_end;
 	size_t reorder_mem_limit;	/* 0 = default */
+	/* The group of a process (bpfrec_pprof_opts.group); NULL = no groups. */
+	const char *(*group)(void *ctx, uint32_t pid, const char *comm);
+	void *group_ctx;
 };
 
 /* What happened, for the summary on stderr. */
@@ -97,9 +106,17 @@ int pp_convert_read(struct pp_convert *c);
 /* The wall-clock reference (see opts), once it is known: after reading a pipe. */
 void pp_convert_set_wall_clock(struct pp_convert *c, uint64_t wall_clock_at_end);
 
-/* The profiles phase 2 can build: one per (selected) event, in file order. */
+/*
+ * The profiles phase 2 can build: one per (selected) event, in file order;
+ * with a group callback one per (event, group) with samples, by event,
+ * then by group in order of first sample.
+ */
 size_t pp_convert_nr_profiles(const struct pp_convert *c);
-const char *pp_convert_profile_name(const struct pp_convert *c, size_t i);
+/* The selected events' profiles (heap: one for alloc and inuse), groups aside. */
+size_t pp_convert_nr_event_profiles(const struct pp_convert *c);
+const char *pp_convert_profile_name(const struct pp_convert *c, size_t i);	/* short */
+const char *pp_convert_profile_event(const struct pp_convert *c, size_t i);	/* full */
+const char *pp_convert_profile_group(const struct pp_convert *c, size_t i);	/* NULL = none */
 uint64_t pp_convert_profile_samples(const struct pp_convert *c, size_t i);
 /* Phase 2 for profile i. The caller frees *out with pprof_builder_free(). */
 int pp_convert_build(struct pp_convert *c, size_t i, struct pprof_builder **out);

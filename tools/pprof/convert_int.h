@@ -11,7 +11,8 @@
  *   frames   (mapping, address, leaf/caller, kernel) of every distinct frame
  *   stacks   arrays of frame ids, leaf first
  *   labelsets arrays of label values (struct label_val)
- *   samples  (event, stack, labelset) -> counts
+ *   samples  (event, stack, labelset, group) -> counts
+ *   groups   the group names (opts.group); gpids: (pid, comm) -> group, its cache
  * The mappings themselves are the process replay's (aspace.h).
  */
 #ifndef TOOLS_PPROF_CONVERT_INT_H
@@ -39,7 +40,8 @@ struct frame_key {
 };
 
 struct sample_key {
-	uint32_t event, stack, labels, pad;
+	uint32_t event, stack, labels;
+	uint32_t group;			/* id in c->groups; 0 without a group callback */
 };
 
 struct counts {
@@ -73,9 +75,18 @@ struct profile_info {
 	uint32_t event;
 	char *name;			/* the event's full name */
 	char *short_name;		/* for sample types and file names */
-	uint64_t samples;
 	bool heap;			/* the alloc + inuse events' heap profile */
 };
+
+/* A profile phase 2 builds: the samples of one event profile and one group. */
+struct out_profile {
+	uint32_t profile;		/* into c->profiles */
+	uint32_t group;			/* id in c->groups (0 without groups) */
+	uint64_t samples;
+	size_t first, nr;		/* its sample ids: c->out_samples[first .. first + nr) */
+};
+
+#define PP_GROUP_DROPPED UINT32_MAX	/* the callback said NULL: the pid's samples go */
 
 struct pp_convert {
 	/* convert.c: the input, its reading, and what is shared by all */
@@ -111,6 +122,12 @@ struct pp_convert {
 	uint32_t *stack_buf;		/* scratch: the frames being interned */
 	size_t stack_cap;
 
+	/* convert.c: groups (opts.group) */
+	struct pp_intern groups;	/* group names, NUL included */
+	struct pp_intern gpids;		/* (pid, comm sid + 1) asked about */
+	uint32_t *gpid_group;		/* per gpids id: group id or PP_GROUP_DROPPED */
+	size_t gpid_cap;
+
 	/* labels.c */
 	struct pp_intern labelsets;
 	struct perfdata_trace *trace;
@@ -122,6 +139,9 @@ struct pp_convert {
 	bool profiles_made;
 	uint32_t *ev_profile;		/* reader event index -> profile, UINT32_MAX = none */
 	size_t nr_ev_profile;
+	struct out_profile *outs;	/* what pp_convert_nr_profiles() counts */
+	size_t nr_outs;
+	uint32_t *out_samples;		/* sample ids, by out profile, ascending in each */
 	/* build.c: symbolization */
 	bool sym_tried;
 	struct resolved *resolved;
