@@ -18,14 +18,6 @@
 #include "tools/agent/agent_int.h"
 #include "tools/agent/service.h"
 
-/* Each process's service, unless a --label service_name says it for all. */
-static const char *service_of(void *ctx, uint32_t pid, const char *comm)
-{
-	struct bpfrec_agent *a = ctx;
-
-	return agent_services_name(a->services, pid, comm);
-}
-
 /*
  * The profile's __name__ as Pyroscope names profile types: CPU samples
  * are process_cpu (as its eBPF agent sends them), allocations memory.
@@ -38,7 +30,7 @@ static const char *profile_type_name(const char *event)
 		return "off_cpu";
 	if (strstr(event, "sched"))
 		return "sched_delay";
-	if (!strcmp(event, "alloc") || !strcmp(event, "inuse") || strstr(event, "alloc"))
+	if (!strcmp(event, "heap") || strstr(event, "alloc") || strstr(event, "inuse"))
 		return "memory";
 	return "process_cpu";
 }
@@ -69,7 +61,8 @@ static size_t series_labels(struct bpfrec_agent *a, struct bpfrec_pprof *conv, s
 int agent_convert_window(struct bpfrec_agent *a, const char *path)
 {
 	BPFREC_OPTS(bpfrec_pprof_opts, po, .input_name = path, .log = a->opts.log,
-		    .log_ctx = a->opts.log_ctx, .group = service_of, .group_ctx = a);
+		    .log_ctx = a->opts.log_ctx, .group = agent_services_group,
+		    .group_ctx = a->services);
 	struct agent_label labels[MAX_SERIES_LABELS];
 	struct bpfrec_pprof *conv = NULL;
 	struct push_request *req = NULL;

@@ -332,9 +332,9 @@ static void on_push(void *ctx, const struct bpfrec_agent_request *r)
 static void summary(const struct bpfrec_agent_stats *s)
 {
 	fprintf(stderr, "[ bpfrec agent: %llu windows (%llu dropped), %llu profiles, %llu samples "
-		"(%llu lost); %llu requests: %llu pushed (%.1f KB, %llu from the spool), "
-		"%llu spooled, %llu rejected, %llu too large, %llu without a spool; spool: %llu "
-		"held (%.1f KB), %llu evicted, %llu without disk room ]\n",
+		"(%llu lost); %llu requests: %llu pushed (%.1f KB, %llu replayed from the spool), "
+		"%llu spooled, %llu rejected, %llu too large, %llu lacking a spool; spool: %llu "
+		"held (%.1f KB), %llu evicted, %llu refused for want of disk room ]\n",
 		(unsigned long long)s->windows, (unsigned long long)s->windows_dropped,
 		(unsigned long long)s->profiles, (unsigned long long)s->samples,
 		(unsigned long long)s->record_lost, (unsigned long long)s->requests,
