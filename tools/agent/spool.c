@@ -164,7 +164,7 @@ static int scan(struct agent_spool *sp)
 			sp->next_seq = seq + 1;
 	}
 	closedir(d);
-	if (!err)
+	if (!err && sp->nr)
 		qsort(sp->ents, sp->nr, sizeof(*sp->ents), cmp_entry);
 	return err;
 }
