@@ -235,9 +235,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             mode = json.loads(text)["mode"] if text.startswith("{") else text
             if not re.fullmatch(r"ok|down|hang|(status|grpc|max-body):\d+", mode):
                 return self.answer(400, b"unknown mode\n")
-            self.answer(200, b"ok\n")
-            self.wfile.flush()
-            threading.Thread(target=set_mode, args=(st, mode)).start()  # not from inside the server
+            if self.server is st.server:  # it cannot shut itself down from inside: later
+                self.answer(200, b"ok\n")
+                threading.Thread(target=set_mode, args=(st, mode)).start()
+            else:  # the control port: in force when answered
+                set_mode(st, mode)
+                self.answer(200, b"ok\n")
             return
         api = {PYROSCOPE_PATH: "pyroscope", PARCA_PATH: "parca"}.get(self.path)
         if not api:

@@ -440,3 +440,282 @@ Test(http, backoff)
 	cr_assert_geq(agent_backoff_ms(9, 0, &rng), 1000);
 	cr_assert_neq(rng, 0);
 }
+
+/*
+ * The same client against tests/tools/profile_receiver.py (python3): what
+ * the receiver decodes by field number is what request.c encoded, and its
+ * fault modes give the outcomes the agent's integration tests rely on.
+ */
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "tools/agent/request.h"
+#include "test_agent_pb.h"
+
+#define RECEIVER "tests/tools/profile_receiver.py"
+
+struct receiver {
+	pid_t pid;
+	int port, control;
+	char dir[256];
+};
+
+static struct receiver rcv;
+
+static void receiver_start(void)
+{
+	const char *t = getenv("TMPDIR");
+	int fds[2];
+	char line[64];
+	FILE *f;
+
+	if (access(RECEIVER, R_OK) || system("python3 -c '' 2>/dev/null"))
+		cr_skip_test("needs python3 and " RECEIVER " (run from the source tree)");
+	snprintf(rcv.dir, sizeof(rcv.dir), "%s/agent-rcv-XXXXXX", t && *t ? t : "/tmp");
+	cr_assert_not_null(mkdtemp(rcv.dir));
+	cr_assert_eq(pipe(fds), 0);
+	rcv.pid = fork();
+	cr_assert_geq(rcv.pid, 0);
+	if (!rcv.pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execlp("python3", "python3", RECEIVER, rcv.dir, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	cr_assert(f && fgets(line, sizeof(line), f), "the receiver printed no port");
+	rcv.port = atoi(line);
+	cr_assert(fgets(line, sizeof(line), f), "the receiver printed no control port");
+	rcv.control = atoi(line);
+	fclose(f);
+	cr_assert(rcv.port > 0 && rcv.control > 0);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *w)
+{
+	(void)st, (void)flag, (void)w;
+	return remove(p);
+}
+
+static void receiver_stop(void)
+{
+	if (rcv.pid > 0) {
+		kill(rcv.pid, SIGTERM);
+		waitpid(rcv.pid, NULL, 0);
+		nftw(rcv.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	}
+}
+
+TestSuite(receiver, .fini = receiver_stop, .timeout = 60);
+
+/* POST /__control with mode on the control port; in force when it returns. */
+static void set_mode(const char *mode)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				 .sin_port = htons((uint16_t)rcv.control) };
+	char req[256], resp[256];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int n = snprintf(req, sizeof(req), "POST /__control HTTP/1.1\r\nHost: x\r\n"
+			 "Connection: close\r\nContent-Length: %zu\r\n\r\n%s", strlen(mode), mode);
+	ssize_t got = 0, r;
+
+	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(write(fd, req, (size_t)n), n);
+	while ((r = read(fd, resp + got, sizeof(resp) - 1 - (size_t)got)) > 0)
+		got += r;
+	resp[got] = 0;
+	close(fd);
+	cr_assert(!strncmp(resp, "HTTP/1.1 200", 12), "control %s: %s", mode, resp);
+}
+
+static const size_t rsizes[] = { 3000, 0, 250000, 17 };
+
+/* A request of n series: profile i is rsizes[i % 4] bytes of t_fill(i), gzipped. */
+static struct push_request *make_request(enum agent_api api, size_t n, uint8_t **raws)
+{
+	struct push_request *req;
+
+	cr_assert_eq(push_request_new(api, &req), 0);
+	for (size_t i = 0; i < n; i++) {
+		char svc[32];
+		struct agent_label l[2] = { { "__name__", "process_cpu" }, { "service_name", svc } };
+		size_t gl;
+		uint8_t *gz;
+
+		snprintf(svc, sizeof(svc), "%s-%zu", agent_api_name(api), i);
+		raws[i] = malloc(rsizes[i % 4] + 1);
+		t_fill(raws[i], rsizes[i % 4], (uint32_t)i);
+		gz = t_gzip(raws[i], rsizes[i % 4], &gl);
+		cr_assert_eq(push_request_begin_series(req, l, 2), 0);
+		cr_assert_eq(push_request_write(req, gz, gl), 0);
+		cr_assert_eq(push_request_end_series(req), 0);
+		free(gz);
+	}
+	return req;
+}
+
+static struct push_result push(struct agent_http *h, enum agent_api api, struct push_request *req)
+{
+	struct push_result r;
+	const void *body;
+	size_t len;
+
+	cr_assert_eq(push_request_finish(req, &body, &len), 0);
+	cr_assert_eq(agent_http_post(h, api, body, len, &r), 0);
+	return r;
+}
+
+static char *slurp(const char *name, size_t *len)
+{
+	char path[512];
+	struct stat st;
+	char *buf;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", rcv.dir, name);
+	fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size + 1);
+	cr_assert_eq(read(fd, buf, (size_t)st.st_size), st.st_size);
+	buf[st.st_size] = 0;
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+Test(receiver, decodes_both_apis)
+{
+	uint8_t *raws[2][6];
+	struct agent_http *h;
+	struct push_result r;
+	char url[64], want[256], *log, *line;
+	size_t len, nlines = 0;
+
+	receiver_start();
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", rcv.port);
+	cr_assert_eq(agent_http_new(url, 10000, &h), 0);
+	for (int a = 0; a < 2; a++) {
+		enum agent_api api = a ? AGENT_API_PARCA : AGENT_API_PYROSCOPE;
+		struct push_request *req = make_request(api, 6, raws[a]);
+
+		r = push(h, api, req);
+		cr_assert_eq(r.outcome, PUSH_OK, "%s: %s", agent_api_name(api), r.message);
+		push_request_free(req);
+	}
+	agent_http_free(h);
+
+	/* One line per series, in order: labels and gunzipped sizes as sent. */
+	log = slurp("requests.jsonl", &len);
+	line = log;
+	for (int a = 0; a < 2; a++) {
+		const char *name = a ? "parca" : "pyroscope";
+
+		for (size_t i = 0; i < 6; i++, nlines++) {
+			char *eol = strchr(line, '\n'), file[128], *gz, *f;
+			size_t gzl, rl;
+			uint8_t *raw;
+
+			cr_assert_not_null(eol, "only %zu lines in requests.jsonl", nlines);
+			*eol = 0;
+			snprintf(want, sizeof(want), "\"api\": \"%s\", \"request\": %d, \"n\": %zu, "
+				 "\"labels\": {\"__name__\": \"process_cpu\", \"service_name\": \"%s-%zu\"}, "
+				 "\"bytes\": %zu,", name, a + 1, nlines + 1, name, i, rsizes[i % 4]);
+			cr_assert_not_null(strstr(line, want), "line %s\nwants %s", line, want);
+			/* The file it wrote holds the raw_profile as sent. */
+			f = strstr(line, "\"file\": \"");
+			cr_assert_not_null(f);
+			snprintf(file, sizeof(file), "%.*s", (int)strcspn(f + 9, "\""), f + 9);
+			gz = slurp(file, &gzl);
+			raw = t_gunzip(gz, gzl, &rl);
+			cr_assert_eq(rl, rsizes[i % 4]);
+			cr_assert(!memcmp(raw, raws[a][i], rl), "%s differs", file);
+			free(raw);
+			free(gz);
+			free(raws[a][i]);
+			line = eol + 1;
+		}
+	}
+	cr_assert_eq(*line, 0, "more lines than series");
+	free(log);
+}
+
+Test(receiver, fault_modes)
+{
+	uint8_t *raws[4];
+	struct agent_http *h;
+	struct push_result r;
+	char url[64];
+	struct push_request *pyro, *parca;
+
+	receiver_start();
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", rcv.port);
+	cr_assert_eq(agent_http_new(url, 1000, &h), 0);
+	pyro = make_request(AGENT_API_PYROSCOPE, 2, raws);
+	parca = make_request(AGENT_API_PARCA, 2, raws + 2);
+
+	cr_assert_eq(push(h, AGENT_API_PYROSCOPE, pyro).outcome, PUSH_OK);
+	/* Down: the kept-alive connection goes too; back up: a new one works. */
+	set_mode("down");
+	r = push(h, AGENT_API_PYROSCOPE, pyro);
+	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
+	cr_assert_eq(r.http_status, 0, "%s", r.message);
+	set_mode("ok");
+	r = push(h, AGENT_API_PARCA, parca);
+	cr_assert_eq(r.outcome, PUSH_OK, "%s", r.message);
+
+	set_mode("status:429");
+	r = push(h, AGENT_API_PYROSCOPE, pyro);
+	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
+	cr_assert_eq(r.retry_after_ms, 1000);
+	set_mode("status:500");
+	r = push(h, AGENT_API_PARCA, parca);
+	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
+	cr_assert_eq(r.http_status, 500);
+
+	set_mode("grpc:3");
+	r = push(h, AGENT_API_PARCA, parca);
+	cr_assert_eq(r.outcome, PUSH_REJECTED, "%s", r.message);
+	cr_assert_str_eq(r.message, "HTTP 200, grpc-status INVALID_ARGUMENT: fault mode grpc:3");
+	set_mode("grpc:14");
+	r = push(h, AGENT_API_PARCA, parca);
+	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
+	r = push(h, AGENT_API_PYROSCOPE, pyro);
+	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
+	cr_assert_eq(r.grpc_status, 14);
+
+	set_mode("max-body:1000");
+	r = push(h, AGENT_API_PYROSCOPE, pyro);
+	cr_assert_eq(r.outcome, PUSH_TOO_LARGE, "%s", r.message);
+
+	set_mode("hang");
+	r = push(h, AGENT_API_PYROSCOPE, pyro);
+	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
+	set_mode("ok");
+	r = push(h, AGENT_API_PYROSCOPE, pyro);
+	cr_assert_eq(r.outcome, PUSH_OK, "%s", r.message);
+
+	/* What the servers say of a body they cannot decode. */
+	{
+		static const uint8_t junk[] = { 0x0a, 0x7f, 0x01 };	/* a field past the end */
+		static const uint8_t pjunk[] = { 0, 0, 0, 0, 3, 0x12, 0x7f, 0x01 };
+
+		cr_assert_eq(agent_http_post(h, AGENT_API_PYROSCOPE, junk, sizeof(junk), &r), 0);
+		cr_assert_eq(r.outcome, PUSH_REJECTED, "%s", r.message);
+		cr_assert_eq(r.http_status, 400);
+		cr_assert_eq(r.grpc_status, 3);
+		cr_assert_eq(agent_http_post(h, AGENT_API_PARCA, pjunk, sizeof(pjunk), &r), 0);
+		cr_assert_eq(r.outcome, PUSH_REJECTED, "%s", r.message);
+		cr_assert_eq(r.grpc_status, 3);
+	}
+	push_request_free(pyro);
+	push_request_free(parca);
+	for (int i = 0; i < 4; i++)
+		free(raws[i]);
+	agent_http_free(h);
+}
