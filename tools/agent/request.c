@@ -17,6 +17,7 @@
  * Each finished series' (offset, length) is kept, for push_request_split().
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,6 +236,8 @@ int push_request_write(void *ctx, const void *buf, size_t len)
 
 	if (!req->open)
 		return -EINVAL;
+	if (!len)
+		return 0;
 	err = reserve(req, len);
 	if (err)
 		return err;
