@@ -198,12 +198,17 @@ Test(http, keep_alive_and_url_prefix)
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/pyroscope//", s->port);
 	cr_assert_eq(agent_http_new(url, 5000, &h), 0);
+	cr_assert_eq(agent_http_add_header(h, "X-Scope-OrgID: team-a"), 0);
+	cr_assert_eq(agent_http_add_header(h, "no colon"), -EINVAL);
+	cr_assert_eq(agent_http_add_header(h, "X-Evil: a\r\nX-Injected: b"), -EINVAL);
 	for (int i = 0; i < 3; i++) {
 		cr_assert_eq(agent_http_post(h, AGENT_API_PYROSCOPE, "abc", 3, &r), 0);
 		cr_assert_eq(r.outcome, PUSH_OK, "%s", r.message);
 	}
 	cr_assert(!strncmp(s->head, "POST /pyroscope/push.v1.PusherService/Push ", 43), "%s", s->head);
 	cr_assert_eq(s->requests, 3);
+	cr_assert_not_null(strcasestr(s->head, "\r\nX-Scope-OrgID: team-a\r\n"), "%s", s->head);
+	cr_assert_null(strcasestr(s->head, "X-Injected"), "%s", s->head);
 	cr_assert_eq(s->accepts, 1, "one connection for three pushes, not %d", s->accepts);
 	agent_http_free(h);
 	srv_stop(s);

@@ -346,6 +346,22 @@ void agent_http_free(struct agent_http *h)
 	free(h);
 }
 
+int agent_http_add_header(struct agent_http *h, const char *header)
+{
+	const char *colon = header ? strchr(header, ':') : NULL;
+
+	if (!colon || colon == header || strpbrk(header, "\r\n"))
+		return -EINVAL;
+	for (int api = 0; api < 2; api++) {
+		struct curl_slist *l = curl_slist_append(h->headers[api], header);
+
+		if (!l)
+			return -ENOMEM;
+		h->headers[api] = l;
+	}
+	return 0;
+}
+
 static void classify(struct agent_http *h, enum agent_api api, struct push_result *res)
 {
 	char msg[160] = "", code[32] = "";

@@ -57,6 +57,13 @@ struct agent_http;
  * with a scheme other than http/https.
  */
 int agent_http_new(const char *server_url, unsigned timeout_ms, struct agent_http **h);
+/*
+ * One more request header, "Name: value" (copied), on every push: a tenant
+ * (X-Scope-OrgID for a multi-tenant Pyroscope), an Authorization. Basic
+ * auth can also ride in the URL (https://user:token@host). -EINVAL for a
+ * line without ':' or with a line break.
+ */
+int agent_http_add_header(struct agent_http *h, const char *header);
 int agent_http_post(struct agent_http *h, enum agent_api api, const void *body, size_t len,
 		    struct push_result *res);
 void agent_http_free(struct agent_http *h);
