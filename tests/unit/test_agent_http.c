@@ -257,6 +257,26 @@ Test(http, too_many_requests_retry_after)
 	srv_stop(s);
 }
 
+Test(http, retry_after_as_a_date)
+{
+	char answer[256], date[64];
+	time_t when = time(NULL) + 30;
+	struct tm tm;
+	struct srv *s;
+	struct push_result r;
+	int n;
+
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&when, &tm));
+	n = snprintf(answer, sizeof(answer), "HTTP/1.1 503 Service Unavailable\r\n"
+		     "Retry-After: %s\r\nContent-Length: 0\r\n\r\n", date);
+	s = srv_start(answer, (size_t)n);
+	r = post(s, AGENT_API_PYROSCOPE, 5000);
+	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
+	cr_assert(r.retry_after_ms >= 28000 && r.retry_after_ms <= 30000, "Retry-After %s: %lu ms",
+		  date, (unsigned long)r.retry_after_ms);
+	srv_stop(s);
+}
+
 Test(http, connect_unavailable_is_retry)
 {
 	struct srv *s = srv_start(ANSWER("HTTP/1.1 503 Service Unavailable\r\n"
