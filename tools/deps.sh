@@ -7,7 +7,7 @@ set -eu
 
 mode=${1:-build}
 build_pkgs="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
-libtraceevent-dev libzstd-dev pkg-config"
+libtraceevent-dev libzstd-dev libcurl4-openssl-dev pkg-config"
 # The VM runner (tests/vm/run.sh) boots Debian's kernels: qemu, a static
 # busybox for its initramfs, kmod's modprobe/depmod on the unpacked modules,
 # cpio, xz for compressed modules and kernels.

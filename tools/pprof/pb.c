@@ -52,7 +52,7 @@ size_t pb_varint_size(uint64_t v)
 	return n;
 }
 
-static size_t put_varint(uint8_t *p, uint64_t v)
+size_t pb_put_varint(uint8_t *p, uint64_t v)
 {
 	size_t n = 0;
 
@@ -70,7 +70,7 @@ int pb_varint(struct pb_buf *b, uint64_t v)
 
 	if (err)
 		return err;
-	b->len += put_varint(b->data + b->len, v);
+	b->len += pb_put_varint(b->data + b->len, v);
 	return 0;
 }
 
@@ -85,8 +85,8 @@ int pb_uint64(struct pb_buf *b, uint32_t field, uint64_t v)
 
 	if (err)
 		return err;
-	b->len += put_varint(b->data + b->len, (uint64_t)field << 3 | PB_WIRE_VARINT);
-	b->len += put_varint(b->data + b->len, v);
+	b->len += pb_put_varint(b->data + b->len, (uint64_t)field << 3 | PB_WIRE_VARINT);
+	b->len += pb_put_varint(b->data + b->len, v);
 	return 0;
 }
 
@@ -106,8 +106,8 @@ int pb_bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len)
 
 	if (err)
 		return err;
-	b->len += put_varint(b->data + b->len, (uint64_t)field << 3 | PB_WIRE_LEN);
-	b->len += put_varint(b->data + b->len, len);
+	b->len += pb_put_varint(b->data + b->len, (uint64_t)field << 3 | PB_WIRE_LEN);
+	b->len += pb_put_varint(b->data + b->len, len);
 	if (len)
 		memcpy(b->data + b->len, data, len);
 	b->len += len;
@@ -131,10 +131,10 @@ int pb_packed_uint64(struct pb_buf *b, uint32_t field, const uint64_t *v, size_t
 	err = reserve(b, 20 + body);
 	if (err)
 		return err;
-	b->len += put_varint(b->data + b->len, (uint64_t)field << 3 | PB_WIRE_LEN);
-	b->len += put_varint(b->data + b->len, body);
+	b->len += pb_put_varint(b->data + b->len, (uint64_t)field << 3 | PB_WIRE_LEN);
+	b->len += pb_put_varint(b->data + b->len, body);
 	for (size_t i = 0; i < n; i++)
-		b->len += put_varint(b->data + b->len, v[i]);
+		b->len += pb_put_varint(b->data + b->len, v[i]);
 	return 0;
 }
 
@@ -176,6 +176,6 @@ int pb_end(struct pb_buf *b, size_t mark)
 		memmove(b->data + mark + need - 1, b->data + mark, body);
 		b->len += need - 1;
 	}
-	put_varint(b->data + mark - 1, body);
+	pb_put_varint(b->data + mark - 1, body);
 	return 0;
 }

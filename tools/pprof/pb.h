@@ -49,6 +49,8 @@ static inline int pb_error(const struct pb_buf *b)
 
 /* Bytes needed for v as a varint (1..10). */
 size_t pb_varint_size(uint64_t v);
+/* Write v as a varint at p (room for pb_varint_size(v) bytes); returns the bytes written. */
+size_t pb_put_varint(uint8_t *p, uint64_t v);
 
 int pb_varint(struct pb_buf *b, uint64_t v);
 int pb_tag(struct pb_buf *b, uint32_t field, enum pb_wire_type wt);
