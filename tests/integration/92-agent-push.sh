@@ -14,6 +14,7 @@ need_tool go golang-go
 need_tool python3 python3.11
 export HOME=$T PPROF_TMPDIR=$T
 . "$TOP/tests/integration/agent_lib.sh"
+trap 'kill ${RPID:-} 2>/dev/null || true; rm -rf "$T"' EXIT
 
 # The reference: one recording of the whole run.
 "$BPFREC" record -q -F 999 -g -o "$T/long.data" -- "$FIX/pp_shares" 2 2>"$T/long.err" ||

@@ -21,7 +21,7 @@ export HOME=$T PPROF_TMPDIR=$T
 # The target: one process spinning through pp_shares's leaves until killed.
 "$FIX/pp_shares" 1000 2>/dev/null &
 TARGET=$!
-trap 'kill $TARGET $RPID 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill $TARGET ${RPID:-} 2>/dev/null || true; rm -rf "$T"' EXIT
 
 # agent NAME ARGS...: bpfrec agent -p TARGET in the background (AGENT = its pid).
 agent() {
@@ -44,7 +44,7 @@ accounted() {
 	local f=$T/$1.err req pushed replayed kept
 	req=$(agent_count "$f" requests) pushed=$(agent_count "$f" pushed)
 	replayed=$(agent_count "$f" replayed)
-	kept=$(($(agent_count "$f" spooled) + $(agent_count "$f" rejected) + $(agent_count "$f" large) +
+	kept=$(($(agent_count "$f" spooled) + $(agent_count "$f" rejected) + $(agent_count "$f" too) +
 		$(agent_count "$f" lacking) + $(agent_count "$f" refused)))
 	echo "$1: $req requests: $((pushed - replayed)) pushed new, $kept spooled or dropped"
 	[ $((pushed - replayed + kept)) = "$req" ] || fail "$1: requests unaccounted for"
@@ -56,13 +56,12 @@ received() {
 	go tool pprof -raw "${files[@]}" >"$T/recv.raw" 2>"$T/recv.err" || { cat "$T/recv.err" >&2; fail "go tool pprof failed on $1"; }
 	raw_samples "$T/recv.raw"
 }
-spool_entries() { find "$1" -name '*.push' 2>/dev/null | wc -l; }
 
 # ---- down, then back ----
 start_receiver "$T/r1"
 receiver_mode down
 agent down --spool "$T/spool1" --duration 10
-wait_until "$AGENT" test "$(spool_entries "$T/spool1")" -ge 2 || fail "down: nothing spooled"
+wait_until "$AGENT" spool_at_least "$T/spool1" 2 || fail "down: nothing spooled"
 receiver_mode ok
 agent_done down
 accounted down
@@ -86,10 +85,10 @@ stop_receiver
 start_receiver "$T/r2"
 receiver_mode status:500
 agent errors --spool "$T/spool2" --duration 30
-wait_until "$AGENT" test "$(receiver_stat faulted)" -ge 1 || fail "errors: no attempt reached the receiver"
+wait_until "$AGENT" stat_at_least faulted 1 || fail "errors: no attempt reached the receiver"
 receiver_mode status:429
 f0=$(receiver_stat faulted) t0=$SECONDS
-wait_until "$AGENT" test "$(receiver_stat faulted)" -ge $((f0 + 2)) || fail "errors: no retry after a 429"
+wait_until "$AGENT" stat_at_least faulted $((f0 + 2)) || fail "errors: no retry after a 429"
 sleep 2
 f1=$(receiver_stat faulted) t1=$SECONDS
 receiver_mode ok
@@ -111,7 +110,7 @@ echo "errors: the receiver got $got samples, the agents encoded $want"
 # ---- a receiver that never answers ----
 receiver_mode hang
 agent hang --spool "$T/spool3" --duration 600
-wait_until "$AGENT" test "$(receiver_stat requests)" -ge 1 || fail "hang: no request arrived"
+wait_until "$AGENT" stat_at_least requests 1 || fail "hang: no request arrived"
 rss=()
 for i in 1 2 3 4 5 6; do
 	rss+=("$(awk '/^VmRSS:/ { print $2 }' "/proc/$AGENT/status" 2>/dev/null || echo 0)")
@@ -123,8 +122,8 @@ agent_done hang
 accounted hang
 echo "hang: agent RSS (KB) while the receiver hung: ${rss[*]}"
 # Windows keep coming and are converted; the recording loses nothing.
-assert_grep '(0 dropped)' "$T/hang.err" "hang: every window converted"
-assert_grep 'samples (0 lost)' "$T/hang.err" "hang: no sample lost"
+[ "$(agent_count "$T/hang.err" dropped)" = 0 ] || fail "hang: windows dropped"
+[ "$(agent_count "$T/hang.err" lost)" = 0 ] || fail "hang: samples lost"
 at_least "hang: windows" "$(agent_count "$T/hang.err" windows)" 4
 # Memory does not follow the stalled requests: flat over the last 2.5 s of the hang.
 growth=$(( ${rss[5]} - ${rss[1]} ))
@@ -135,7 +134,7 @@ stop_receiver
 start_receiver "$T/r4"
 receiver_mode down
 agent killed --spool "$T/spool4" --duration 60
-wait_until "$AGENT" test "$(spool_entries "$T/spool4")" -ge 3 || fail "killed: nothing spooled"
+wait_until "$AGENT" spool_at_least "$T/spool4" 3 || fail "killed: nothing spooled"
 kill -9 "$AGENT"
 wait "$AGENT" 2>/dev/null || true
 n=$(spool_entries "$T/spool4")
@@ -154,11 +153,11 @@ stop_receiver
 mkdir -p "$T/tiny"
 # tmpfs gives each file a page at least: two entries fill it.
 mount -t tmpfs -o size=8k tmpfs "$T/tiny" || fail "cannot mount a small tmpfs"
-trap 'umount "$T/tiny" 2>/dev/null; kill $TARGET $RPID 2>/dev/null; rm -rf "$T"' EXIT
+trap 'umount "$T/tiny" 2>/dev/null || true; kill $TARGET ${RPID:-} 2>/dev/null || true; rm -rf "$T"' EXIT
 start_receiver "$T/r5"
 receiver_mode down
 agent full -g --spool "$T/tiny/spool" --spool-max 1G --duration 600
-wait_until "$AGENT" grep -q 'no room\|No space' "$T/full.err" || true
+wait_until "$AGENT" grep -qs "no room on the spool's disk" "$T/full.err" || fail "full: no word of the full disk"
 kill -TERM "$AGENT"
 agent_done full
 accounted full
@@ -179,7 +178,7 @@ receiver_mode "max-body:$limit"
 cat "$T/large.err"
 accounted large
 windows=$(agent_count "$T/large.err" windows) req=$(agent_count "$T/large.err" requests)
-large=$(agent_count "$T/large.err" large) series=$(receiver_stat series)
+large=$(agent_count "$T/large.err" too) series=$(receiver_stat series)
 echo "large: $windows windows made $req requests; $series series received, $large too large"
 at_least "large: requests (split in two when over $limit bytes)" "$req" "$((windows + 1))"
 at_least "large: series received" "$series" 1

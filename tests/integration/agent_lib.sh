@@ -4,15 +4,20 @@
 # start_receiver DIR: a receiver writing into DIR; sets RPORT (pushes),
 # CPORT (control) and RPID. Stopped by stop_receiver or at the test's end.
 start_receiver() {
+	# The caller's EXIT trap kills ${RPID:-} too.
 	mkdir -p "$1"
 	python3 "$TOP/tests/tools/profile_receiver.py" "$1" >"$1.ports" 2>"$1.log" &
 	RPID=$!
-	wait_until "$RPID" test "$(wc -l <"$1.ports")" -ge 2 ||
+	wait_until "$RPID" lines_at_least "$1.ports" 2 ||
 		{ cat "$1.log" >&2; fail "the receiver did not start"; }
 	RPORT=$(sed -n 1p "$1.ports")
 	CPORT=$(sed -n 2p "$1.ports")
-	trap 'kill $RPID 2>/dev/null; rm -rf "$T"' EXIT
 }
+# Conditions for wait_until (evaluated at each try).
+lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+spool_at_least() { [ "$(spool_entries "$1")" -ge "$2" ]; }
+stat_at_least() { [ "$(receiver_stat "$1")" -ge "$2" ]; }
+spool_entries() { find "$1" -name '*.push' 2>/dev/null | wc -l; }
 stop_receiver() {
 	kill "$RPID" 2>/dev/null || true
 	wait "$RPID" 2>/dev/null || true

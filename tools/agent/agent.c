@@ -143,8 +143,8 @@ int bpfrec_agent_new(const struct bpfrec_agent_opts *opts, struct bpfrec_agent *
 	if ((a->opts.server_url && !(a->server_url = strdup(a->opts.server_url))) ||
 	    (a->opts.spool_dir && !(a->spool_dir = strdup(a->opts.spool_dir))))
 		return fail(a, -ENOMEM, "out of memory");
-	a->work_dir = strdup(a->opts.work_dir ? a->opts.work_dir :
-			     a->opts.spool_dir ? a->opts.spool_dir : "/var/tmp");
+	/* Not the spool's directory: a spool whose disk is full must not stop the recording. */
+	a->work_dir = strdup(a->opts.work_dir ? a->opts.work_dir : "/var/tmp");
 	if (!a->work_dir)
 		return fail(a, -ENOMEM, "out of memory");
 	a->opts.server_url = a->server_url;
@@ -313,12 +313,12 @@ static int make_window_dir(struct bpfrec_agent *a, char *dir, size_t len)
 /* Whatever a stop left in the window directory, then the directory. */
 static void remove_window_dir(const char *dir)
 {
-	char cmdpath[PATH_MAX];
+	char path[PATH_MAX + 32];
 	static const char *const leftovers[] = { "window.data", "window.data.old" };
 
 	for (size_t i = 0; i < sizeof(leftovers) / sizeof(leftovers[0]); i++) {
-		snprintf(cmdpath, sizeof(cmdpath), "%s/%s", dir, leftovers[i]);
-		unlink(cmdpath);
+		snprintf(path, sizeof(path), "%s/%s", dir, leftovers[i]);
+		unlink(path);
 	}
 	rmdir(dir);
 }

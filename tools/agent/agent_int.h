@@ -50,6 +50,7 @@ struct bpfrec_agent {
 	unsigned int attempt;			/* failed attempts in a row */
 	uint64_t next_try_ns;			/* no delivery before this (backoff) */
 	uint64_t rng;
+	bool spool_full_said;			/* the disk-full warning was given */
 
 	int failure_code;
 	char err[512];

@@ -120,7 +120,7 @@ struct bpfrec_agent_opts {
 	 */
 	size_t max_request_bytes;
 	unsigned int timeout_ms;	/* one request, connecting included; 0 = 10 s */
-	/* Where windows wait as perf.data until converted; NULL = spool_dir, else /var/tmp. */
+	/* Where windows wait as perf.data until converted; NULL = /var/tmp. */
 	const char *work_dir;
 	bpfrec_agent_send_fn send;	/* NULL = HTTP to server_url */
 	void *send_ctx;

@@ -59,21 +59,6 @@ static void sync_spool_stats(struct bpfrec_agent *a)
 	pthread_mutex_unlock(&a->lock);
 }
 
-static const char *outcome_name(enum bpfrec_agent_outcome o)
-{
-	switch (o) {
-	case BPFREC_AGENT_PUSHED:
-		return "pushed";
-	case BPFREC_AGENT_RETRY:
-		return "will retry";
-	case BPFREC_AGENT_REJECTED:
-		return "rejected";
-	case BPFREC_AGENT_TOO_LARGE:
-		return "too large";
-	}
-	return "?";
-}
-
 /* One attempt, through the caller's send or HTTP; counts it and sets the backoff. */
 static enum bpfrec_agent_outcome attempt(struct bpfrec_agent *a, struct bpfrec_agent_request *r)
 {
@@ -150,8 +135,13 @@ static void spool_or_drop(struct bpfrec_agent *a, enum bpfrec_agent_api api, con
 
 	if (!err) {
 		AGENT_COUNT(a, spooled, 1);
-	} else if (err != -ENOSPC) {
-		/* ENOSPC is counted by the spool itself (spool_full). */
+	} else if (err == -ENOSPC) {
+		/* Counted by the spool itself (spool_full); said once per run. */
+		if (!a->spool_full_said)
+			agent_log(a, BPFREC_LOG_WARN, "no room on the spool's disk: requests the "
+				  "server cannot take are dropped (counted) until there is");
+		a->spool_full_said = true;
+	} else {
 		AGENT_COUNT(a, dropped_no_spool, 1);
 		if (a->spool)
 			agent_log(a, BPFREC_LOG_WARN, "request of %zu bytes not spooled: %s; dropped",

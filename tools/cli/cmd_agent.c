@@ -307,9 +307,12 @@ static void on_push(void *ctx, const struct bpfrec_agent_request *r)
 		return;
 	if (r->replay)
 		snprintf(what, sizeof(what), "spooled request");
-	else
+	else if (r->samples)
 		snprintf(what, sizeof(what), "%zu profile%s (%llu samples)", r->nr_series,
 			 r->nr_series == 1 ? "" : "s", (unsigned long long)r->samples);
+	else	/* half of a request split for the server's size limit */
+		snprintf(what, sizeof(what), "%zu profile%s", r->nr_series,
+			 r->nr_series == 1 ? "" : "s");
 	switch (r->outcome) {
 	case BPFREC_AGENT_PUSHED:
 		fprintf(stderr, "bpfrec agent: pushed %s, %.1f KB\n", what, r->len / 1024.0);
