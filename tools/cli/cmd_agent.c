@@ -22,12 +22,11 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include <bpf/libbpf.h>
-
 #include <bpfrec/agent.h>
 #include <bpfrec/record.h>
 
 #include "tools/cli/commands.h"
+#include "tools/cli/libbpf_print.h"
 #include "tools/cli/record_args.h"
 
 #define EXIT_USAGE 2
@@ -349,21 +348,6 @@ static void summary(const struct bpfrec_agent_stats *s)
 		(unsigned long long)s->spool_full);
 }
 
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
-
-__attribute__((format(printf, 2, 0)))
-static int libbpf_verbose(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	return vfprintf(stderr, fmt, ap);
-}
-
 int cmd_agent(int argc, char **argv)
 {
 	BPFREC_OPTS(bpfrec_agent_opts, o);
@@ -393,7 +377,7 @@ int cmd_agent(int argc, char **argv)
 		code = EXIT_USAGE;
 		goto out;
 	}
-	libbpf_set_print(a.verbose ? libbpf_verbose : libbpf_quiet);
+	cli_libbpf_print(a.verbose);
 	if (!a.opts.command && !a.opts.nr_pids && !a.opts.nr_tids)
 		a.opts.system_wide = true;
 	if (!g.rate_given)

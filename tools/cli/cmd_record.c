@@ -29,31 +29,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <bpf/libbpf.h>
-
 #include <bpfrec/record.h>
 
 #include "tools/cli/commands.h"
+#include "tools/cli/libbpf_print.h"
 #include "tools/cli/record_args.h"
 #include "tools/cli/status.h"
 
 #define EXIT_USAGE 2
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
-
-/* fmt is libbpf's own: the attribute lets the compiler trust it. */
-__attribute__((format(printf, 2, 0)))
-static int libbpf_verbose(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	return vfprintf(stderr, fmt, ap);
-}
 
 static uint64_t mono_ns(void)
 {
@@ -351,7 +334,7 @@ int cmd_record(int argc, char **argv)
 		record_args_free(&a);
 		return 0;
 	}
-	libbpf_set_print(a.verbose ? libbpf_verbose : libbpf_quiet);
+	cli_libbpf_print(a.verbose);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
