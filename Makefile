@@ -40,7 +40,7 @@ WARNINGS := -Wall -Wextra -Werror -Wshadow -Wvla -Wmissing-prototypes -Wstrict-p
 	    -Wformat=2
 CFLAGS   += -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(BUILD)/include \
 	    -fPIC -fvisibility=hidden -MMD -MP
-LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lcurl -lpthread -lm
+LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -200,7 +200,7 @@ install: all
 	  'Name: bpfrec' 'Description: BPF CPU profiler: record perf.data, convert to pprof' \
 	  'Version: $(LIB_MAJOR).$(LIB_MINOR).0' 'Cflags: -I$${includedir}' \
 	  'Libs: -L$${libdir} -lbpfrec' \
-	  'Requires.private: libbpf libelf libdw zlib libzstd libtraceevent libcurl' \
+	  'Requires.private: libbpf libelf libdw zlib libzstd libtraceevent' \
 	  'Libs.private: -lpthread -lm' > $(DESTDIR)$(LIBDIR)/pkgconfig/bpfrec.pc
 	install -m 644 Documentation/*.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 $(wildcard Documentation/examples/*.c) $(DESTDIR)$(DOCDIR)/

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tools/agent/agent_int.h"
+#include "tools/agent/curl_dl.h"
 #include "tools/agent/http.h"
 #include "tools/agent/service.h"
 #include "tools/agent/spool.h"
@@ -283,6 +284,12 @@ static int open_worker(struct bpfrec_agent *a)
 		return fail(a, err, "cannot start the service table: %s", strerror(-err));
 	if (!a->opts.send) {
 		err = agent_http_new(a->opts.server_url, a->opts.timeout_ms, &a->http);
+		if (err == -ENOPKG) {
+			char why[256];
+
+			curl_api_get(why, sizeof(why));
+			return fail(a, err, "cannot push to '%s': %s", a->opts.server_url, why);
+		}
 		if (err)
 			return fail(a, err, "cannot set up HTTP for '%s': %s", a->opts.server_url,
 				    strerror(-err));

@@ -8,7 +8,6 @@
  * each status line (a 100 Continue, a proxy's 200 Connection established).
  */
 #include <ctype.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 
 #include "tools/lib/bpfrec_common.h"
+#include "tools/agent/curl_dl.h"
 #include "http.h"
 
 /* Enough for any status or error text; the rest of a long answer is discarded. */
@@ -26,6 +26,12 @@
 #define RETRY_AFTER_MAX_MS	(3600 * 1000ull)
 #define BACKOFF_MIN_MS	1000ull
 #define BACKOFF_MAX_MS	60000ull
+
+/* libcurl's functions: agent_http_new() has loaded them before anything else runs. */
+static const struct curl_api *C(void)
+{
+	return curl_api_get(NULL, 0);
+}
 
 struct agent_http {
 	CURL *curl;
@@ -116,7 +122,7 @@ static uint64_t parse_retry_after(const char *v)
 
 		ms = secs > RETRY_AFTER_MAX_MS / 1000 ? RETRY_AFTER_MAX_MS : secs * 1000;
 	} else {
-		time_t when = curl_getdate(v, NULL);
+		time_t when = C()->getdate(v, NULL);
 		time_t now = time(NULL);
 
 		if (when == (time_t)-1 || when <= now)
@@ -272,18 +278,21 @@ int agent_http_new(const char *server_url, unsigned timeout_ms, struct agent_htt
 
 	if (!server_url || !*server_url || !timeout_ms)
 		return -EINVAL;
-	u = curl_url();
+	/* curl_api_get() says why to the caller that asks. */
+	if (!curl_api_get(NULL, 0))
+		return -ENOPKG;
+	u = C()->url();
 	if (!u)
 		return -ENOMEM;
-	if (curl_url_set(u, CURLUPART_URL, server_url, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	if (C()->url_set(u, CURLUPART_URL, server_url, 0) != CURLUE_OK ||
+	    C()->url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    (strcmp(scheme, "http") && strcmp(scheme, "https"))) {
-		curl_free(scheme);
-		curl_url_cleanup(u);
+		C()->free(scheme);
+		C()->url_cleanup(u);
 		return -EINVAL;
 	}
-	curl_free(scheme);
-	curl_url_cleanup(u);
+	C()->free(scheme);
+	C()->url_cleanup(u);
 
 	h = calloc(1, sizeof(*h));
 	if (!h)
@@ -297,14 +306,14 @@ int agent_http_new(const char *server_url, unsigned timeout_ms, struct agent_htt
 	for (int api = 0; api < 2; api++) {
 		struct curl_slist *l = NULL, *t;
 
-		if (!(t = curl_slist_append(l, ctype[api])))
+		if (!(t = C()->slist_append(l, ctype[api])))
 			goto fail;
 		l = t;
 		h->headers[api] = l;
-		if (!(t = curl_slist_append(l, extra[api])) || !(t = curl_slist_append(l, "Expect:")))
+		if (!(t = C()->slist_append(l, extra[api])) || !(t = C()->slist_append(l, "Expect:")))
 			goto fail;
 	}
-	h->curl = curl_easy_init();
+	h->curl = C()->easy_init();
 	if (!h->curl)
 		goto fail;
 
@@ -312,20 +321,20 @@ int agent_http_new(const char *server_url, unsigned timeout_ms, struct agent_htt
 	char ua[64];
 
 	snprintf(ua, sizeof(ua), "bpfrec/%s", bpfrec_version());
-	if (curl_easy_setopt(c, CURLOPT_USERAGENT, ua) ||
-	    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) ||
-	    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms) ||
-	    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms) ||
-	    curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L) ||
-	    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf) ||
-	    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header) ||
-	    curl_easy_setopt(c, CURLOPT_HEADERDATA, h) ||
-	    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body) ||
-	    curl_easy_setopt(c, CURLOPT_WRITEDATA, h) ||
+	if (C()->easy_setopt(c, CURLOPT_USERAGENT, ua) ||
+	    C()->easy_setopt(c, CURLOPT_NOSIGNAL, 1L) ||
+	    C()->easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms) ||
+	    C()->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms) ||
+	    C()->easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L) ||
+	    C()->easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf) ||
+	    C()->easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header) ||
+	    C()->easy_setopt(c, CURLOPT_HEADERDATA, h) ||
+	    C()->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body) ||
+	    C()->easy_setopt(c, CURLOPT_WRITEDATA, h) ||
 #if LIBCURL_VERSION_NUM >= 0x075500
-	    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") ||
+	    C()->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") ||
 #endif
-	    curl_easy_setopt(c, CURLOPT_POST, 1L))
+	    C()->easy_setopt(c, CURLOPT_POST, 1L))
 		goto fail;
 	*out = h;
 	return 0;
@@ -339,9 +348,9 @@ void agent_http_free(struct agent_http *h)
 	if (!h)
 		return;
 	if (h->curl)
-		curl_easy_cleanup(h->curl);
-	curl_slist_free_all(h->headers[0]);
-	curl_slist_free_all(h->headers[1]);
+		C()->easy_cleanup(h->curl);
+	C()->slist_free_all(h->headers[0]);
+	C()->slist_free_all(h->headers[1]);
 	free(h->base);
 	free(h);
 }
@@ -353,7 +362,7 @@ int agent_http_add_header(struct agent_http *h, const char *header)
 	if (!colon || colon == header || strpbrk(header, "\r\n"))
 		return -EINVAL;
 	for (int api = 0; api < 2; api++) {
-		struct curl_slist *l = curl_slist_append(h->headers[api], header);
+		struct curl_slist *l = C()->slist_append(h->headers[api], header);
 
 		if (!l)
 			return -ENOMEM;
@@ -427,27 +436,27 @@ int agent_http_post(struct agent_http *h, enum agent_api api, const void *body, 
 	h->hdr_grpc_message[0] = 0;
 	h->retry_after_ms = 0;
 	h->errbuf[0] = 0;
-	rc = curl_easy_setopt(h->curl, CURLOPT_URL, url);
+	rc = C()->easy_setopt(h->curl, CURLOPT_URL, url);
 	if (!rc)
-		rc = curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers[api]);
+		rc = C()->easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers[api]);
 	if (!rc)
-		rc = curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+		rc = C()->easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	if (!rc)
-		rc = curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body ? body : "");
+		rc = C()->easy_setopt(h->curl, CURLOPT_POSTFIELDS, body ? body : "");
 	if (!rc)
-		rc = curl_easy_perform(h->curl);
+		rc = C()->easy_perform(h->curl);
 	free(url);
 	if (rc == CURLE_OUT_OF_MEMORY)
 		return -ENOMEM;
 	if (rc != CURLE_OK) {
 		/* Nothing the server said can be trusted whole: try again later. */
 		res->outcome = PUSH_RETRY;
-		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &res->http_status);
+		C()->easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &res->http_status);
 		snprintf(res->message, sizeof(res->message), "%s",
-			 h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
+			 h->errbuf[0] ? h->errbuf : C()->easy_strerror(rc));
 		return 0;
 	}
-	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &res->http_status);
+	C()->easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &res->http_status);
 	classify(h, api, res);
 	return 0;
 }

@@ -54,7 +54,8 @@ struct agent_http;
 /*
  * server_url: scheme://host[:port][/prefix], the API's path is appended
  * (a trailing '/' is dropped). -EINVAL for a URL libcurl cannot parse or
- * with a scheme other than http/https.
+ * with a scheme other than http/https; -ENOPKG when libcurl cannot be
+ * loaded (curl_dl.h: curl_api_get() says why).
  */
 int agent_http_new(const char *server_url, unsigned timeout_ms, struct agent_http **h);
 /*
