@@ -17,24 +17,27 @@ trap 'kill $spin 2>/dev/null || true; rm -rf "$T"' EXIT
 
 # check_files GLOB: every file reads cleanly and resolves late_spin and kernel symbols.
 check_files() {
-	local f total=0 n
+	local f total=0 n kernel=0
 	for f in $1; do
 		[[ $f =~ \.[0-9]{16}$ ]] || fail "$f is not named FILE.YYYYmmddHHMMSScc"
 		run_clean "$T/r.txt" perf report -i "$f" --stdio --no-children -g none --sort comm,dso,sym
-		# Nothing of the spinner unresolved in any file; late_spin and kernel
-		# symbols in every file of some size (the last file holds what came
-		# after the last switch: on a loaded machine a handful of samples,
-		# possibly none of the spinner's).
+		# Nothing of the spinner unresolved in any file; late_spin in every
+		# file of some size (the last file holds what came after the last
+		# switch: on a loaded machine a handful of samples, possibly none of
+		# the spinner's); kernel symbols in one file at least (a small file
+		# of a user-space spinner may have no kernel sample: 169 of 169 in
+		# late_spin under 6.1 in a VM).
 		assert_no_grep 'rec_sleepspin +\[unknown\] +\[\.\]' "$T/r.txt" "$f: rec_sleepspin samples in no file"
 		n=$(report_samples "$T/r.txt")
 		if [ "${n:-0}" -ge 50 ]; then
 			assert_grep 'rec_sleepspin +rec_sleepspin +\[\.\] late_spin$' "$T/r.txt" "$f: late_spin unresolved"
-			assert_grep '\[kernel\.kallsyms\] +\[k\] [a-z_]' "$T/r.txt" "$f: no kernel symbols"
 		fi
+		grep -qE '\[kernel\.kallsyms\] +\[k\] [a-z_]' "$T/r.txt" && kernel=1
 		run_clean "$T/s.txt" perf script -i "$f" -F pid
 		n=$(wc -l <"$T/s.txt")
 		total=$((total + n))
 	done
+	[ "$kernel" = 1 ] || fail "$1: no kernel symbols in any file"
 	echo "$total"
 }
 
