@@ -60,7 +60,12 @@ static size_t series_labels(struct bpfrec_agent *a, struct bpfrec_pprof *conv, s
 
 int agent_convert_window(struct bpfrec_agent *a, const char *path)
 {
-	BPFREC_OPTS(bpfrec_pprof_opts, po, .input_name = path, .log = a->opts.log,
+	const char *stamp = strrchr(path, '.');
+	char name[64];
+
+	/* The profile's comment names the window, not a private temporary file. */
+	snprintf(name, sizeof(name), "bpfrec agent window %s", stamp ? stamp + 1 : "");
+	BPFREC_OPTS(bpfrec_pprof_opts, po, .input_name = name, .log = a->opts.log,
 		    .log_ctx = a->opts.log_ctx, .group = agent_services_group,
 		    .group_ctx = a->services);
 	struct agent_label labels[MAX_SERIES_LABELS];
