@@ -274,6 +274,28 @@ static int record_loop(struct bpfrec_agent *a, struct bpfrec_record *rec)
 	}
 }
 
+/*
+ * The directories above path, as mkdir -p makes them (0700: what is
+ * created here is the agent's), so the default spool under /var/lib
+ * works on a machine that never ran bpfrec. The spool makes path itself.
+ */
+static int make_parents(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return 0;
+}
+
 /* The worker's resources: before recording, so a bad spool or URL fails first. */
 static int open_worker(struct bpfrec_agent *a)
 {
@@ -295,6 +317,10 @@ static int open_worker(struct bpfrec_agent *a)
 				    strerror(-err));
 	}
 	if (a->opts.spool_dir) {
+		err = make_parents(a->opts.spool_dir);
+		if (err)
+			return fail(a, err, "cannot create the parents of spool directory '%s': %s",
+				    a->opts.spool_dir, strerror(-err));
 		err = agent_spool_open(a->opts.spool_dir, a->opts.spool_max_bytes, &a->spool);
 		if (err)
 			return fail(a, err, "cannot use spool directory '%s': %s",

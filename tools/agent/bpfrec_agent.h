@@ -151,6 +151,7 @@ struct bpfrec_agent_stats {
 	uint64_t dropped_no_spool;	/* to retry, but no spool (or the spool failed) */
 	uint64_t spool_evicted;		/* oldest spooled requests dropped for room */
 	uint64_t spool_full;		/* requests the spool's disk had no room for */
+	uint64_t spool_corrupt;		/* spooled requests found damaged, removed */
 	uint64_t spool_entries, spool_bytes;	/* in the spool now */
 	uint64_t record_samples, record_lost;	/* the recording's, all windows */
 };

@@ -56,6 +56,7 @@ static void sync_spool_stats(struct bpfrec_agent *a)
 	a->st.spool_bytes = ss.bytes;
 	a->st.spool_evicted = ss.evicted;
 	a->st.spool_full = ss.full;
+	a->st.spool_corrupt = ss.corrupt;
 	pthread_mutex_unlock(&a->lock);
 }
 

@@ -336,7 +336,8 @@ static void summary(const struct bpfrec_agent_stats *s)
 	fprintf(stderr, "[ bpfrec agent: %llu windows (%llu dropped), %llu profiles, %llu samples "
 		"(%llu lost); %llu requests: %llu pushed (%.1f KB, %llu replayed from the spool), "
 		"%llu spooled, %llu rejected, %llu too large, %llu lacking a spool; spool: %llu "
-		"held (%.1f KB), %llu evicted, %llu refused for want of disk room ]\n",
+		"held (%.1f KB), %llu evicted, %llu refused for want of disk room, %llu found "
+		"damaged ]\n",
 		(unsigned long long)s->windows, (unsigned long long)s->windows_dropped,
 		(unsigned long long)s->profiles, (unsigned long long)s->samples,
 		(unsigned long long)s->record_lost, (unsigned long long)s->requests,
@@ -345,7 +346,7 @@ static void summary(const struct bpfrec_agent_stats *s)
 		(unsigned long long)s->dropped_rejected, (unsigned long long)s->dropped_too_large,
 		(unsigned long long)s->dropped_no_spool, (unsigned long long)s->spool_entries,
 		s->spool_bytes / 1024.0, (unsigned long long)s->spool_evicted,
-		(unsigned long long)s->spool_full);
+		(unsigned long long)s->spool_full, (unsigned long long)s->spool_corrupt);
 }
 
 int cmd_agent(int argc, char **argv)
