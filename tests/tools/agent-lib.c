@@ -6,12 +6,13 @@
  *   agent-lib BODIES SPOOL [-w MS] [-F HZ] [-g] -p PID SECONDS
  *   agent-lib BODIES SPOOL [-w MS] [-F HZ] [-g] -- COMMAND [ARGS...]
  *
- * Records PID (another thread calls bpfrec_agent_stop() after SECONDS) or
- * COMMAND (until it ends) in windows of MS ms (default 500). The send
+ * Records PID (another thread calls bpfrec_agent_stop() after SECONDS,
+ * once the spool has been replayed) or COMMAND (until it ends) in windows of MS ms (default 500). The send
  * callback decodes nothing: it answers RETRY to its first two calls and
  * PUSHED to every later one, so the spool, the backoff and the replay run
  * without a server, and writes each body it takes to BODIES/NNNN.push
- * (the Pyroscope PushRequest, as it would go on the wire). on_push counts
+ * (the Pyroscope PushRequest, as it would go on the wire; BODIES is
+ * created if needed). on_push counts
  * the outcomes. At the end it prints, one "NAME VALUE" a line on stdout,
  * bpfrec_agent_get_stats()'s counts and its own ("send_calls",
  * "send_bytes", "taken", "taken_bytes", "on_push_pushed", ...). Where the
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpfrec/agent.h>
@@ -112,11 +114,23 @@ struct stopper {
 	unsigned int seconds;
 };
 
+/*
+ * After SECONDS, and once the spool has been replayed and is empty (read
+ * from this thread while the agent runs, as get_stats allows; at most a
+ * minute more), so that every window the agent made reached send.
+ */
 static void *stop_later(void *arg)
 {
 	struct stopper *st = arg;
 
 	sleep(st->seconds);
+	for (int i = 0; i < 600; i++) {
+		BPFREC_OPTS(bpfrec_agent_stats, s);
+
+		if (!bpfrec_agent_get_stats(st->agent, &s) && s.replayed && !s.spool_entries)
+			break;
+		usleep(100000);
+	}
 	bpfrec_agent_stop(st->agent);
 	return NULL;
 }
@@ -167,6 +181,10 @@ int main(int argc, char **argv)
 	}
 	if (!pid == !rec.command)
 		usage();
+	if (mkdir(sink.dir, 0700) && errno != EEXIST) {
+		fprintf(stderr, "agent-lib: cannot create %s: %s\n", sink.dir, strerror(errno));
+		return 1;
+	}
 	if (pid) {
 		rec.pids = &pid;
 		rec.nr_pids = 1;
