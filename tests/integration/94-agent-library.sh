@@ -126,7 +126,7 @@ nrun=0
 for run in "--off-cpu -- $FIX/rec_offcpu 20 50" "--alloc=1 -- $FIX/alloc_known 2"; do
 	# shellcheck disable=SC2086
 	"$BPFREC" agent --server "http://127.0.0.1:$RPORT" --every 0.4s -F 999 -g \
-		--spool "$T/spool2" $run >"$T/ev.out" 2>>"$T/ev.err" ||
+		--label hostname=test-host --spool "$T/spool2" $run >"$T/ev.out" 2>>"$T/ev.err" ||
 		{ cat "$T/ev.err" >&2; fail "bpfrec agent $run failed"; }
 	[ "$(agent_count "$T/ev.err" pushed)" = "$(agent_count "$T/ev.err" requests)" ] || fail "$run: not every request pushed"
 	[ "$(agent_count "$T/ev.err" dropped)" = 0 ] || fail "$run: windows dropped"
@@ -137,11 +137,15 @@ stop_receiver
 cat "$T/ev.err"
 assert_no_grep 'warning' "$T/ev.err"
 jl=$T/recv/requests.jsonl
-# name service file, one line per series
+# name service file, one line per series; --label hostname replaced the host's name
+# (a second hostname label would have had the receiver refuse the request).
 python3 -c 'import json, sys
 for l in open(sys.argv[1]):
     r = json.loads(l)
-    print(r["labels"]["__name__"], r["labels"]["service_name"], r["file"])' "$jl" >"$T/series.txt"
+    if r["labels"].get("hostname") != "test-host":
+        sys.exit("series %d: hostname %r, --label gave test-host" % (r["n"], r["labels"].get("hostname")))
+    print(r["labels"]["__name__"], r["labels"]["service_name"], r["file"])' "$jl" >"$T/series.txt" ||
+	fail "the series' labels"
 for name in process_cpu off_cpu memory; do
 	echo "$name: $(awk -v n=$name '$1 == n' "$T/series.txt" | wc -l) series"
 done
