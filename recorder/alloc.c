@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -751,13 +752,13 @@ static int key_cmp(const void *pa, const void *pb)
  * records first (and their losses), so none is older than an inuse one.
  */
 static int write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct task_tracker *t,
-		       uint64_t *last_time)
+		       uint64_t *last_time, bool drop_dead)
 {
 	struct bpf_map *map = a->skel->maps.alloc_live;
 	size_t max = bpf_map__max_entries(map), nr = 0;
 	struct alloc_live_key *keys, key, next;
 	struct alloc_sample *v;
-	bool first = true;
+	bool first = true, dead = false;
 	int err;
 
 	/* What the ring buffer still holds is older than any inuse sample. */
@@ -792,6 +793,18 @@ static int write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct
 		if ((i && !key_cmp(&keys[i - 1], &keys[i])) ||
 		    bpf_map__lookup_elem(map, &keys[i], sizeof(keys[i]), v, sizeof(*v), 0))
 			continue;
+		/*
+		 * A process gone is reported what it held at its exit in this
+		 * file, then no more: a later file (--switch-output) has
+		 * neither the memory nor the mappings to place it, and a long
+		 * recording would keep every exited process's blocks in
+		 * alloc_live until the map is full. Keys are sorted by pid: one
+		 * check per process.
+		 */
+		if (drop_dead && (!i || keys[i - 1].pid != keys[i].pid))
+			dead = kill((pid_t)keys[i].pid, 0) && errno == ESRCH;
+		if (drop_dead && dead)
+			bpf_map__delete_elem(map, &keys[i], sizeof(keys[i]), 0);
 		if (v->nr_user > PROFILE_MAX_STACK || v->func >= ALLOC_FUNC_FREE)
 			continue;
 		v->hdr.kind = ALLOC_KIND_INUSE;
@@ -811,11 +824,10 @@ static int write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct
 	return err;
 }
 
-/* The end of every file: what is still held. */
+/* The end of every file: what is still held (by the processes gone, once). */
 static int alloc_file_end(struct record_session *s, void *t, bool last)
 {
-	(void)last;
-	return write_inuse(t, s->w, s->tracker, &s->last_time);
+	return write_inuse(t, s->w, s->tracker, &s->last_time, !last);
 }
 
 static void alloc_stats(const void *t, struct record_status *st)

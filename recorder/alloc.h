@@ -13,7 +13,8 @@
  * loaded late is found), then the SAMPLEs follow (emit_sample_alone()).
  * Records the ring buffer dropped are LOST_SAMPLES of the alloc event. At
  * the end of each file (file_end()), one inuse SAMPLE per sampled
- * allocation still live.
+ * allocation still live; a process that exited has its own in the first
+ * file to end after its exit only (--switch-output), then they are dropped.
  *
  * Probes for -p, -a and anything not launched (uprobe at each entry, uretprobe at each return, per library
  * FILE, for every process that maps it): the C library the recorder runs

@@ -66,6 +66,16 @@ static int split_label(struct bpfrec_agent *a, const char *kv, size_t i)
 	    (kv[0] >= '0' && kv[0] <= '9'))
 		return fail(a, -EINVAL, "label '%s': give KEY=VALUE, the key of letters, digits, "
 			    "'_' and '.', not starting with a digit", kv);
+	/* Names starting with "__" are the servers' own (__name__, __delta__). */
+	if (kv[0] == '_' && kv[1] == '_')
+		return fail(a, -EINVAL, "label '%s': names starting with '__' are reserved for "
+			    "the server", kv);
+	/* A repeated name makes the server refuse every request. */
+	for (size_t k = 0; k < i; k++)
+		if (strlen(a->labels[k].name) == (size_t)(eq - kv) &&
+		    !strncmp(a->labels[k].name, kv, eq - kv))
+			return fail(a, -EINVAL, "label '%s': '%s' given twice", kv,
+				    a->labels[k].name);
 	buf = strdup(kv);
 	if (!buf)
 		return fail(a, -ENOMEM, "out of memory");
@@ -74,13 +84,13 @@ static int split_label(struct bpfrec_agent *a, const char *kv, size_t i)
 	a->labels[i] = (struct agent_label){ .name = buf, .value = buf + (eq - kv) + 1 };
 	if (!strcmp(buf, "service_name"))
 		a->has_service_label = true;
+	if (!strcmp(buf, "hostname"))
+		a->has_hostname_label = true;
 	return 0;
 }
 
 static int check_opts(struct bpfrec_agent *a)
 {
-	const struct bpfrec_record_opts *r = a->opts.record;
-
 	if (!a->opts.send && (!a->opts.server_url || !*a->opts.server_url))
 		return fail(a, -EINVAL, "no server: give the server's URL (or a send callback)");
 	if (a->opts.server_url && strncmp(a->opts.server_url, "http://", 7) &&
@@ -95,9 +105,21 @@ static int check_opts(struct bpfrec_agent *a)
 	if (a->opts.max_request_bytes && a->opts.max_request_bytes < 4096)
 		return fail(a, -EINVAL, "a request limit of %zu bytes is too small: give at least 4K",
 			    a->opts.max_request_bytes);
-	if (r && (r->output != BPFREC_OUTPUT_PATH || r->output_path || r->output_fd ||
-		  r->output_write || r->switch_output || r->switch_bytes || r->switch_ns ||
-		  r->switch_max_files || r->on_switch))
+	return 0;
+}
+
+/*
+ * The caller's recording options, checked on our copy of them: an older
+ * caller's struct ends before the fields it does not know, which must not
+ * be read from its memory.
+ */
+static int check_record_opts(struct bpfrec_agent *a)
+{
+	const struct bpfrec_record_opts *r = &a->ropts;
+
+	if (r->output != BPFREC_OUTPUT_PATH || r->output_path || r->output_fd ||
+	    r->output_write || r->switch_output || r->switch_bytes || r->switch_ns ||
+	    r->switch_max_files || r->on_switch)
 		return fail(a, -EINVAL, "the recording's output and switch options are the "
 			    "agent's own: leave them unset");
 	return 0;
@@ -171,6 +193,9 @@ int bpfrec_agent_new(const struct bpfrec_agent_opts *opts, struct bpfrec_agent *
 		if (err)
 			return fail(a, err, "recording options from a newer bpfrec: this library "
 				    "does not know what they ask for");
+		err = check_record_opts(a);
+		if (err)
+			return err;
 	} else {
 		a->ropts = (struct bpfrec_record_opts){ .system_wide = true, .freq = DEFAULT_FREQ };
 	}

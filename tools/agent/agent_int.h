@@ -32,7 +32,7 @@ struct bpfrec_agent {
 	struct agent_label *labels;		/* opts.labels split at '=' (user's first) */
 	char **label_bufs;
 	size_t nr_labels;
-	bool has_service_label;
+	bool has_service_label, has_hostname_label;	/* the user's replace ours */
 	char hostname[256];
 	int wake_fd;				/* eventfd: stop requested */
 

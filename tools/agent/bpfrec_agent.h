@@ -105,8 +105,10 @@ struct bpfrec_agent_opts {
 	enum bpfrec_agent_api api;
 	uint64_t window_ns;		/* one window's length; 0 = 15 s */
 	/*
-	 * Labels on every profile, "KEY=VALUE". service_name overrides the
-	 * service found per process (systemd unit, cgroup, else comm).
+	 * Labels on every profile, "KEY=VALUE", each KEY once, of letters,
+	 * digits, '_' and '.', not starting with a digit or "__" (the
+	 * servers' own). service_name overrides the service found per
+	 * process (systemd unit, cgroup, else comm), hostname the host's name.
 	 */
 	const char *const *labels;
 	size_t nr_labels;

@@ -37,7 +37,7 @@ static const char *profile_type_name(const char *event)
 
 #define MAX_SERIES_LABELS 64
 
-/* The labels of profile i: ours, then the user's (whose service_name wins). */
+/* The labels of profile i: ours, then the user's (whose service_name and hostname win). */
 static size_t series_labels(struct bpfrec_agent *a, struct bpfrec_pprof *conv, size_t i,
 			    struct agent_label *out)
 {
@@ -49,7 +49,8 @@ static size_t series_labels(struct bpfrec_agent *a, struct bpfrec_pprof *conv, s
 	if (!a->has_service_label)
 		out[n++] = (struct agent_label){ .name = "service_name",
 						 .value = group ? group : "unknown" };
-	out[n++] = (struct agent_label){ .name = "hostname", .value = a->hostname };
+	if (!a->has_hostname_label)
+		out[n++] = (struct agent_label){ .name = "hostname", .value = a->hostname };
 	/* Each window is already a delta: the server must not subtract two of them. */
 	if (a->opts.api == BPFREC_AGENT_PYROSCOPE)
 		out[n++] = (struct agent_label){ .name = "__delta__", .value = "false" };
