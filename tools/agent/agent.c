@@ -372,7 +372,8 @@ static int make_window_dir(struct bpfrec_agent *a, char *dir, size_t len)
 static void remove_window_dir(const char *dir)
 {
 	char path[PATH_MAX + 32];
-	static const char *const leftovers[] = { "window.data", "window.data.old" };
+	static const char *const leftovers[] = { "window.data", "window.data.old", "kallsyms",
+						 "kallsyms.tmp" };
 
 	for (size_t i = 0; i < sizeof(leftovers) / sizeof(leftovers[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, leftovers[i]);
@@ -396,6 +397,7 @@ int bpfrec_agent_run(struct bpfrec_agent *a)
 	if (err)
 		return err;
 	snprintf(out, sizeof(out), "%s/window.data", dir);
+	snprintf(a->ksyms, sizeof(a->ksyms), "%s/kallsyms", dir);
 	a->ropts.output = BPFREC_OUTPUT_PATH;
 	a->ropts.output_path = out;
 	a->ropts.switch_output = BPFREC_SWITCH_MANUAL;

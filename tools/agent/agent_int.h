@@ -14,6 +14,7 @@
 #ifndef TOOLS_AGENT_AGENT_INT_H
 #define TOOLS_AGENT_AGENT_INT_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,6 +52,9 @@ struct bpfrec_agent {
 	uint64_t next_try_ns;			/* no delivery before this (backoff) */
 	uint64_t rng;
 	bool spool_full_said;			/* the disk-full warning was given */
+	/* A copy of /proc/kallsyms in the window directory (window.c). */
+	char ksyms[PATH_MAX + 16];
+	uint64_t ksyms_taken_ns;		/* 0: none yet */
 
 	int failure_code;
 	char err[512];
