@@ -55,7 +55,7 @@ assert_range "leaf_a among the leaves" "$(awk -v a="$a" -v b="$b" -v c="$c" 'BEG
 assert_range "work's width once zoomed" "$(j "d['zoom']['widths']['work']")" 99.9 100.1
 za=$(j "d['zoom']['widths']['leaf_a']")
 near "leaf_a zoomed" "$za" "$(awk -v a="$a" -v w="$(j "d['widths']['work']")" 'BEGIN { print 100 * a / w }')" 0.5
-echo "zoomed on work: leaf_a $za % of it"
+echo "zoomed on work: leaf_a $za % of it (clicks it took: $(j "d['zoom']['attempts']"))"
 [ "$(j "d['after_reset_zoom']")" = 0 ] || fail "Reset zoom did not go back to the root"
 
 # Search: both leaves highlighted, and their share is perf's.

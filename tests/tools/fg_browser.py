@@ -311,26 +311,36 @@ def main():
             b.mouse("mouseMoved", 1, 1)
             m = b.js(MEASURE % json.dumps(names))
         if a.zoom and a.zoom in m["rects"]:
-            r = m["rects"][a.zoom]
-            # Over it first, as a hand would: hovering writes the frame's
-            # details above the chart, which may move it; then where it is now.
-            b.mouse("mouseMoved", r["x"], r["y"])
-            # Until the frame stays where it is across two painted frames: on
-            # a slow machine (an emulated VM) the layout after the hover can
-            # settle later than the next paint, and a click where the frame
-            # was lands on its neighbour.
-            for _ in range(100):
-                b.js("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-                m = b.js(MEASURE % json.dumps(names))
-                now = m["rects"].get(a.zoom, r)
-                if (now["x"], now["y"]) == (r["x"], r["y"]):
+            # A click where the frame was drawn must zoom on it. On an emulated
+            # CPU the layout may still move between the measure and the click
+            # (6.1 in a VM: one click landed on the root); then measure and
+            # click again, up to three times, and say how many it took.
+            for attempt in range(1, 4):
+                if a.zoom not in m["rects"]:
                     break
-                r = now
-            b.mouse("mousePressed", r["x"], r["y"])
-            b.mouse("mouseReleased", r["x"], r["y"])
-            z = b.js(MEASURE % json.dumps(names))
-            res["zoom"] = {"clicked": r["id"], "zoomed_on": b.js("window.flamegraph.zoom()"),
-                           "widths": z["widths"]}
+                r = m["rects"][a.zoom]
+                # Over it first, as a hand would: hovering writes the frame's
+                # details above the chart, which may move it; then where it is now.
+                b.mouse("mouseMoved", r["x"], r["y"])
+                # Until the frame stays where it is across two painted frames.
+                for _ in range(100):
+                    b.js("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+                    m = b.js(MEASURE % json.dumps(names))
+                    now = m["rects"].get(a.zoom, r)
+                    if (now["x"], now["y"]) == (r["x"], r["y"]):
+                        break
+                    r = now
+                b.mouse("mousePressed", r["x"], r["y"])
+                b.mouse("mouseReleased", r["x"], r["y"])
+                b.js("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+                z = b.js(MEASURE % json.dumps(names))
+                res["zoom"] = {"clicked": r["id"], "zoomed_on": b.js("window.flamegraph.zoom()"),
+                               "widths": z["widths"], "attempts": attempt}
+                if res["zoom"]["zoomed_on"] == r["id"]:
+                    break
+                b.js("document.getElementById('reset').click()")
+                b.mouse("mouseMoved", 1, 1)
+                m = b.js(MEASURE % json.dumps(names))
             b.js("document.getElementById('reset').click()")
             res["after_reset_zoom"] = b.js("window.flamegraph.zoom()")
         if a.search:
