@@ -91,8 +91,12 @@ agent_one() {
 		say "  -F $rate: ${now%.*}s RSS $((rss / 1024)) MB"
 	done
 	wait "$job"
-	local st=$?
+	local st=$? recv_st=0
 	churn_stop
+	# A receiver gone before the agent is the bench's fault, not the
+	# agent's: said apart (the agent would spool and retry meanwhile).
+	kill -0 "$recv_pid" 2>/dev/null || { wait "$recv_pid"; recv_st=$?; }
+	echo "status=$recv_st" >"$d/recv.exit"
 	python3 -c 'import json, sys, urllib.request
 for k, v in json.load(urllib.request.urlopen(sys.argv[1], timeout=5)).items(): print("%s=%s" % (k, v))' \
 		"http://127.0.0.1:$ctl/__stats" >"$d/recv.stats" 2>>"$d/recv.err"
@@ -166,7 +170,9 @@ bench_agent() {
 			"$(awk '{ n += $1 } END { print n + 0 }' "$d/churn")"
 		# Every window pushed: the agent's own count and the receiver's agree.
 		local s=$d/summary r=$d/recv.stats why=""
-		[ -s "$s" ] || why="no summary line from the agent"
+		[ "$(kv "$d/recv.exit" status)" != 0 ] &&
+			why="the loopback receiver exited during the run (status $(kv "$d/recv.exit" status)): not the agent's doing, run it again"
+		[ -z "$why" ] && ! [ -s "$s" ] && why="no summary line from the agent"
 		[ -z "$why" ] && [ "$(kv "$s" windows_dropped)" != 0 ] && why="$(kv "$s" windows_dropped) windows dropped"
 		[ -z "$why" ] && [ "$(kv "$s" windows)" -lt "$((AGENT_SECS / AGENT_EVERY))" ] &&
 			why="$(kv "$s" windows) windows, $((AGENT_SECS / AGENT_EVERY)) expected"
