@@ -133,7 +133,7 @@ bench_agent() {
 		# BPF time up to the last reading taken while the programs were
 		# loaded (the largest: a reading during the agent's exit finds
 		# their fds closed), scaled to the whole run by its rate.
-		bpf_s=$(awk '$3 > ns { ns = $3; t = $1 } END { printf "%.6g\n", t > 0 ? ns / 1e9 / t : 0 }' \
+		bpf_s=$(awk '$3 > ns { ns = $3; t = $1 } END { printf "%.6g\n", (t > 0 ? ns / 1e9 / t : 0) }' \
 			"$d/series")
 		bpf_s=$(calc "$bpf_s * $wall_s")
 		pct=$(calc "($cpu_s + $bpf_s) / $wall_s * 100")
