@@ -47,8 +47,10 @@ agent_bpf_ns() {
 # agent_stats_line FILE: the agent's summary line ("[ bpfrec agent: ... ]")
 # as key=value lines.
 agent_stats_line() {
-	sed -nE 's/.*\[ bpfrec agent: ([0-9]+) windows \(([0-9]+) dropped\), ([0-9]+) profiles, ([0-9]+) samples \(([0-9]+) lost\); ([0-9]+) requests: ([0-9]+) pushed \(([0-9.]+) KB, ([0-9]+) replayed from the spool\), ([0-9]+) spooled, ([0-9]+) rejected, ([0-9]+) too large, ([0-9]+) lacking a spool.*/windows=\1\nwindows_dropped=\2\nprofiles=\3\nsamples=\4\nlost=\5\nrequests=\6\npushed=\7\npushed_kb=\8\nreplayed=\9/p;
-		s/.*\[ bpfrec agent: .*, ([0-9]+) spooled, ([0-9]+) rejected, ([0-9]+) too large, ([0-9]+) lacking a spool.*/spooled=\1\nrejected=\2\ntoo_large=\3\nno_spool=\4/p' "$1"
+	# Two passes: sed -E counts at most \9, and a line once substituted
+	# no longer matches the other pattern.
+	sed -nE 's/.*\[ bpfrec agent: ([0-9]+) windows \(([0-9]+) dropped\), ([0-9]+) profiles, ([0-9]+) samples \(([0-9]+) lost\); ([0-9]+) requests: ([0-9]+) pushed \(([0-9.]+) KB, ([0-9]+) replayed from the spool\), ([0-9]+) spooled, ([0-9]+) rejected, ([0-9]+) too large, ([0-9]+) lacking a spool.*/windows=\1\nwindows_dropped=\2\nprofiles=\3\nsamples=\4\nlost=\5\nrequests=\6\npushed=\7\npushed_kb=\8\nreplayed=\9/p' "$1"
+	sed -nE 's/.*\[ bpfrec agent: .*, ([0-9]+) spooled, ([0-9]+) rejected, ([0-9]+) too large, ([0-9]+) lacking a spool.*/spooled=\1\nrejected=\2\ntoo_large=\3\nno_spool=\4/p' "$1"
 }
 
 # agent_one RATE DIR: one run. DIR gets ru, err (the agent's stderr), out,
