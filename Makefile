@@ -9,6 +9,7 @@
 #   make demo       install deps, build, record the bundled workload, perf report it
 #   make bench      benchmarks against perf record / perf report, heaptrack, memleak-bpfcc (see Documentation/)
 #   make bench-memory  the recorder's peak RSS and -z cost against perf record's (scenario 10)
+#   make bench-agent   bpfrec agent's CPU and memory over 10 minutes with churn (scenario 11)
 #
 # A second build tree with sanitizers: make BUILD=build/asan SAN=1 unit-bins
 # libFuzzer harnesses (clang): make fuzz [FUZZ_TIME=300]; their own tree is build/fuzz.
@@ -93,7 +94,7 @@ FIXTURES       := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SR
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 .PHONY: all install uninstall deps deps-test deps-bench unit-bins fixtures fuzz-bins fuzz test unit integration demo bench \
-	bench-long bench-memory clean test-kernels
+	bench-long bench-memory bench-agent clean test-kernels
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/bpfrec $(BUILD)/libbpfrec.a $(BUILD)/$(LIB_SO) $(BUILD)/libperfdata.a \
@@ -332,10 +333,16 @@ bench-memory: deps-test
 	$(MAKE) all fixtures
 	@BENCH_ONLY=10 sh tools/bench.sh $(BUILD)
 
-# Scenario 6 only: a 10-minute system-wide recording, its RSS every 10 s.
+# Scenarios 6 and 11: a 10-minute system-wide recording, its RSS every 10 s;
+# bpfrec agent for 10 minutes at 19 and at 99 Hz.
 bench-long: deps-test
 	$(MAKE) all fixtures
-	@BENCH_ONLY=6 sh tools/bench.sh $(BUILD)
+	@BENCH_ONLY="6 11" BENCH_AGENT_SECS=$${BENCH_AGENT_SECS:-600} sh tools/bench.sh $(BUILD)
+
+# Scenario 11 only: bpfrec agent's CPU and memory, 10 minutes at each rate.
+bench-agent: deps-test
+	$(MAKE) all fixtures
+	@BENCH_ONLY=11 BENCH_AGENT_SECS=$${BENCH_AGENT_SECS:-600} sh tools/bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -24,6 +24,10 @@
 #  10 recorder memory: peak RSS of -a -g and -a -g -z against perf record's
 #     beside python3 and a spinner, and -z's recorder CPU and bytes per
 #     sample against perf -z's (make bench-memory: this one alone)
+#  11 continuous profiling: bpfrec agent -a -g at 19 and 99 Hz pushing to a
+#     loopback receiver with churn: its CPU % and peak / steady RSS against
+#     the OpenTelemetry profiler's and parca-agent's published budgets, and
+#     every window pushed (short in make bench; make bench-long: 10 minutes)
 #
 # Each repetition runs the tools in alternating order (A B, then B A) next
 # to an unprofiled run of the same workload. The tables (median, min, max
@@ -32,10 +36,12 @@
 #
 # Environment:
 #   BENCH_QUICK=1   short runs, fewer repetitions (about 3 minutes)
-#   BENCH_ONLY="1 4"  only these scenarios (default 1-5, 7-10; make bench-long: 6)
+#   BENCH_ONLY="1 4"  only these scenarios (default 1-5, 7-11; make bench-long: 6 11)
 #   BENCH_REPS=N    repetitions of scenarios 1-3 and 7-10 (default 3, quick 2; 7: 2 and 1)
 #   BENCH_LONG_SECS, BENCH_LONG_REF=1  length of scenario 6 (default 600 s);
 #                   also run perf record through it as a reference
+#   BENCH_AGENT_SECS  length of each of scenario 11's runs (default 60 s, quick
+#                   30 s; make bench-long and make bench-agent: 600 s)
 #   BENCH_KEEP=1    keep the scratch dir (every run's rusage, stderr, BPF stats)
 # Needs root (BPF, system-wide sampling). Exits non-zero when a tool that
 # should work failed; a bpfrec command that is not built yet is reported
@@ -58,6 +64,7 @@ BPFREC=$BUILD/bpfrec
 . "$TOP/tools/bench/alloc.sh"
 . "$TOP/tools/bench/sched.sh"
 . "$TOP/tools/bench/memory.sh"
+. "$TOP/tools/bench/agent.sh"
 . "$TOP/tools/bench/targets.sh"
 
 [ "$(id -u)" = 0 ] || die "needs root (BPF programs and system-wide sampling); run it as root"
@@ -81,7 +88,7 @@ if [ "$QUICK" = 1 ]; then
 	MEM_SECS=3
 	# Deadlines of scenarios 1-5 and 7-10, seconds from the start (see
 	# budget_start); 6 has its own length.
-	DEADLINES=(55 105 120 140 152 - 240 340 380 440)
+	DEADLINES=(55 105 120 140 152 - 240 340 380 440 -)
 else
 	REPS=${BENCH_REPS:-3}
 	SYS_RATES="99 999 4999" SYS_SECS=10 PROC_RATES="999" PROC_SECS=5 PONG_SECS=3
@@ -93,7 +100,7 @@ else
 	ALLOC_M=2
 	MEM_SECS=10
 	# Scenario 4 reads 1M samples with perf report (over a minute each).
-	DEADLINES=(410 515 540 1090 1120 - 1300 1700 1780 1960)
+	DEADLINES=(410 515 540 1090 1120 - 1300 1700 1780 1960 -)
 fi
 # cpu-clock every 20 us on every CPU: 50k samples/s per CPU, within the
 # default kernel.perf_event_max_sample_rate (100000).
@@ -106,9 +113,12 @@ CG_RATE=999
 MEMLEAK_RATE=100
 # Scenario 10: perf record's default rate.
 MEM_RATE=999
-ONLY=${BENCH_ONLY:-1 2 3 4 5 7 8 9 10}
+# Scenario 11: each rate runs once for AGENT_SECS (its own length, as 6).
+AGENT_RATES="19 99"
+AGENT_SECS=${BENCH_AGENT_SECS:-$([ "$QUICK" = 1 ] && echo 30 || echo 60)}
+ONLY=${BENCH_ONLY:-1 2 3 4 5 7 8 9 10 11}
 for s in $ONLY; do
-	case $s in [1-9] | 10) ;; *) die "BENCH_ONLY: no scenario '$s'; give numbers from 1 to 10, e.g. BENCH_ONLY=\"1 4\"" ;; esac
+	case $s in [1-9] | 10 | 11) ;; *) die "BENCH_ONLY: no scenario '$s'; give numbers from 1 to 11, e.g. BENCH_ONLY=\"1 4\"" ;; esac
 done
 LONG_SECS=${BENCH_LONG_SECS:-600} LONG_STEP=10
 LONG_TOOLS="bpfrec"
@@ -116,7 +126,7 @@ LONG_TOOLS="bpfrec"
 FAILED=0
 
 # What this build of bpfrec can do: later branches bring the rest.
-HAVE_RECORD=0 HAVE_OFFCPU=0 HAVE_PPROF=0 HAVE_CFI=0 HAVE_ALLOC=0 HAVE_SCHED=0 HAVE_SCHED_CMD=0
+HAVE_RECORD=0 HAVE_OFFCPU=0 HAVE_PPROF=0 HAVE_CFI=0 HAVE_ALLOC=0 HAVE_SCHED=0 HAVE_SCHED_CMD=0 HAVE_AGENT=0
 rec_help=$("$BPFREC" record --help 2>&1) && HAVE_RECORD=1
 [ "$HAVE_RECORD" = 1 ] && grep -q -- '--off-cpu' <<<"$rec_help" && HAVE_OFFCPU=1
 [ "$HAVE_RECORD" = 1 ] && grep -q -- '--alloc' <<<"$rec_help" && HAVE_ALLOC=1
@@ -124,6 +134,7 @@ rec_help=$("$BPFREC" record --help 2>&1) && HAVE_RECORD=1
 [ "$HAVE_RECORD" = 1 ] && grep -qE -- '--sched( |$)' <<<"$rec_help" && HAVE_SCHED=1
 "$BPFREC" sched --help >/dev/null 2>&1 && HAVE_SCHED_CMD=1
 "$BPFREC" pprof --help >/dev/null 2>&1 && HAVE_PPROF=1
+"$BPFREC" agent --help >/dev/null 2>&1 && HAVE_AGENT=1
 
 # ---- scratch space, and the sysctls we touch, restored on exit -----------
 W=$(mktemp -d "${TMPDIR:-/tmp}/bpfrec-bench.XXXXXX") || die "cannot make a scratch dir"
@@ -148,7 +159,7 @@ for rate in $SYS_RATES $PROC_RATES; do
 done
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-say "bpfrec record: $([ "$HAVE_RECORD" = 1 ] && echo yes || echo 'not available'), --off-cpu: $([ "$HAVE_OFFCPU" = 1 ] && echo yes || echo no), --call-graph cfi: $([ "$HAVE_CFI" = 1 ] && echo yes || echo no), --alloc: $([ "$HAVE_ALLOC" = 1 ] && echo yes || echo no), --sched: $([ "$HAVE_SCHED" = 1 ] && echo yes || echo no), sched: $([ "$HAVE_SCHED_CMD" = 1 ] && echo yes || echo no), pprof: $([ "$HAVE_PPROF" = 1 ] && echo yes || echo 'not available'); scratch $W"
+say "bpfrec record: $([ "$HAVE_RECORD" = 1 ] && echo yes || echo 'not available'), --off-cpu: $([ "$HAVE_OFFCPU" = 1 ] && echo yes || echo no), --call-graph cfi: $([ "$HAVE_CFI" = 1 ] && echo yes || echo no), --alloc: $([ "$HAVE_ALLOC" = 1 ] && echo yes || echo no), --sched: $([ "$HAVE_SCHED" = 1 ] && echo yes || echo no), sched: $([ "$HAVE_SCHED_CMD" = 1 ] && echo yes || echo no), pprof: $([ "$HAVE_PPROF" = 1 ] && echo yes || echo 'not available'), agent: $([ "$HAVE_AGENT" = 1 ] && echo yes || echo 'not available'); scratch $W"
 
 # ---- fixed work, sized once for this machine -------------------------------
 # calibrate_spin SECONDS: iterations per thread that take SECONDS unprofiled.
@@ -179,7 +190,8 @@ for s in $ONLY; do
 	9) PONG_ROUNDS=$(calibrate_pong "$PONG_SECS")
 	   bench_sched "$(deadline 9)" ;;
 	10) bench_memory "$(deadline 10)" ;;
-	*) die "BENCH_ONLY: no scenario '$s' (1-10)" ;;
+	11) bench_agent ;;
+	*) die "BENCH_ONLY: no scenario '$s' (1-11)" ;;
 	esac
 done
 

@@ -24,11 +24,35 @@ LONG_CHURN=${BENCH_LONG_CHURN:-0.1}
 LONG_MAX_BYTES_PER_PROC=32
 LONG_NOISE_KB=256
 
+# churn_start PID SECS COUNTFILE: while PID lives, one thread spins (for
+# SECS at most) and a short-lived process (bench_spin, a few ms of work)
+# starts every LONG_CHURN seconds; COUNTFILE gets one line per batch of
+# processes started (sum the lines for the count). Scenario 11 (agent.sh)
+# runs the same churn. churn_stop ends both and waits for them.
+churn_start() {
+	local pid=$1
+	"$FIX/bench_spin" -t 1 -s "$2" -r /dev/null &
+	CHURN_SPIN_JOB=$!
+	: >"$3"
+	(
+		while kill -0 "$pid" 2>/dev/null; do
+			"$FIX/bench_spin" -t 1 -n 300 -r /dev/null
+			sleep "$LONG_CHURN"
+			echo 2 >>"$3"	# bench_spin and sleep (echo is a builtin)
+		done
+	) &
+	CHURN_LOOP_JOB=$!
+}
+churn_stop() {
+	kill "$CHURN_SPIN_JOB" 2>/dev/null
+	wait "$CHURN_SPIN_JOB" "$CHURN_LOOP_JOB" 2>/dev/null
+}
+
 # longrun_one TOOL DIR: one long recording; the series goes to DIR/series
 # as "SECONDS RSS_KB FILE_BYTES PROCESSES" lines (PROCESSES: short-lived
 # processes started so far).
 longrun_one() {
-	local tool=$1 d=$2 pid="" t=0 _ rec_job spin_job
+	local tool=$1 d=$2 pid="" t=0 _ rec_job
 	mkdir -p "$d"
 	recorder_argv "$tool" "-a -g -F 999" "$d/data"
 	measure "$d" "${REC[@]}" -- sleep "$LONG_SECS" &
@@ -38,17 +62,7 @@ longrun_one() {
 		sleep 0.05
 	done
 	pid=$(cat "$d/pid" 2>/dev/null) || { wait "$rec_job"; return 1; }
-	"$FIX/bench_spin" -t 1 -s "$LONG_SECS" -r /dev/null &
-	spin_job=$!
-	: >"$d/churn"
-	(
-		while kill -0 "$pid" 2>/dev/null; do
-			"$FIX/bench_spin" -t 1 -n 300 -r /dev/null
-			sleep "$LONG_CHURN"
-			echo 2 >>"$d/churn"	# bench_spin and sleep (echo is a builtin)
-		done
-	) &
-	local churn_job=$!
+	churn_start "$pid" "$LONG_SECS" "$d/churn"
 	: >"$d/series"
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep "$LONG_STEP"
@@ -61,8 +75,7 @@ longrun_one() {
 	done
 	wait "$rec_job"
 	local st=$?
-	kill "$spin_job" 2>/dev/null
-	wait "$spin_job" "$churn_job" 2>/dev/null
+	churn_stop
 	if [ "$st" != 0 ]; then
 		show_failure "$d" "$tool record (long run)"
 		return 1
