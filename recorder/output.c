@@ -203,6 +203,7 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 		.write = s->opts.output_write, .write_ctx = s->opts.output_write_ctx,
 		.compression_level = s->opts.compression_level,
 	};
+	bool fresh = !s->tracker;
 	int err;
 
 	err = perfdata_writer_new(s->out_fd, &wo, &s->w);
@@ -218,7 +219,10 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 		if (!err)
 			err = write_bpf_ksymbols(s);
 	}
-	if (!err) {
+	/* After a switch the tracker goes on: what it knows serves the new file too. */
+	if (!err && !fresh) {
+		task_tracker_new_file(s->tracker);
+	} else if (!err) {
 		struct task_tracker_opts to = {
 			.track_all = s->opts.system_wide,
 			.cache = s->bcache,
@@ -230,7 +234,7 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 		err = task_tracker_new(&to, &s->tracker);
 	}
 	/* The command is in scope before it execs: its reports count. */
-	if (!err && s->child.pid && !s->opts.system_wide)
+	if (!err && fresh && s->child.pid && !s->opts.system_wide)
 		task_tracker_fork(s->tracker, (uint32_t)s->child.pid, (uint32_t)s->child.pid,
 				  (uint32_t)getpid());
 	if (!err)
@@ -243,7 +247,11 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 	return err;
 }
 
-/* Forget the current file's writer and tracker; keep its counts. */
+/*
+ * Forget the current file's writer; keep its counts. The task tracker
+ * lives on into the next file (session_open_writer()) and goes with the
+ * session.
+ */
 void session_free_writer(struct record_session *s)
 {
 	if (s->w) {
@@ -251,8 +259,6 @@ void session_free_writer(struct record_session *s)
 						     perfdata_writer_nr_samples(s->w);
 		s->bytes_done += s->write_failed ? s->ckpt_bytes : perfdata_writer_size(s->w);
 	}
-	task_tracker_free(s->tracker);
-	s->tracker = NULL;
 	perfdata_writer_free(s->w);
 	s->w = NULL;
 }

@@ -787,6 +787,23 @@ void task_tracker_free(struct task_tracker *t)
 	free(t);
 }
 
+void task_tracker_new_file(struct task_tracker *t)
+{
+	struct hash_node *n, *tmp;
+	size_t i;
+
+	for (struct lru_link *l = t->procs.lru.next; l != &t->procs.lru; l = l->next) {
+		struct task_proc *p = container_of(l, struct task_proc, e.lru);
+
+		/* Threads are only their COMM in the file: made again with the process. */
+		while (p->threads.next != &p->threads)
+			thread_remove(t, container_of(p->threads.next, struct task_thread, sibling));
+		p->described = false;
+	}
+	hash_table_for_each_safe(&t->files.map, n, tmp, i)
+		container_of(n, struct task_file, node)->registered = false;
+}
+
 static int see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm,
 	       uint64_t time, uint32_t cpu, const uint64_t *user_ips, size_t nr_user)
 {

@@ -89,6 +89,15 @@ struct task_tracker_opts {
 
 int task_tracker_new(const struct task_tracker_opts *opts, struct task_tracker **out);
 void task_tracker_free(struct task_tracker *t);
+/*
+ * A new file begins (--switch-output): it describes nothing yet, so every
+ * process and thread is described again at its next sample, and every
+ * file's build-id listed again, but what is known of each process stays:
+ * one that exits before its first sample in the new file, when /proc can
+ * no longer tell, still gets its mappings (the kernel's reports, or what
+ * /proc said while it lived), where a fresh tracker had none to give.
+ */
+void task_tracker_new_file(struct task_tracker *t);
 
 /*
  * A sample of (pid, tid) at time on cpu is about to be written; comm is the

@@ -126,6 +126,11 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
+void symbolizer_forget_processes(struct symbolizer *s)
+{
+	cache_clear(&s->jitmaps, free_jitmap);
+}
+
 const char *symbolize_kernel_error(const struct symbolizer *s)
 {
 	return s->ks_err ? s->ks_msg : NULL;

@@ -68,6 +68,12 @@ struct sym_mapping {
 
 int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out);
 void symbolizer_free(struct symbolizer *s);
+/*
+ * Forget what was learnt per process (the JIT maps, by pid), keeping the
+ * files and kernel symbols: for a symbolizer serving one recording after
+ * another, where a pid may be another process and a JIT map has grown.
+ */
+void symbolizer_forget_processes(struct symbolizer *s);
 
 /* Kernel address from kallsyms. 0, -ENOENT when not found, -errno. */
 int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);

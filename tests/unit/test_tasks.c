@@ -611,6 +611,63 @@ Test(tasks, vanished_process_gets_its_comm_only)
 	assert_comm(&recs[1], 3000, 3005, "gone-thr", false, 1002 * MS, 1);
 }
 
+/* The process left /proc: its directory gone, as after its exit. */
+static void proc_gone(unsigned int pid)
+{
+	const char *const names[] = { "maps", "comm", "root" };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		FMT(path, "%s/%u/%s", root, pid, names[i]);
+		unlink(path);
+	}
+	FMT(path, "%s/%u", root, pid);
+	cr_assert_eq(rmdir(path), 0, "rmdir %s: %s", path, strerror(errno));
+}
+
+/*
+ * A new file (--switch-output) describes every process again, and one that
+ * exited before its first sample there still gets the mappings the tracker
+ * knew: a fresh tracker had only its comm to give.
+ */
+Test(tasks, new_file_describes_again_from_what_is_known)
+{
+	uint64_t ips[] = { APP_START + 0x123 };
+	const struct task_desc *d;
+	struct task_desc_rec r;
+
+	app_seen_at_1s();
+	cr_assert_eq(see(1000, 1001, "worker", 1001 * MS, 0, ips, 1), 0);
+	cr_assert_eq(take(), 1, "a thread: its COMM");
+	proc_gone(1000);
+	task_tracker_new_file(tt);
+	/* What the tracker decides the new file lacks (this test's writer is the old file's). */
+	cr_assert_eq(task_tracker_describe(tt, 1000, 1000, "app", 2000 * MS, 1, ips, 1, &d), 0);
+	cr_assert_eq(d->nr, 7, "COMM, five MMAP2s and the build-id again: %zu", d->nr);
+	cr_assert_not_null(task_desc_get(d, 0, &r));
+	cr_assert_eq(r.kind, TASK_DESC_COMM);
+	cr_assert_str_eq(r.comm.comm, "app");
+	cr_assert(r.sid.pid == 1000 && r.sid.time == 2000 * MS && r.sid.cpu == 1);
+	for (size_t i = 1; i < 6; i++) {
+		cr_assert_not_null(task_desc_get(d, i, &r));
+		cr_assert_eq(r.kind, TASK_DESC_MMAP2, "record %zu", i);
+		cr_assert_eq(r.sid.time, 2000 * MS);
+	}
+	cr_assert_not_null(task_desc_get(d, 1, &r));
+	cr_assert_eq(r.mmap.start, APP_START);
+	cr_assert_str_eq(r.mmap.filename, exe);
+	cr_assert_not_null(task_desc_get(d, 6, &r));
+	cr_assert_eq(r.kind, TASK_DESC_BUILD_ID);
+	cr_assert_str_eq(r.path, exe);
+	/* Its threads are named again too, and once per file. */
+	cr_assert_eq(task_tracker_describe(tt, 1000, 1001, "worker", 2001 * MS, 1, ips, 1, &d), 0);
+	cr_assert_eq(d->nr, 1);
+	cr_assert_not_null(task_desc_get(d, 0, &r));
+	cr_assert(r.kind == TASK_DESC_COMM && !strcmp(r.comm.comm, "worker"));
+	cr_assert_eq(task_tracker_describe(tt, 1000, 1000, "app", 2002 * MS, 1, ips, 1, &d), 0);
+	cr_assert_eq(d->nr, 0);
+}
+
 Test(tasks, idle_task_is_left_to_perf)
 {
 	uint64_t ips[] = { 0x401000 };

@@ -477,6 +477,7 @@ void bpfrec_agent_free(struct bpfrec_agent *a)
 	agent_http_free(a->http);
 	agent_spool_close(a->spool);
 	agent_services_free(a->services);
+	bpfrec_pprof_symbols_free(a->symbols);
 	for (size_t i = 0; i < a->nr_labels; i++)
 		free(a->label_bufs[i]);
 	free(a->label_bufs);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "tools/agent/bpfrec_agent.h"
+#include "tools/pprof/bpfrec_pprof.h"
 #include "tools/agent/request.h"
 
 struct agent_http;
@@ -55,6 +56,9 @@ struct bpfrec_agent {
 	/* A copy of /proc/kallsyms in the window directory (window.c). */
 	char ksyms[PATH_MAX + 16];
 	uint64_t ksyms_taken_ns;		/* 0: none yet */
+	/* Symbol tables kept across windows (window.c), renewed with the copy. */
+	struct bpfrec_pprof_symbols *symbols;
+	uint64_t symbols_made_ns;
 
 	int failure_code;
 	char err[512];

@@ -116,16 +116,43 @@ static const char *kallsyms_copy(struct bpfrec_agent *a)
 	return a->ksyms_taken_ns ? a->ksyms : NULL;
 }
 
+/*
+ * The symbol tables the windows share: every file is found, opened and
+ * parsed once, not once a window (a fresh converter per window spent most
+ * of a system-wide agent's CPU there). Renewed as often as the kernel's
+ * symbols, which also bounds what it holds to the files of the last ten
+ * minutes. NULL (each window its own) when it cannot be made.
+ */
+static struct bpfrec_pprof_symbols *shared_symbols(struct bpfrec_agent *a, const char *ksyms)
+{
+	uint64_t now = mono_ns();
+
+	if (a->symbols && now - a->symbols_made_ns < KSYMS_MAX_AGE_NS)
+		return a->symbols;
+	bpfrec_pprof_symbols_free(a->symbols);
+	a->symbols = NULL;
+	{
+		BPFREC_OPTS(bpfrec_pprof_opts, so, .kallsyms = ksyms);
+
+		if (bpfrec_pprof_symbols_new(&so, &a->symbols))
+			a->symbols = NULL;
+	}
+	a->symbols_made_ns = now;
+	return a->symbols;
+}
+
 int agent_convert_window(struct bpfrec_agent *a, const char *path)
 {
 	const char *stamp = strrchr(path, '.');
+	const char *ksyms = kallsyms_copy(a);
 	char name[64];
 
 	/* The profile's comment names the window, not a private temporary file. */
 	snprintf(name, sizeof(name), "bpfrec agent window %s", stamp ? stamp + 1 : "");
 	BPFREC_OPTS(bpfrec_pprof_opts, po, .input_name = name, .log = a->opts.log,
 		    .log_ctx = a->opts.log_ctx, .group = agent_services_group,
-		    .group_ctx = a->services, .kallsyms = kallsyms_copy(a));
+		    .group_ctx = a->services, .kallsyms = ksyms,
+		    .symbols = shared_symbols(a, ksyms));
 	struct agent_label labels[MAX_SERIES_LABELS];
 	struct bpfrec_pprof *conv = NULL;
 	struct push_request *req = NULL;

@@ -81,6 +81,7 @@ int bpfrec_pprof_new(const struct bpfrec_pprof_opts *opts, struct bpfrec_pprof *
 	c->wall_clock_at_end = p->opts.wall_clock_at_end;
 	c->group = p->opts.group;
 	c->group_ctx = p->opts.group_ctx;
+	c->shared_sym = (struct symbolizer *)p->opts.symbols;
 	if (p->opts.labels) {
 		p->labels_buf = strdup(p->opts.labels);
 		if (!p->labels_buf)
@@ -361,6 +362,35 @@ int bpfrec_pprof_get_stats(const struct bpfrec_pprof *p, struct bpfrec_pprof_sta
 const char *bpfrec_pprof_error(const struct bpfrec_pprof *p)
 {
 	return p->err;
+}
+
+/* The public handle is the symbolizer itself, under a name of the API's. */
+int bpfrec_pprof_symbols_new(const struct bpfrec_pprof_opts *opts,
+			     struct bpfrec_pprof_symbols **out)
+{
+	struct bpfrec_pprof_opts o;
+	struct symbolizer_opts so;
+	struct symbolizer *s;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (OPTS_COPY(&o, bpfrec_pprof_opts, opts))
+		return -EINVAL;
+	so = (struct symbolizer_opts){ .kallsyms = o.kallsyms, .symfs = o.symfs,
+		.debug_dir = o.debug_dir, .jit_dir = o.jit_dir, .no_inlines = o.no_inlines };
+	err = symbolizer_new(&so, &s);
+	if (err)
+		return err;
+	*out = (struct bpfrec_pprof_symbols *)s;
+	return 0;
+}
+
+void bpfrec_pprof_symbols_free(struct bpfrec_pprof_symbols *symbols)
+{
+	if (symbols)
+		symbolizer_free((struct symbolizer *)symbols);
 }
 
 void bpfrec_pprof_free(struct bpfrec_pprof *p)

@@ -77,8 +77,15 @@ struct bpfrec_pprof_opts {
 	 */
 	const char *(*group)(void *ctx, uint32_t pid, const char *comm);
 	void *group_ctx;
+	/*
+	 * Symbol tables kept across conversions (bpfrec_pprof_symbols_new()):
+	 * files found, parsed and opened once for a series of recordings of
+	 * the same machine, as a continuous profiler converts one window after
+	 * another. NULL: this conversion's own, from the fields above.
+	 */
+	struct bpfrec_pprof_symbols *symbols;
 };
-#define bpfrec_pprof_opts__last_field group_ctx
+#define bpfrec_pprof_opts__last_field symbols
 
 /* What the conversion met; declare with BPFREC_OPTS(bpfrec_pprof_stats, st). */
 struct bpfrec_pprof_stats {
@@ -138,6 +145,22 @@ BPFREC_API int bpfrec_pprof_write_fd(struct bpfrec_pprof *conv, size_t i, int fd
 BPFREC_API int bpfrec_pprof_write_callback(struct bpfrec_pprof *conv, size_t i,
 					   bpfrec_write_fn write_fn, void *ctx,
 					   struct bpfrec_pprof_profile_info *info);
+
+/*
+ * Symbol tables for many conversions: what kallsyms, symfs, debug_dir,
+ * jit_dir and no_inlines of opts say (the rest is ignored), loaded as the
+ * conversions need them and kept, every file opened staying open, until
+ * bpfrec_pprof_symbols_free(). What is learnt per process (JIT maps) is
+ * forgotten at each conversion. A kernel that loads a module, or a file
+ * replaced under its path without a build-id, are seen by a new one: the
+ * caller renews it from time to time, which also bounds what it holds.
+ * One conversion at a time may use it (not thread-safe). Free it after the
+ * conversions that use it.
+ */
+struct bpfrec_pprof_symbols;
+BPFREC_API int bpfrec_pprof_symbols_new(const struct bpfrec_pprof_opts *opts,
+					struct bpfrec_pprof_symbols **symbols);
+BPFREC_API void bpfrec_pprof_symbols_free(struct bpfrec_pprof_symbols *symbols);
 
 BPFREC_API int bpfrec_pprof_get_stats(const struct bpfrec_pprof *conv,
 				      struct bpfrec_pprof_stats *stats);

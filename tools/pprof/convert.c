@@ -60,6 +60,15 @@ const char *pp_cv_str(const struct pp_convert *c, uint32_t sid)
 
 int pp_cv_symbolizer(struct pp_convert *c, struct symbolizer **out)
 {
+	if (c->opts.shared_sym) {
+		/* Its files serve again; what it knew of processes is another recording's. */
+		if (!c->sym_reset) {
+			symbolizer_forget_processes(c->opts.shared_sym);
+			c->sym_reset = true;
+		}
+		*out = c->opts.shared_sym;
+		return 0;
+	}
 	if (!c->sym) {
 		int err = symbolizer_new(&c->opts.sym, &c->sym);
 

@@ -74,6 +74,8 @@ struct pp_convert_opts {
 	/* The group of a process (bpfrec_pprof_opts.group); NULL = no groups. */
 	const char *(*group)(void *ctx, uint32_t pid, const char *comm);
 	void *group_ctx;
+	/* A symbolizer kept across conversions (not freed); NULL = one of our own from sym. */
+	struct symbolizer *shared_sym;
 };
 
 /* What happened, for the summary on stderr. */

@@ -102,6 +102,7 @@ struct pp_convert {
 	uint8_t *rec_buf;		/* the csample being made, 64 KiB */
 	/* the one symbolizer: naming (phase 2) and DWARF unwinding share its files */
 	struct symbolizer *sym;
+	bool sym_reset;			/* opts.shared_sym's processes forgotten */
 	struct pp_ustack *ustack;	/* DWARF-mode samples (ustack.h) */
 	struct pp_convert_stats stats;
 	char warning[512];
