@@ -19,6 +19,8 @@
 #include "schedstats.h"
 #include "writer.h"
 
+#include "tools/lib/clock.h"
+
 #define DEFAULT_BUFFER_SIZE	(1u << 20)
 #define RECORD_ROOM		0x10000		/* every record fits: its size is a u16 */
 #define MIN_BUFFER_SIZE		(128u << 10)	/* larger than any record (64 KiB) */
@@ -73,14 +75,6 @@ struct perfdata_writer {
 	struct perfdata_sysinfo si;
 	uint64_t tod_ns, clockid_ns, clock_res_ns;
 };
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Write all of buf at off (file) or to the stream (pipe); 0 or -errno. */
 static int write_all(struct perfdata_writer *w, const void *buf, size_t len, uint64_t off)
@@ -217,7 +211,7 @@ int perfdata_writer_checkpoint(struct perfdata_writer *w)
 
 	if (err)
 		return err;
-	w->last_checkpoint_ns = now_ns(CLOCK_MONOTONIC);
+	w->last_checkpoint_ns = mono_ns();
 	if (w->pipe || w->checkpointed == w->flushed)
 		return 0;
 	err = patch_data_size(w, w->flushed);
@@ -228,7 +222,7 @@ int perfdata_writer_checkpoint(struct perfdata_writer *w)
 
 static int maybe_checkpoint(struct perfdata_writer *w)
 {
-	if (now_ns(CLOCK_MONOTONIC) - w->last_checkpoint_ns < w->checkpoint_interval_ns)
+	if (mono_ns() - w->last_checkpoint_ns < w->checkpoint_interval_ns)
 		return 0;
 	return perfdata_writer_checkpoint(w);
 }
@@ -525,13 +519,13 @@ int perfdata_writer_start(struct perfdata_writer *w)
 		clockid_t clk = (clockid_t)w->events[0].attr.clockid;
 
 		/* One reference pair ties sample times to wall-clock time (perf script -F tod). */
-		w->tod_ns = now_ns(CLOCK_REALTIME);
-		w->clockid_ns = now_ns(clk);
+		w->tod_ns = clock_ns(CLOCK_REALTIME);
+		w->clockid_ns = clock_ns(clk);
 		if (!clock_getres(clk, &res))
 			w->clock_res_ns = (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
 	}
 	w->started = true;
-	w->last_checkpoint_ns = now_ns(CLOCK_MONOTONIC);
+	w->last_checkpoint_ns = mono_ns();
 	if (w->pipe)
 		return start_pipe(w);
 	err = write_file_header(w, 0, no_features);

@@ -161,7 +161,7 @@ struct record_session {
 	char *final_name;			/* the last file's name after stop */
 };
 
-/* session.c: messages and clocks. */
+/* session.c: messages (the clock is tools/lib/clock.h). */
 int session_fail(struct record_session *s, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void session_warn(const struct record_session *s, const char *fmt, ...)
@@ -169,7 +169,6 @@ void session_warn(const struct record_session *s, const char *fmt, ...)
 void session_note(const struct record_session *s, const char *msg);
 /* A step refused for want of a privilege: say which one (privs.h). */
 int session_priv_fail(struct record_session *s, enum priv_step step, int err, const char *what);
-uint64_t session_mono_ns(void);
 
 /* targets.c */
 int session_check_targets(struct record_session *s);

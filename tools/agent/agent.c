@@ -28,6 +28,7 @@
 #include "tools/agent/http.h"
 #include "tools/agent/service.h"
 #include "tools/agent/spool.h"
+#include "tools/lib/clock.h"
 #include "tools/lib/opts.h"
 
 #define DEFAULT_WINDOW_NS	(15ull * 1000000000ull)
@@ -35,14 +36,6 @@
 #define DEFAULT_MAX_REQUEST	((size_t)4 << 20)
 #define DEFAULT_TIMEOUT_MS	10000u
 #define DEFAULT_FREQ		19
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 __attribute__((format(printf, 3, 4)))
 static int fail(struct bpfrec_agent *a, int err, const char *fmt, ...)
