@@ -48,16 +48,6 @@
 #define UNWIND_SETTLE_NS	(50ull * 1000000)
 #define MAX_SAMPLE_RATE		"kernel.perf_event_max_sample_rate"
 
-int session_fail(struct record_session *s, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->err, sizeof(s->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
 void session_warn(const struct record_session *s, const char *fmt, ...)
 {
 	char msg[1024];

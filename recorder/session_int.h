@@ -37,6 +37,7 @@
 #include "recorder/source.h"
 #include "recorder/tasks.h"
 #include "symbolize/cfiwalk.h"
+#include "tools/lib/errbuf.h"
 
 /*
  * Write a round early when a batch holds this much (a slow disk, a storm),
@@ -162,8 +163,8 @@ struct record_session {
 };
 
 /* session.c: messages (the clock is tools/lib/clock.h). */
-int session_fail(struct record_session *s, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* s->err, and err (tools/lib/errbuf.h). */
+#define session_fail(s, e, ...) ERRBUF_FAIL(s, e, __VA_ARGS__)
 void session_warn(const struct record_session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void session_note(const struct record_session *s, const char *msg);

@@ -29,6 +29,7 @@
 #include "tools/agent/service.h"
 #include "tools/agent/spool.h"
 #include "tools/lib/clock.h"
+#include "tools/lib/errbuf.h"
 #include "tools/lib/opts.h"
 
 #define DEFAULT_WINDOW_NS	(15ull * 1000000000ull)
@@ -37,16 +38,7 @@
 #define DEFAULT_TIMEOUT_MS	10000u
 #define DEFAULT_FREQ		19
 
-__attribute__((format(printf, 3, 4)))
-static int fail(struct bpfrec_agent *a, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(a->err, sizeof(a->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
+#define fail(a, e, ...) ERRBUF_FAIL(a, e, __VA_ARGS__)
 
 /* "KEY=VALUE" into a label; the key as Prometheus-style label names go. */
 static int split_label(struct bpfrec_agent *a, const char *kv, size_t i)

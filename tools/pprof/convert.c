@@ -26,15 +26,6 @@
 #include "labels.h"
 #include "ustack.h"
 
-int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof(c->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 const char *pp_convert_error(const struct pp_convert *c)
 {
