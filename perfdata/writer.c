@@ -19,6 +19,7 @@
 #include "schedstats.h"
 #include "writer.h"
 
+#include "tools/lib/array.h"
 #include "tools/lib/clock.h"
 
 #define DEFAULT_BUFFER_SIZE	(1u << 20)
@@ -716,15 +717,8 @@ int perfdata_writer_add_build_id(struct perfdata_writer *w, uint16_t cpumode,
 		if (err)
 			return err;
 	}
-	if (w->nr_bids == w->cap_bids) {
-		size_t cap = w->cap_bids ? 2 * w->cap_bids : 16;
-
-		e = realloc(w->bids, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		w->bids = e;
-		w->cap_bids = cap;
-	}
+	if (ARRAY_RESERVE(w->bids, w->cap_bids, w->nr_bids + 1, 16))
+		return -ENOMEM;
 	e = &w->bids[w->nr_bids];
 	memset(e, 0, sizeof(*e));
 	e->filename = strdup(filename);

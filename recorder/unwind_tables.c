@@ -16,6 +16,7 @@
 #include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/vdso.h"
+#include "tools/lib/array.h"
 #include "tools/lib/clock.h"
 #include "tools/lib/sorted.h"
 
@@ -274,15 +275,8 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 	err = reserve_ranges(t);
 	if (err)
 		return err;
-	if (t->nr_placed == t->cap_placed) {
-		size_t cap = t->cap_placed ? 2 * t->cap_placed : 16;
-		struct table **p = realloc(t->placed, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		t->placed = p;
-		t->cap_placed = cap;
-	}
+	if (ARRAY_RESERVE(t->placed, t->cap_placed, t->nr_placed + 1, 16))
+		return -ENOMEM;
 	if (find_fit(t, tb->nr_rows) < 0) {
 		drop_rows(tb);
 		return 0;

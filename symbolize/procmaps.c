@@ -15,6 +15,7 @@
 
 #include "symbolize/procmaps.h"
 #include "symbolize/util.h"
+#include "tools/lib/array.h"
 #include "tools/lib/sorted.h"
 
 /* ---- one line ---------------------------------------------------------- */
@@ -159,17 +160,10 @@ static int parse_owned(char *text, size_t len, unsigned int flags, struct procma
 			break;	/* cut short: the process exited mid-read */
 		*nl = '\0';
 		if (parse_line(text + pos, flags, &e) == 1) {
-			if (nr == cap) {
-				size_t ncap = cap ? cap * 2 : 32;
-				struct procmaps_entry *nv = realloc(v, ncap * sizeof(*v));
-
-				if (!nv) {
-					free(v);
-					free(text);
-					return -ENOMEM;
-				}
-				v = nv;
-				cap = ncap;
+			if (ARRAY_RESERVE(v, cap, nr + 1, 32)) {
+				free(v);
+				free(text);
+				return -ENOMEM;
 			}
 			if (nr && e.start < v[nr - 1].start)
 				sorted = false;
@@ -328,16 +322,9 @@ static int kmod_add(struct kmod_paths *p, size_t *cap, const char *dir, const ch
 
 	if (!name)
 		return 0;
-	if (p->nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		struct kmod_path *nv = realloc(p->v, ncap * sizeof(*nv));
-
-		if (!nv) {
-			free(name);
-			return -ENOMEM;
-		}
-		p->v = nv;
-		*cap = ncap;
+	if (ARRAY_RESERVE(p->v, *cap, p->nr + 1, 256)) {
+		free(name);
+		return -ENOMEM;
 	}
 	k = &p->v[p->nr];
 	k->name = name;

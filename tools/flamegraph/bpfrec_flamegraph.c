@@ -26,6 +26,7 @@
 #include "tools/pprof/profile.h"
 #include "graph.h"
 #include "tree.h"
+#include "tools/lib/array.h"
 
 #define DEFAULT_MIN_SHARE 0.0001
 
@@ -137,15 +138,8 @@ static int64_t module_sid(struct bpfrec_flamegraph *fg, const struct pprof_build
 
 static int push_loc_frame(struct bpfrec_flamegraph *fg, struct fg_frame f)
 {
-	if (fg->nr_loc_frames == fg->loc_frames_cap) {
-		size_t cap = fg->loc_frames_cap ? fg->loc_frames_cap * 2 : 1024;
-		struct fg_frame *p = realloc(fg->loc_frames, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		fg->loc_frames = p;
-		fg->loc_frames_cap = cap;
-	}
+	if (ARRAY_RESERVE(fg->loc_frames, fg->loc_frames_cap, fg->nr_loc_frames + 1, 1024))
+		return -ENOMEM;
 	fg->loc_frames[fg->nr_loc_frames++] = f;
 	return 0;
 }
