@@ -198,45 +198,8 @@ int procmaps_parse(const char *text, size_t len, struct procmaps *out)
 	return parse_owned(copy, len, 0, out);
 }
 
-/* Read a whole file of unknown size (proc files report size 0). */
-static int read_whole(int fd, char **out, size_t *out_len)
-{
-	size_t cap = 16384, len = 0;
-	char *buf = malloc(cap);
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		/* Leave a byte for the terminating NUL. */
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			int err = -errno;
-
-			if (err == -EINTR)
-				continue;
-			free(buf);
-			return err;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*out = buf;
-	*out_len = len;
-	return 0;
-}
+/* A maps file is some KiB: read it from there, not from read_whole_fd()'s 1 MiB. */
+#define MAPS_FIRST_READ 16384
 
 int procmaps_read(const char *proc_root, uint32_t pid, unsigned int flags, struct procmaps *out)
 {
@@ -251,7 +214,7 @@ int procmaps_read(const char *proc_root, uint32_t pid, unsigned int flags, struc
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = read_whole(fd, &text, &len);
+	err = read_whole_fd_sized(fd, MAPS_FIRST_READ, &text, &len);
 	close(fd);
 	if (err)
 		return err;
@@ -361,7 +324,7 @@ int kmod_paths_load(const char *modules_dir, struct kmod_paths **out)
 		*out = p;	/* no modules.dep: every lookup fails */
 		return 0;
 	}
-	err = read_whole(fd, &text, &len);
+	err = read_whole_fd_sized(fd, MAPS_FIRST_READ, &text, &len);
 	close(fd);
 	if (err) {
 		free(p);
