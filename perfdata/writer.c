@@ -21,6 +21,7 @@
 
 #include "tools/lib/array.h"
 #include "tools/lib/clock.h"
+#include "tools/lib/fdio.h"
 
 #define DEFAULT_BUFFER_SIZE	(1u << 20)
 #define RECORD_ROOM		0x10000		/* every record fits: its size is a u16 */
@@ -80,25 +81,9 @@ struct perfdata_writer {
 /* Write all of buf at off (file) or to the stream (pipe); 0 or -errno. */
 static int write_all(struct perfdata_writer *w, const void *buf, size_t len, uint64_t off)
 {
-	const uint8_t *p = buf;
-
 	if (w->write)
 		return w->write(w->write_ctx, buf, len);
-	while (len) {
-		ssize_t n = w->pipe ? write(w->fd, p, len) : pwrite(w->fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return w->pipe ? fd_write_all(w->fd, buf, len) : fd_pwrite_all(w->fd, buf, len, off);
 }
 
 static int patch_data_size(struct perfdata_writer *w, uint64_t end)
