@@ -367,6 +367,13 @@ static int check_writable(struct perfdata_writer *w)
 	return w->error;
 }
 
+/* A record's encoder call into the stream of a writer that can take it. */
+#define WRITE_RECORD(w, call)						\
+	({								\
+		int write_err_ = check_writable(w);			\
+		write_err_ ? write_err_ : APPEND(w, call);		\
+	})
+
 static int pipe_feature(struct perfdata_writer *w, uint32_t feat, const struct growbuf *b)
 {
 	if (growbuf_error(b))
@@ -541,60 +548,46 @@ int perfdata_writer_start(struct perfdata_writer *w)
 int perfdata_write_mmap(struct perfdata_writer *w, const struct perfdata_mmap *m,
 			const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_mmap(p, cap, m, w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_mmap(p, cap, m, w->trailer_type, sid));
 }
 
 int perfdata_write_mmap2(struct perfdata_writer *w, const struct perfdata_mmap *m,
 			 const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_mmap2(p, cap, m, w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_mmap2(p, cap, m, w->trailer_type, sid));
 }
 
 int perfdata_write_comm(struct perfdata_writer *w, const struct perfdata_comm *c,
 			const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_comm(p, cap, c, w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_comm(p, cap, c, w->trailer_type, sid));
 }
 
 int perfdata_write_ksymbol(struct perfdata_writer *w, const struct perfdata_ksymbol *k,
 			   const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_ksymbol(p, cap, k, w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_ksymbol(p, cap, k, w->trailer_type, sid));
 }
 
 int perfdata_write_fork(struct perfdata_writer *w, const struct perfdata_task *t,
 			const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_task(p, cap, PERF_RECORD_FORK, t,
-							  w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_task(p, cap, PERF_RECORD_FORK, t,
+						    w->trailer_type, sid));
 }
 
 int perfdata_write_exit(struct perfdata_writer *w, const struct perfdata_task *t,
 			const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_task(p, cap, PERF_RECORD_EXIT, t,
-							  w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_task(p, cap, PERF_RECORD_EXIT, t,
+						    w->trailer_type, sid));
 }
 
 int perfdata_write_lost_samples(struct perfdata_writer *w, uint64_t lost,
 				const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_lost_samples(p, cap, lost,
-								  w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_lost_samples(p, cap, lost, w->trailer_type,
+							    sid));
 }
 
 static const struct perfdata_event *event_of(const struct perfdata_writer *w, uint64_t id)
@@ -692,13 +685,11 @@ int perfdata_writer_add_build_id(struct perfdata_writer *w, uint16_t cpumode,
 		    !strcmp(w->bids[i].filename, filename))
 			return 0;
 	if (w->pipe) {
-		int err = check_writable(w);
+		int err = WRITE_RECORD(w, perfdata_encode_build_id(p, cap,
+								   PERFDATA_RECORD_HEADER_BUILD_ID,
+								   cpumode, -1, build_id, size,
+								   filename));
 
-		if (!err)
-			err = APPEND(w, perfdata_encode_build_id(p, cap,
-								 PERFDATA_RECORD_HEADER_BUILD_ID,
-								 cpumode, -1, build_id, size,
-								 filename));
 		if (err)
 			return err;
 	}
