@@ -11,7 +11,7 @@
  * the stored record, already in its final layout, is copied into the ring
  * buffer as is: the stacks are walked once, at switch-out. A switch-in the
  * kernel does not report is noticed at the task's next switch-out, which
- * closes the interval first (close_unpaired()): no interval is overwritten.
+ * closes the interval first (close_unseen()): no interval is overwritten.
  *
  * This is a separate BPF object from profile.bpf.c, so a recording without
  * --off-cpu loads nothing of it and the sampler stays as it was. It shares
@@ -194,7 +194,7 @@ static __always_inline void close_interval(struct task_struct *task, struct offc
  * the next switch-out would overwrite the interval. Close it first, ended
  * when the task most likely got the CPU back (offcpu_unseen_switch_in()).
  */
-static __always_inline void close_unpaired(struct task_struct *prev, __u64 now, bool compat)
+static __always_inline void close_unseen(struct task_struct *prev, __u64 now, bool compat)
 {
 	struct offcpu_sample *b = open_interval(prev, compat);
 
@@ -213,33 +213,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, bool 
 		close_interval(next, b, now, compat);
 }
 
-static __always_inline void on_switch_with(void *ctx, bool preempt, struct task_struct *prev,
-					   struct task_struct *next, bool compat)
-{
-	unsigned int prev_state = task_run_state(prev);
-	__u64 now = bpf_ktime_get_ns();
-
-	/* Before anything overwrites it, and whatever prev's state or scope now. */
-	close_unpaired(prev, now, compat);
-	switch_out(ctx, prev, preempt, prev_state, now, compat);
-	switch_in(next, now, compat);
-	note_switch(now);
-}
-
-/* Task storage and bpf_loop (5.17+). */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
-{
-	on_switch_with(ctx, preempt, prev, next, false);
-	return 0;
-}
-
-/* The same for older kernels: state keyed by tid, stacks walked with bounded loops. */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch_compat, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
-{
-	on_switch_with(ctx, preempt, prev, next, true);
-	return 0;
-}
+/*
+ * on_switch (task storage and bpf_loop, 5.17+) and on_switch_compat (state
+ * keyed by tid, stacks walked with bounded loops).
+ */
+UNSEEN_SWITCH_PROGRAMS(on_switch)

@@ -239,19 +239,6 @@ static __always_inline void close_unseen(struct task_struct *prev, __u64 now, bo
 	end_wait(prev, st, unseen_switch_in(prev, st->runnable_since, now));
 }
 
-static __always_inline void on_switch_with(void *ctx, bool preempt, struct task_struct *prev,
-					   struct task_struct *next, bool compat)
-{
-	unsigned int prev_state = task_run_state(prev);
-	__u64 now = bpf_ktime_get_ns();
-
-	/* Before switch_out() resets it, and whatever prev's scope now. */
-	close_unseen(prev, now, compat);
-	switch_out(ctx, prev, preempt, prev_state, now, compat);
-	switch_in(next, now, compat);
-	note_switch(now);
-}
-
 /* p is runnable again: its wait starts, charged to where it fell asleep. */
 static __always_inline void woken(struct task_struct *p, bool is_new, bool compat)
 {
@@ -285,13 +272,7 @@ static __always_inline void woken(struct task_struct *p, bool is_new, bool compa
  * The programs, in two builds (task_state.bpf.h): task storage and
  * bpf_loop (5.17+), and the compat build for older kernels.
  */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(sched_on_switch, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
-{
-	on_switch_with(ctx, preempt, prev, next, false);
-	return 0;
-}
+UNSEEN_SWITCH_PROGRAMS(sched_on_switch)
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_on_wakeup, struct task_struct *p)
@@ -304,14 +285,6 @@ SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_on_wakeup_new, struct task_struct *p)
 {
 	woken(p, true, false);
-	return 0;
-}
-
-SEC("tp_btf/sched_switch")
-int BPF_PROG(sched_on_switch_compat, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
-{
-	on_switch_with(ctx, preempt, prev, next, true);
 	return 0;
 }
 

@@ -15,6 +15,13 @@
  * every sched_switch) and the scheduler's own clock (sched_ran()).
  *
  * Each including object gets its own last_switch map.
+ *
+ * The sched_switch step itself is one order for both tracers, so it is
+ * here: on_switch_with() closes what an unseen switch-in left open (before
+ * switch_out() overwrites it), then switches prev out and next in, then
+ * notes the switch. The including object defines the three steps it calls
+ * (close_unseen(), switch_out(), switch_in(), declared below) and builds
+ * its two programs with UNSEEN_SWITCH_PROGRAMS(name).
  */
 #ifndef BPFREC_UNSEEN_SWITCH_BPF_H
 #define BPFREC_UNSEEN_SWITCH_BPF_H
@@ -23,6 +30,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "offcpu.h"
+#include "run_state.bpf.h"
 
 /* When this program last saw a switch on this CPU. */
 struct {
@@ -70,5 +78,44 @@ static __always_inline __u64 unseen_switch_in(struct task_struct *prev, __u64 si
 
 	return offcpu_unseen_switch_in(since, seen ? *seen : 0, sched_ran(prev), now);
 }
+
+/* The including tracer's steps (see the top of this file). */
+static __always_inline void close_unseen(struct task_struct *prev, __u64 now, bool compat);
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
+				       unsigned int prev_state, __u64 now, bool compat);
+static __always_inline void switch_in(struct task_struct *next, __u64 now, bool compat);
+
+static __always_inline void on_switch_with(void *ctx, bool preempt, struct task_struct *prev,
+					   struct task_struct *next, bool compat)
+{
+	unsigned int prev_state = task_run_state(prev);
+	__u64 now = bpf_ktime_get_ns();
+
+	/* Before switch_out() overwrites it, and whatever prev's state or scope now. */
+	close_unseen(prev, now, compat);
+	switch_out(ctx, prev, preempt, prev_state, now, compat);
+	switch_in(next, now, compat);
+	note_switch(now);
+}
+
+/*
+ * The sched_switch program in two builds (task_state.bpf.h): `name`, with
+ * task storage and bpf_loop (5.17+), and `name`_compat for older kernels.
+ */
+#define UNSEEN_SWITCH_PROGRAMS(name)						\
+	SEC("tp_btf/sched_switch")						\
+	int BPF_PROG(name, bool preempt, struct task_struct *prev,		\
+		     struct task_struct *next)					\
+	{									\
+		on_switch_with(ctx, preempt, prev, next, false);		\
+		return 0;							\
+	}									\
+	SEC("tp_btf/sched_switch")						\
+	int BPF_PROG(name##_compat, bool preempt, struct task_struct *prev,	\
+		     struct task_struct *next)					\
+	{									\
+		on_switch_with(ctx, preempt, prev, next, true);			\
+		return 0;							\
+	}
 
 #endif /* BPFREC_UNSEEN_SWITCH_BPF_H */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "reorder.h"
+#include "tools/lib/array.h"
 
 struct entry {
 	uint64_t time, seq;
@@ -201,27 +202,10 @@ int perfdata_reorder_push(struct perfdata_reorder *q, uint64_t time, const struc
 		if (err)
 			return err;
 	}
-	if (q->cap - q->used < size) {
-		size_t cap = q->cap ? q->cap : 1 << 20;
-
-		while (cap - q->used < size)
-			cap *= 2;
-		uint8_t *a = realloc(q->arena, cap);
-
-		if (!a)
-			return -ENOMEM;
-		q->arena = a;
-		q->cap = cap;
-	}
-	if (q->nr == q->ecap) {
-		size_t ecap = q->ecap ? q->ecap * 2 : 4096;
-		struct entry *e = realloc(q->e, ecap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		q->e = e;
-		q->ecap = ecap;
-	}
+	if (ARRAY_RESERVE(q->arena, q->cap, q->used + size, 1 << 20))
+		return -ENOMEM;
+	if (ARRAY_RESERVE(q->e, q->ecap, q->nr + 1, 4096))
+		return -ENOMEM;
 	memcpy(q->arena + q->used, h, h->size);
 	if (size > h->size)
 		memset(q->arena + q->used + h->size, 0, size - h->size);

@@ -6,6 +6,7 @@
 
 #include "perfdata/cursor.h"
 #include "perfdata/schedstats.h"
+#include "tools/lib/array.h"
 
 _Static_assert(sizeof(PERFDATA_SCHED_MAGIC) == 8, "the magic is 8 bytes with its NUL");
 
@@ -130,15 +131,8 @@ struct bpfrec_sched_metrics *perfdata_sched_metrics_new(void)
 
 int perfdata_sched_metrics_put(struct bpfrec_sched_metrics *m, const struct bpfrec_sched_thread *t)
 {
-	if (m->nr == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct bpfrec_sched_thread *n = reallocarray(m->t, cap, sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		m->t = n;
-		m->cap = cap;
-	}
+	if (ARRAY_RESERVE(m->t, m->cap, m->nr + 1, 64))
+		return -ENOMEM;
 	m->t[m->nr] = *t;
 	m->t[m->nr++].sz = sizeof(*t);
 	return 0;

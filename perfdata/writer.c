@@ -19,6 +19,10 @@
 #include "schedstats.h"
 #include "writer.h"
 
+#include "tools/lib/array.h"
+#include "tools/lib/clock.h"
+#include "tools/lib/fdio.h"
+
 #define DEFAULT_BUFFER_SIZE	(1u << 20)
 #define RECORD_ROOM		0x10000		/* every record fits: its size is a u16 */
 #define MIN_BUFFER_SIZE		(128u << 10)	/* larger than any record (64 KiB) */
@@ -74,36 +78,12 @@ struct perfdata_writer {
 	uint64_t tod_ns, clockid_ns, clock_res_ns;
 };
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Write all of buf at off (file) or to the stream (pipe); 0 or -errno. */
 static int write_all(struct perfdata_writer *w, const void *buf, size_t len, uint64_t off)
 {
-	const uint8_t *p = buf;
-
 	if (w->write)
 		return w->write(w->write_ctx, buf, len);
-	while (len) {
-		ssize_t n = w->pipe ? write(w->fd, p, len) : pwrite(w->fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return w->pipe ? fd_write_all(w->fd, buf, len) : fd_pwrite_all(w->fd, buf, len, off);
 }
 
 static int patch_data_size(struct perfdata_writer *w, uint64_t end)
@@ -217,7 +197,7 @@ int perfdata_writer_checkpoint(struct perfdata_writer *w)
 
 	if (err)
 		return err;
-	w->last_checkpoint_ns = now_ns(CLOCK_MONOTONIC);
+	w->last_checkpoint_ns = mono_ns();
 	if (w->pipe || w->checkpointed == w->flushed)
 		return 0;
 	err = patch_data_size(w, w->flushed);
@@ -228,7 +208,7 @@ int perfdata_writer_checkpoint(struct perfdata_writer *w)
 
 static int maybe_checkpoint(struct perfdata_writer *w)
 {
-	if (now_ns(CLOCK_MONOTONIC) - w->last_checkpoint_ns < w->checkpoint_interval_ns)
+	if (mono_ns() - w->last_checkpoint_ns < w->checkpoint_interval_ns)
 		return 0;
 	return perfdata_writer_checkpoint(w);
 }
@@ -387,6 +367,13 @@ static int check_writable(struct perfdata_writer *w)
 	return w->error;
 }
 
+/* A record's encoder call into the stream of a writer that can take it. */
+#define WRITE_RECORD(w, call)						\
+	({								\
+		int write_err_ = check_writable(w);			\
+		write_err_ ? write_err_ : APPEND(w, call);		\
+	})
+
 static int pipe_feature(struct perfdata_writer *w, uint32_t feat, const struct growbuf *b)
 {
 	if (growbuf_error(b))
@@ -525,13 +512,13 @@ int perfdata_writer_start(struct perfdata_writer *w)
 		clockid_t clk = (clockid_t)w->events[0].attr.clockid;
 
 		/* One reference pair ties sample times to wall-clock time (perf script -F tod). */
-		w->tod_ns = now_ns(CLOCK_REALTIME);
-		w->clockid_ns = now_ns(clk);
+		w->tod_ns = clock_ns(CLOCK_REALTIME);
+		w->clockid_ns = clock_ns(clk);
 		if (!clock_getres(clk, &res))
 			w->clock_res_ns = (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
 	}
 	w->started = true;
-	w->last_checkpoint_ns = now_ns(CLOCK_MONOTONIC);
+	w->last_checkpoint_ns = mono_ns();
 	if (w->pipe)
 		return start_pipe(w);
 	err = write_file_header(w, 0, no_features);
@@ -561,60 +548,46 @@ int perfdata_writer_start(struct perfdata_writer *w)
 int perfdata_write_mmap(struct perfdata_writer *w, const struct perfdata_mmap *m,
 			const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_mmap(p, cap, m, w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_mmap(p, cap, m, w->trailer_type, sid));
 }
 
 int perfdata_write_mmap2(struct perfdata_writer *w, const struct perfdata_mmap *m,
 			 const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_mmap2(p, cap, m, w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_mmap2(p, cap, m, w->trailer_type, sid));
 }
 
 int perfdata_write_comm(struct perfdata_writer *w, const struct perfdata_comm *c,
 			const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_comm(p, cap, c, w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_comm(p, cap, c, w->trailer_type, sid));
 }
 
 int perfdata_write_ksymbol(struct perfdata_writer *w, const struct perfdata_ksymbol *k,
 			   const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_ksymbol(p, cap, k, w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_ksymbol(p, cap, k, w->trailer_type, sid));
 }
 
 int perfdata_write_fork(struct perfdata_writer *w, const struct perfdata_task *t,
 			const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_task(p, cap, PERF_RECORD_FORK, t,
-							  w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_task(p, cap, PERF_RECORD_FORK, t,
+						    w->trailer_type, sid));
 }
 
 int perfdata_write_exit(struct perfdata_writer *w, const struct perfdata_task *t,
 			const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_task(p, cap, PERF_RECORD_EXIT, t,
-							  w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_task(p, cap, PERF_RECORD_EXIT, t,
+						    w->trailer_type, sid));
 }
 
 int perfdata_write_lost_samples(struct perfdata_writer *w, uint64_t lost,
 				const struct perfdata_sample_id *sid)
 {
-	int err = check_writable(w);
-
-	return err ? err : APPEND(w, perfdata_encode_lost_samples(p, cap, lost,
-								  w->trailer_type, sid));
+	return WRITE_RECORD(w, perfdata_encode_lost_samples(p, cap, lost, w->trailer_type,
+							    sid));
 }
 
 static const struct perfdata_event *event_of(const struct perfdata_writer *w, uint64_t id)
@@ -712,25 +685,16 @@ int perfdata_writer_add_build_id(struct perfdata_writer *w, uint16_t cpumode,
 		    !strcmp(w->bids[i].filename, filename))
 			return 0;
 	if (w->pipe) {
-		int err = check_writable(w);
+		int err = WRITE_RECORD(w, perfdata_encode_build_id(p, cap,
+								   PERFDATA_RECORD_HEADER_BUILD_ID,
+								   cpumode, -1, build_id, size,
+								   filename));
 
-		if (!err)
-			err = APPEND(w, perfdata_encode_build_id(p, cap,
-								 PERFDATA_RECORD_HEADER_BUILD_ID,
-								 cpumode, -1, build_id, size,
-								 filename));
 		if (err)
 			return err;
 	}
-	if (w->nr_bids == w->cap_bids) {
-		size_t cap = w->cap_bids ? 2 * w->cap_bids : 16;
-
-		e = realloc(w->bids, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		w->bids = e;
-		w->cap_bids = cap;
-	}
+	if (ARRAY_RESERVE(w->bids, w->cap_bids, w->nr_bids + 1, 16))
+		return -ENOMEM;
 	e = &w->bids[w->nr_bids];
 	memset(e, 0, sizeof(*e));
 	e->filename = strdup(filename);

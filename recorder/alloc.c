@@ -33,6 +33,7 @@
 #include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/util.h"
+#include "tools/lib/array.h"
 
 #include "bpf/alloc.h"
 #include "alloc.skel.h"
@@ -283,16 +284,9 @@ static void alloc_detach(void *t)
 
 static int add_link(struct alloc_tracer *a, struct bpf_link *l)
 {
-	if (a->nr_links == a->cap_links) {
-		size_t cap = a->cap_links ? 2 * a->cap_links : 32;
-		struct bpf_link **p = realloc(a->links, cap * sizeof(*p));
-
-		if (!p) {
-			bpf_link__destroy(l);
-			return -ENOMEM;
-		}
-		a->links = p;
-		a->cap_links = cap;
+	if (ARRAY_RESERVE(a->links, a->cap_links, a->nr_links + 1, 32)) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
 	}
 	a->links[a->nr_links++] = l;
 	return 0;

@@ -15,6 +15,7 @@
 #include "recorder/sched.h"
 #include "recorder/session.h"
 #include "symbolize/cfiwalk.h"
+#include "tools/lib/errbuf.h"
 #include "tools/lib/opts.h"
 
 _Static_assert((int)BPFREC_LOG_WARN == (int)RECORD_LOG_WARN &&
@@ -30,17 +31,7 @@ struct bpfrec_record {
 	char err[256];		/* why the options were refused (before there is a session) */
 };
 
-static int options_error(struct bpfrec_record *r, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int options_error(struct bpfrec_record *r, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->err, sizeof(r->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
+#define options_error(r, e, ...) ERRBUF_FAIL(r, e, __VA_ARGS__)
 
 static void session_log(void *ctx, enum record_log_level level, const char *msg)
 {
@@ -176,9 +167,7 @@ int bpfrec_record_new(const struct bpfrec_record_opts *opts, struct bpfrec_recor
 		return -ENOMEM;
 	*out = r;
 	if (OPTS_COPY(&r->opts, bpfrec_record_opts, opts))
-		return options_error(r, -EINVAL, "bpfrec_record_opts: sz %zu is too small, or the "
-				   "program sets fields this libbpfrec (%s) does not know: "
-				   "declare it with BPFREC_OPTS()", opts->sz, bpfrec_version());
+		return ERRBUF_OPTS_REFUSED(r, bpfrec_record_opts, opts);
 	if (r->opts.log) {
 		r->debug_log = fopencookie(r, "w", debug_io);
 		if (!r->debug_log)

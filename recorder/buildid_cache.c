@@ -15,6 +15,7 @@
 #include "symbolize/buildid.h"
 #include "symbolize/cache.h"
 #include "symbolize/util.h"
+#include "tools/lib/array.h"
 
 /* A file waiting for buildid_cache_flush(). */
 struct held {
@@ -319,15 +320,9 @@ void buildid_cache_add(struct buildid_cache *c, const char *path, const uint8_t 
 		close(fd);
 		return;
 	}
-	if (c->nr_held == c->cap_held && c->nr_held < c->max_held) {
-		size_t ncap = c->cap_held ? c->cap_held * 2 : 64;
-		struct held *n = realloc(c->held, ncap * sizeof(*n));
-
-		if (n) {
-			c->held = n;
-			c->cap_held = ncap;
-		}
-	}
+	/* Without memory for one more, the file is copied now, as when too many are held. */
+	if (c->nr_held < c->max_held)
+		(void)ARRAY_RESERVE(c->held, c->cap_held, c->nr_held + 1, 64);
 	if (c->nr_held < c->cap_held && c->nr_held < c->max_held) {
 		c->held[c->nr_held++] = h;
 		return;

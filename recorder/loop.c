@@ -23,6 +23,7 @@
 #include "recorder/tracer.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/cfiwalk.h"
+#include "tools/lib/clock.h"
 
 #include "bpf/profile.h"
 
@@ -127,7 +128,7 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	 */
 	if (batch_bytes(&s->batch) >= s->batch_max)
 		return BATCH_FULL;
-	if (!(++s->consumed & 255) && session_mono_ns() - s->consume_start > CONSUME_MAX_NS)
+	if (!(++s->consumed & 255) && mono_ns() - s->consume_start > CONSUME_MAX_NS)
 		return BATCH_FULL;
 	return 0;
 }
@@ -392,7 +393,7 @@ static void late_turn(struct record_session *s, struct profile_sample *ps,
 				unwind_bpf_walk_cancel(s->unwind, tid, time);	/* counted */
 			return;
 		}
-		now = session_mono_ns();
+		now = mono_ns();
 		if (now - time > LATE_HOLD_NS ||
 		    batch_bytes(&s->batch) - s->round_done > late_hold_bytes(s)) {
 			/*
@@ -482,12 +483,12 @@ static bool round_still_waits(struct record_session *s)
 {
 	if (!s->wait_set || s->draining || !s->unwind ||
 	    batch_bytes(&s->batch) >= late_hold_bytes(s) ||
-	    session_mono_ns() - s->wait_time > LATE_HOLD_NS ||
+	    mono_ns() - s->wait_time > LATE_HOLD_NS ||
 	    !unwind_bpf_walk_pending(s->unwind, s->wait_tid, s->wait_time))
 		return false;
 	early_turns(s, s->held_nr, s->batch.nr);
 	s->held_nr = s->batch.nr;
-	s->last_flush_ns = session_mono_ns();
+	s->last_flush_ns = mono_ns();
 	return true;
 }
 
@@ -511,7 +512,7 @@ int session_flush_batch(struct record_session *s)
 	s->late_busy = c.late_busy;
 	s->py_cut = c.py_cut;
 	s->describe_soon = false;
-	s->last_flush_ns = session_mono_ns();
+	s->last_flush_ns = mono_ns();
 	s->late_spin = true;
 	batch_sort(&s->batch);
 	s->round_done = 0;
@@ -600,7 +601,7 @@ int record_source_deliver(void *session, void *data, size_t size)
 
 int session_consume(struct record_session *s, bool *batch_full)
 {
-	uint64_t start = session_mono_ns();
+	uint64_t start = mono_ns();
 	int err;
 
 	s->consume_start = start;

@@ -24,6 +24,7 @@
 #include "recorder/rotate.h"
 #include "recorder/session_int.h"
 #include "recorder/tasks.h"
+#include "tools/lib/clock.h"
 
 #define DEFAULT_OUTPUT		"perf.data"
 
@@ -241,7 +242,7 @@ int session_open_writer(struct record_session *s, uint64_t describe_time)
 		err = session_describe_targets(s, describe_time);
 	if (!err)
 		err = perfdata_writer_checkpoint(s->w);
-	s->file_start_ns = session_mono_ns();
+	s->file_start_ns = mono_ns();
 	s->ckpt_samples = 0;
 	s->ckpt_bytes = s->w ? perfdata_writer_size(s->w) : 0;
 	return err;

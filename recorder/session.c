@@ -38,6 +38,7 @@
 #include "recorder/pyframes.h"
 #include "recorder/unwind_bpf.h"
 #include "symbolize/fdlimit.h"
+#include "tools/lib/clock.h"
 
 #include "bpf/profile.h"
 
@@ -46,24 +47,6 @@
 /* How long rounds stay early after one that asked for unwind tables. */
 #define UNWIND_SETTLE_NS	(50ull * 1000000)
 #define MAX_SAMPLE_RATE		"kernel.perf_event_max_sample_rate"
-
-uint64_t session_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-int session_fail(struct record_session *s, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->err, sizeof(s->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 void session_warn(const struct record_session *s, const char *fmt, ...)
 {
@@ -351,7 +334,7 @@ int record_session_open(struct record_session *s)
 
 static int session_start(struct record_session *s)
 {
-	uint64_t before_attach = session_mono_ns();
+	uint64_t before_attach = mono_ns();
 	int err;
 
 	err = s->src_ops->attach(s, s->src);
@@ -360,7 +343,7 @@ static int session_start(struct record_session *s)
 	err = session_open_writer(s, before_attach);
 	if (err)
 		return session_write_error(s, err);
-	s->last_flush_ns = session_mono_ns();
+	s->last_flush_ns = mono_ns();
 	s->next_flush_ns = s->last_flush_ns + s->opts.flush_interval_ms * 1000000ull;
 
 	if (s->child.pid) {
@@ -409,7 +392,7 @@ static int not_started(struct record_session *s, const char *step)
 
 int record_session_next_poll_ms(const struct record_session *s)
 {
-	uint64_t now = session_mono_ns(), due = session_flush_due_ns(s);
+	uint64_t now = mono_ns(), due = session_flush_due_ns(s);
 
 	if (s->state != SESSION_STARTED)
 		return -1;
@@ -428,7 +411,7 @@ int record_session_switch_output(struct record_session *s)
 int record_session_poll(struct record_session *s, int timeout_ms)
 {
 	struct epoll_event evs[3];
-	uint64_t now = session_mono_ns(), due;
+	uint64_t now = mono_ns(), due;
 	bool full;
 	int err;
 
@@ -446,7 +429,7 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 	err = session_consume(s, &full);
 	if (err)
 		return err;
-	now = session_mono_ns();
+	now = mono_ns();
 	if (now >= session_flush_due_ns(s) || batch_bytes(&s->batch) >= s->batch_max) {
 		bool timed = now >= s->next_flush_ns;
 

@@ -37,6 +37,7 @@
 #include "recorder/source.h"
 #include "recorder/tasks.h"
 #include "symbolize/cfiwalk.h"
+#include "tools/lib/errbuf.h"
 
 /*
  * Write a round early when a batch holds this much (a slow disk, a storm),
@@ -161,15 +162,14 @@ struct record_session {
 	char *final_name;			/* the last file's name after stop */
 };
 
-/* session.c: messages and clocks. */
-int session_fail(struct record_session *s, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* session.c: messages (the clock is tools/lib/clock.h). */
+/* s->err, and err (tools/lib/errbuf.h). */
+#define session_fail(s, e, ...) ERRBUF_FAIL(s, e, __VA_ARGS__)
 void session_warn(const struct record_session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void session_note(const struct record_session *s, const char *msg);
 /* A step refused for want of a privilege: say which one (privs.h). */
 int session_priv_fail(struct record_session *s, enum priv_step step, int err, const char *what);
-uint64_t session_mono_ns(void);
 
 /* targets.c */
 int session_check_targets(struct record_session *s);

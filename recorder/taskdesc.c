@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "recorder/taskdesc.h"
+#include "tools/lib/array.h"
 
 void task_desc_reset(struct task_desc *d)
 {
@@ -26,16 +27,9 @@ static struct task_desc_rec *add(struct task_desc *d, enum task_desc_kind kind, 
 {
 	struct task_desc_rec *r;
 
-	if (d->nr == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 16;
-		struct task_desc_rec *recs = realloc(d->recs, cap * sizeof(*recs));
-
-		if (!recs) {
-			d->failed = true;
-			return NULL;
-		}
-		d->recs = recs;
-		d->cap = cap;
+	if (ARRAY_RESERVE(d->recs, d->cap, d->nr + 1, 16)) {
+		d->failed = true;
+		return NULL;
 	}
 	r = &d->recs[d->nr];
 	memset(r, 0, sizeof(*r));

@@ -16,6 +16,8 @@
 #include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/vdso.h"
+#include "tools/lib/array.h"
+#include "tools/lib/clock.h"
 #include "tools/lib/sorted.h"
 
 /* What a table is filed under: a build-id, or the file's identity when it has none. */
@@ -162,21 +164,13 @@ static void give_rows(struct unwind_tables *t, uint32_t first, uint32_t nr)
 
 /* ---- tables --------------------------------------------------------------- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The file's table, built from fd: 0, or the cfi_table_build_fd() error (counted). */
 static int build_table(struct unwind_tables *t, int fd, struct cfi_table **out)
 {
-	uint64_t start = now_ns();
+	uint64_t start = mono_ns();
 	int err = cfi_table_build_fd(fd, out);
 
-	t->st.build_ns += now_ns() - start;
+	t->st.build_ns += mono_ns() - start;
 	if (!err)
 		t->st.files_built++;
 	return err;
@@ -281,15 +275,8 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 	err = reserve_ranges(t);
 	if (err)
 		return err;
-	if (t->nr_placed == t->cap_placed) {
-		size_t cap = t->cap_placed ? 2 * t->cap_placed : 16;
-		struct table **p = realloc(t->placed, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		t->placed = p;
-		t->cap_placed = cap;
-	}
+	if (ARRAY_RESERVE(t->placed, t->cap_placed, t->nr_placed + 1, 16))
+		return -ENOMEM;
 	if (find_fit(t, tb->nr_rows) < 0) {
 		drop_rows(tb);
 		return 0;

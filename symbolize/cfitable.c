@@ -13,6 +13,7 @@
 #include "symbolize/cfiscan.h"
 #include "symbolize/cfitable.h"
 #include "symbolize/safeopen.h"
+#include "tools/lib/array.h"
 
 /* DWARF register numbers on x86_64. */
 #define DWREG_RBP 6
@@ -49,15 +50,8 @@ static int add_row(struct builder *b, uint64_t pc, uint32_t rule)
 		return -EINVAL;	/* overlapping segments: not a layout we can serve */
 	if (t->nr >= UNWIND_TABLE_MAX_ROWS)
 		return -E2BIG;
-	if (t->nr == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 1024;
-		struct unwind_row *rows = realloc(t->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return -ENOMEM;
-		t->rows = rows;
-		b->cap = cap;
-	}
+	if (ARRAY_RESERVE(t->rows, b->cap, t->nr + 1, 1024))
+		return -ENOMEM;
 	t->rows[t->nr].pc = (uint32_t)pc;
 	t->rows[t->nr].rule = rule;
 	t->nr++;

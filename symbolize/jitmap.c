@@ -9,6 +9,7 @@
 #include "symbolize/jitmap.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/util.h"
+#include "tools/lib/array.h"
 #include "tools/lib/sorted.h"
 
 struct jit_sym {
@@ -110,16 +111,9 @@ int jitmap_load(const char *path, uid_t owner, struct jitmap **out)
 		*eol = '\0';
 		if (!parse_line(line, &s))
 			continue;
-		if (jm->nr == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			struct jit_sym *n = realloc(jm->syms, ncap * sizeof(*n));
-
-			if (!n) {
-				err = -ENOMEM;
-				goto fail;
-			}
-			jm->syms = n;
-			cap = ncap;
+		if (ARRAY_RESERVE(jm->syms, cap, jm->nr + 1, 256)) {
+			err = -ENOMEM;
+			goto fail;
 		}
 		s.index = (uint32_t)jm->nr;
 		jm->syms[jm->nr++] = s;

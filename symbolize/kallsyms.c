@@ -16,6 +16,7 @@
 
 #include "symbolize/kallsyms.h"
 #include "symbolize/util.h"
+#include "tools/lib/array.h"
 #include "tools/lib/sorted.h"
 
 struct ksym {
@@ -221,15 +222,8 @@ static int parse(struct kallsyms *ks, struct kallsyms_reader *r, const char *pat
 				 "[MODULE]'); pass a copy of /proc/kallsyms", path, r->lineno);
 			return -EINVAL;
 		}
-		if (ks->nr == cap) {
-			size_t ncap = cap ? cap * 2 : 16384;
-			struct ksym *n = realloc(ks->syms, ncap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			ks->syms = n;
-			cap = ncap;
-		}
+		if (ARRAY_RESERVE(ks->syms, cap, ks->nr + 1, 16384))
+			return -ENOMEM;
 		s = &ks->syms[ks->nr];
 		*s = (struct ksym){ .addr = line.addr, .name = line.name, .module = line.module,
 				    .type = line.type, .index = (uint32_t)ks->nr };

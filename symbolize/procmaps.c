@@ -15,6 +15,7 @@
 
 #include "symbolize/procmaps.h"
 #include "symbolize/util.h"
+#include "tools/lib/array.h"
 #include "tools/lib/sorted.h"
 
 /* ---- one line ---------------------------------------------------------- */
@@ -159,17 +160,10 @@ static int parse_owned(char *text, size_t len, unsigned int flags, struct procma
 			break;	/* cut short: the process exited mid-read */
 		*nl = '\0';
 		if (parse_line(text + pos, flags, &e) == 1) {
-			if (nr == cap) {
-				size_t ncap = cap ? cap * 2 : 32;
-				struct procmaps_entry *nv = realloc(v, ncap * sizeof(*v));
-
-				if (!nv) {
-					free(v);
-					free(text);
-					return -ENOMEM;
-				}
-				v = nv;
-				cap = ncap;
+			if (ARRAY_RESERVE(v, cap, nr + 1, 32)) {
+				free(v);
+				free(text);
+				return -ENOMEM;
 			}
 			if (nr && e.start < v[nr - 1].start)
 				sorted = false;
@@ -204,45 +198,8 @@ int procmaps_parse(const char *text, size_t len, struct procmaps *out)
 	return parse_owned(copy, len, 0, out);
 }
 
-/* Read a whole file of unknown size (proc files report size 0). */
-static int read_whole(int fd, char **out, size_t *out_len)
-{
-	size_t cap = 16384, len = 0;
-	char *buf = malloc(cap);
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		/* Leave a byte for the terminating NUL. */
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			int err = -errno;
-
-			if (err == -EINTR)
-				continue;
-			free(buf);
-			return err;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*out = buf;
-	*out_len = len;
-	return 0;
-}
+/* A maps file is some KiB: read it from there, not from read_whole_fd()'s 1 MiB. */
+#define MAPS_FIRST_READ 16384
 
 int procmaps_read(const char *proc_root, uint32_t pid, unsigned int flags, struct procmaps *out)
 {
@@ -257,7 +214,7 @@ int procmaps_read(const char *proc_root, uint32_t pid, unsigned int flags, struc
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = read_whole(fd, &text, &len);
+	err = read_whole_fd_sized(fd, MAPS_FIRST_READ, &text, &len);
 	close(fd);
 	if (err)
 		return err;
@@ -328,16 +285,9 @@ static int kmod_add(struct kmod_paths *p, size_t *cap, const char *dir, const ch
 
 	if (!name)
 		return 0;
-	if (p->nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		struct kmod_path *nv = realloc(p->v, ncap * sizeof(*nv));
-
-		if (!nv) {
-			free(name);
-			return -ENOMEM;
-		}
-		p->v = nv;
-		*cap = ncap;
+	if (ARRAY_RESERVE(p->v, *cap, p->nr + 1, 256)) {
+		free(name);
+		return -ENOMEM;
 	}
 	k = &p->v[p->nr];
 	k->name = name;
@@ -374,7 +324,7 @@ int kmod_paths_load(const char *modules_dir, struct kmod_paths **out)
 		*out = p;	/* no modules.dep: every lookup fails */
 		return 0;
 	}
-	err = read_whole(fd, &text, &len);
+	err = read_whole_fd_sized(fd, MAPS_FIRST_READ, &text, &len);
 	close(fd);
 	if (err) {
 		free(p);

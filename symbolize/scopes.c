@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "symbolize/scopes.h"
+#include "tools/lib/array.h"
 #include "tools/lib/sorted.h"
 
 /* Deeper DIE nesting than this is not followed (recursion bound). */
@@ -27,16 +28,9 @@ static void add_range(struct cu_index *ix, Dwarf_Addr lo, Dwarf_Addr hi, const D
 {
 	if (ix->failed || hi <= lo)
 		return;
-	if (ix->nr == ix->cap) {
-		size_t ncap = ix->cap ? ix->cap * 2 : 64;
-		struct fn_range *n = realloc(ix->ranges, ncap * sizeof(*n));
-
-		if (!n) {
-			ix->failed = true;
-			return;
-		}
-		ix->ranges = n;
-		ix->cap = ncap;
+	if (ARRAY_RESERVE(ix->ranges, ix->cap, ix->nr + 1, 64)) {
+		ix->failed = true;
+		return;
 	}
 	ix->ranges[ix->nr++] = (struct fn_range){ .lo = lo, .hi = hi, .die = *die };
 	if (hi - lo > ix->max_len)

@@ -27,13 +27,18 @@ int read_whole_file(const char *path, char **out, size_t *out_len)
 
 int read_whole_fd(int fd, char **out, size_t *out_len)
 {
+	/* procfs reports size 0: start big enough for a kallsyms in few reads. */
+	return read_whole_fd_sized(fd, 1 << 20, out, out_len);
+}
+
+int read_whole_fd_sized(int fd, size_t first, char **out, size_t *out_len)
+{
 	size_t cap, len = 0;
 	struct stat st;
 	char *buf = NULL;
 	int err = 0;
 
-	/* procfs reports size 0: start big enough for a kallsyms in few reads. */
-	cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 1 << 20;
+	cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : first;
 	for (;;) {
 		ssize_t n;
 

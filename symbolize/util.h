@@ -16,6 +16,9 @@
 int read_whole_file(const char *path, char **buf, size_t *len);
 /* The same from an open fd (read from its current offset; fd stays open). */
 int read_whole_fd(int fd, char **buf, size_t *len);
+/* read_whole_fd() that starts with first bytes where fstat() gives no size
+ * (procfs reports 0), rather than the 1 MiB that fits a kallsyms. */
+int read_whole_fd_sized(int fd, size_t first, char **buf, size_t *len);
 
 /* The value of the hexadecimal digit c (either case), or -1: for the text
  * parsers of kallsyms, maps files and JIT maps. */

@@ -11,6 +11,7 @@
 #include "symbolize/procmaps.h"
 #include "symbolize/util.h"
 #include "symbolize/vdso.h"
+#include "tools/lib/fdio.h"
 
 /*
  * The size of the [vdso] mapping that starts at base, from /proc/self/maps
@@ -44,8 +45,7 @@ static int vdso_size(unsigned long base, size_t *size)
 int vdso_open_self(int *out)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	const char *p;
-	size_t size, done = 0;
+	size_t size;
 	int fd, err;
 
 	if (!base)
@@ -56,17 +56,10 @@ int vdso_open_self(int *out)
 	fd = memfd_create("vdso", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	for (p = (const char *)base; done < size;) {
-		ssize_t n = write(fd, p + done, size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? -errno : -EIO;
-			close(fd);
-			return err;
-		}
-		done += (size_t)n;
+	err = fd_write_all(fd, (const void *)base, size);
+	if (err) {
+		close(fd);
+		return err;
 	}
 	*out = fd;
 	return 0;

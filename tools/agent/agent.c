@@ -28,6 +28,8 @@
 #include "tools/agent/http.h"
 #include "tools/agent/service.h"
 #include "tools/agent/spool.h"
+#include "tools/lib/clock.h"
+#include "tools/lib/errbuf.h"
 #include "tools/lib/opts.h"
 
 #define DEFAULT_WINDOW_NS	(15ull * 1000000000ull)
@@ -36,24 +38,7 @@
 #define DEFAULT_TIMEOUT_MS	10000u
 #define DEFAULT_FREQ		19
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-__attribute__((format(printf, 3, 4)))
-static int fail(struct bpfrec_agent *a, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(a->err, sizeof(a->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
+#define fail(a, e, ...) ERRBUF_FAIL(a, e, __VA_ARGS__)
 
 /* "KEY=VALUE" into a label; the key as Prometheus-style label names go. */
 static int split_label(struct bpfrec_agent *a, const char *kv, size_t i)

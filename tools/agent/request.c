@@ -25,6 +25,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "tools/lib/array.h"
 #include "tools/pprof/pb.h"
 #include "request.h"
 
@@ -93,23 +94,9 @@ const char *agent_api_name(enum agent_api api)
 
 static int reserve(struct push_request *r, size_t n)
 {
-	if (n <= r->cap - r->len)
-		return 0;
-
-	size_t cap = r->cap ? r->cap : 4096;
-
-	while (cap - r->len < n) {
-		if (cap > SIZE_MAX / 2)
-			return -ENOMEM;
-		cap *= 2;
-	}
-	uint8_t *p = realloc(r->data, cap);
-
-	if (!p)
+	if (n > SIZE_MAX - r->len)
 		return -ENOMEM;
-	r->data = p;
-	r->cap = cap;
-	return 0;
+	return ARRAY_RESERVE(r->data, r->cap, r->len + n, 4096);
 }
 
 int push_request_new(enum agent_api api, struct push_request **req)
@@ -260,15 +247,8 @@ int push_request_end_series(struct push_request *req)
 
 	if (!req->open)
 		return -EINVAL;
-	if (req->nr_spans == req->spans_cap) {
-		size_t cap = req->spans_cap ? 2 * req->spans_cap : 16;
-		struct series_span *s = realloc(req->spans, cap * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		req->spans = s;
-		req->spans_cap = cap;
-	}
+	if (ARRAY_RESERVE(req->spans, req->spans_cap, req->nr_spans + 1, 16))
+		return -ENOMEM;
 	plen = req->len - req->profile_off;
 	id_len = parca ? 0 : 1 + pb_varint_size(UUID_LEN) + UUID_LEN;
 	sample_len = id_len + 1 + pb_varint_size(plen) + plen;

@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "spool.h"
+#include "tools/lib/array.h"
 
 #define SPOOL_MAGIC	"BPSP"
 #define SPOOL_VERSION	1
@@ -90,15 +91,8 @@ static uint64_t get_le(const uint8_t *p, int n)
 
 static int push_entry(struct agent_spool *sp, uint64_t seq, uint64_t size)
 {
-	if (sp->nr == sp->cap) {
-		size_t cap = sp->cap ? 2 * sp->cap : 64;
-		struct spool_entry *e = realloc(sp->ents, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		sp->ents = e;
-		sp->cap = cap;
-	}
+	if (ARRAY_RESERVE(sp->ents, sp->cap, sp->nr + 1, 64))
+		return -ENOMEM;
 	sp->ents[sp->nr++] = (struct spool_entry){ seq, size };
 	sp->bytes += size;
 	return 0;

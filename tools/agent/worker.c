@@ -21,14 +21,7 @@
 #include "tools/agent/agent_int.h"
 #include "tools/agent/http.h"
 #include "tools/agent/spool.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "tools/lib/clock.h"
 
 void agent_log(struct bpfrec_agent *a, enum bpfrec_log_level level, const char *fmt, ...)
 {

@@ -28,6 +28,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/libbpf_print.h"
 #include "tools/cli/record_args.h"
+#include "tools/lib/errbuf.h"
 
 #define EXIT_USAGE 2
 #define AGENT_DEFAULT_FREQ 19
@@ -167,16 +168,8 @@ static bool short_flag(const char *arg, char f)
 	return false;
 }
 
-__attribute__((format(printf, 3, 4)))
-static int bad(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+/* The message into the caller's err, and -EINVAL. */
+#define bad(err, len, ...) errbuf_set(err, len, -EINVAL, __VA_ARGS__)
 
 static int agent_args_parse(int argc, char **argv, struct agent_args *g, char *err, size_t len)
 {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tools/cli/record_args.h"
+#include "tools/lib/errbuf.h"
 
 enum {
 	OPT_CALL_GRAPH = 0x100,
@@ -159,17 +160,8 @@ void record_usage(FILE *f)
 "oldest Linux each option records on (5.10 for sampling with -g, fp or none).\n", f);
 }
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+/* The message into the caller's err, and -EINVAL. */
+#define bad(err, errlen, ...) errbuf_set(err, errlen, -EINVAL, __VA_ARGS__)
 
 static int parse_u64(const char *s, uint64_t *out)
 {

@@ -22,9 +22,11 @@
 #include "tools/lib/opts.h"
 #include "tools/pprof/outfile.h"
 #include "tools/pprof/pprof_int.h"
+#include "tools/lib/errbuf.h"
 #include "tools/pprof/profile.h"
 #include "graph.h"
 #include "tree.h"
+#include "tools/lib/array.h"
 
 #define DEFAULT_MIN_SHARE 0.0001
 
@@ -47,17 +49,7 @@ struct bpfrec_flamegraph {
 	char err[512];
 };
 
-static int fail(struct bpfrec_flamegraph *fg, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(struct bpfrec_flamegraph *fg, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(fg->err, sizeof(fg->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
+#define fail(fg, e, ...) ERRBUF_FAIL(fg, e, __VA_ARGS__)
 
 int bpfrec_flamegraph_new(const struct bpfrec_flamegraph_opts *opts, struct bpfrec_flamegraph **out)
 {
@@ -67,9 +59,7 @@ int bpfrec_flamegraph_new(const struct bpfrec_flamegraph_opts *opts, struct bpfr
 	if (!fg)
 		return -ENOMEM;
 	if (OPTS_COPY(&fg->opts, bpfrec_flamegraph_opts, opts))
-		return fail(fg, -EINVAL, "bpfrec_flamegraph_opts: sz %zu is too small, or the "
-			    "program sets fields this libbpfrec (%s) does not know: declare it "
-			    "with BPFREC_OPTS()", opts->sz, bpfrec_version());
+		return ERRBUF_OPTS_REFUSED(fg, bpfrec_flamegraph_opts, opts);
 	if (fg->opts.format != BPFREC_FLAMEGRAPH_HTML && fg->opts.format != BPFREC_FLAMEGRAPH_SVG)
 		return fail(fg, -EINVAL, "unknown output format %d: HTML or SVG",
 			    (int)fg->opts.format);
@@ -148,15 +138,8 @@ static int64_t module_sid(struct bpfrec_flamegraph *fg, const struct pprof_build
 
 static int push_loc_frame(struct bpfrec_flamegraph *fg, struct fg_frame f)
 {
-	if (fg->nr_loc_frames == fg->loc_frames_cap) {
-		size_t cap = fg->loc_frames_cap ? fg->loc_frames_cap * 2 : 1024;
-		struct fg_frame *p = realloc(fg->loc_frames, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		fg->loc_frames = p;
-		fg->loc_frames_cap = cap;
-	}
+	if (ARRAY_RESERVE(fg->loc_frames, fg->loc_frames_cap, fg->nr_loc_frames + 1, 1024))
+		return -ENOMEM;
 	fg->loc_frames[fg->nr_loc_frames++] = f;
 	return 0;
 }

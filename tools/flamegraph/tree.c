@@ -14,6 +14,7 @@
 
 #include "tools/pprof/intern.h"
 #include "tree.h"
+#include "tools/lib/array.h"
 
 struct node_key {
 	uint32_t parent, name, module, kind;
@@ -92,15 +93,9 @@ static int64_t *sample_values(struct fg_tree *t, uint32_t node, uint32_t label)
 	bool added;
 	int64_t id;
 
-	if (pp_intern_count(&t->samples) >= t->samples_cap) {
-		size_t cap = t->samples_cap ? t->samples_cap * 2 : 256;
-		int64_t *v = realloc(t->values, cap * t->nr_cols * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->values = v;
-		t->samples_cap = cap;
-	}
+	if (ARRAY_RESERVE_ROWS(t->values, t->samples_cap, pp_intern_count(&t->samples) + 1,
+			       t->nr_cols, 256))
+		return NULL;
 	id = pp_intern_put(&t->samples, &k, sizeof(k), &added);
 	if (id < 0)
 		return NULL;

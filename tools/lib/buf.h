@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/lib/array.h"
+
 struct growbuf {
 	uint8_t *data;
 	size_t len, cap;
@@ -26,19 +28,9 @@ static inline uint8_t *growbuf_room(struct growbuf *b, size_t n)
 {
 	if (b->failed)
 		return NULL;
-	if (n > b->cap - b->len) {
-		size_t cap = b->cap ? b->cap : 256;
-		uint8_t *p;
-
-		while (cap - b->len < n)
-			cap *= 2;
-		p = realloc(b->data, cap);
-		if (!p) {
-			b->failed = true;
-			return NULL;
-		}
-		b->data = p;
-		b->cap = cap;
+	if (n > SIZE_MAX - b->len || ARRAY_RESERVE(b->data, b->cap, b->len + n, 256)) {
+		b->failed = true;
+		return NULL;
 	}
 	return b->data + b->len;
 }

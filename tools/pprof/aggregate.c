@@ -13,26 +13,14 @@
 
 #include "aggregate.h"
 #include "convert_int.h"
+#include "tools/lib/array.h"
 
 /* Longest raw callchain key looked up whole; longer ones go frame by frame. */
 #define RAW_KEY_MAX (1 << 16)
 
 static int grow_stack(struct pp_convert *c, size_t n)
 {
-	if (n <= c->stack_cap)
-		return 0;
-
-	size_t cap = c->stack_cap ? c->stack_cap : 256;
-
-	while (cap < n)
-		cap *= 2;
-	uint32_t *s = realloc(c->stack_buf, cap * sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	c->stack_buf = s;
-	c->stack_cap = cap;
-	return 0;
+	return ARRAY_RESERVE(c->stack_buf, c->stack_cap, n, 256);
 }
 
 /* FRAME_GUEST or FRAME_KERNEL of an address ip seen in cpumode mode. */
@@ -174,15 +162,8 @@ static int64_t intern_stack(struct pp_convert *c, const struct csample *s)
 		pp_intern_free(&c->rawstacks);	/* stale generations: start over */
 		pp_intern_init(&c->rawstacks);
 	}
-	if (pp_intern_count(&c->rawstacks) >= c->raw_stack_cap) {
-		size_t cap = c->raw_stack_cap ? c->raw_stack_cap * 2 : 4096;
-		uint32_t *n = realloc(c->raw_stack, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->raw_stack = n;
-		c->raw_stack_cap = cap;
-	}
+	if (ARRAY_RESERVE(c->raw_stack, c->raw_stack_cap, pp_intern_count(&c->rawstacks) + 1, 4096))
+		return -ENOMEM;
 	id = pp_intern_put(&c->rawstacks, k, len, &added);
 	if (id < 0)
 		return id;
@@ -210,15 +191,8 @@ int pp_cv_aggregate(struct pp_convert *c, const struct csample *s, uint32_t comm
 
 	struct sample_key k = { .event = s->event, .stack = stack, .labels = labels, .group = group };
 
-	if (pp_intern_count(&c->samples) >= c->counts_cap) {
-		size_t cap = c->counts_cap ? c->counts_cap * 2 : 1024;
-		struct counts *n = realloc(c->counts, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->counts = n;
-		c->counts_cap = cap;
-	}
+	if (ARRAY_RESERVE(c->counts, c->counts_cap, pp_intern_count(&c->samples) + 1, 1024))
+		return -ENOMEM;
 	id = pp_intern_put(&c->samples, &k, sizeof(k), &added);
 	if (id < 0)
 		return id;

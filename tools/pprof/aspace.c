@@ -23,6 +23,7 @@
 #include "perfdata/records.h"
 #include "tools/lib/sorted.h"
 #include "aspace.h"
+#include "tools/lib/array.h"
 
 struct interval {
 	uint64_t start, end;
@@ -89,15 +90,8 @@ static struct space *get_space(struct pp_aspace *a, uint32_t pid)
 {
 	int64_t id;
 
-	if (pp_intern_count(&a->pids) >= a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		struct space *s = realloc(a->spaces, cap * sizeof(*s));
-
-		if (!s)
-			return NULL;
-		a->spaces = s;
-		a->cap = cap;
-	}
+	if (ARRAY_RESERVE(a->spaces, a->cap, pp_intern_count(&a->pids) + 1, 64))
+		return NULL;
 	bool added;
 
 	id = pp_intern_put(&a->pids, &pid, sizeof(pid), &added);
@@ -129,15 +123,8 @@ int pp_aspace_map(struct pp_aspace *a, uint32_t pid, uint64_t start, uint64_t le
 	s = get_space(a, pid);
 	if (!s)
 		return -ENOMEM;
-	if (s->cap - s->nr < 2) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct interval *iv = realloc(s->iv, cap * sizeof(*iv));
-
-		if (!iv)
-			return -ENOMEM;
-		s->iv = iv;
-		s->cap = cap;
-	}
+	if (ARRAY_RESERVE(s->iv, s->cap, s->nr + 2, 16))
+		return -ENOMEM;
 
 	/* [lo, hi) are the intervals that overlap [start, end). */
 	size_t lo = first_ending_after(s, start), hi = lo;
@@ -295,15 +282,8 @@ static int set_comm(struct pp_aspace *a, uint32_t tid, uint32_t sid_plus1)
 {
 	int64_t id;
 
-	if (pp_intern_count(&a->tids) >= a->tid_comm_cap) {
-		size_t cap = a->tid_comm_cap ? a->tid_comm_cap * 2 : 256;
-		uint32_t *t = realloc(a->tid_comm, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		a->tid_comm = t;
-		a->tid_comm_cap = cap;
-	}
+	if (ARRAY_RESERVE(a->tid_comm, a->tid_comm_cap, pp_intern_count(&a->tids) + 1, 256))
+		return -ENOMEM;
 	id = pp_intern_put(&a->tids, &tid, sizeof(tid), NULL);
 	if (id < 0)
 		return id;
@@ -327,17 +307,11 @@ static int mark_exe(struct pp_aspace *a, uint32_t pid, uint32_t id)
 		return 0;
 	s->exe_mapped = true;
 	if (id >= a->mapping_exe_cap) {
-		size_t cap = a->mapping_exe_cap ? a->mapping_exe_cap : 256;
-		uint8_t *n;
+		size_t old = a->mapping_exe_cap;
 
-		while (cap <= id)
-			cap *= 2;
-		n = realloc(a->mapping_exe, cap);
-		if (!n)
+		if (ARRAY_RESERVE(a->mapping_exe, a->mapping_exe_cap, (size_t)id + 1, 256))
 			return -ENOMEM;
-		memset(n + a->mapping_exe_cap, 0, cap - a->mapping_exe_cap);
-		a->mapping_exe = n;
-		a->mapping_exe_cap = cap;
+		memset(a->mapping_exe + old, 0, a->mapping_exe_cap - old);
 	}
 	a->mapping_exe[id] = 1;
 	return 0;

@@ -17,6 +17,7 @@
 #include <bpfrec/pprof.h>
 
 #include "perfdata/reader.h"
+#include "tools/lib/errbuf.h"
 #include "tools/lib/opts.h"
 #include "convert.h"
 #include "labels.h"
@@ -38,17 +39,7 @@ struct bpfrec_pprof {
 	char err[512];
 };
 
-static int fail(struct bpfrec_pprof *p, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(struct bpfrec_pprof *p, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(p->err, sizeof(p->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
+#define fail(p, e, ...) ERRBUF_FAIL(p, e, __VA_ARGS__)
 
 int bpfrec_pprof_new(const struct bpfrec_pprof_opts *opts, struct bpfrec_pprof **out)
 {
@@ -61,9 +52,7 @@ int bpfrec_pprof_new(const struct bpfrec_pprof_opts *opts, struct bpfrec_pprof *
 	if (!p)
 		return -ENOMEM;
 	if (OPTS_COPY(&p->opts, bpfrec_pprof_opts, opts))
-		return fail(p, -EINVAL, "bpfrec_pprof_opts: sz %zu is too small, or the program "
-			    "sets fields this libbpfrec (%s) does not know: declare it with "
-			    "BPFREC_OPTS()", opts->sz, bpfrec_version());
+		return ERRBUF_OPTS_REFUSED(p, bpfrec_pprof_opts, opts);
 	c = &p->conv_opts;
 	c->event = p->opts.event;
 	c->pids = p->opts.pids;

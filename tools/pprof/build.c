@@ -22,6 +22,7 @@
 #include "events.h"
 #include "labels.h"
 #include "profile.h"
+#include "tools/lib/array.h"
 
 /* ---- the profile list ---- */
 
@@ -220,15 +221,8 @@ static int add_build_id(const struct perfdata_build_id *b, void *ctx)
 		return hsid;
 	k.filename = fsid;
 	k.kernel = (b->cpumode & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-	if (pp_intern_count(&c->build_ids) >= c->bid_cap) {
-		size_t cap = c->bid_cap ? c->bid_cap * 2 : 64;
-		struct bid_val *v = realloc(c->bid_vals, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->bid_vals = v;
-		c->bid_cap = cap;
-	}
+	if (ARRAY_RESERVE(c->bid_vals, c->bid_cap, pp_intern_count(&c->build_ids) + 1, 64))
+		return -ENOMEM;
 	id = pp_intern_put(&c->build_ids, &k, sizeof(k), &added);
 	if (id < 0)
 		return id;
@@ -336,15 +330,8 @@ static int add_line(struct pp_convert *c, const char *function, const char *file
 
 	if (fs < 0 || ls < 0)
 		return -ENOMEM;
-	if (c->nr_lines == c->lines_cap) {
-		size_t cap = c->lines_cap ? c->lines_cap * 2 : 1024;
-		struct rline *l = realloc(c->lines, cap * sizeof(*l));
-
-		if (!l)
-			return -ENOMEM;
-		c->lines = l;
-		c->lines_cap = cap;
-	}
+	if (ARRAY_RESERVE(c->lines, c->lines_cap, c->nr_lines + 1, 1024))
+		return -ENOMEM;
 	c->lines[c->nr_lines++] = (struct rline){ fs, ls, line };
 	return 0;
 }

@@ -25,16 +25,8 @@
 #include "events.h"
 #include "labels.h"
 #include "ustack.h"
+#include "tools/lib/array.h"
 
-int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof(c->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 const char *pp_convert_error(const struct pp_convert *c)
 {
@@ -257,15 +249,8 @@ static int sample_group(struct pp_convert *c, uint32_t pid, uint32_t thread_comm
 		comm = thread_comm;
 	key[0] = pid;
 	key[1] = comm;
-	if (pp_intern_count(&c->gpids) >= c->gpid_cap) {
-		size_t cap = c->gpid_cap ? c->gpid_cap * 2 : 256;
-		uint32_t *n = realloc(c->gpid_group, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->gpid_group = n;
-		c->gpid_cap = cap;
-	}
+	if (ARRAY_RESERVE(c->gpid_group, c->gpid_cap, pp_intern_count(&c->gpids) + 1, 256))
+		return -ENOMEM;
 	id = pp_intern_put(&c->gpids, key, sizeof(key), &added);
 	if (id < 0)
 		return id;

@@ -28,6 +28,7 @@
 #include "csample.h"
 #include "intern.h"
 #include "labels.h"
+#include "tools/lib/errbuf.h"
 
 enum { FRAME_CALLER = 1, FRAME_KERNEL = 2, FRAME_GUEST = 4 };
 
@@ -157,8 +158,8 @@ struct pp_convert {
 	bool kernel_checked;
 };
 
-int pp_cv_fail(struct pp_convert *c, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* c->err, and err (tools/lib/errbuf.h). */
+#define pp_cv_fail(c, e, ...) ERRBUF_FAIL(c, e, __VA_ARGS__)
 /* The id of string s in c->strs (added when new), or -ENOMEM. */
 int64_t pp_cv_sid(struct pp_convert *c, const char *s);
 const char *pp_cv_str(const struct pp_convert *c, uint32_t sid);

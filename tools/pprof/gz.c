@@ -4,7 +4,7 @@
  *
  * deflateInit2() with windowBits 15 + 16 makes zlib write the gzip header
  * and trailer (CRC-32, size) itself. Output goes through a 64 KiB buffer and
- * a write(2) loop that copes with short writes and EINTR.
+ * fd_write_all() (tools/lib/fdio.h), which copes with short writes and EINTR.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "gz.h"
+#include "tools/lib/fdio.h"
 
 #define OUT_SIZE (64 * 1024)
 
@@ -22,24 +23,6 @@ struct pp_gz {
 	uint64_t bytes_in;
 	unsigned char out[OUT_SIZE];
 };
-
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (w == 0)
-			return -EIO;
-		p += w;
-		n -= w;
-	}
-	return 0;
-}
 
 int pp_gz_new(int fd, int level, struct pp_gz **out)
 {
@@ -71,7 +54,7 @@ static int pump(struct pp_gz *g, int flush)
 		size_t have = OUT_SIZE - g->zs.avail_out;
 
 		if (have) {
-			int err = write_all(g->fd, g->out, have);
+			int err = fd_write_all(g->fd, g->out, have);
 
 			if (err)
 				return g->err = err;

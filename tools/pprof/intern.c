@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "intern.h"
+#include "tools/lib/array.h"
 
 #define CHUNK_MIN	(64 * 1024)
 #define ENTRY_ALIGN	8
@@ -95,15 +96,8 @@ int64_t pp_intern_put(struct pp_intern *t, const void *key, size_t len, bool *ad
 		return id;
 	if (t->nr >= UINT32_MAX - 1)
 		return -E2BIG;
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct pp_intern_entry **v = realloc(t->entries, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->entries = v;
-		t->cap = cap;
-	}
+	if (ARRAY_RESERVE(t->entries, t->cap, t->nr + 1, 64))
+		return -ENOMEM;
 	e = new_entry(t, len);
 	if (!e)
 		return -ENOMEM;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pb.h"
+#include "tools/lib/array.h"
 
 void pb_free(struct pb_buf *b)
 {
@@ -25,19 +26,8 @@ static int reserve(struct pb_buf *b, size_t n)
 	if (b->cap - b->len >= n)
 		return 0;
 
-	size_t cap = b->cap ? b->cap : 256;
-
-	while (cap - b->len < n) {
-		if (cap > SIZE_MAX / 2)
-			return b->err = -ENOMEM;
-		cap *= 2;
-	}
-	uint8_t *data = realloc(b->data, cap);
-
-	if (!data)
+	if (n > SIZE_MAX - b->len || ARRAY_RESERVE(b->data, b->cap, b->len + n, 256))
 		return b->err = -ENOMEM;
-	b->data = data;
-	b->cap = cap;
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "intern.h"
 #include "pb.h"
 #include "profile.h"
+#include "tools/lib/array.h"
 
 /* profile.proto field numbers (package perftools.profiles). */
 enum {
@@ -288,18 +289,8 @@ int pprof_set_default_sample_type(struct pprof_builder *b, const char *type)
 
 static void *scratch(struct pprof_builder *b, size_t len)
 {
-	if (len > b->scratch_cap) {
-		size_t cap = b->scratch_cap ? b->scratch_cap : 256;
-		uint8_t *p;
-
-		while (cap < len)
-			cap *= 2;
-		p = realloc(b->scratch, cap);
-		if (!p)
-			return NULL;
-		b->scratch = p;
-		b->scratch_cap = cap;
-	}
+	if (ARRAY_RESERVE(b->scratch, b->scratch_cap, len, 256))
+		return NULL;
 	memset(b->scratch, 0, len);
 	return b->scratch;
 }
@@ -320,15 +311,8 @@ int pprof_mapping(struct pprof_builder *b, const struct pprof_mapping *m, uint64
 	if (k.filename < 0 || k.build_id < 0)
 		return -ENOMEM;
 	/* Room for a new entry's flags first, so a failure leaves no entry without them. */
-	if (pp_intern_count(&b->mappings) >= b->mapping_flags_cap) {
-		size_t cap = b->mapping_flags_cap ? b->mapping_flags_cap * 2 : 16;
-		unsigned int *f = realloc(b->mapping_flags, cap * sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		b->mapping_flags = f;
-		b->mapping_flags_cap = cap;
-	}
+	if (ARRAY_RESERVE(b->mapping_flags, b->mapping_flags_cap, pp_intern_count(&b->mappings) + 1, 16))
+		return -ENOMEM;
 	i = pp_intern_put(&b->mappings, &k, sizeof(k), &added);
 	if (i < 0)
 		return i;
@@ -459,15 +443,9 @@ int pprof_add_sample(struct pprof_builder *b, const uint64_t *locs, size_t nr_lo
 	free(lk);
 
 	/* Room for a new sample's values first: no sample may exist without them. */
-	if (pp_intern_count(&b->samples) >= b->values_cap) {
-		size_t cap = b->values_cap ? b->values_cap * 2 : 64;
-		int64_t *v = realloc(b->values, cap * b->nr_types * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		b->values = v;
-		b->values_cap = cap;
-	}
+	if (ARRAY_RESERVE_ROWS(b->values, b->values_cap, pp_intern_count(&b->samples) + 1,
+			       b->nr_types, 64))
+		return -ENOMEM;
 	i = pp_intern_put(&b->samples, kh, len, &added);
 	if (i < 0)
 		return i;
