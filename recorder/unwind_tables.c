@@ -242,12 +242,36 @@ static void table_get(struct unwind_tables *t, struct table *tb)
 	}
 }
 
+/*
+ * The rows of placed table tb, from the store, for the cache. Without
+ * memory, or when the store cannot be read, the table keeps only its size
+ * and is rebuilt if a process needs it again.
+ */
+static void read_back(struct unwind_tables *t, struct table *tb)
+{
+	struct unwind_row *rows;
+
+	if (!tb->cfi || tb->cfi->rows || !tb->nr_rows)
+		return;
+	rows = malloc((size_t)tb->nr_rows * sizeof(*rows));
+	if (!rows)
+		return;
+	if (t->ops->read_rows(t->ctx, tb->first, rows, tb->nr_rows)) {
+		t->st.store_errors++;
+		free(rows);
+		return;
+	}
+	tb->cfi->rows = rows;
+	tb->cfi->nr = tb->nr_rows;
+}
+
 /* One process less: the last one takes it out of the store, into the cache. */
 static void table_put(struct unwind_tables *t, struct table *tb)
 {
 	if (--tb->refs)
 		return;
 	if (tb->placed) {
+		read_back(t, tb);
 		give_rows(t, tb->first, tb->nr_rows);
 		tb->placed = false;
 		t->nr_placed--;
@@ -320,6 +344,12 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 	t->placed[t->nr_placed++] = tb;
 	if (cached && !fresh)
 		t->st.cache_hits++;
+	/*
+	 * The store has them now: a second copy here would double the
+	 * tables' cost (most of the recorder's memory, system-wide). They are
+	 * read back when the table leaves the store for the cache.
+	 */
+	drop_rows(tb);
 	return 0;
 }
 
@@ -612,8 +642,8 @@ int unwind_tables_new(const struct unwind_tables_opts *opts, struct unwind_table
 	struct unwind_tables *t;
 
 	*out = NULL;
-	if (!opts->ops || !opts->ops->write_rows || !opts->ops->write_proc ||
-	    !opts->ops->delete_proc)
+	if (!opts->ops || !opts->ops->write_rows || !opts->ops->read_rows ||
+	    !opts->ops->write_proc || !opts->ops->delete_proc)
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -667,16 +697,15 @@ void unwind_tables_free(struct unwind_tables *t)
 	free(t);
 }
 
-const struct unwind_row *unwind_tables_rows_at(const struct unwind_tables *t, uint32_t first,
-					       uint32_t nr)
+bool unwind_tables_placed_at(const struct unwind_tables *t, uint32_t first, uint32_t nr)
 {
 	for (size_t i = 0; i < t->nr_placed; i++) {
 		const struct table *tb = t->placed[i];
 
-		if (tb->first == first && tb->nr_rows == nr && tb->cfi && tb->cfi->rows)
-			return tb->cfi->rows;
+		if (tb->first == first && tb->nr_rows == nr)
+			return true;
 	}
-	return NULL;
+	return false;
 }
 
 void unwind_tables_stats(const struct unwind_tables *t, struct unwind_tables_stats *st)

@@ -47,9 +47,11 @@
  * written are not revisited when room appears: a process gets the table at
  * its next unwind_tables_set_proc().
  *
- * User memory: a copy of the rows of every table in the store (so a table
- * can go to the cache when it leaves the store: the store is write-only
- * here) plus cache_bytes, plus per process the list of tables it holds.
+ * User memory: the rows of cached tables, up to cache_bytes, plus per
+ * table its segments and key, plus per process the list of tables it
+ * holds. The rows of a table in the store are not kept here: the store
+ * is their one copy, read back (read_rows) when the table leaves it for
+ * the cache; a table whose rows cannot be read back keeps only its size.
  * At most max_procs processes have an entry; later ones are counted and
  * not written.
  *
@@ -59,6 +61,7 @@
 #define RECORDER_UNWIND_TABLES_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,6 +74,8 @@ struct unwind_tables;
 struct unwind_store_ops {
 	/* Put rows[0, nr) at store indexes [first, first + nr). */
 	int (*write_rows)(void *ctx, uint32_t first, const struct unwind_row *rows, uint32_t nr);
+	/* Copy store indexes [first, first + nr) to rows[0, nr). */
+	int (*read_rows)(void *ctx, uint32_t first, struct unwind_row *rows, uint32_t nr);
 	int (*write_proc)(void *ctx, uint32_t pid, const struct unwind_proc *proc);
 	int (*delete_proc)(void *ctx, uint32_t pid);
 };
@@ -124,14 +129,13 @@ void unwind_tables_drop_proc(struct unwind_tables *t, uint32_t pid);
 int unwind_tables_warm(struct unwind_tables *t, int fd);
 
 /*
- * The rows of the table in the store at [first, first + nr), from the
- * manager's own copy (the store itself is write-only here), or NULL when
- * no table lies exactly there. Valid until the next call that changes the
- * store. For walking a copied stack with the tables a process has now
+ * Whether a table lies in the store at exactly [first, first + nr): a
+ * mapping of a process entry names its rows there (then the store's rows
+ * are that table's until the next call that changes the store). For
+ * walking a copied stack with the tables a process has now
  * (cfi_walk_stack_with()).
  */
-const struct unwind_row *unwind_tables_rows_at(const struct unwind_tables *t, uint32_t first,
-					       uint32_t nr);
+bool unwind_tables_placed_at(const struct unwind_tables *t, uint32_t first, uint32_t nr);
 
 struct unwind_tables_stats {
 	size_t procs;			/* processes with an entry */
@@ -150,7 +154,7 @@ struct unwind_tables_stats {
 	uint64_t largest_free;		/* rows of the largest free range */
 	size_t cache_hits;		/* tables taken from the user-space cache into the store */
 	uint64_t cached_bytes;		/* user memory the cache holds (<= cache_bytes) */
-	size_t store_errors;		/* delete_proc failures in unwind_tables_drop_proc() */
+	size_t store_errors;		/* delete_proc failures in unwind_tables_drop_proc(), read_rows failures */
 };
 void unwind_tables_stats(const struct unwind_tables *t, struct unwind_tables_stats *st);
 

@@ -41,8 +41,8 @@ struct fake_store {
 		bool used;
 		struct unwind_proc proc;
 	} procs[MAX_FAKE_PIDS];
-	int fail_rows, fail_proc;	/* -errno to return once, 0 = work */
-	size_t rows_writes, proc_writes, proc_deletes;
+	int fail_rows, fail_proc, fail_read;	/* -errno to return once, 0 = work */
+	size_t rows_writes, rows_reads, proc_writes, proc_deletes;
 };
 
 static struct fake_store *store;
@@ -73,6 +73,23 @@ static int fake_write_rows(void *ctx, uint32_t first, const struct unwind_row *r
 	for (uint32_t i = 0; i < nr; i++)
 		s->written[first + i] = true;
 	s->rows_writes++;
+	return 0;
+}
+
+static int fake_read_rows(void *ctx, uint32_t first, struct unwind_row *rows, uint32_t nr)
+{
+	struct fake_store *s = ctx;
+	int err = s->fail_read;
+
+	s->fail_read = 0;
+	if (err)
+		return err;
+	cr_assert(nr > 0 && first <= s->cap && nr <= s->cap - first,
+		  "rows [%u, +%u) read outside the store of %u", first, nr, s->cap);
+	for (uint32_t i = 0; i < nr; i++)
+		cr_assert(s->written[first + i], "row %u read back before it is written", first + i);
+	memcpy(rows, &s->rows[first], nr * sizeof(*rows));
+	s->rows_reads++;
 	return 0;
 }
 
@@ -127,6 +144,7 @@ static int fake_delete_proc(void *ctx, uint32_t pid)
 
 static const struct unwind_store_ops fake_ops = {
 	.write_rows = fake_write_rows,
+	.read_rows = fake_read_rows,
 	.write_proc = fake_write_proc,
 	.delete_proc = fake_delete_proc,
 };
@@ -449,6 +467,8 @@ Test(unwind_tables, processes_share_tables)
 	cr_assert_eq(st.largest_free, 1u << 22);
 	cr_assert_geq(st.cached, n);
 	cr_assert_leq(st.cached_bytes, 256u << 20);
+	/* The store held the only copy of each table's rows: read back once, for the cache. */
+	cr_assert_eq(store->rows_reads, n);
 
 	/* A new process mapping them: from the cache, not rebuilt. */
 	set_self(t, 1003);
@@ -485,6 +505,31 @@ Test(unwind_tables, cache_bound_evicts)
 	cr_assert_eq(st.files_built, 2 * n, "evicted tables are built again");
 	cr_assert_eq(st.cache_hits, 0);
 	cr_assert_eq(st.tables, n);
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
+
+Test(unwind_tables, unreadable_store_means_a_rebuild)
+{
+	struct unwind_tables *t = manager(1u << 22, 256u << 20, 0);
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128);
+	struct unwind_tables_stats st;
+
+	set_self(t, 1001);
+	/* The first table to leave cannot be read back: it is cached by its size only. */
+	store->fail_read = -EIO;
+	unwind_tables_drop_proc(t, 1001);
+	st = stats(t);
+	cr_assert_eq(st.store_errors, 1);
+	cr_assert_eq(store->rows_reads, n - 1);
+	set_self(t, 1002);
+	st = stats(t);
+	cr_assert_eq(st.files_built, n + 1, "the unread table is built again, the others are not");
+	cr_assert_eq(st.cache_hits, n - 1);
+	for (uint32_t i = 0; i < entry_of(1002)->nr; i++)
+		if (entry_of(1002)->maps[i].nr_rows)
+			check_mapping(&self_maps.entries[i], &entry_of(1002)->maps[i]);
 	free_tables(ft, n);
 	unwind_tables_free(t);
 }
