@@ -194,19 +194,6 @@ static void window_unmap(struct store_window *w)
 	w->base = NULL;
 }
 
-/* A table leaves the store for the cache: its rows, which only the store holds. */
-static int store_read_rows(void *ctx, uint32_t first, struct unwind_row *rows, uint32_t nr)
-{
-	struct store_window w;
-	int err = window_map(ctx, first, nr, &w);
-
-	if (err)
-		return err;
-	memcpy(rows, w.rows, (size_t)nr * sizeof(*rows));
-	window_unmap(&w);
-	return 0;
-}
-
 static int store_write_proc(void *ctx, uint32_t pid, const struct unwind_proc *proc)
 {
 	struct unwind_bpf *u = ctx;
@@ -227,7 +214,6 @@ static int store_delete_proc(void *ctx, uint32_t pid)
 
 static const struct unwind_store_ops store_ops = {
 	.write_rows = store_write_rows,
-	.read_rows = store_read_rows,
 	.write_proc = store_write_proc,
 	.delete_proc = store_delete_proc,
 };

@@ -13,8 +13,8 @@
  * inline. The map is mmapable (BPF_F_MMAPABLE) but never mapped whole
  * (the kernel maps every page at once: all of the bound would count in
  * the recorder's resident memory from the start): a table is mapped, read
- * only, for the moment it is read back for the cache or a copied stack is
- * walked with it, and unmapped after.
+ * only, for the moment a copied stack is walked with it, and unmapped
+ * after.
  * unwind_procs is allocated per process (BPF_F_NO_PREALLOC): 16 KiB each.
  *
  * The off-CPU tracer shares these maps (bpf_map__reuse_fd): one set of

@@ -81,6 +81,8 @@ struct unwind_tables {
 	struct table lru;	/* list head: most recently released first */
 	uint64_t cached_bytes;
 	size_t nr_cached;
+	size_t nr_parked;	/* cached tables still in the store */
+	uint64_t rows_parked;
 
 	uint64_t gen;			/* set_proc calls so far */
 	struct unwind_proc *entry;	/* the entry being written (16 KiB: not on the stack) */
@@ -219,64 +221,86 @@ static void table_destroy(struct unwind_tables *t, struct table *tb)
 	free(tb);
 }
 
-/* Cached tables beyond cache_bytes go, least recently used first. */
-static void evict(struct unwind_tables *t)
+/* Take placed table tb out of the store: its range is free again. */
+static void unplace(struct unwind_tables *t, struct table *tb)
 {
-	while (t->cached_bytes > t->cache_bytes && t->lru.prev != &t->lru) {
-		struct table *tb = t->lru.prev;
+	give_rows(t, tb->first, tb->nr_rows);
+	tb->placed = false;
+	t->nr_placed--;
+	t->placed[tb->slot] = t->placed[t->nr_placed];
+	t->placed[tb->slot]->slot = tb->slot;
+}
 
-		lru_unlink(tb);
-		t->cached_bytes -= tb->bytes;
-		t->nr_cached--;
-		table_destroy(t, tb);
+/* Cached table tb leaves the cache: to be held again, or to go. */
+static void lru_take(struct unwind_tables *t, struct table *tb)
+{
+	lru_unlink(tb);
+	t->cached_bytes -= tb->bytes;
+	t->nr_cached--;
+	if (tb->placed) {
+		t->nr_parked--;
+		t->rows_parked -= tb->nr_rows;
 	}
 }
 
-/* One process more holds tb. */
+/* Cached table tb goes for good (out of the store if it was parked there). */
+static void uncache(struct unwind_tables *t, struct table *tb)
+{
+	lru_take(t, tb);
+	if (tb->placed)
+		unplace(t, tb);
+	table_destroy(t, tb);
+}
+
+/* Cached tables beyond cache_bytes go, least recently used first. */
+static void evict(struct unwind_tables *t)
+{
+	while (t->cached_bytes > t->cache_bytes && t->lru.prev != &t->lru)
+		uncache(t, t->lru.prev);
+}
+
+/*
+ * Parked tables go, least recently used first, until nr rows fit in a
+ * free range or none is left: the store's room is for the tables in use.
+ */
+static void make_room(struct unwind_tables *t, uint32_t nr)
+{
+	struct table *tb = t->lru.prev;
+
+	while (find_fit(t, nr) < 0 && t->nr_parked) {
+		struct table *prev = tb->prev;
+
+		if (tb->placed)
+			uncache(t, tb);
+		tb = prev;
+	}
+}
+
+/* One process more holds tb: a parked table is a cache hit that costs nothing. */
 static void table_get(struct unwind_tables *t, struct table *tb)
 {
 	if (!tb->refs++ && tb->prev) {
-		lru_unlink(tb);
-		t->cached_bytes -= tb->bytes;
-		t->nr_cached--;
+		if (tb->placed)
+			t->st.cache_hits++;
+		lru_take(t, tb);
 	}
 }
 
 /*
- * The rows of placed table tb, from the store, for the cache. Without
- * memory, or when the store cannot be read, the table keeps only its size
- * and is rebuilt if a process needs it again.
+ * One process less: the last one leaves it to the cache, parked where it
+ * is in the store. The store is the only copy of its rows (a second one in
+ * user memory was most of the recorder's memory system-wide) and its room
+ * is allocated whole anyway: a table that a process maps again needs no
+ * copy, and a parked table leaves the store only when a table in use
+ * needs the room (make_room()) or the cache's bound is reached.
  */
-static void read_back(struct unwind_tables *t, struct table *tb)
-{
-	struct unwind_row *rows;
-
-	if (!tb->cfi || tb->cfi->rows || !tb->nr_rows)
-		return;
-	rows = malloc((size_t)tb->nr_rows * sizeof(*rows));
-	if (!rows)
-		return;
-	if (t->ops->read_rows(t->ctx, tb->first, rows, tb->nr_rows)) {
-		t->st.store_errors++;
-		free(rows);
-		return;
-	}
-	tb->cfi->rows = rows;
-	tb->cfi->nr = tb->nr_rows;
-}
-
-/* One process less: the last one takes it out of the store, into the cache. */
 static void table_put(struct unwind_tables *t, struct table *tb)
 {
 	if (--tb->refs)
 		return;
 	if (tb->placed) {
-		read_back(t, tb);
-		give_rows(t, tb->first, tb->nr_rows);
-		tb->placed = false;
-		t->nr_placed--;
-		t->placed[tb->slot] = t->placed[t->nr_placed];
-		t->placed[tb->slot]->slot = tb->slot;
+		t->nr_parked++;
+		t->rows_parked += tb->nr_rows;
 	}
 	tb->bytes = table_bytes(tb);
 	tb->next = t->lru.next;
@@ -314,6 +338,7 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 		t->placed = p;
 		t->cap_placed = cap;
 	}
+	make_room(t, tb->nr_rows);
 	if (find_fit(t, tb->nr_rows) < 0) {
 		drop_rows(tb);
 		return 0;
@@ -344,11 +369,7 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 	t->placed[t->nr_placed++] = tb;
 	if (cached && !fresh)
 		t->st.cache_hits++;
-	/*
-	 * The store has them now: a second copy here would double the
-	 * tables' cost (most of the recorder's memory, system-wide). They are
-	 * read back when the table leaves the store for the cache.
-	 */
+	/* The store has them now: its copy is the only one (table_put()). */
 	drop_rows(tb);
 	return 0;
 }
@@ -642,8 +663,8 @@ int unwind_tables_new(const struct unwind_tables_opts *opts, struct unwind_table
 	struct unwind_tables *t;
 
 	*out = NULL;
-	if (!opts->ops || !opts->ops->write_rows || !opts->ops->read_rows ||
-	    !opts->ops->write_proc || !opts->ops->delete_proc)
+	if (!opts->ops || !opts->ops->write_rows || !opts->ops->write_proc ||
+	    !opts->ops->delete_proc)
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -712,7 +733,10 @@ void unwind_tables_stats(const struct unwind_tables *t, struct unwind_tables_sta
 {
 	*st = t->st;
 	st->procs = t->procs.nr;
-	st->tables = t->nr_placed;
+	st->tables = t->nr_placed - t->nr_parked;
+	st->rows_used -= t->rows_parked;
+	st->parked = t->nr_parked;
+	st->rows_parked = t->rows_parked;
 	st->cached = t->nr_cached;
 	st->cached_bytes = t->cached_bytes;
 	st->free_ranges = t->nr_free;

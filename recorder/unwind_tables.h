@@ -21,19 +21,24 @@
  *     While referenced it is in the store (if it fitted); when the last
  *     process lets go, its range is freed at once (coalesced with free
  *     neighbours) and the table leaves the store.
- *   - Tables no process uses keep their rows in user memory, least recently
- *     used first out, up to cache_bytes: a process that exec's the same
- *     program again, or a short-lived command run in a loop (every `make`
- *     step starts a new sh, cc, as...), then costs a copy into the store
- *     instead of a rebuild (libc takes 50-90 ms to build, python3 100+).
+ *   - A table no process uses is cached, least recently used first out:
+ *     a process that exec's the same program again, or a short-lived
+ *     command run in a loop (every `make` step starts a new sh, cc, as...),
+ *     then costs nothing instead of a rebuild (libc takes 50-90 ms to
+ *     build, python3 100+). It stays parked where it is in the store, whose
+ *     room is allocated whole anyway, until a table in use needs the room
+ *     (parked tables go, oldest first, until the new one fits) or the
+ *     cache's bookkeeping passes cache_bytes. A table built ahead of need
+ *     (unwind_tables_warm()) waits in the cache with its rows in user
+ *     memory until a process takes it into the store.
  *   - Files without usable CFI are remembered the same way, so they are
  *     not opened and parsed again each time.
  *
  * Ordering, so the walker never follows a row that is not its table's:
  *   - a table's rows are written before any struct unwind_proc names them;
  *   - a process's entry is rewritten (or deleted) before the tables it held
- *     are released, so a freed range is never named by an entry when it is
- *     reused. (A walk already running when an entry is replaced may still
+ *     are released, so a parked or freed range is never named by an entry
+ *     when it is reused. (A walk already running when an entry is replaced may still
  *     read a range being rewritten: it reads bounded garbage, never out of
  *     the store, and its frames end as any bad frame does.)
  *
@@ -47,11 +52,10 @@
  * written are not revisited when room appears: a process gets the table at
  * its next unwind_tables_set_proc().
  *
- * User memory: the rows of cached tables, up to cache_bytes, plus per
- * table its segments and key, plus per process the list of tables it
- * holds. The rows of a table in the store are not kept here: the store
- * is their one copy, read back (read_rows) when the table leaves it for
- * the cache; a table whose rows cannot be read back keeps only its size.
+ * User memory: per table its segments and key (the rows of a table in
+ * the store, in use or parked, are not kept here: the store is their only
+ * copy), the rows of warmed tables not yet taken, within cache_bytes with
+ * the cache's bookkeeping, plus per process the list of tables it holds.
  * At most max_procs processes have an entry; later ones are counted and
  * not written.
  *
@@ -74,8 +78,6 @@ struct unwind_tables;
 struct unwind_store_ops {
 	/* Put rows[0, nr) at store indexes [first, first + nr). */
 	int (*write_rows)(void *ctx, uint32_t first, const struct unwind_row *rows, uint32_t nr);
-	/* Copy store indexes [first, first + nr) to rows[0, nr). */
-	int (*read_rows)(void *ctx, uint32_t first, struct unwind_row *rows, uint32_t nr);
 	int (*write_proc)(void *ctx, uint32_t pid, const struct unwind_proc *proc);
 	int (*delete_proc)(void *ctx, uint32_t pid);
 };
@@ -90,8 +92,8 @@ struct unwind_tables_opts {
 	uint32_t store_rows;	/* capacity of the row store, in rows (the memory bound / 8) */
 	size_t max_procs;	/* entries the proc map holds; 0 = UNWIND_TABLES_MAX_PROCS */
 	/*
-	 * Rows of tables no process uses, kept in user memory for reuse
-	 * (with the bookkeeping of each such file); 0 = UNWIND_TABLES_CACHE_BYTES.
+	 * User memory of the tables no process uses (their bookkeeping, and
+	 * the rows of warmed ones); 0 = UNWIND_TABLES_CACHE_BYTES.
 	 */
 	size_t cache_bytes;
 	const struct unwind_store_ops *ops;
@@ -139,9 +141,9 @@ bool unwind_tables_placed_at(const struct unwind_tables *t, uint32_t first, uint
 
 struct unwind_tables_stats {
 	size_t procs;			/* processes with an entry */
-	size_t tables;			/* tables in the store */
-	size_t cached;			/* unused tables kept in user memory */
-	uint64_t rows_used, rows_capacity;
+	size_t tables;			/* tables in the store that processes use */
+	size_t cached;			/* unused tables kept (parked or in user memory) */
+	uint64_t rows_used, rows_capacity;	/* rows_used: of the tables in use */
 	size_t files_built;		/* tables built (cache hits not counted) */
 	uint64_t build_ns;		/* time spent building them */
 	size_t files_no_cfi;		/* files without usable CFI (no .eh_frame, not ELF64, -E2BIG) */
@@ -154,7 +156,9 @@ struct unwind_tables_stats {
 	uint64_t largest_free;		/* rows of the largest free range */
 	size_t cache_hits;		/* tables taken from the user-space cache into the store */
 	uint64_t cached_bytes;		/* user memory the cache holds (<= cache_bytes) */
-	size_t store_errors;		/* delete_proc failures in unwind_tables_drop_proc(), read_rows failures */
+	size_t store_errors;		/* delete_proc failures in unwind_tables_drop_proc() */
+	size_t parked;			/* cached tables still in the store */
+	uint64_t rows_parked;		/* their rows (not free, not in use) */
 };
 void unwind_tables_stats(const struct unwind_tables *t, struct unwind_tables_stats *st);
 

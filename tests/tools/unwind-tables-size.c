@@ -30,13 +30,6 @@ static int count_rows(void *ctx, uint32_t first, const struct unwind_row *rows, 
 	return 0;
 }
 
-/* Processes are never dropped here, so no table is read back for the cache. */
-static int no_read(void *ctx, uint32_t first, struct unwind_row *rows, uint32_t nr)
-{
-	(void)ctx, (void)first, (void)rows, (void)nr;
-	return -EOPNOTSUPP;
-}
-
 static int count_proc(void *ctx, uint32_t pid, const struct unwind_proc *proc)
 {
 	(void)pid, (void)proc;
@@ -51,8 +44,7 @@ static int no_delete(void *ctx, uint32_t pid)
 }
 
 static const struct unwind_store_ops counting_ops = {
-	.write_rows = count_rows, .read_rows = no_read, .write_proc = count_proc,
-	.delete_proc = no_delete,
+	.write_rows = count_rows, .write_proc = count_proc, .delete_proc = no_delete,
 };
 
 static size_t maps_denied;

@@ -41,8 +41,8 @@ struct fake_store {
 		bool used;
 		struct unwind_proc proc;
 	} procs[MAX_FAKE_PIDS];
-	int fail_rows, fail_proc, fail_read;	/* -errno to return once, 0 = work */
-	size_t rows_writes, rows_reads, proc_writes, proc_deletes;
+	int fail_rows, fail_proc;	/* -errno to return once, 0 = work */
+	size_t rows_writes, proc_writes, proc_deletes;
 };
 
 static struct fake_store *store;
@@ -73,23 +73,6 @@ static int fake_write_rows(void *ctx, uint32_t first, const struct unwind_row *r
 	for (uint32_t i = 0; i < nr; i++)
 		s->written[first + i] = true;
 	s->rows_writes++;
-	return 0;
-}
-
-static int fake_read_rows(void *ctx, uint32_t first, struct unwind_row *rows, uint32_t nr)
-{
-	struct fake_store *s = ctx;
-	int err = s->fail_read;
-
-	s->fail_read = 0;
-	if (err)
-		return err;
-	cr_assert(nr > 0 && first <= s->cap && nr <= s->cap - first,
-		  "rows [%u, +%u) read outside the store of %u", first, nr, s->cap);
-	for (uint32_t i = 0; i < nr; i++)
-		cr_assert(s->written[first + i], "row %u read back before it is written", first + i);
-	memcpy(rows, &s->rows[first], nr * sizeof(*rows));
-	s->rows_reads++;
 	return 0;
 }
 
@@ -144,7 +127,6 @@ static int fake_delete_proc(void *ctx, uint32_t pid)
 
 static const struct unwind_store_ops fake_ops = {
 	.write_rows = fake_write_rows,
-	.read_rows = fake_read_rows,
 	.write_proc = fake_write_proc,
 	.delete_proc = fake_delete_proc,
 };
@@ -425,7 +407,7 @@ Test(unwind_tables, processes_share_tables)
 {
 	struct unwind_tables *t = manager(1u << 22, 256u << 20, 0);
 	struct file_table ft[128];
-	size_t n = self_tables(ft, 128);
+	size_t n = self_tables(ft, 128), writes;
 	uint64_t rows = total_rows(ft, n);
 	const struct unwind_proc *a, *b;
 	struct unwind_tables_stats st;
@@ -456,25 +438,27 @@ Test(unwind_tables, processes_share_tables)
 	cr_assert_eq(st.rows_used, rows);
 	cr_assert_eq(st.cached, 0);
 
-	/* Both gone: the store is empty and whole again, the tables are cached. */
+	/* Both gone: no table in use, all cached, parked in the store (nothing needs the room). */
 	unwind_tables_drop_proc(t, 1002);
 	cr_assert_null(entry_of(1002));
 	st = stats(t);
 	cr_assert_eq(st.procs, 0);
 	cr_assert_eq(st.tables, 0);
 	cr_assert_eq(st.rows_used, 0);
-	cr_assert_eq(st.free_ranges, 1);
-	cr_assert_eq(st.largest_free, 1u << 22);
+	cr_assert_eq(st.parked, n);
+	cr_assert_eq(st.rows_parked, rows);
+	cr_assert_eq(st.largest_free, (1u << 22) - rows);
 	cr_assert_geq(st.cached, n);
 	cr_assert_leq(st.cached_bytes, 256u << 20);
-	/* The store held the only copy of each table's rows: read back once, for the cache. */
-	cr_assert_eq(store->rows_reads, n);
+	writes = store->rows_writes;
 
-	/* A new process mapping them: from the cache, not rebuilt. */
+	/* A new process mapping them: from the cache, not rebuilt, not even copied. */
 	set_self(t, 1003);
 	st = stats(t);
 	cr_assert_eq(st.files_built, n, "cache hit: nothing rebuilt");
 	cr_assert_eq(st.cache_hits, n);
+	cr_assert_eq(store->rows_writes, writes, "parked tables are used where they are");
+	cr_assert_eq(st.parked, 0);
 	cr_assert_eq(st.tables, n);
 	cr_assert_eq(st.rows_used, rows);
 	for (uint32_t i = 0; i < entry_of(1003)->nr; i++)
@@ -505,31 +489,6 @@ Test(unwind_tables, cache_bound_evicts)
 	cr_assert_eq(st.files_built, 2 * n, "evicted tables are built again");
 	cr_assert_eq(st.cache_hits, 0);
 	cr_assert_eq(st.tables, n);
-	free_tables(ft, n);
-	unwind_tables_free(t);
-}
-
-Test(unwind_tables, unreadable_store_means_a_rebuild)
-{
-	struct unwind_tables *t = manager(1u << 22, 256u << 20, 0);
-	struct file_table ft[128];
-	size_t n = self_tables(ft, 128);
-	struct unwind_tables_stats st;
-
-	set_self(t, 1001);
-	/* The first table to leave cannot be read back: it is cached by its size only. */
-	store->fail_read = -EIO;
-	unwind_tables_drop_proc(t, 1001);
-	st = stats(t);
-	cr_assert_eq(st.store_errors, 1);
-	cr_assert_eq(store->rows_reads, n - 1);
-	set_self(t, 1002);
-	st = stats(t);
-	cr_assert_eq(st.files_built, n + 1, "the unread table is built again, the others are not");
-	cr_assert_eq(st.cache_hits, n - 1);
-	for (uint32_t i = 0; i < entry_of(1002)->nr; i++)
-		if (entry_of(1002)->maps[i].nr_rows)
-			check_mapping(&self_maps.entries[i], &entry_of(1002)->maps[i]);
 	free_tables(ft, n);
 	unwind_tables_free(t);
 }
@@ -651,7 +610,8 @@ Test(unwind_tables, holes_and_coalescing)
 	a = (uint32_t)x->cfi->nr;
 	b = (uint32_t)y->cfi->nr;
 	c = (uint32_t)z->cfi->nr;
-	t = manager(a + b + c, 256u << 20, 0);
+	/* A 1-byte cache: a table leaves the store when its last process lets go. */
+	t = manager(a + b + c, 1, 0);
 
 	set_one(t, 1001, x);
 	set_one(t, 1002, y);
@@ -672,11 +632,11 @@ Test(unwind_tables, holes_and_coalescing)
 	set_one(t, 1004, w);
 	cr_assert_eq(mapping_of(1004, w)->nr_rows, 0);
 	cr_assert_eq(stats(t).mappings_over_budget, 1);
-	/* Y again fits the hole exactly (from the cache). */
+	/* Y again fits the hole exactly (rebuilt: nothing is cached). */
 	set_one(t, 1005, y);
 	cr_assert_eq(mapping_of(1005, y)->first_row, a);
 	cr_assert_eq(stats(t).free_ranges, 0);
-	cr_assert_eq(stats(t).cache_hits, 1);
+	cr_assert_eq(stats(t).cache_hits, 0);
 	unwind_tables_drop_proc(t, 1005);
 
 	/* X leaves: [0, a) and [a, a + b) merge. */
@@ -705,6 +665,87 @@ Test(unwind_tables, holes_and_coalescing)
 	cr_assert_eq(st.largest_free, a + b + c);
 	cr_assert_eq(st.rows_used, 0);
 	cr_assert_eq(st.tables, 0);
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
+
+/*
+ * X, Y, Z fill the store exactly. Y's process leaves: Y stays parked in
+ * the store, and a process mapping it again uses it there. W, bigger than
+ * Y, needs room: the parked Y goes (and is rebuilt when mapped again), W
+ * still does not fit beside X and Z in use. X leaves too: when W needs the
+ * room, X parked after Y goes, and W takes their merged range.
+ */
+Test(unwind_tables, parked_tables_give_way)
+{
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128), writes;
+	const struct file_table *x, *y, *z, *w;
+	struct unwind_tables_stats st;
+	struct unwind_tables *t;
+	uint32_t a, b, c;
+
+	cr_assert_geq(n, 4, "needs four files with tables");
+	qsort(ft, n, sizeof(*ft), by_rows);
+	y = &ft[0];
+	w = &ft[1];
+	z = &ft[2];
+	x = &ft[n - 1];
+	cr_assert_gt(w->cfi->nr, y->cfi->nr, "two files with tables of the same size");
+	cr_assert_gt(x->cfi->nr + y->cfi->nr, w->cfi->nr);
+	a = (uint32_t)x->cfi->nr;
+	b = (uint32_t)y->cfi->nr;
+	c = (uint32_t)z->cfi->nr;
+	t = manager(a + b + c, 256u << 20, 0);
+
+	set_one(t, 1001, x);
+	set_one(t, 1002, y);
+	set_one(t, 1003, z);
+	unwind_tables_drop_proc(t, 1002);
+	st = stats(t);
+	cr_assert_eq(st.tables, 2);
+	cr_assert_eq(st.rows_used, a + c);
+	cr_assert_eq(st.parked, 1);
+	cr_assert_eq(st.rows_parked, b);
+	cr_assert_eq(st.free_ranges, 0);
+	writes = store->rows_writes;
+	set_one(t, 1005, y);
+	cr_assert_eq(mapping_of(1005, y)->first_row, a);
+	check_mapping(y->e, mapping_of(1005, y));
+	cr_assert_eq(store->rows_writes, writes);
+	cr_assert_eq(stats(t).cache_hits, 1);
+	cr_assert_eq(stats(t).files_built, 3);
+	unwind_tables_drop_proc(t, 1005);
+
+	/* W: Y makes way, and W still does not fit. */
+	set_one(t, 1004, w);
+	cr_assert_eq(mapping_of(1004, w)->nr_rows, 0);
+	st = stats(t);
+	cr_assert_eq(st.mappings_over_budget, 1);
+	cr_assert_eq(st.parked, 0);
+	cr_assert_eq(st.largest_free, b);
+	unwind_tables_drop_proc(t, 1004);
+
+	/* X parked too, after Y: W takes the room of both. */
+	set_one(t, 1005, y);
+	cr_assert_eq(stats(t).files_built, 5, "Y, gone from the cache, is built again");
+	unwind_tables_drop_proc(t, 1005);
+	unwind_tables_drop_proc(t, 1001);
+	cr_assert_eq(stats(t).parked, 2);
+	set_one(t, 1004, w);
+	cr_assert_eq(mapping_of(1004, w)->first_row, 0);
+	check_mapping(w->e, mapping_of(1004, w));
+	st = stats(t);
+	cr_assert_eq(st.parked, 0);
+	cr_assert_eq(st.tables, 2);
+	cr_assert_eq(st.rows_used, w->cfi->nr + c);
+	/* Everything gone: parked, then out when the manager goes. */
+	unwind_tables_drop_proc(t, 1003);
+	unwind_tables_drop_proc(t, 1004);
+	st = stats(t);
+	cr_assert_eq(st.tables, 0);
+	cr_assert_eq(st.rows_used, 0);
+	cr_assert_eq(st.parked, 2);
 	free_tables(ft, n);
 	unwind_tables_free(t);
 }
