@@ -706,10 +706,11 @@ static void *worker_main(void *arg)
 		/*
 		 * libdw frees what it took to build a table, and glibc keeps the
 		 * pages in this thread's arena (megabytes for libc or python3):
-		 * give them back once the queue is empty (a build takes tens of
-		 * milliseconds, the trim well under one).
+		 * give them back after every job that built one (a build takes
+		 * tens of milliseconds, the trim well under one), not only when
+		 * the queue is empty: system-wide on a busy machine it seldom is.
 		 */
-		trim = !u->head && st.files_built != u->trimmed_at;
+		trim = st.files_built != u->trimmed_at;
 		if (trim)
 			u->trimmed_at = st.files_built;
 		pthread_mutex_unlock(&u->lock);
