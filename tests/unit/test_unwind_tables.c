@@ -586,6 +586,20 @@ static int by_rows(const void *a, const void *b)
 	return (x->cfi->nr > y->cfi->nr) - (x->cfi->nr < y->cfi->nr);
 }
 
+/* Of our files' tables: Y the smallest, W the next (bigger than Y), Z the third, X the largest. */
+static void pick_xyzw(struct file_table *ft, size_t n, const struct file_table **x,
+		      const struct file_table **y, const struct file_table **z,
+		      const struct file_table **w)
+{
+	cr_assert_geq(n, 4, "needs four files with tables");
+	qsort(ft, n, sizeof(*ft), by_rows);
+	*y = &ft[0];
+	*w = &ft[1];
+	*z = &ft[2];
+	*x = &ft[n - 1];
+	cr_assert_gt((*w)->cfi->nr, (*y)->cfi->nr, "two files with tables of the same size");
+}
+
 /*
  * Three tables X, Y, Z fill the store exactly. Y leaves: its hole takes a
  * table that fits (first fit, not after Z) but not W, bigger than Y; X
@@ -600,13 +614,7 @@ Test(unwind_tables, holes_and_coalescing)
 	struct unwind_tables *t;
 	uint32_t a, b, c;
 
-	cr_assert_geq(n, 4, "needs four files with tables");
-	qsort(ft, n, sizeof(*ft), by_rows);
-	y = &ft[0];		/* the smallest */
-	w = &ft[1];
-	z = &ft[2];
-	x = &ft[n - 1];		/* the largest */
-	cr_assert_gt(w->cfi->nr, y->cfi->nr, "two files with tables of the same size");
+	pick_xyzw(ft, n, &x, &y, &z, &w);
 	a = (uint32_t)x->cfi->nr;
 	b = (uint32_t)y->cfi->nr;
 	c = (uint32_t)z->cfi->nr;
@@ -685,13 +693,7 @@ Test(unwind_tables, parked_tables_give_way)
 	struct unwind_tables *t;
 	uint32_t a, b, c;
 
-	cr_assert_geq(n, 4, "needs four files with tables");
-	qsort(ft, n, sizeof(*ft), by_rows);
-	y = &ft[0];
-	w = &ft[1];
-	z = &ft[2];
-	x = &ft[n - 1];
-	cr_assert_gt(w->cfi->nr, y->cfi->nr, "two files with tables of the same size");
+	pick_xyzw(ft, n, &x, &y, &z, &w);
 	cr_assert_gt(x->cfi->nr + y->cfi->nr, w->cfi->nr);
 	a = (uint32_t)x->cfi->nr;
 	b = (uint32_t)y->cfi->nr;
