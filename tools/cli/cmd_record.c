@@ -19,7 +19,6 @@
  * else 0.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -313,9 +312,6 @@ static int run(struct bpfrec_record *rec, const struct record_args *a, int sfd,
 	return 0;
 }
 
-/* Blocks from this size up are mappings of their own (glibc's default before it adapts). */
-#define RECORD_MMAP_THRESHOLD	(128 << 10)
-
 int cmd_record(int argc, char **argv)
 {
 	struct bpfrec_record *rec = NULL;
@@ -339,14 +335,7 @@ int cmd_record(int argc, char **argv)
 		return 0;
 	}
 	cli_libbpf_print(a.verbose);
-	/*
-	 * A fixed mmap threshold: glibc's own rises to the largest block
-	 * freed (the kernel's BTF at load, 5-6 MB; a big unwind table's rows
-	 * once written to the store), and the blocks under it then come from
-	 * the heap and the worker's arena and stay resident there when freed.
-	 * Mapped, they go back to the kernel at free().
-	 */
-	mallopt(M_MMAP_THRESHOLD, RECORD_MMAP_THRESHOLD);
+	cli_recording_malloc();
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
