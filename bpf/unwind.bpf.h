@@ -30,8 +30,10 @@
 #include "unwind.h"
 #include "task_regs.bpf.h"
 
+/* Mmapable: user space reads a table back from here (recorder/unwind_bpf.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1 << 20);	/* the memory bound in rows; resized by user space */
 	__type(key, __u32);
 	__type(value, struct unwind_row);

@@ -39,10 +39,21 @@
 #include "profile.skel.h"
 
 /*
- * The smallest ring buffer by default: RSS of the recorder holds it twice
- * (libbpf maps the data area twice so records that wrap read as one).
+ * The smallest ring buffer by default: RSS of the recorder holds it (its
+ * data pages are mapped from the start).
  */
 #define DEFAULT_RING_BYTES	(4u << 20)
+/*
+ * Samples alone at under 4000 Hz: perf record's 512 KiB a CPU, 1 MiB at
+ * least (2 MiB with cfi: a quarter of it for late samples' 8 KiB stack
+ * copies, 64 of them between two readings). At 999 Hz a CPU's 100 ms
+ * flush interval of 128-frame samples is 100 KiB: the recorder is woken
+ * at half full, seconds of room.
+ */
+#define SAMPLES_RING_BYTES	(1u << 20)
+#define SAMPLES_RING_BYTES_CFI	(2u << 20)
+#define SAMPLES_RING_PER_CPU	(512u << 10)
+#define SAMPLES_FULL_RATE	4000
 /*
  * -g: the user stack a sample sends when its walk met code without tables
  * yet (PROFILE_SAMPLE_LATE): perf's --call-graph dwarf default. Only
@@ -172,7 +183,7 @@ static int open_events(struct record_session *s, struct sampler *sm)
 static size_t ring_bytes(const struct record_session *s)
 {
 	size_t ring = s->opts.ring_buffer_bytes;
-	size_t per_cpu = 1u << 20;
+	size_t per_cpu = 1u << 20, least = DEFAULT_RING_BYTES;
 
 	if (ring)
 		return ring;
@@ -181,10 +192,21 @@ static size_t ring_bytes(const struct record_session *s)
 	 * of 128-frame samples is 400 KiB, and the recorder is woken at half
 	 * full. A DWARF sample carries its stack copy too: 2 MiB more per
 	 * 2 KiB of it (8 KiB: 9 MiB a CPU, a quarter second at -F 4000).
+	 * Samples alone at a lower rate need proportionally less (the ring is
+	 * resident: at 999 Hz on 2 CPUs 4 MiB was the largest part of the
+	 * recorder's memory); tracers' events come at their own rates.
 	 */
-	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF)
+	if (s->opts.callgraph == RECORD_CALLGRAPH_DWARF) {
 		per_cpu += (size_t)(s->opts.stack_user_size + 2047) / 2048 * (2u << 20);
-	ring = DEFAULT_RING_BYTES;
+	} else if (!s->opts.period && s->opts.freq && s->opts.freq < SAMPLES_FULL_RATE &&
+		   !record_tracers_wanted(&s->opts)) {
+		per_cpu = (size_t)((uint64_t)per_cpu * s->opts.freq / SAMPLES_FULL_RATE);
+		if (per_cpu < SAMPLES_RING_PER_CPU)
+			per_cpu = SAMPLES_RING_PER_CPU;
+		least = s->opts.callgraph == RECORD_CALLGRAPH_CFI ? SAMPLES_RING_BYTES_CFI :
+								     SAMPLES_RING_BYTES;
+	}
+	ring = least;
 	while (ring < s->nr_cpus * per_cpu && ring < RECORD_RING_MAX_BYTES)
 		ring *= 2;
 	return ring;

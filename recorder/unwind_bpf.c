@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -51,6 +52,16 @@ struct unwind_job {
 
 /* Rows written to the store per batch update (the keys are a buffer of this many). */
 #define STORE_BATCH_ROWS	8192
+/* Tables a walk keeps mapped at once (a stack mostly crosses two to four files). */
+#define WALK_WINDOWS		8
+
+/* Rows [first, first + nr) of the store, mapped read-only. */
+struct store_window {
+	void *base;
+	size_t len;
+	uint32_t first, nr;
+	const struct unwind_row *rows;
+};
 
 struct unwind_bpf {
 	/* The worker's: only the worker thread (or warm, under mgr_lock) uses it. */
@@ -62,6 +73,8 @@ struct unwind_bpf {
 	uint32_t *keys;			/* STORE_BATCH_ROWS keys for batch updates */
 	bool no_batch;			/* the kernel refused batch updates: one row a call */
 	struct unwind_proc walk_proc;	/* a walk's copy of its process's entry (16 KiB) */
+	struct store_window windows[WALK_WINDOWS];	/* the tables the walk in hand mapped */
+	size_t nr_windows, next_window;
 
 	/* Shared with the recorder's thread, under lock. */
 	pthread_mutex_t lock;
@@ -153,6 +166,32 @@ static int store_write_rows(void *ctx, uint32_t first, const struct unwind_row *
 		nr -= n;
 	}
 	return 0;
+}
+
+/* Map store rows [first, first + nr) read-only: 0 or -errno. */
+static int window_map(struct unwind_bpf *u, uint32_t first, uint32_t nr, struct store_window *w)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t start = (uint64_t)first * sizeof(struct unwind_row);
+	uint64_t end = ((uint64_t)first + nr) * sizeof(struct unwind_row);
+	uint64_t off = start / (uint64_t)page * (uint64_t)page;
+	void *base;
+
+	if (first > u->store_rows || nr > u->store_rows - first || !nr)
+		return -ERANGE;
+	base = mmap(NULL, end - off, PROT_READ, MAP_SHARED, u->rows_fd, (off_t)off);
+	if (base == MAP_FAILED)
+		return -errno;
+	*w = (struct store_window){ .base = base, .len = end - off, .first = first, .nr = nr,
+				    .rows = (const void *)((const char *)base + (start - off)) };
+	return 0;
+}
+
+static void window_unmap(struct store_window *w)
+{
+	if (w->base)
+		munmap(w->base, w->len);
+	w->base = NULL;
 }
 
 static int store_write_proc(void *ctx, uint32_t pid, const struct unwind_proc *proc)
@@ -565,10 +604,34 @@ void unwind_bpf_walk_cancel(struct unwind_bpf *u, uint32_t tid, uint64_t time)
 		job_free(j);
 }
 
-/* The rows of a mapping of the walked process: the manager's copy of its table. */
+/*
+ * The rows of a mapping of the walked process, mapped from the store when
+ * the manager has a table exactly there; kept mapped for the rest of the
+ * walk (the oldest window goes when WALK_WINDOWS are: the walker uses the
+ * rows of one frame at a time).
+ */
 static const struct unwind_row *manager_rows(void *ctx, const struct unwind_mapping *m)
 {
-	return unwind_tables_rows_at(ctx, m->first_row, m->nr_rows);
+	struct unwind_bpf *u = ctx;
+	struct store_window *w;
+
+	if (!unwind_tables_placed_at(u->tables, m->first_row, m->nr_rows))
+		return NULL;
+	for (size_t i = 0; i < u->nr_windows; i++)
+		if (u->windows[i].first == m->first_row && u->windows[i].nr == m->nr_rows)
+			return u->windows[i].rows;
+	if (u->nr_windows < WALK_WINDOWS) {
+		w = &u->windows[u->nr_windows++];
+	} else {
+		w = &u->windows[u->next_window];
+		u->next_window = (u->next_window + 1) % WALK_WINDOWS;
+		window_unmap(w);
+	}
+	if (window_map(u, m->first_row, m->nr_rows, w)) {
+		*w = u->windows[--u->nr_windows];	/* keep the windows in use packed */
+		return NULL;
+	}
+	return w->rows;
 }
 
 /*
@@ -584,7 +647,11 @@ static void walk_job(struct unwind_bpf *u, struct unwind_job *j)
 
 	if (!bpf_map_lookup_elem(u->procs_fd, &j->pid, p))
 		nr = p->nr < UNWIND_MAX_MAPPINGS ? p->nr : UNWIND_MAX_MAPPINGS;
-	cfi_walk_stack_with(manager_rows, u->tables, p->maps, nr, &j->regs, &stack, j->result);
+	cfi_walk_stack_with(manager_rows, u, p->maps, nr, &j->regs, &stack, j->result);
+	for (size_t i = 0; i < u->nr_windows; i++)
+		window_unmap(&u->windows[i]);
+	u->nr_windows = 0;
+	u->next_window = 0;
 }
 
 static void *worker_main(void *arg)
@@ -639,10 +706,11 @@ static void *worker_main(void *arg)
 		/*
 		 * libdw frees what it took to build a table, and glibc keeps the
 		 * pages in this thread's arena (megabytes for libc or python3):
-		 * give them back once the queue is empty (a build takes tens of
-		 * milliseconds, the trim well under one).
+		 * give them back after every job that built one (a build takes
+		 * tens of milliseconds, the trim well under one), not only when
+		 * the queue is empty: system-wide on a busy machine it seldom is.
 		 */
-		trim = !u->head && st.files_built != u->trimmed_at;
+		trim = st.files_built != u->trimmed_at;
 		if (trim)
 			u->trimmed_at = st.files_built;
 		pthread_mutex_unlock(&u->lock);

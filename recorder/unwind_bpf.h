@@ -7,11 +7,14 @@
  *
  * The row store is the array map unwind_rows, sized to the memory bound
  * before the sampler is loaded (unwind_bpf_size_maps); tables are written
- * into it with batch updates and never read back (the manager keeps its
- * own copy of every table in the store). The kernel allocates the whole
- * bound when the map is created: that is the price of a lookup the
- * verifier can inline. It is not mapped into the recorder, whose resident
- * memory would then hold all of it from the start.
+ * into it with batch updates, and it is their only copy: the manager keeps
+ * no rows of a table in the store. The kernel allocates the whole bound
+ * when the map is created: that is the price of a lookup the verifier can
+ * inline. The map is mmapable (BPF_F_MMAPABLE) but never mapped whole
+ * (the kernel maps every page at once: all of the bound would count in
+ * the recorder's resident memory from the start): a table is mapped, read
+ * only, for the moment a copied stack is walked with it, and unmapped
+ * after.
  * unwind_procs is allocated per process (BPF_F_NO_PREALLOC): 16 KiB each.
  *
  * The off-CPU tracer shares these maps (bpf_map__reuse_fd): one set of

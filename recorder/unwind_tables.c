@@ -83,6 +83,8 @@ struct unwind_tables {
 	struct table lru;	/* list head: most recently released first */
 	uint64_t cached_bytes;
 	size_t nr_cached;
+	size_t nr_parked;	/* cached tables still in the store */
+	uint64_t rows_parked;
 
 	uint64_t gen;			/* set_proc calls so far */
 	struct unwind_proc *entry;	/* the entry being written (16 KiB: not on the stack) */
@@ -213,40 +215,86 @@ static void table_destroy(struct unwind_tables *t, struct table *tb)
 	free(tb);
 }
 
+/* Take placed table tb out of the store: its range is free again. */
+static void unplace(struct unwind_tables *t, struct table *tb)
+{
+	give_rows(t, tb->first, tb->nr_rows);
+	tb->placed = false;
+	t->nr_placed--;
+	t->placed[tb->slot] = t->placed[t->nr_placed];
+	t->placed[tb->slot]->slot = tb->slot;
+}
+
+/* Cached table tb leaves the cache: to be held again, or to go. */
+static void lru_take(struct unwind_tables *t, struct table *tb)
+{
+	lru_unlink(tb);
+	t->cached_bytes -= tb->bytes;
+	t->nr_cached--;
+	if (tb->placed) {
+		t->nr_parked--;
+		t->rows_parked -= tb->nr_rows;
+	}
+}
+
+/* Cached table tb goes for good (out of the store if it was parked there). */
+static void uncache(struct unwind_tables *t, struct table *tb)
+{
+	lru_take(t, tb);
+	if (tb->placed)
+		unplace(t, tb);
+	table_destroy(t, tb);
+}
+
 /* Cached tables beyond cache_bytes go, least recently used first. */
 static void evict(struct unwind_tables *t)
 {
-	while (t->cached_bytes > t->cache_bytes && t->lru.prev != &t->lru) {
-		struct table *tb = t->lru.prev;
+	while (t->cached_bytes > t->cache_bytes && t->lru.prev != &t->lru)
+		uncache(t, t->lru.prev);
+}
 
-		lru_unlink(tb);
-		t->cached_bytes -= tb->bytes;
-		t->nr_cached--;
-		table_destroy(t, tb);
+/*
+ * Parked tables go, least recently used first, until nr rows fit in a
+ * free range or none is left: the store's room is for the tables in use.
+ */
+static void make_room(struct unwind_tables *t, uint32_t nr)
+{
+	struct table *tb = t->lru.prev;
+
+	while (find_fit(t, nr) < 0 && t->nr_parked) {
+		struct table *prev = tb->prev;
+
+		if (tb->placed)
+			uncache(t, tb);
+		tb = prev;
 	}
 }
 
-/* One process more holds tb. */
+/* One process more holds tb: a parked table is a cache hit that costs nothing. */
 static void table_get(struct unwind_tables *t, struct table *tb)
 {
 	if (!tb->refs++ && tb->prev) {
-		lru_unlink(tb);
-		t->cached_bytes -= tb->bytes;
-		t->nr_cached--;
+		if (tb->placed)
+			t->st.cache_hits++;
+		lru_take(t, tb);
 	}
 }
 
-/* One process less: the last one takes it out of the store, into the cache. */
+/*
+ * One process less: the last one leaves it to the cache, parked where it
+ * is in the store. The store is the only copy of its rows (a second one in
+ * user memory was most of the recorder's memory system-wide) and its room
+ * is allocated whole anyway: a table that a process maps again needs no
+ * copy, and a parked table leaves the store only when a table in use
+ * needs the room (make_room()) or the cache's bound is reached.
+ */
 static void table_put(struct unwind_tables *t, struct table *tb)
 {
 	if (--tb->refs)
 		return;
 	if (tb->placed) {
-		give_rows(t, tb->first, tb->nr_rows);
-		tb->placed = false;
-		t->nr_placed--;
-		t->placed[tb->slot] = t->placed[t->nr_placed];
-		t->placed[tb->slot]->slot = tb->slot;
+		t->nr_parked++;
+		t->rows_parked += tb->nr_rows;
 	}
 	tb->bytes = table_bytes(tb);
 	tb->next = t->lru.next;
@@ -277,6 +325,7 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 		return err;
 	if (ARRAY_RESERVE(t->placed, t->cap_placed, t->nr_placed + 1, 16))
 		return -ENOMEM;
+	make_room(t, tb->nr_rows);
 	if (find_fit(t, tb->nr_rows) < 0) {
 		drop_rows(tb);
 		return 0;
@@ -307,6 +356,8 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 	t->placed[t->nr_placed++] = tb;
 	if (cached && !fresh)
 		t->st.cache_hits++;
+	/* The store has them now: its copy is the only one (table_put()). */
+	drop_rows(tb);
 	return 0;
 }
 
@@ -654,23 +705,25 @@ void unwind_tables_free(struct unwind_tables *t)
 	free(t);
 }
 
-const struct unwind_row *unwind_tables_rows_at(const struct unwind_tables *t, uint32_t first,
-					       uint32_t nr)
+bool unwind_tables_placed_at(const struct unwind_tables *t, uint32_t first, uint32_t nr)
 {
 	for (size_t i = 0; i < t->nr_placed; i++) {
 		const struct table *tb = t->placed[i];
 
-		if (tb->first == first && tb->nr_rows == nr && tb->cfi && tb->cfi->rows)
-			return tb->cfi->rows;
+		if (tb->first == first && tb->nr_rows == nr)
+			return true;
 	}
-	return NULL;
+	return false;
 }
 
 void unwind_tables_stats(const struct unwind_tables *t, struct unwind_tables_stats *st)
 {
 	*st = t->st;
 	st->procs = t->procs.nr;
-	st->tables = t->nr_placed;
+	st->tables = t->nr_placed - t->nr_parked;
+	st->rows_used -= t->rows_parked;
+	st->parked = t->nr_parked;
+	st->rows_parked = t->rows_parked;
 	st->cached = t->nr_cached;
 	st->cached_bytes = t->cached_bytes;
 	st->free_ranges = t->nr_free;

@@ -21,19 +21,24 @@
  *     While referenced it is in the store (if it fitted); when the last
  *     process lets go, its range is freed at once (coalesced with free
  *     neighbours) and the table leaves the store.
- *   - Tables no process uses keep their rows in user memory, least recently
- *     used first out, up to cache_bytes: a process that exec's the same
- *     program again, or a short-lived command run in a loop (every `make`
- *     step starts a new sh, cc, as...), then costs a copy into the store
- *     instead of a rebuild (libc takes 50-90 ms to build, python3 100+).
+ *   - A table no process uses is cached, least recently used first out:
+ *     a process that exec's the same program again, or a short-lived
+ *     command run in a loop (every `make` step starts a new sh, cc, as...),
+ *     then costs nothing instead of a rebuild (libc takes 50-90 ms to
+ *     build, python3 100+). It stays parked where it is in the store, whose
+ *     room is allocated whole anyway, until a table in use needs the room
+ *     (parked tables go, oldest first, until the new one fits) or the
+ *     cache's bookkeeping passes cache_bytes. A table built ahead of need
+ *     (unwind_tables_warm()) waits in the cache with its rows in user
+ *     memory until a process takes it into the store.
  *   - Files without usable CFI are remembered the same way, so they are
  *     not opened and parsed again each time.
  *
  * Ordering, so the walker never follows a row that is not its table's:
  *   - a table's rows are written before any struct unwind_proc names them;
  *   - a process's entry is rewritten (or deleted) before the tables it held
- *     are released, so a freed range is never named by an entry when it is
- *     reused. (A walk already running when an entry is replaced may still
+ *     are released, so a parked or freed range is never named by an entry
+ *     when it is reused. (A walk already running when an entry is replaced may still
  *     read a range being rewritten: it reads bounded garbage, never out of
  *     the store, and its frames end as any bad frame does.)
  *
@@ -47,9 +52,10 @@
  * written are not revisited when room appears: a process gets the table at
  * its next unwind_tables_set_proc().
  *
- * User memory: a copy of the rows of every table in the store (so a table
- * can go to the cache when it leaves the store: the store is write-only
- * here) plus cache_bytes, plus per process the list of tables it holds.
+ * User memory: per table its segments and key (the rows of a table in
+ * the store, in use or parked, are not kept here: the store is their only
+ * copy), the rows of warmed tables not yet taken, within cache_bytes with
+ * the cache's bookkeeping, plus per process the list of tables it holds.
  * At most max_procs processes have an entry; later ones are counted and
  * not written.
  *
@@ -59,6 +65,7 @@
 #define RECORDER_UNWIND_TABLES_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,8 +92,8 @@ struct unwind_tables_opts {
 	uint32_t store_rows;	/* capacity of the row store, in rows (the memory bound / 8) */
 	size_t max_procs;	/* entries the proc map holds; 0 = UNWIND_TABLES_MAX_PROCS */
 	/*
-	 * Rows of tables no process uses, kept in user memory for reuse
-	 * (with the bookkeeping of each such file); 0 = UNWIND_TABLES_CACHE_BYTES.
+	 * User memory of the tables no process uses (their bookkeeping, and
+	 * the rows of warmed ones); 0 = UNWIND_TABLES_CACHE_BYTES.
 	 */
 	size_t cache_bytes;
 	const struct unwind_store_ops *ops;
@@ -124,20 +131,19 @@ void unwind_tables_drop_proc(struct unwind_tables *t, uint32_t pid);
 int unwind_tables_warm(struct unwind_tables *t, int fd);
 
 /*
- * The rows of the table in the store at [first, first + nr), from the
- * manager's own copy (the store itself is write-only here), or NULL when
- * no table lies exactly there. Valid until the next call that changes the
- * store. For walking a copied stack with the tables a process has now
+ * Whether a table lies in the store at exactly [first, first + nr): a
+ * mapping of a process entry names its rows there (then the store's rows
+ * are that table's until the next call that changes the store). For
+ * walking a copied stack with the tables a process has now
  * (cfi_walk_stack_with()).
  */
-const struct unwind_row *unwind_tables_rows_at(const struct unwind_tables *t, uint32_t first,
-					       uint32_t nr);
+bool unwind_tables_placed_at(const struct unwind_tables *t, uint32_t first, uint32_t nr);
 
 struct unwind_tables_stats {
 	size_t procs;			/* processes with an entry */
-	size_t tables;			/* tables in the store */
-	size_t cached;			/* unused tables kept in user memory */
-	uint64_t rows_used, rows_capacity;
+	size_t tables;			/* tables in the store that processes use */
+	size_t cached;			/* unused tables kept (parked or in user memory) */
+	uint64_t rows_used, rows_capacity;	/* rows_used: of the tables in use */
 	size_t files_built;		/* tables built (cache hits not counted) */
 	uint64_t build_ns;		/* time spent building them */
 	size_t files_no_cfi;		/* files without usable CFI (no .eh_frame, not ELF64, -E2BIG) */
@@ -151,6 +157,8 @@ struct unwind_tables_stats {
 	size_t cache_hits;		/* tables taken from the user-space cache into the store */
 	uint64_t cached_bytes;		/* user memory the cache holds (<= cache_bytes) */
 	size_t store_errors;		/* delete_proc failures in unwind_tables_drop_proc() */
+	size_t parked;			/* cached tables still in the store */
+	uint64_t rows_parked;		/* their rows (not free, not in use) */
 };
 void unwind_tables_stats(const struct unwind_tables *t, struct unwind_tables_stats *st);
 

@@ -5,6 +5,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <elfutils/libdw.h>
@@ -12,6 +15,7 @@
 
 #include "symbolize/cfiscan.h"
 #include "symbolize/cfitable.h"
+#include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "tools/lib/array.h"
 
@@ -29,6 +33,8 @@
  * costs nothing it needs: the table is in the file.
  */
 #define CFI_RENEW_LOOKUPS	4096
+/* Files from this size up have their pages given back during the build (find_file_map()). */
+#define CFI_DROP_PAGES_BYTES	(1u << 20)
 
 struct builder {
 	struct cfi_table *t;
@@ -37,7 +43,9 @@ struct builder {
 	Elf *elf;
 	Dwarf_CFI *cfi;
 	bool renew;		/* libdw searches a table: the CFI can be renewed */
-	uint32_t lookups;	/* since the CFI was made */
+	uint32_t lookups;	/* since the CFI was made, or the file's pages given back */
+	void *map;		/* the file as libelf mapped it, when its pages may be given back */
+	size_t map_len;
 };
 
 static int add_row(struct builder *b, uint64_t pc, uint32_t rule)
@@ -231,13 +239,58 @@ static bool has_search_table(Elf *elf)
 	return false;
 }
 
-/* After a lookup: a fresh Dwarf_CFI every CFI_RENEW_LOOKUPS (see there). */
+/*
+ * libelf maps the whole file (ELF_C_READ_MMAP) and the builder reads its
+ * .eh_frame through: every page read stays in the recorder's resident
+ * memory until elf_end() (3 MB for cc1, 6 for libclang-cpp, at once with
+ * the rows). Those pages can be given back while the build goes on, and
+ * libdw's next reads fault them in again from the page cache, provided the
+ * file is one read-only private mapping of fd: then no page of it can hold
+ * anything but the file. (libelf reads the file into memory where mmap
+ * fails: that memory is not given back, nor is anything not verified so.)
+ */
+static void find_file_map(struct builder *b, int fd)
+{
+	size_t size = 0;
+	char *base = elf_rawfile(b->elf, &size);
+	long page = sysconf(_SC_PAGESIZE);
+	struct procmaps m;
+	struct stat st;
+
+	if (!base || size < CFI_DROP_PAGES_BYTES || page <= 0 || (uintptr_t)base % (uintptr_t)page ||
+	    fstat(fd, &st) ||
+	    procmaps_read(NULL, (uint32_t)getpid(), PROCMAPS_DATA, &m))
+		return;
+	for (size_t i = 0; i < m.nr; i++) {
+		const struct procmaps_entry *e = &m.entries[i];
+
+		if (e->start == (uintptr_t)base && e->end >= (uintptr_t)base + size &&
+		    e->prot == PROT_READ && e->flags == MAP_PRIVATE && e->pgoff == 0 &&
+		    e->ino == st.st_ino && e->maj == major(st.st_dev) &&
+		    e->min == minor(st.st_dev)) {
+			b->map = base;
+			b->map_len = e->end - e->start;
+			break;
+		}
+	}
+	procmaps_release(&m);
+}
+
+/*
+ * After a lookup: every CFI_RENEW_LOOKUPS (see there) the file's pages go
+ * back (find_file_map()) and, where libdw searches a table, a fresh
+ * Dwarf_CFI replaces the one that kept every FDE looked up.
+ */
 static int renew_cfi(struct builder *b)
 {
-	if (!b->renew || ++b->lookups < CFI_RENEW_LOOKUPS)
+	if (++b->lookups < CFI_RENEW_LOOKUPS)
+		return 0;
+	b->lookups = 0;
+	if (b->map)
+		madvise(b->map, b->map_len, MADV_DONTNEED);
+	if (!b->renew)
 		return 0;
 	dwarf_cfi_end(b->cfi);
-	b->lookups = 0;
 	b->t->stats.cfi_renewals++;
 	b->cfi = dwarf_getcfi_elf(b->elf);
 	return b->cfi ? 0 : -ENOENT;
@@ -321,7 +374,7 @@ static uint64_t code_bytes(const struct load_seg *s, uint64_t file_size)
 	return n < file_size - s->offset ? n : file_size - s->offset;
 }
 
-static int build(struct cfi_table *t, Elf *elf)
+static int build(struct cfi_table *t, Elf *elf, int fd)
 {
 	struct builder b = { .t = t, .elf = elf };
 	size_t file_size = 0;
@@ -341,6 +394,7 @@ static int build(struct cfi_table *t, Elf *elf)
 	if (!b.cfi)
 		return -ENOENT;
 	b.renew = has_search_table(elf);
+	find_file_map(&b, fd);
 	for (size_t i = 0; i < t->nr_segs && !err; i++)
 		err = build_segment(&b, t->segs[i].vaddr,
 				    t->segs[i].vaddr + code_bytes(&t->segs[i], file_size));
@@ -375,7 +429,7 @@ int cfi_table_build_fd(int fd, struct cfi_table **out)
 	else if (gelf_getclass(elf) != ELFCLASS64)
 		err = -EINVAL;	/* x86_64 code only */
 	else
-		err = build(t, elf);
+		err = build(t, elf, fd);
 	elf_end(elf);
 	if (err) {
 		cfi_table_free(t);

@@ -407,7 +407,7 @@ Test(unwind_tables, processes_share_tables)
 {
 	struct unwind_tables *t = manager(1u << 22, 256u << 20, 0);
 	struct file_table ft[128];
-	size_t n = self_tables(ft, 128);
+	size_t n = self_tables(ft, 128), writes;
 	uint64_t rows = total_rows(ft, n);
 	const struct unwind_proc *a, *b;
 	struct unwind_tables_stats st;
@@ -438,23 +438,27 @@ Test(unwind_tables, processes_share_tables)
 	cr_assert_eq(st.rows_used, rows);
 	cr_assert_eq(st.cached, 0);
 
-	/* Both gone: the store is empty and whole again, the tables are cached. */
+	/* Both gone: no table in use, all cached, parked in the store (nothing needs the room). */
 	unwind_tables_drop_proc(t, 1002);
 	cr_assert_null(entry_of(1002));
 	st = stats(t);
 	cr_assert_eq(st.procs, 0);
 	cr_assert_eq(st.tables, 0);
 	cr_assert_eq(st.rows_used, 0);
-	cr_assert_eq(st.free_ranges, 1);
-	cr_assert_eq(st.largest_free, 1u << 22);
+	cr_assert_eq(st.parked, n);
+	cr_assert_eq(st.rows_parked, rows);
+	cr_assert_eq(st.largest_free, (1u << 22) - rows);
 	cr_assert_geq(st.cached, n);
 	cr_assert_leq(st.cached_bytes, 256u << 20);
+	writes = store->rows_writes;
 
-	/* A new process mapping them: from the cache, not rebuilt. */
+	/* A new process mapping them: from the cache, not rebuilt, not even copied. */
 	set_self(t, 1003);
 	st = stats(t);
 	cr_assert_eq(st.files_built, n, "cache hit: nothing rebuilt");
 	cr_assert_eq(st.cache_hits, n);
+	cr_assert_eq(store->rows_writes, writes, "parked tables are used where they are");
+	cr_assert_eq(st.parked, 0);
 	cr_assert_eq(st.tables, n);
 	cr_assert_eq(st.rows_used, rows);
 	for (uint32_t i = 0; i < entry_of(1003)->nr; i++)
@@ -582,6 +586,20 @@ static int by_rows(const void *a, const void *b)
 	return (x->cfi->nr > y->cfi->nr) - (x->cfi->nr < y->cfi->nr);
 }
 
+/* Of our files' tables: Y the smallest, W the next (bigger than Y), Z the third, X the largest. */
+static void pick_xyzw(struct file_table *ft, size_t n, const struct file_table **x,
+		      const struct file_table **y, const struct file_table **z,
+		      const struct file_table **w)
+{
+	cr_assert_geq(n, 4, "needs four files with tables");
+	qsort(ft, n, sizeof(*ft), by_rows);
+	*y = &ft[0];
+	*w = &ft[1];
+	*z = &ft[2];
+	*x = &ft[n - 1];
+	cr_assert_gt((*w)->cfi->nr, (*y)->cfi->nr, "two files with tables of the same size");
+}
+
 /*
  * Three tables X, Y, Z fill the store exactly. Y leaves: its hole takes a
  * table that fits (first fit, not after Z) but not W, bigger than Y; X
@@ -596,17 +614,12 @@ Test(unwind_tables, holes_and_coalescing)
 	struct unwind_tables *t;
 	uint32_t a, b, c;
 
-	cr_assert_geq(n, 4, "needs four files with tables");
-	qsort(ft, n, sizeof(*ft), by_rows);
-	y = &ft[0];		/* the smallest */
-	w = &ft[1];
-	z = &ft[2];
-	x = &ft[n - 1];		/* the largest */
-	cr_assert_gt(w->cfi->nr, y->cfi->nr, "two files with tables of the same size");
+	pick_xyzw(ft, n, &x, &y, &z, &w);
 	a = (uint32_t)x->cfi->nr;
 	b = (uint32_t)y->cfi->nr;
 	c = (uint32_t)z->cfi->nr;
-	t = manager(a + b + c, 256u << 20, 0);
+	/* A 1-byte cache: a table leaves the store when its last process lets go. */
+	t = manager(a + b + c, 1, 0);
 
 	set_one(t, 1001, x);
 	set_one(t, 1002, y);
@@ -627,11 +640,11 @@ Test(unwind_tables, holes_and_coalescing)
 	set_one(t, 1004, w);
 	cr_assert_eq(mapping_of(1004, w)->nr_rows, 0);
 	cr_assert_eq(stats(t).mappings_over_budget, 1);
-	/* Y again fits the hole exactly (from the cache). */
+	/* Y again fits the hole exactly (rebuilt: nothing is cached). */
 	set_one(t, 1005, y);
 	cr_assert_eq(mapping_of(1005, y)->first_row, a);
 	cr_assert_eq(stats(t).free_ranges, 0);
-	cr_assert_eq(stats(t).cache_hits, 1);
+	cr_assert_eq(stats(t).cache_hits, 0);
 	unwind_tables_drop_proc(t, 1005);
 
 	/* X leaves: [0, a) and [a, a + b) merge. */
@@ -660,6 +673,81 @@ Test(unwind_tables, holes_and_coalescing)
 	cr_assert_eq(st.largest_free, a + b + c);
 	cr_assert_eq(st.rows_used, 0);
 	cr_assert_eq(st.tables, 0);
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
+
+/*
+ * X, Y, Z fill the store exactly. Y's process leaves: Y stays parked in
+ * the store, and a process mapping it again uses it there. W, bigger than
+ * Y, needs room: the parked Y goes (and is rebuilt when mapped again), W
+ * still does not fit beside X and Z in use. X leaves too: when W needs the
+ * room, X parked after Y goes, and W takes their merged range.
+ */
+Test(unwind_tables, parked_tables_give_way)
+{
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128), writes;
+	const struct file_table *x, *y, *z, *w;
+	struct unwind_tables_stats st;
+	struct unwind_tables *t;
+	uint32_t a, b, c;
+
+	pick_xyzw(ft, n, &x, &y, &z, &w);
+	cr_assert_gt(x->cfi->nr + y->cfi->nr, w->cfi->nr);
+	a = (uint32_t)x->cfi->nr;
+	b = (uint32_t)y->cfi->nr;
+	c = (uint32_t)z->cfi->nr;
+	t = manager(a + b + c, 256u << 20, 0);
+
+	set_one(t, 1001, x);
+	set_one(t, 1002, y);
+	set_one(t, 1003, z);
+	unwind_tables_drop_proc(t, 1002);
+	st = stats(t);
+	cr_assert_eq(st.tables, 2);
+	cr_assert_eq(st.rows_used, a + c);
+	cr_assert_eq(st.parked, 1);
+	cr_assert_eq(st.rows_parked, b);
+	cr_assert_eq(st.free_ranges, 0);
+	writes = store->rows_writes;
+	set_one(t, 1005, y);
+	cr_assert_eq(mapping_of(1005, y)->first_row, a);
+	check_mapping(y->e, mapping_of(1005, y));
+	cr_assert_eq(store->rows_writes, writes);
+	cr_assert_eq(stats(t).cache_hits, 1);
+	cr_assert_eq(stats(t).files_built, 3);
+	unwind_tables_drop_proc(t, 1005);
+
+	/* W: Y makes way, and W still does not fit. */
+	set_one(t, 1004, w);
+	cr_assert_eq(mapping_of(1004, w)->nr_rows, 0);
+	st = stats(t);
+	cr_assert_eq(st.mappings_over_budget, 1);
+	cr_assert_eq(st.parked, 0);
+	cr_assert_eq(st.largest_free, b);
+	unwind_tables_drop_proc(t, 1004);
+
+	/* X parked too, after Y: W takes the room of both. */
+	set_one(t, 1005, y);
+	cr_assert_eq(stats(t).files_built, 5, "Y, gone from the cache, is built again");
+	unwind_tables_drop_proc(t, 1005);
+	unwind_tables_drop_proc(t, 1001);
+	cr_assert_eq(stats(t).parked, 2);
+	set_one(t, 1004, w);
+	cr_assert_eq(mapping_of(1004, w)->first_row, 0);
+	check_mapping(w->e, mapping_of(1004, w));
+	st = stats(t);
+	cr_assert_eq(st.parked, 0);
+	cr_assert_eq(st.tables, 2);
+	cr_assert_eq(st.rows_used, w->cfi->nr + c);
+	/* Everything gone: parked, then out when the manager goes. */
+	unwind_tables_drop_proc(t, 1003);
+	unwind_tables_drop_proc(t, 1004);
+	st = stats(t);
+	cr_assert_eq(st.tables, 0);
+	cr_assert_eq(st.rows_used, 0);
+	cr_assert_eq(st.parked, 2);
 	free_tables(ft, n);
 	unwind_tables_free(t);
 }

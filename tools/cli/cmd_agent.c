@@ -373,6 +373,7 @@ int cmd_agent(int argc, char **argv)
 		goto out;
 	}
 	cli_libbpf_print(a.verbose);
+	cli_recording_malloc();
 	if (!a.opts.command && !a.opts.nr_pids && !a.opts.nr_tids)
 		a.opts.system_wide = true;
 	if (!g.rate_given)

@@ -328,6 +328,7 @@ int cmd_record(int argc, char **argv)
 		return 0;
 	}
 	cli_libbpf_print(a.verbose);
+	cli_recording_malloc();
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);

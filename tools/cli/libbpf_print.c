@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* libbpf_print.c - libbpf's messages for the command line (libbpf_print.h). */
+/* libbpf_print.c - libbpf's messages and the allocator for the command line (libbpf_print.h). */
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -26,4 +27,12 @@ static int libbpf_verbose(enum libbpf_print_level level, const char *fmt, va_lis
 void cli_libbpf_print(bool verbose)
 {
 	libbpf_set_print(verbose ? libbpf_verbose : libbpf_quiet);
+}
+
+/* Blocks from this size up are mappings of their own (glibc's default before it adapts). */
+#define RECORDING_MMAP_THRESHOLD	(128 << 10)
+
+void cli_recording_malloc(void)
+{
+	mallopt(M_MMAP_THRESHOLD, RECORDING_MMAP_THRESHOLD);
 }
