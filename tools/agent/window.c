@@ -20,6 +20,7 @@
 
 #include "tools/agent/agent_int.h"
 #include "tools/agent/service.h"
+#include "tools/lib/clock.h"
 
 /*
  * The profile's __name__ as Pyroscope names profile types: CPU samples
@@ -64,14 +65,6 @@ static size_t series_labels(struct bpfrec_agent *a, struct bpfrec_pprof *conv, s
 
 /* The kernel's symbols are read again after this long (modules come and go). */
 #define KSYMS_MAX_AGE_NS (600ull * 1000000000ull)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * The kernel's symbols for the converter, from a copy of /proc/kallsyms
