@@ -21,6 +21,7 @@
 #include "tools/agent/agent_int.h"
 #include "tools/agent/service.h"
 #include "tools/lib/clock.h"
+#include "tools/lib/fdio.h"
 
 /*
  * The profile's __name__ as Pyroscope names profile types: CPU samples
@@ -92,7 +93,7 @@ static const char *kallsyms_copy(struct bpfrec_agent *a)
 
 		ok = true;
 		while (ok && (n = read(in, buf, sizeof(buf))) != 0) {
-			if (n < 0 || write(out, buf, (size_t)n) != n)
+			if (n < 0 ? errno != EINTR : fd_write_all(out, buf, (size_t)n) != 0)
 				ok = false;
 		}
 	}
