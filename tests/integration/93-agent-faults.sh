@@ -84,7 +84,8 @@ stop_receiver
 # ---- 500, then 429 with Retry-After: 1 ----
 start_receiver "$T/r2"
 receiver_mode status:500
-agent errors --spool "$T/spool2" --duration 30
+# Stopped by the test (SIGTERM): backoff spaces the retries out, more on a slow machine.
+agent errors --spool "$T/spool2" --duration 600
 wait_until "$AGENT" stat_at_least faulted 1 || fail "errors: no attempt reached the receiver"
 receiver_mode status:429
 f0=$(receiver_stat faulted) t0=$SECONDS
