@@ -17,6 +17,7 @@
 #ifndef BPFREC_BPFREC_H
 #define BPFREC_BPFREC_H
 
+#include <bpfrec/agent.h>
 #include <bpfrec/common.h>
 #include <bpfrec/flamegraph.h>
 #include <bpfrec/perfdata.h>

@@ -26,9 +26,9 @@
 #include <bpfrec/record.h>
 
 #include "tools/cli/commands.h"
+#include "tools/cli/usage.h"
 #include "tools/cli/libbpf_print.h"
 #include "tools/cli/record_args.h"
-#include "tools/lib/errbuf.h"
 
 #define EXIT_USAGE 2
 #define AGENT_DEFAULT_FREQ 19
@@ -169,7 +169,7 @@ static bool short_flag(const char *arg, char f)
 }
 
 /* The message into the caller's err, and -EINVAL. */
-#define bad(err, len, ...) errbuf_set(err, len, -EINVAL, __VA_ARGS__)
+#define bad(err, len, ...) cli_bad_msg(err, len, __VA_ARGS__)
 
 static int agent_args_parse(int argc, char **argv, struct agent_args *g, char *err, size_t len)
 {

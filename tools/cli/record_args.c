@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "tools/cli/record_args.h"
-#include "tools/lib/errbuf.h"
+#include "tools/cli/usage.h"
 
 enum {
 	OPT_CALL_GRAPH = 0x100,
@@ -161,7 +161,7 @@ void record_usage(FILE *f)
 }
 
 /* The message into the caller's err, and -EINVAL. */
-#define bad(err, errlen, ...) errbuf_set(err, errlen, -EINVAL, __VA_ARGS__)
+#define bad(err, errlen, ...) cli_bad_msg(err, errlen, __VA_ARGS__)
 
 static int parse_u64(const char *s, uint64_t *out)
 {
