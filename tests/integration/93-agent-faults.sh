@@ -177,7 +177,7 @@ stop_receiver
 
 # ---- 413 above a size ----
 start_receiver "$T/r6"
-limit=6000
+limit=2500
 receiver_mode "max-body:$limit"
 # System-wide with stacks: many services, so requests of many profiles.
 "$BPFREC" agent --server "http://127.0.0.1:$RPORT" -a -g -F 99 --every 1s --timeout 2s \
@@ -188,6 +188,12 @@ accounted large
 windows=$(agent_count "$T/large.err" windows) req=$(agent_count "$T/large.err" requests)
 large=$(agent_count "$T/large.err" too) series=$(receiver_stat series)
 echo "large: $windows windows made $req requests; $series series received, $large too large"
-at_least "large: requests (split in two when over $limit bytes)" "$req" "$((windows + 1))"
-at_least "large: series received" "$series" 1
+# Over the limit, a request of several profiles is split (more requests than
+# windows) and a single profile dropped (counted): on any machine one of
+# them happens, since a system-wide window's request is several KB. What
+# the receiver took was under the limit by its own check (413 above it).
+[ "$req" -gt "$windows" ] || [ "$large" -ge 1 ] ||
+	fail "large: nothing was split or counted too large ($req requests of $windows windows)"
+[ "$(receiver_stat rejected)" = 0 ] || fail "large: the receiver rejected a request it should not have"
+at_least "large: profiles received or counted too large" "$((series + large))" 1
 echo "ok"
