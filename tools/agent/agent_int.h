@@ -53,10 +53,9 @@ struct bpfrec_agent {
 	uint64_t next_try_ns;			/* no delivery before this (backoff) */
 	uint64_t rng;
 	bool spool_full_said;			/* the disk-full warning was given */
-	/* A copy of /proc/kallsyms in the window directory (window.c). */
+	/* Symbol tables kept across windows and a copy of /proc/kallsyms (window.c). */
 	char ksyms[PATH_MAX + 16];
-	uint64_t ksyms_taken_ns;		/* 0: none yet */
-	/* Symbol tables kept across windows (window.c), renewed with the copy. */
+	bool ksyms_taken;			/* ksyms holds a copy */
 	struct bpfrec_pprof_symbols *symbols;
 	uint64_t symbols_made_ns;
 

@@ -64,26 +64,21 @@ static size_t series_labels(struct bpfrec_agent *a, struct bpfrec_pprof *conv, s
 	return n;
 }
 
-/* The kernel's symbols are read again after this long (modules come and go). */
-#define KSYMS_MAX_AGE_NS (600ull * 1000000000ull)
+/* The kernel's symbols and the files' are read again after this long (modules come and go). */
+#define SYMBOLS_MAX_AGE_NS (600ull * 1000000000ull)
 
 /*
- * The kernel's symbols for the converter, from a copy of /proc/kallsyms
- * in the window directory, taken at most every KSYMS_MAX_AGE_NS: reading
- * /proc/kallsyms has the kernel format every line, more than half of a
- * small window's conversion (0.4 of 0.7 s here), twice per window; the
- * copy reads as a plain file. NULL (/proc/kallsyms itself) when no copy
- * could be made.
+ * A copy of /proc/kallsyms in the window directory: reading /proc/kallsyms
+ * has the kernel format every line, more than half of a small window's
+ * conversion (0.4 of 0.7 s here); the copy reads as a plain file. True when
+ * a->ksyms holds a copy (this one, or an older one when this failed).
  */
-static const char *kallsyms_copy(struct bpfrec_agent *a)
+static bool take_kallsyms(struct bpfrec_agent *a)
 {
 	char tmp[sizeof(a->ksyms) + 8];
-	uint64_t now = mono_ns();
 	bool ok = false;
 	int in, out;
 
-	if (a->ksyms_taken_ns && now - a->ksyms_taken_ns < KSYMS_MAX_AGE_NS)
-		return a->ksyms;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", a->ksyms);
 	in = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
 	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -101,52 +96,50 @@ static const char *kallsyms_copy(struct bpfrec_agent *a)
 		close(in);
 	if (out >= 0 && close(out))
 		ok = false;
-	if (ok && !rename(tmp, a->ksyms)) {
-		a->ksyms_taken_ns = now;
-		return a->ksyms;
-	}
-	unlink(tmp);
-	/* An older copy is still better than none; without one, the kernel's own. */
-	return a->ksyms_taken_ns ? a->ksyms : NULL;
+	if (ok && !rename(tmp, a->ksyms))
+		a->ksyms_taken = true;
+	else
+		unlink(tmp);
+	return a->ksyms_taken;
 }
 
 /*
  * The symbol tables the windows share: every file is found, opened and
  * parsed once, not once a window (a fresh converter per window spent most
- * of a system-wide agent's CPU there). Renewed as often as the kernel's
- * symbols, which also bounds what it holds to the files of the last ten
- * minutes. NULL (each window its own) when it cannot be made.
+ * of a system-wide agent's CPU there). Renewed, with the kallsyms copy,
+ * every SYMBOLS_MAX_AGE_NS, which also bounds what it holds to the files of
+ * the last ten minutes. Without tables (they could not be made) each
+ * window has its own.
  */
-static struct bpfrec_pprof_symbols *shared_symbols(struct bpfrec_agent *a, const char *ksyms)
+static void renew_symbols(struct bpfrec_agent *a)
 {
 	uint64_t now = mono_ns();
 
-	if (a->symbols && now - a->symbols_made_ns < KSYMS_MAX_AGE_NS)
-		return a->symbols;
+	if (a->symbols && now - a->symbols_made_ns < SYMBOLS_MAX_AGE_NS)
+		return;
 	bpfrec_pprof_symbols_free(a->symbols);
 	a->symbols = NULL;
 	{
-		BPFREC_OPTS(bpfrec_pprof_opts, so, .kallsyms = ksyms);
+		BPFREC_OPTS(bpfrec_pprof_opts, so, .kallsyms = take_kallsyms(a) ? a->ksyms : NULL);
 
 		if (bpfrec_pprof_symbols_new(&so, &a->symbols))
 			a->symbols = NULL;
 	}
 	a->symbols_made_ns = now;
-	return a->symbols;
 }
 
 int agent_convert_window(struct bpfrec_agent *a, const char *path)
 {
 	const char *stamp = strrchr(path, '.');
-	const char *ksyms = kallsyms_copy(a);
 	char name[64];
 
+	renew_symbols(a);
 	/* The profile's comment names the window, not a private temporary file. */
 	snprintf(name, sizeof(name), "bpfrec agent window %s", stamp ? stamp + 1 : "");
 	BPFREC_OPTS(bpfrec_pprof_opts, po, .input_name = name, .log = a->opts.log,
 		    .log_ctx = a->opts.log_ctx, .group = agent_services_group,
-		    .group_ctx = a->services, .kallsyms = ksyms,
-		    .symbols = shared_symbols(a, ksyms));
+		    .group_ctx = a->services, .kallsyms = a->ksyms_taken ? a->ksyms : NULL,
+		    .symbols = a->symbols);
 	struct agent_label labels[MAX_SERIES_LABELS];
 	struct bpfrec_pprof *conv = NULL;
 	struct push_request *req = NULL;
