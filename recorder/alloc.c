@@ -620,14 +620,13 @@ static int by_task(const void *pa, const void *pb, void *ctx)
 }
 
 /*
- * Describe each (pid, tid) of the batch once, at its first record's time,
+ * Describe each (pid, tid) of the batch's first nr records once, at its first record's time,
  * with the user addresses of all its records: what the file lacks for
  * them (COMM, MMAP2s, a library loaded since) comes before any of them.
  */
 static int describe_batch(struct alloc_tracer *a, struct perfdata_writer *w,
-			  struct task_tracker *t)
+			  struct task_tracker *t, size_t nr)
 {
-	size_t nr = a->batch.nr;
 	int err = 0;
 
 	if (!nr)
@@ -702,24 +701,34 @@ static int write_record(struct alloc_tracer *a, struct perfdata_writer *w,
 	return err;
 }
 
-/* The batch: its tasks described, then its SAMPLEs in time order. */
+/*
+ * The batch's records stamped up to upto: their tasks described, then
+ * their SAMPLEs in time order. The later ones wait for a round that
+ * reaches them (the round's own records end at upto).
+ */
 static int alloc_flush(void *tr, struct perfdata_writer *w, struct task_tracker *t,
-		       uint64_t *last_time)
+		       uint64_t upto, uint64_t *last_time)
 {
 	struct alloc_tracer *a = tr;
+	size_t nr = 0, len;
 	int err;
 
 	batch_sort(&a->batch);
-	err = describe_batch(a, w, t);
-	for (size_t i = 0; i < a->batch.nr && !err; i++) {
-		size_t len;
+	while (nr < a->batch.nr &&
+	       ((const struct alloc_sample *)batch_get(&a->batch, nr, &len))->hdr.time <= upto)
+		nr++;
+	err = describe_batch(a, w, t, nr);
+	for (size_t i = 0; i < nr && !err; i++) {
 		const struct alloc_sample *r = batch_get(&a->batch, i, &len);
 
 		err = write_record(a, w, r);
 		if (r->hdr.time > *last_time)
 			*last_time = r->hdr.time;
 	}
-	batch_clear(&a->batch);
+	if (err)
+		batch_clear(&a->batch);
+	else
+		batch_keep_from(&a->batch, nr);
 	return err;
 }
 
@@ -758,7 +767,7 @@ static int write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct
 	/* What the ring buffer still holds is older than any inuse sample. */
 	err = alloc_consume(a);
 	if (!err)
-		err = alloc_flush(a, w, t, last_time);
+		err = alloc_flush(a, w, t, UINT64_MAX, last_time);
 	if (!err)
 		err = alloc_write_lost(a, w, *last_time);
 	if (err < 0)
@@ -813,7 +822,7 @@ static int write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct
 	free(keys);
 	free(v);
 	if (!err)
-		err = alloc_flush(a, w, t, last_time);
+		err = alloc_flush(a, w, t, UINT64_MAX, last_time);
 	batch_clear(&a->batch);
 	return err;
 }

@@ -498,7 +498,8 @@ int session_flush_batch(struct record_session *s)
 	struct record_source_counters c = { 0 };
 	bool wrote = false, waiting = false;
 	size_t keep = SIZE_MAX;
-	uint64_t lost;
+	/* The newest time written in this round: the tracers' batches stop there too. */
+	uint64_t lost, round_end = s->horizon;
 	int err = 0;
 
 	if (round_still_waits(s))
@@ -526,6 +527,7 @@ int session_flush_batch(struct record_session *s)
 		/* Past where this round ends: it and all after it wait for the next one. */
 		if (h->time > s->horizon) {
 			keep = i;
+			round_end = h->time - 1;
 			break;
 		}
 		if (h->kind == PROFILE_KIND_SAMPLE) {
@@ -538,6 +540,7 @@ int session_flush_batch(struct record_session *s)
 				late_turn(s, ps, &u, &waiting);
 				if (waiting) {
 					keep = i;
+					round_end = h->time ? h->time - 1 : 0;
 					s->wait_set = true;
 					s->wait_tid = h->tid;
 					s->wait_time = h->time;
@@ -567,7 +570,7 @@ int session_flush_batch(struct record_session *s)
 	}
 	/* The tracers' own batches (--alloc) and losses, in this round. */
 	if (!err)
-		err = session_tracers_round(s, &wrote);
+		err = session_tracers_round(s, round_end, &wrote);
 	/* Tasks that exited before this round have had their last samples. */
 	task_tracker_round_end(s->tracker);
 	if (!err && wrote)

@@ -223,8 +223,11 @@ void session_tracers_free(struct record_session *s);
 int session_tracers_poll_fds(const struct record_session *s, int *fds, size_t max);
 /* Read their own ring buffers. 0 or -errno. */
 int session_tracers_consume(struct record_session *s);
-/* The end of a round: their own batches, then their losses (*wrote set when any). */
-int session_tracers_round(struct record_session *s, bool *wrote);
+/*
+ * The end of a round whose records up to `upto` are written: their own
+ * batches as far, then their losses (*wrote set when any).
+ */
+int session_tracers_round(struct record_session *s, uint64_t upto, bool *wrote);
 /* What ends a file, after its last round (last: the recording's). 0 or the writer's -errno. */
 int session_tracers_file_end(struct record_session *s, bool last);
 void session_tracers_stats(const struct record_session *s, struct record_status *st);

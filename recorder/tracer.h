@@ -129,8 +129,13 @@ struct record_tracer_ops {
 	int (*poll_fd)(const void *t);
 	/* Read that ring buffer into a batch of its own. NULL = none. */
 	int (*consume)(void *t);
-	/* Write that batch in the round, after the source's records; raises *last_time. NULL = none. */
-	int (*flush)(void *t, struct perfdata_writer *w, struct task_tracker *tt,
+	/*
+	 * Write that batch's records stamped up to `upto` in the round, after
+	 * the source's records, and keep the rest for a later round (the
+	 * source's records after upto wait too: writing a later record first
+	 * would put them out of perf's order). Raises *last_time. NULL = none.
+	 */
+	int (*flush)(void *t, struct perfdata_writer *w, struct task_tracker *tt, uint64_t upto,
 		     uint64_t *last_time);
 	/*
 	 * What its BPF dropped since the last call as LOST_SAMPLES of its event,

@@ -205,14 +205,14 @@ int session_tracers_consume(struct record_session *s)
 	return err;
 }
 
-int session_tracers_round(struct record_session *s, bool *wrote)
+int session_tracers_round(struct record_session *s, uint64_t upto, bool *wrote)
 {
 	int err = 0;
 
 	/* Their own batches first, then every loss: what was lost comes after what came. */
 	for (size_t i = 0; i < s->nr_tracers && !err; i++)
 		if (s->tracers[i].ops->flush)
-			err = s->tracers[i].ops->flush(s->tracers[i].t, s->w, s->tracker,
+			err = s->tracers[i].ops->flush(s->tracers[i].t, s->w, s->tracker, upto,
 						       &s->last_time);
 	for (size_t i = 0; i < s->nr_tracers && !err; i++) {
 		if (!s->tracers[i].ops->write_lost)

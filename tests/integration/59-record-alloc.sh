@@ -66,6 +66,15 @@ script_of both.data both.txt
 for f in free_small keep_big calloc_grow; do
 	exact "with --sched" both.err both.txt alloc_known $f inuse
 done
+# With -g, a new process's first CPU samples wait for its unwind tables;
+# the alloc records after them wait too (written first, perf script warned
+# of tens of "out of order events", which fails script_of).
+"$BPFREC" record --alloc=1 -g -o g.data -- "$FIX/alloc_known" 1 2>g.err ||
+	{ rc=$?; cat g.err; fail "bpfrec record --alloc=1 -g exited $rc"; }
+script_of g.data g.txt
+for f in free_small keep_big calloc_grow; do
+	exact "with -g" g.err g.txt alloc_known $f inuse
+done
 # A launched command takes the in-process fast path: its stacks start at
 # libbpfrec-alloc.so's entry points and no C library is probed.
 # top_frames FILE: the first frame of each alloc sample in `perf script -F event,ip,sym,dso`.
