@@ -48,9 +48,13 @@ awk '$1 != "rec_work" && $NF != 0 { n++ } END { exit !(n > 0) }' "$T/ids.txt" ||
 # Share of leaf_a among rec_work's leaves (other processes dilute the total;
 # start-up and exit cost what the machine makes them cost, the fixture fixes
 # the leaves' ratio at 6:3:1).
+# The range is widened to the sampling error of the leaves' count
+# (assert_sampled): an emulated CPU gives a few hundred.
 run_clean "$T/script.txt" perf script -i a.data --comm rec_work -F ip,sym
-awk '/^[ \t]*$/ { first = 1; next } first { first = 0; n[$2]++; t++; if ($2 ~ /^leaf_[abc]$/) l++ }
+read -r total leaves share < <(awk '/^[ \t]*$/ { first = 1; next }
+	first { first = 0; n[$2]++; t++; if ($2 ~ /^leaf_[abc]$/) l++ }
 	BEGIN { first = 1 }
-	END { printf "rec_work samples %d, %d in leaves, leaf_a %.1f%% of them\n", t, l, 100 * n["leaf_a"] / l
-	      exit !(t > 100 && n["leaf_a"] / l > 0.5 && n["leaf_a"] / l < 0.7) }' \
-	"$T/script.txt" || fail "leaf_a share of rec_work is off"
+	END { printf "%d %d %.2f\n", t, l, l ? 100 * n["leaf_a"] / l : 0 }' "$T/script.txt")
+echo "rec_work samples $total, $leaves in leaves, leaf_a $share% of them"
+[ "$total" -gt 100 ] || fail "only $total samples of rec_work"
+assert_sampled "leaf_a share of rec_work's leaves" "$share" "$leaves" 50 70
