@@ -41,6 +41,7 @@
  * runs of tools/lib/hash.h's hash_bytes() with fixed seeds, 8 + 8 + 4
  * bytes. Not cryptographic: it only has to tell different contents apart
  * (equal contents give equal ids, so an unchanged file is cached once).
+ * py_symfile_write_id() takes one the caller chose instead.
  *
  * The MMAP2 the recorder writes for it (perfdata_write_mmap2()):
  *   pid/tid    the process; start a page-aligned address no real mapping
@@ -142,6 +143,14 @@ uint64_t py_symfile_map_len(const struct py_symfile *sf);
  */
 int py_symfile_write(struct py_symfile *sf, const char *name, int fd,
 		     uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE]);
+/*
+ * The same, under a build-id chosen before the file's contents were known
+ * (the recorder describes a symbol file before its last function is in
+ * it): the caller makes it unique to the file, as equal contents no longer
+ * give equal ids.
+ */
+int py_symfile_write_id(struct py_symfile *sf, const char *name, int fd,
+			const uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE]);
 void py_symfile_free(struct py_symfile *sf);
 
 /*
