@@ -47,11 +47,11 @@
  */
 #define PY_GEN_RESERVE	(16ull << 20)
 /*
- * How long a frame named from the process's memory stays named without
- * reading its code object again (in sample time): the object may be freed
- * and another one with the same first line put at its address, which BPF's
- * check does not catch; one read per frame and period instead of per
- * sample is what keeps the reader ahead of the rings.
+ * How long a code object read from the process is taken as the same
+ * without reading it again (in sample time): it may be freed and another
+ * one with the same first line put at its address, which BPF's check does
+ * not catch; one read per code object and period instead of one per frame
+ * and sample is what keeps the reader ahead of the rings.
  */
 #define PY_MEMO_TRUST_NS	(20ull * 1000000)
 
@@ -74,13 +74,21 @@ struct py_fn {
 /*
  * A frame named at its address (while its process lived: what names it
  * once the process is gone, as its last samples are written after it
- * exited), and when that was read from the process.
+ * exited), and the function it was then.
  */
 struct py_memo {
 	struct hash_node node;
 	uint64_t code, instr;
 	int32_t firstlineno;
 	uint64_t addr;			/* the frame's address */
+	struct py_fn *fn;
+};
+
+/* A code object as last read from the process: the function it was, and when. */
+struct py_code_seen {
+	struct hash_node node;
+	uint64_t code;
+	struct py_fn *fn;
 	uint64_t checked;		/* sample time of that read */
 };
 
@@ -117,6 +125,7 @@ struct py_proc_state {
 	bool instr_is_int;		/* f_lasti: BPF sent it with 4 bytes of whatever follows */
 	struct hash_table fns;		/* struct py_fn by key */
 	struct hash_table memo;		/* struct py_memo by (code, instr, first line) */
+	struct hash_table codes;	/* struct py_code_seen by code */
 	struct py_fn *unknown;		/* [python]: what could not be named */
 	struct py_gen *gens;		/* its symbol files so far; the last may be open */
 	size_t nr_gens;
@@ -192,6 +201,10 @@ static void memo_clear(struct py_proc_state *p)
 		hash_table_del(&p->memo, n);
 		free(container_of(n, struct py_memo, node));
 	}
+	hash_table_for_each_safe(&p->codes, n, tmp, i) {
+		hash_table_del(&p->codes, n);
+		free(container_of(n, struct py_code_seen, node));
+	}
 }
 
 static void proc_free(struct py_proc_state *p)
@@ -204,6 +217,7 @@ static void proc_free(struct py_proc_state *p)
 	hash_table_free(&p->fns);
 	memo_clear(p);
 	hash_table_free(&p->memo);
+	hash_table_free(&p->codes);
 	py_code_reader_free(p->reader);
 	free(p->gens);
 	free(p);
@@ -773,6 +787,37 @@ static struct py_memo *memo_find(struct py_proc_state *p, const uint64_t key[3],
 	return NULL;
 }
 
+static struct py_code_seen *code_find(struct py_proc_state *p, uint64_t code, uint64_t h)
+{
+	struct hash_node *node;
+
+	hash_table_for_each_possible(&p->codes, node, h) {
+		struct py_code_seen *c = container_of(node, struct py_code_seen, node);
+
+		if (c->code == code)
+			return c;
+	}
+	return NULL;
+}
+
+/* What a read of code (sample time `time`) found it to be: f. Without memory it is read again. */
+static void code_saw(struct py_proc_state *p, struct py_code_seen *c, uint64_t code, uint64_t h,
+		     struct py_fn *f, uint64_t time)
+{
+	if (!c) {
+		c = malloc(sizeof(*c));
+		if (!c)
+			return;
+		c->code = code;
+		if (hash_table_add(&p->codes, &c->node, h)) {
+			free(c);
+			return;
+		}
+	}
+	c->fn = f;
+	c->checked = time;
+}
+
 /*
  * The address of one frame (not a shim) of a sample taken at time: its
  * function's row of its line, the [python] frame's when it cannot be
@@ -784,19 +829,27 @@ static uint64_t frame_addr(struct py_frames *pf, struct py_proc_state *p,
 	uint64_t instr = p->instr_is_int ? (uint64_t)(int64_t)(int32_t)fr->instr : fr->instr;
 	uint64_t key[3] = { fr->code, instr, (uint32_t)fr->firstlineno };
 	uint64_t h = hash_table_key(&p->memo, key, sizeof(key));
+	uint64_t hc = hash_table_key(&p->codes, &fr->code, sizeof(fr->code));
 	struct py_memo *m = memo_find(p, key, h);
+	struct py_code_seen *c = code_find(p, fr->code, hc);
 	struct py_code_name n;
 	struct py_fn *f = NULL;
 	int err = -ENOENT, line;
 	uint64_t addr;
 
 	*unknown = false;
-	/* Read recently (or a sample older than that read: written in time order, rarely). */
-	if (m && (time < m->checked || time - m->checked < PY_MEMO_TRUST_NS))
+	/*
+	 * Its code object read recently as the function this frame was (or
+	 * by a sample older than that read: written in time order, rarely).
+	 */
+	if (m && c && m->fn == c->fn &&
+	    (time < c->checked || time - c->checked < PY_MEMO_TRUST_NS))
 		return m->addr;
 	/* A first line other than BPF's: the object at that address is another one now. */
-	if (fr->code)
+	if (fr->code) {
 		err = py_code_name(p->reader, fr->code, instr, &n);
+		pf->st.reads++;
+	}
 	if (!err && n.firstlineno == fr->firstlineno)
 		f = fn_get(p, n.qualname, n.filename, n.firstlineno);
 	if (f && !f->addr) {
@@ -813,17 +866,20 @@ static uint64_t frame_addr(struct py_frames *pf, struct py_proc_state *p,
 	}
 	line = n.line > 0 ? n.line : n.firstlineno;
 	addr = fn_frame(f, line);
+	if (!m && p->memo.nr >= PY_MEMO_MAX) {
+		memo_clear(p);
+		c = NULL;
+	}
+	code_saw(p, c, fr->code, hc, f, time);
 	if (m) {
 		m->addr = addr;
-		m->checked = time;
+		m->fn = f;
 		return addr;
 	}
-	if (p->memo.nr >= PY_MEMO_MAX)
-		memo_clear(p);
 	m = malloc(sizeof(*m));
 	if (m) {
 		*m = (struct py_memo){ .code = fr->code, .instr = instr,
-				       .firstlineno = fr->firstlineno, .addr = addr, .checked = time };
+				       .firstlineno = fr->firstlineno, .addr = addr, .fn = f };
 		if (hash_table_add(&p->memo, &m->node, h))
 			free(m);
 	}

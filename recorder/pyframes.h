@@ -80,6 +80,7 @@ struct py_frames_stats {
 	uint64_t unplaced;	/* of those, no eval-loop frame to go before (at the outer end) */
 	uint64_t not_filed;	/* symbol files that could not be made or filed */
 	uint64_t files;		/* symbol files filed */
+	uint64_t reads;		/* code objects read from a process to name a frame */
 };
 
 /*

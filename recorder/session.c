@@ -650,6 +650,8 @@ void record_session_unwind_status(const struct record_session *s, struct bpfrec_
 		u->py_frames = ps.frames;
 		u->py_unknown = ps.unknown;
 		u->py_unplaced = ps.unplaced;
+		u->py_files = ps.files;
+		u->py_reads = ps.reads;
 		u->py_cut = s->py_cut;
 	}
 }

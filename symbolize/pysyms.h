@@ -47,7 +47,8 @@
  *   pid/tid    the process; start a page-aligned address no real mapping
  *              can take (PY_SYMFILE_MAP_BASE and up: above the 57-bit user
  *              space of 5-level paging, below the 1 << 63 that perf takes
- *              for kernel addresses); len py_symfile_map_len(); pgoff 0;
+ *              for kernel addresses); len py_symfile_map_len() or more
+ *              (the recorder reserves a range and fills it); pgoff 0;
  *   prot       PROT_READ | PROT_EXEC, flags MAP_PRIVATE;
  *   misc       PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID
  *              with the 20-byte build-id (perfdata_mmap.build_id), and the
@@ -64,9 +65,9 @@
  * is written as start + f.start + o + 1: perf looks a frame up at its
  * address, bpfrec pprof a caller's at address - 1, and with rows at least
  * 2 bytes apart (CPython's instruction offsets are even) both land on o's
- * row. A process's later file (more functions, the next SEQ) gets an MMAP2
- * of its own, at a start clear of the earlier file's range: readers differ
- * in how they replace an overlapped mapping.
+ * row. A process's later file (its functions filled the first one, the
+ * next SEQ) gets an MMAP2 of its own, at a start clear of every other
+ * file's range: readers differ in how they replace an overlapped mapping.
  *
  * Functions are copied in; they must not overlap (checked when writing).
  * Errors are 0 or -errno: -EINVAL for what makes no sense, -E2BIG past the
