@@ -53,7 +53,7 @@
  * not catch; one read per code object and period instead of one per frame
  * and sample is what keeps the reader ahead of the rings.
  */
-#define PY_MEMO_TRUST_NS	(20ull * 1000000)
+#define PY_CODE_TRUST_NS	(20ull * 1000000)
 
 /*
  * A Python function of a process: where it is in its symbol files, placed
@@ -843,7 +843,7 @@ static uint64_t frame_addr(struct py_frames *pf, struct py_proc_state *p,
 	 * by a sample older than that read: written in time order, rarely).
 	 */
 	if (m && c && m->fn == c->fn &&
-	    (time < c->checked || time - c->checked < PY_MEMO_TRUST_NS))
+	    (time < c->checked || time - c->checked < PY_CODE_TRUST_NS))
 		return m->addr;
 	/* A first line other than BPF's: the object at that address is another one now. */
 	if (fr->code) {

@@ -32,9 +32,10 @@
  * py_frames_prepare() names a sample's frames in place as it is delivered
  * (the process most likely still lives; a frame named then is remembered
  * for after it exits), and again at its write for any it could not name
- * then (a new process, not yet known to run Python); a frame read from the
- * process is trusted for PY_MEMO_TRUST_NS of samples before its code
- * object is read again, so a sample costs hash lookups, not reads.
+ * then (a new process, not yet known to run Python); a code object read
+ * from the process is taken as the same for PY_CODE_TRUST_NS of samples
+ * (20 ms) before it is read again, so a sample costs hash lookups, not
+ * reads.
  * py_frames_describe() says the files' MMAP2s before a sample (again in
  * each new perf.data of --switch-output), py_frames_chain() gives the
  * sample's chain from the named frames. What cannot be named (unreadable,
