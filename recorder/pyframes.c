@@ -38,8 +38,12 @@
 #define UNKNOWN_NAME	"[python]"
 /* Lines one function's rows span at most: a quarter before its first line, half after. */
 #define PY_FN_MAX_LINES	((int)(PY_SYMFILE_MAX_ROWS / 2))
-/* Lines a function gets when its line table cannot be read: from its first line on. */
-#define PY_FN_DEFAULT_LINES	128
+/*
+ * Lines a function gets when its line table cannot be read or holds none:
+ * its frames' lines are then unknown too (the same table gives them), so
+ * they are its first line.
+ */
+#define PY_FN_DEFAULT_LINES	1
 /*
  * The address range a symbol file takes (its MMAP2's len): functions go
  * into it as they are first named, until the next one does not fit. Only
