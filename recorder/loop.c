@@ -181,8 +181,8 @@ static void sample_input(const struct record_session *s, const struct profile_sa
 
 /*
  * A sample with Python frames (pyframes.h): its task described from its
- * native frames, then the symbol files its Python frames need (a new one
- * filed when they need more), then the sample with both interleaved.
+ * native frames, then the MMAP2s of its process's Python symbol files the
+ * file has not had, then the sample with both interleaved.
  */
 static int write_python_sample(struct record_session *s, struct profile_sample *ps,
 			       struct emit_sample *e)

@@ -70,6 +70,9 @@ bound=$(awk -v b="$bytes" 'BEGIN { printf "%d\n", 1 + int(b / (16 * 1048576)) }'
 echo "process $pid: $files Python symbol file(s), $bytes bytes, for $((ROUNDS + 1)) rounds of new functions (bound $bound)"
 [ "$files" -ge 1 ] || fail "no Python symbol file for process $pid in the build-id cache"
 [ "$files" -le "$bound" ] || fail "$files Python symbol files for process $pid, at most $bound expected"
+# The recorder's own count (-v) says the same: the recording's only Python process.
+said=$(sed -n 's/.*, \([0-9]*\) symbol files$/\1/p' gen.err)
+[ "$said" = "$files" ] || fail "bpfrec record -v says ${said:-no} symbol files, the cache holds $files"
 
 # Another machine: only the perf.data and the cache, under another HOME.
 mkdir -p "$T/elsewhere"
