@@ -233,6 +233,12 @@ struct bpfrec_unwind_stats {
 	 */
 	uint64_t py_procs, py_procs_unsupported, py_samples, py_cut, py_frames, py_unknown,
 		py_unplaced;
+	/*
+	 * Python symbol files filed into the build-id cache, and code objects
+	 * read from the processes' memory to name frames (a frame seen again
+	 * soon after is named without a read).
+	 */
+	uint64_t py_files, py_reads;
 };
 
 /* Allocation sampling (alloc_interval), when used: bpfrec_record_get_alloc_stats(). */

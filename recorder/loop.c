@@ -71,9 +71,9 @@ static size_t sample_parse(const struct profile_sample *ps, size_t size, bool bl
 }
 
 /* A sample's Python frames, after its native ones (sample_parse() checked they are there). */
-static const struct py_frame *sample_py_frames(const struct profile_sample *ps)
+static struct py_frame *sample_py_frames(struct profile_sample *ps)
 {
-	return (const struct py_frame *)((const uint64_t *)ps->frames + ps->nr_kernel + ps->nr_user);
+	return (struct py_frame *)((uint64_t *)ps->frames + ps->nr_kernel + ps->nr_user);
 }
 
 /* Ring-buffer callback: copy a record into the batch (it is already compact). */
@@ -95,14 +95,6 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 		size = size < PROFILE_SAMPLE_SIZE(0) ? 0 : sample_parse(data, size, true, &u);
 		if (!size)
 			return 0;
-		/*
-		 * Its Python frames are named now, while the process most
-		 * likely lives (a round can be 100 ms away), and what the
-		 * round's samples need goes into one symbol file (pyframes.h).
-		 */
-		if (s->py && ((const struct profile_sample *)data)->nr_py)
-			py_frames_prepare(s->py, h->pid, sample_py_frames(data),
-					  ((const struct profile_sample *)data)->nr_py);
 	} else if (h->kind == PROFILE_KIND_FORK || h->kind == PROFILE_KIND_EXIT ||
 		   h->kind == PROFILE_KIND_EXEC) {
 		if (size < sizeof(struct profile_task))
@@ -114,6 +106,14 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	if (!p)
 		return s->cb_err = -ENOMEM;
 	memcpy(p, data, size);
+	/*
+	 * Its Python frames are named now, in the batch's copy, while the
+	 * process most likely lives (a round can be 100 ms away): its write
+	 * then only looks at what could not be named yet (pyframes.h).
+	 */
+	if (h->kind == PROFILE_KIND_SAMPLE && s->py && ((struct profile_sample *)p)->nr_py)
+		py_frames_prepare(s->py, h->pid, h->time, sample_py_frames(p),
+				  ((struct profile_sample *)p)->nr_py);
 	s->last_delivered = h->time;
 	if (h->kind == PROFILE_KIND_SAMPLE &&
 	    (((const struct profile_sample *)data)->flags & PROFILE_SAMPLE_NEW_PROC))
@@ -181,13 +181,13 @@ static void sample_input(const struct record_session *s, const struct profile_sa
 
 /*
  * A sample with Python frames (pyframes.h): its task described from its
- * native frames, then the symbol files its Python frames need (a new one
- * filed when they need more), then the sample with both interleaved.
+ * native frames, then the MMAP2s of its process's Python symbol files the
+ * file has not had, then the sample with both interleaved.
  */
-static int write_python_sample(struct record_session *s, const struct profile_sample *ps,
+static int write_python_sample(struct record_session *s, struct profile_sample *ps,
 			       struct emit_sample *e)
 {
-	const struct py_frame *py = sample_py_frames(ps);
+	struct py_frame *py = sample_py_frames(ps);
 	struct perfdata_sample_id sid = {
 		.pid = ps->hdr.pid, .tid = ps->hdr.tid, .time = ps->hdr.time,
 		.cpu = ps->hdr.cpu, .id = s->event_id,
@@ -200,9 +200,12 @@ static int write_python_sample(struct record_session *s, const struct profile_sa
 	err = emit_sample(s->w, s->tracker, e, true);
 	if (err)
 		return err;
-	/* Usually a no-op: the sample was prepared when it was delivered (on_ring_record()). */
-	py_frames_prepare(s->py, ps->hdr.pid, py, ps->nr_py);
-	err = py_frames_describe(s->py, ps->hdr.pid, s->bcache, s->file_start_ns, &sid, &d);
+	/*
+	 * Only what was not named at delivery (on_ring_record()): a new
+	 * process's first samples, known to run Python since emit_sample().
+	 */
+	py_frames_prepare(s->py, ps->hdr.pid, ps->hdr.time, py, ps->nr_py);
+	err = py_frames_describe(s->py, ps->hdr.pid, s->file_start_ns, &sid, &d);
 	if (!err && d.nr)
 		err = emit_desc(s->w, &d);
 	task_desc_free(&d);
@@ -218,7 +221,7 @@ static int write_python_sample(struct record_session *s, const struct profile_sa
 }
 
 /* u: its user-stack block (sample_parse()); only a DWARF sample's goes into the file. */
-static int write_sample(struct record_session *s, const struct profile_sample *ps,
+static int write_sample(struct record_session *s, struct profile_sample *ps,
 			const struct emit_ustack *u)
 {
 	struct emit_sample e;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/types.h>
@@ -27,6 +28,7 @@
 #include "symbolize/pyruntime.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/util.h"
+#include "tools/lib/clock.h"
 #include "tools/lib/hash.h"
 #include "tools/lib/opts.h"
 
@@ -36,45 +38,83 @@
 #define UNKNOWN_NAME	"[python]"
 /* Lines one function's rows span at most: a quarter before its first line, half after. */
 #define PY_FN_MAX_LINES	((int)(PY_SYMFILE_MAX_ROWS / 2))
-/* Lines a function's first file covers: 256 bytes of address range. */
-#define PY_FN_FIRST_LINES	128
+/*
+ * Lines a function gets when its line table cannot be read or holds none:
+ * its frames' lines are then unknown too (the same table gives them), so
+ * they are its first line.
+ */
+#define PY_FN_DEFAULT_LINES	1
+/*
+ * The address range a symbol file takes (its MMAP2's len): functions go
+ * into it as they are first named, until the next one does not fit. Only
+ * the part used is in the file.
+ */
+#define PY_GEN_RESERVE	(16ull << 20)
+/*
+ * How long a code object read from the process is taken as the same
+ * without reading it again (in sample time): it may be freed and another
+ * one with the same first line put at its address, which BPF's check does
+ * not catch; one read per code object and period instead of one per frame
+ * and sample is what keeps the reader ahead of the rings.
+ */
+#define PY_CODE_TRUST_NS	(20ull * 1000000)
 
 /*
- * A Python function of a process: where its newest symbol file put it, the
- * lines that file's rows cover, and the lines its frames need.
+ * A Python function of a process: where it is in its symbol files, placed
+ * once, when it is first named, with a row for each line its code object's
+ * line table has (so no later line moves it).
  */
 struct py_fn {
 	struct hash_node node;
-	uint64_t addr;			/* its start in the process; 0: in no file yet */
+	uint64_t addr;			/* its start in the process; 0: not placed */
 	int firstlineno;
-	int filed_lo, filed_hi;		/* the rows of that file: offset 2 * (line - lo) */
-	int want_lo, want_hi;
-	struct py_fn *next_pending;	/* in py_proc_state.pending */
-	bool pending;
+	/* Its rows: line l at 2 * (l - lo), then a row of no line (0) for any other line. */
+	int lo, hi;
+	struct py_fn *next_in_gen;	/* in its py_gen, in order */
 	size_t key_len;
 	char key[];	/* qualname NUL filename NUL */
 };
 
 /*
- * A frame named while its process lived: what names it once the process
- * is gone (its last samples are written after it exited).
+ * A frame named at its address (while its process lived: what names it
+ * once the process is gone, as its last samples are written after it
+ * exited), and the function it was then.
  */
 struct py_memo {
 	struct hash_node node;
 	uint64_t code, instr;
 	int32_t firstlineno;
-	int line;
+	uint64_t addr;			/* the frame's address */
 	struct py_fn *fn;
 };
+
+/* A code object as last read from the process: the function it was, and when. */
+struct py_code_seen {
+	struct hash_node node;
+	uint64_t code;
+	struct py_fn *fn;
+	uint64_t checked;		/* sample time of that read */
+};
+
+/* Forgotten processes kept, in case they come back (proc_add()). */
+#define PY_RETIRED_MAX	16
 
 /* Frames remembered per process; past this the memo starts afresh. */
 #define PY_MEMO_MAX	16384
 
-/* A symbol file of a process, as its MMAP2 says it (pysyms.h). */
+/*
+ * A symbol file of a process (pysyms.h): its MMAP2 and build-id are fixed
+ * when it is opened, its functions come as they are named, and it is
+ * written into the build-id cache when it is full, its process is
+ * forgotten, or the recording ends (py_frames_flush()), whichever first.
+ */
 struct py_gen {
-	uint64_t start, len;
+	uint64_t start;			/* MMAP2 start; len PY_GEN_RESERVE */
+	uint64_t used;			/* functions up to here, from PY_SYMFILE_TEXT_START */
 	uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE];
 	char path[64];
+	struct py_fn *fns, **tail;
+	bool filed;
 };
 
 /* A process running a CPython we walk. */
@@ -89,12 +129,12 @@ struct py_proc_state {
 	bool instr_is_int;		/* f_lasti: BPF sent it with 4 bytes of whatever follows */
 	struct hash_table fns;		/* struct py_fn by key */
 	struct hash_table memo;		/* struct py_memo by (code, instr, first line) */
+	struct hash_table codes;	/* struct py_code_seen by code */
 	struct py_fn *unknown;		/* [python]: what could not be named */
-	struct py_fn *pending;		/* functions the next symbol file must (re)place */
-	struct py_gen *gens;		/* its symbol files so far */
+	struct py_gen *gens;		/* its symbol files so far; the last may be open */
 	size_t nr_gens;
-	uint64_t next_start;		/* where the next one maps */
 	uint64_t file_id;		/* the perf.data its files were last described in (+1) */
+	size_t described;		/* how many of its files that one has */
 };
 
 /* A file looked at that is no runtime we walk: none at all, or one of another version. */
@@ -118,6 +158,14 @@ struct py_frames {
 	void *next_ctx;
 	struct py_frames_stats st;
 	uint32_t last_walked_pid;
+	struct buildid_cache *cache;	/* NULL: no symbol file can be filed */
+	/* Forgotten processes, oldest first, kept to come back (proc_add()). */
+	struct py_proc_state *retired[PY_RETIRED_MAX];
+	size_t nr_retired;
+	/* Symbol files of every process so far, and where the next one maps: never two alike. */
+	uint32_t next_seq;
+	uint64_t next_start;
+	uint64_t nonce[2];		/* this recording's, in every build-id it gives */
 };
 
 int py_frames_new(const struct py_frames_opts *opts, struct py_frames **out)
@@ -134,6 +182,16 @@ int py_frames_new(const struct py_frames_opts *opts, struct py_frames **out)
 		free(pf);
 		return err;
 	}
+	/*
+	 * The build-ids this recording gives its symbol files: no other
+	 * recording's file of the same process and number may have one (the
+	 * cache keeps the first file filed under an id).
+	 */
+	if (getrandom(pf->nonce, sizeof(pf->nonce), GRND_NONBLOCK) != sizeof(pf->nonce)) {
+		pf->nonce[0] = clock_ns(CLOCK_REALTIME);
+		pf->nonce[1] = mono_ns() ^ (uint64_t)getpid() << 32;
+	}
+	pf->next_start = PY_SYMFILE_MAP_BASE;
 	*out = pf;
 	return 0;
 }
@@ -147,6 +205,10 @@ static void memo_clear(struct py_proc_state *p)
 		hash_table_del(&p->memo, n);
 		free(container_of(n, struct py_memo, node));
 	}
+	hash_table_for_each_safe(&p->codes, n, tmp, i) {
+		hash_table_del(&p->codes, n);
+		free(container_of(n, struct py_code_seen, node));
+	}
 }
 
 static void proc_free(struct py_proc_state *p)
@@ -159,6 +221,7 @@ static void proc_free(struct py_proc_state *p)
 	hash_table_free(&p->fns);
 	memo_clear(p);
 	hash_table_free(&p->memo);
+	hash_table_free(&p->codes);
 	py_code_reader_free(p->reader);
 	free(p->gens);
 	free(p);
@@ -173,6 +236,8 @@ void py_frames_free(struct py_frames *pf)
 		return;
 	hash_table_for_each_safe(&pf->procs, n, tmp, i)
 		proc_free(container_of(n, struct py_proc_state, node));
+	for (i = 0; i < pf->nr_retired; i++)
+		proc_free(pf->retired[i]);
 	hash_table_for_each_safe(&pf->seen, n, tmp, i)
 		free(container_of(n, struct py_file_seen, node));
 	hash_table_free(&pf->procs);
@@ -202,22 +267,49 @@ static struct py_proc_state *proc_find(struct py_frames *pf, uint32_t pid)
 	return NULL;
 }
 
-/* The file (dev, ino) as looked at before, or NULL; add: made when new (NULL without memory). */
-/* A new state for pid, which maps a runtime at e; NULL without memory. */
+/*
+ * A new state for pid, which maps a runtime at e; NULL without memory. The
+ * state pid had until it was forgotten comes back when it ran the same
+ * runtime file: the tracker forgets a process at its exec, after its first
+ * samples of the new image were named with the state /proc showed then
+ * (the same image), and a process that execs its own interpreter runs the
+ * same functions. Its functions keep their places, its files are said
+ * again (a new image has no mappings in perf), what it read is not kept.
+ */
 static struct py_proc_state *proc_add(struct py_frames *pf, uint32_t pid,
 				       const struct procmaps_entry *e)
 {
-	struct py_proc_state *p = calloc(1, sizeof(*p));
+	struct py_proc_state *p = NULL;
 
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->dev = makedev(e->maj, e->min);
-	p->ino = e->ino;
+	for (size_t i = 0; i < pf->nr_retired; i++) {
+		struct py_proc_state *r = pf->retired[i];
+
+		if (r->pid == pid && r->dev == makedev(e->maj, e->min) && r->ino == e->ino) {
+			p = r;
+			memmove(&pf->retired[i], &pf->retired[i + 1],
+				(pf->nr_retired - i - 1) * sizeof(*pf->retired));
+			pf->nr_retired--;
+			break;
+		}
+	}
+	if (p) {
+		memo_clear(p);
+		py_code_reader_free(p->reader);
+		p->reader = NULL;
+		p->unsupported = false;
+		p->file_id = 0;
+		p->described = 0;
+	} else {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return NULL;
+		p->pid = pid;
+		p->dev = makedev(e->maj, e->min);
+		p->ino = e->ino;
+	}
 	p->map_start = e->start;
-	p->next_start = PY_SYMFILE_MAP_BASE;
 	if (hash_table_add(&pf->procs, &p->node, hash_table_key(&pf->procs, &pid, sizeof(pid)))) {
-		free(p);
+		proc_free(p);
 		return NULL;
 	}
 	return p;
@@ -251,6 +343,8 @@ static struct py_file_seen *file_seen(struct py_frames *pf, uint64_t dev, uint64
 
 static struct py_proc_state *proc_add(struct py_frames *pf, uint32_t pid,
 				       const struct procmaps_entry *e);
+static void gen_file(struct py_frames *pf, struct py_proc_state *p, struct py_gen *g);
+static void proc_free(struct py_proc_state *p);
 
 /* pid maps f (at e), a CPython of a version not walked: counted, and said once. */
 static void unsupported(struct py_frames *pf, uint32_t pid, struct py_file_seen *f,
@@ -268,6 +362,14 @@ static void unsupported(struct py_frames *pf, uint32_t pid, struct py_file_seen 
 	     "walked (3.8 to 3.13 are)", pid, f->major, f->minor, path);
 }
 
+/* Done with p: its samples so far have addresses in its open file, which is complete now. */
+static void proc_retire(struct py_frames *pf, struct py_proc_state *p)
+{
+	if (p->nr_gens)
+		gen_file(pf, p, &p->gens[p->nr_gens - 1]);
+	proc_free(p);
+}
+
 static void proc_forget(struct py_frames *pf, uint32_t pid)
 {
 	struct py_proc_state *p = proc_find(pf, pid);
@@ -276,7 +378,13 @@ static void proc_forget(struct py_frames *pf, uint32_t pid)
 		return;
 	bpf_map_delete_elem(pf->opts.procs_fd, &pid);
 	hash_table_del(&pf->procs, &p->node);
-	proc_free(p);
+	/* Kept a while, to come back (proc_add()); the oldest kept goes. */
+	if (pf->nr_retired == PY_RETIRED_MAX) {
+		proc_retire(pf, pf->retired[0]);
+		memmove(&pf->retired[0], &pf->retired[1], (PY_RETIRED_MAX - 1) * sizeof(*pf->retired));
+		pf->nr_retired--;
+	}
+	pf->retired[pf->nr_retired++] = p;
 }
 
 struct eval_find {
@@ -488,7 +596,7 @@ static bool in_eval(void *ctx, uint64_t pc)
 	return false;
 }
 
-/* The function (qualname, filename, firstlineno) of p, made when new; NULL without memory. */
+/* The function (qualname, filename, firstlineno) of p, made (not placed) when new; NULL without memory. */
 static struct py_fn *fn_get(struct py_proc_state *p, const char *qualname, const char *filename,
 			    int firstlineno)
 {
@@ -508,13 +616,6 @@ static struct py_fn *fn_get(struct py_proc_state *p, const char *qualname, const
 	if (!f)
 		return NULL;
 	f->firstlineno = firstlineno;
-	/*
-	 * Rows for the lines a function usually has from its first file on:
-	 * a later line places it again, in another file, which splits its
-	 * samples between two symbols (one per file).
-	 */
-	f->want_lo = firstlineno;
-	f->want_hi = firstlineno + PY_FN_FIRST_LINES - 1;
 	f->key_len = len;
 	memcpy(f->key, qualname, ql + 1);
 	memcpy(f->key + ql + 1, filename, fl + 1);
@@ -525,167 +626,268 @@ static struct py_fn *fn_get(struct py_proc_state *p, const char *qualname, const
 	return f;
 }
 
-/* Whether f's newest file has a row for line. */
-static bool fn_covers(const struct py_fn *f, int line)
+/* The bytes f takes in its file: its rows and the row of no line; [python]'s one. */
+static uint64_t fn_size(const struct py_proc_state *p, const struct py_fn *f)
 {
-	return f->addr && line >= f->filed_lo && line <= f->filed_hi;
+	return f == p->unknown ? 2 : 2ull * (uint64_t)(f->hi - f->lo + 2);
 }
 
-/* f's frames need line: the next file places f again if its newest does not cover it. */
-static void fn_want(struct py_proc_state *p, struct py_fn *f, int line)
+/* The build-id of p's seq-th symbol file: unique to this recording, process and file. */
+static void gen_build_id(const struct py_frames *pf, const struct py_proc_state *p, uint32_t seq,
+			 uint8_t id[PY_SYMFILE_BUILD_ID_SIZE])
 {
-	/* Rows of one function stay within PY_SYMFILE_MAX_ROWS: lines past that clamp. */
-	if (line < f->firstlineno - PY_FN_MAX_LINES / 4)
-		line = f->firstlineno - PY_FN_MAX_LINES / 4;
-	if (line > f->firstlineno + PY_FN_MAX_LINES / 2)
-		line = f->firstlineno + PY_FN_MAX_LINES / 2;
-	if (line < f->want_lo)
-		f->want_lo = line;
-	if (line > f->want_hi)
-		f->want_hi = line;
-	if (!fn_covers(f, line) && !f->pending) {
-		f->pending = true;
-		f->next_pending = p->pending;
-		p->pending = f;
+	static const uint64_t seeds[3] = { 0x70796672616d6573ull, 0x62706672656332ull,
+					   0xc2b2ae3d27d4eb4full };
+	uint64_t key[4] = { pf->nonce[0], pf->nonce[1], p->pid, seq };
+	uint64_t h[3];
+
+	for (int k = 0; k < 3; k++)
+		h[k] = hash_bytes(seeds[k], key, sizeof(key));
+	memcpy(id, &h[0], 8);
+	memcpy(id + 8, &h[1], 8);
+	memcpy(id + 16, &h[2], 4);
+}
+
+/* Write g into the build-id cache: its functions are all there is; counted when it fails. */
+static void gen_file(struct py_frames *pf, struct py_proc_state *p, struct py_gen *g)
+{
+	struct py_symfile_row *rows = NULL;
+	struct py_symfile *sf = NULL;
+	int err;
+
+	if (g->filed)
+		return;
+	g->filed = true;
+	if (!g->fns)
+		return;		/* nothing named in it: no sample has an address in it */
+	rows = malloc(sizeof(*rows) * (PY_FN_MAX_LINES + 2));
+	err = rows ? py_symfile_new(&sf) : -ENOMEM;
+	for (struct py_fn *f = g->fns; f && !err; f = f->next_in_gen) {
+		struct py_symfile_func fn = {
+			.start = f->addr - g->start, .size = fn_size(p, f), .name = f->key,
+			.file = f->key + strlen(f->key) + 1,
+		};
+
+		if (f != p->unknown) {
+			size_t n = 0;
+
+			for (int line = f->lo; line <= f->hi; line++)
+				rows[n++] = (struct py_symfile_row){
+					.offset = 2u * (uint32_t)(line - f->lo), .line = (uint32_t)line };
+			rows[n] = (struct py_symfile_row){ .offset = 2u * (uint32_t)n, .line = 0 };
+			fn.rows = rows;
+			fn.nr_rows = n + 1;
+		} else {
+			fn.file = NULL;
+		}
+		err = py_symfile_add(sf, &fn);
 	}
+	if (!err)
+		err = py_symfile_cache(sf, pf->cache, g->path, g->build_id);
+	if (err)
+		pf->st.not_filed++;
+	else
+		pf->st.files++;
+	py_symfile_free(sf);
+	free(rows);
 }
 
-/* The function and line of one frame (not a shim): *line is within what fn_want() keeps. */
-static struct py_fn *frame_fn(struct py_proc_state *p,
-			      const struct py_frame *fr, int *line)
+/* A new symbol file for p, open for functions: 0, -E2BIG past the range they may take, -ENOMEM. */
+static int gen_open(struct py_frames *pf, struct py_proc_state *p)
+{
+	struct py_gen *gens, *g;
+
+	if (pf->next_start + PY_GEN_RESERVE > PY_SYMFILE_MAP_LIMIT)
+		return -E2BIG;
+	gens = realloc(p->gens, (p->nr_gens + 1) * sizeof(*gens));
+	if (!gens)
+		return -ENOMEM;
+	p->gens = gens;
+	g = &gens[p->nr_gens];
+	*g = (struct py_gen){ .start = pf->next_start, .used = PY_SYMFILE_TEXT_START };
+	if (py_symfile_path(g->path, sizeof(g->path), (pid_t)p->pid, pf->next_seq))
+		return -ENOSPC;
+	gen_build_id(pf, p, pf->next_seq, g->build_id);
+	g->tail = &g->fns;
+	p->nr_gens++;
+	pf->next_seq++;
+	/* The next file maps clear of this one (pysyms.h), a page apart, whichever process it is for. */
+	pf->next_start = g->start + PY_GEN_RESERVE + 4096;
+	return 0;
+}
+
+/* f into p's open symbol file (filing a full one first): 0 and f->addr, or -errno. */
+static int fn_place(struct py_frames *pf, struct py_proc_state *p, struct py_fn *f)
+{
+	uint64_t size = fn_size(p, f);
+	struct py_gen *g = p->nr_gens ? &p->gens[p->nr_gens - 1] : NULL;
+	int err;
+
+	if (g && !g->filed && g->used + size > PY_GEN_RESERVE)
+		gen_file(pf, p, g);
+	if (!g || g->filed) {
+		err = gen_open(pf, p);
+		if (err)
+			return err;
+		g = &p->gens[p->nr_gens - 1];
+	}
+	f->addr = g->start + g->used;
+	g->used += size;
+	f->next_in_gen = NULL;
+	*g->tail = f;
+	g->tail = &f->next_in_gen;
+	return 0;
+}
+
+/* The lines of code object n f gets rows for: its line table's, within PY_FN_MAX_LINES. */
+static void fn_lines(struct py_fn *f, const struct py_code_name *n)
+{
+	int first = f->firstlineno;
+
+	f->lo = first;
+	f->hi = first + PY_FN_DEFAULT_LINES - 1;
+	if (n->line_lo > 0) {
+		f->lo = n->line_lo < first ? n->line_lo : first;
+		f->hi = n->line_hi > first ? n->line_hi : first;
+	}
+	if (f->lo < first - PY_FN_MAX_LINES / 4)
+		f->lo = first - PY_FN_MAX_LINES / 4;
+	if (f->hi > first + PY_FN_MAX_LINES / 2)
+		f->hi = first + PY_FN_MAX_LINES / 2;
+}
+
+/* p's [python] frame address, placed when first needed; 0 when it cannot be. */
+static uint64_t unknown_addr(struct py_frames *pf, struct py_proc_state *p)
+{
+	if (!p->unknown) {
+		p->unknown = fn_get(p, UNKNOWN_NAME, "", 0);
+		if (!p->unknown)
+			return 0;
+	}
+	if (!p->unknown->addr && fn_place(pf, p, p->unknown))
+		return 0;
+	return py_symfile_frame(0, p->unknown->addr, 0);
+}
+
+/* The frame address of line in f: its row, or the row of no line past them. */
+static uint64_t fn_frame(const struct py_fn *f, int line)
+{
+	uint64_t row = line >= f->lo && line <= f->hi ? (uint64_t)(line - f->lo) :
+							 (uint64_t)(f->hi - f->lo + 1);
+
+	return py_symfile_frame(0, f->addr, 2 * row);
+}
+
+static struct py_memo *memo_find(struct py_proc_state *p, const uint64_t key[3], uint64_t h)
+{
+	struct hash_node *node;
+
+	hash_table_for_each_possible(&p->memo, node, h) {
+		struct py_memo *m = container_of(node, struct py_memo, node);
+
+		if (m->code == key[0] && m->instr == key[1] && m->firstlineno == (int32_t)key[2])
+			return m;
+	}
+	return NULL;
+}
+
+static struct py_code_seen *code_find(struct py_proc_state *p, uint64_t code, uint64_t h)
+{
+	struct hash_node *node;
+
+	hash_table_for_each_possible(&p->codes, node, h) {
+		struct py_code_seen *c = container_of(node, struct py_code_seen, node);
+
+		if (c->code == code)
+			return c;
+	}
+	return NULL;
+}
+
+/* What a read of code (sample time `time`) found it to be: f. Without memory it is read again. */
+static void code_saw(struct py_proc_state *p, struct py_code_seen *c, uint64_t code, uint64_t h,
+		     struct py_fn *f, uint64_t time)
+{
+	if (!c) {
+		c = malloc(sizeof(*c));
+		if (!c)
+			return;
+		c->code = code;
+		if (hash_table_add(&p->codes, &c->node, h)) {
+			free(c);
+			return;
+		}
+	}
+	c->fn = f;
+	c->checked = time;
+}
+
+/*
+ * The address of one frame (not a shim) of a sample taken at time: its
+ * function's row of its line, the [python] frame's when it cannot be
+ * named; 0 when neither has a place. *unknown: it is [python].
+ */
+static uint64_t frame_addr(struct py_frames *pf, struct py_proc_state *p,
+			   const struct py_frame *fr, uint64_t time, bool *unknown)
 {
 	uint64_t instr = p->instr_is_int ? (uint64_t)(int64_t)(int32_t)fr->instr : fr->instr;
 	uint64_t key[3] = { fr->code, instr, (uint32_t)fr->firstlineno };
 	uint64_t h = hash_table_key(&p->memo, key, sizeof(key));
+	uint64_t hc = hash_table_key(&p->codes, &fr->code, sizeof(fr->code));
+	struct py_memo *m = memo_find(p, key, h);
+	struct py_code_seen *c = code_find(p, fr->code, hc);
 	struct py_code_name n;
 	struct py_fn *f = NULL;
-	struct hash_node *node;
-	struct py_memo *m;
-	int err = -ENOENT;
+	int err = -ENOENT, line;
+	uint64_t addr;
 
+	*unknown = false;
+	/*
+	 * Its code object read recently as the function this frame was (or
+	 * by a sample older than that read: written in time order, rarely).
+	 */
+	if (m && c && m->fn == c->fn &&
+	    (time < c->checked || time - c->checked < PY_CODE_TRUST_NS))
+		return m->addr;
 	/* A first line other than BPF's: the object at that address is another one now. */
-	if (fr->code)
+	if (fr->code) {
 		err = py_code_name(p->reader, fr->code, instr, &n);
+		pf->st.reads++;
+	}
 	if (!err && n.firstlineno == fr->firstlineno)
 		f = fn_get(p, n.qualname, n.filename, n.firstlineno);
-	if (!f && err == -ESRCH) {
-		/* The process is gone: a frame it showed while it lived is named as then. */
-		hash_table_for_each_possible(&p->memo, node, h) {
-			m = container_of(node, struct py_memo, node);
-			if (m->code == fr->code && m->instr == instr &&
-			    m->firstlineno == fr->firstlineno) {
-				*line = m->line;
-				return m->fn;
-			}
-		}
+	if (f && !f->addr) {
+		fn_lines(f, &n);
+		if (fn_place(pf, p, f))
+			f = NULL;
 	}
 	if (!f) {
-		*line = 0;
-		return p->unknown;
+		/* The process is gone: a frame it showed while it lived is named as then. */
+		if (m && err == -ESRCH)
+			return m->addr;
+		*unknown = true;
+		return unknown_addr(pf, p);
 	}
-	*line = n.line > 0 ? n.line : n.firstlineno;
-	if (*line < f->firstlineno - PY_FN_MAX_LINES / 4)
-		*line = f->firstlineno - PY_FN_MAX_LINES / 4;
-	if (*line > f->firstlineno + PY_FN_MAX_LINES / 2)
-		*line = f->firstlineno + PY_FN_MAX_LINES / 2;
-	hash_table_for_each_possible(&p->memo, node, h) {
-		m = container_of(node, struct py_memo, node);
-		if (m->code == fr->code && m->instr == instr && m->firstlineno == fr->firstlineno) {
-			m->fn = f;
-			m->line = *line;
-			return f;
-		}
-	}
-	if (p->memo.nr >= PY_MEMO_MAX)
+	line = n.line > 0 ? n.line : n.firstlineno;
+	addr = fn_frame(f, line);
+	if (!m && p->memo.nr >= PY_MEMO_MAX) {
 		memo_clear(p);
+		c = NULL;
+	}
+	code_saw(p, c, fr->code, hc, f, time);
+	if (m) {
+		m->addr = addr;
+		m->fn = f;
+		return addr;
+	}
 	m = malloc(sizeof(*m));
 	if (m) {
 		*m = (struct py_memo){ .code = fr->code, .instr = instr,
-				       .firstlineno = fr->firstlineno, .fn = f, .line = *line };
+				       .firstlineno = fr->firstlineno, .addr = addr, .fn = f };
 		if (hash_table_add(&p->memo, &m->node, h))
 			free(m);
 	}
-	return f;
-}
-
-/* The rows of f, lines [lo, hi] two bytes apart, into rows: how many. */
-static size_t fn_rows(int lo, int hi, struct py_symfile_row *rows)
-{
-	size_t n = 0;
-
-	for (int line = lo; line <= hi; line++)
-		rows[n++] = (struct py_symfile_row){ .offset = 2u * (uint32_t)(line - lo),
-						     .line = line > 0 ? (uint32_t)line : 0 };
-	return n;
-}
-
-/*
- * The pending functions of p into a new symbol file, filed into cache:
- * 0 and a new entry in p->gens, 1 when nothing is pending, -errno (the
- * pending ones stay pending; their frames are [python] meanwhile).
- */
-static int file_pending(struct py_proc_state *p, struct buildid_cache *cache)
-{
-	struct py_symfile_row *rows = NULL;
-	struct py_symfile *sf = NULL;
-	struct py_gen g = { 0 }, *gens;
-	uint64_t at = PY_SYMFILE_TEXT_START;
-	struct py_fn *f;
-	int err;
-
-	if (!p->pending)
-		return 1;
-	if (!cache)
-		return -ENOENT;
-	rows = malloc(sizeof(*rows) * (PY_FN_MAX_LINES + 1));
-	err = rows ? py_symfile_new(&sf) : -ENOMEM;
-	for (f = p->pending; f && !err; f = f->next_pending) {
-		const char *file = f->key + strlen(f->key) + 1;
-		struct py_symfile_func fn = {
-			.start = at, .size = 2ull * (uint64_t)(f->want_hi - f->want_lo + 1),
-			.name = f->key, .file = file,
-		};
-
-		if (f != p->unknown) {
-			fn.rows = rows;
-			fn.nr_rows = fn_rows(f->want_lo, f->want_hi, rows);
-		} else {
-			fn.size = 2;
-			fn.file = NULL;
-		}
-		err = py_symfile_add(sf, &fn);
-		at += fn.size;
-	}
-	if (!err && p->next_start + py_symfile_map_len(sf) > PY_SYMFILE_MAP_LIMIT)
-		err = -E2BIG;
-	if (!err) {
-		g.start = p->next_start;
-		g.len = py_symfile_map_len(sf);
-		err = py_symfile_cache(sf, cache, (pid_t)p->pid, (unsigned int)p->nr_gens, g.path,
-				       sizeof(g.path), g.build_id);
-	}
-	gens = err ? NULL : realloc(p->gens, (p->nr_gens + 1) * sizeof(*gens));
-	if (!err && !gens)
-		err = -ENOMEM;
-	py_symfile_free(sf);
-	free(rows);
-	if (err)
-		return err;
-	p->gens = gens;
-	p->gens[p->nr_gens++] = g;
-	/* The next file maps clear of this one (pysyms.h), a page apart. */
-	p->next_start = g.start + g.len + 4096;
-	at = PY_SYMFILE_TEXT_START;
-	while ((f = p->pending)) {
-		p->pending = f->next_pending;
-		f->pending = false;
-		f->next_pending = NULL;
-		f->addr = g.start + at;
-		f->filed_lo = f->want_lo;
-		f->filed_hi = f->want_hi;
-		at += f == p->unknown ? 2 : 2ull * (uint64_t)(f->want_hi - f->want_lo + 1);
-	}
-	return 0;
+	return addr;
 }
 
 /* pid's state when it runs a CPython we walk. */
@@ -696,27 +898,25 @@ static struct py_proc_state *proc_walked(struct py_frames *pf, uint32_t pid)
 	return p && !p->unsupported ? p : NULL;
 }
 
-void py_frames_prepare(struct py_frames *pf, uint32_t pid, const struct py_frame *py, size_t nr_py)
+void py_frames_set_cache(struct py_frames *pf, struct buildid_cache *cache)
 {
-	struct py_proc_state *p = proc_walked(pf, pid);
+	pf->cache = cache;
+}
 
-	if (!p)
+void py_frames_prepare(struct py_frames *pf, uint32_t pid, uint64_t time, struct py_frame *py,
+		       size_t nr_py)
+{
+	struct py_proc_state *p;
+
+	if (!pf->cache || !(p = proc_walked(pf, pid)))
 		return;
-	if (!p->unknown) {
-		p->unknown = fn_get(p, UNKNOWN_NAME, "", 0);
-		if (!p->unknown)
-			return;
-		fn_want(p, p->unknown, 0);
-	}
 	for (size_t i = 0; i < nr_py && i < PY_MAX_FRAMES; i++) {
-		struct py_fn *f;
-		int line;
+		bool unknown;
 
-		if (py[i].flags & PY_FRAME_SHIM)
+		if (py[i].flags & (PY_FRAME_SHIM | PY_FRAME_NAMED))
 			continue;
-		f = frame_fn(p, &py[i], &line);
-		if (f && f != p->unknown)
-			fn_want(p, f, line);
+		py[i].code = frame_addr(pf, p, &py[i], time, &unknown);
+		py[i].flags |= PY_FRAME_NAMED | (unknown ? PY_FRAME_UNKNOWN : 0);
 	}
 }
 
@@ -725,7 +925,7 @@ static int desc_gen(struct task_desc *d, const struct py_proc_state *p, const st
 		    const struct perfdata_sample_id *sid)
 {
 	struct perfdata_mmap m = {
-		.pid = p->pid, .tid = p->pid, .start = g->start, .len = g->len,
+		.pid = p->pid, .tid = p->pid, .start = g->start, .len = PY_GEN_RESERVE,
 		.build_id_size = PY_SYMFILE_BUILD_ID_SIZE,
 		.prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .filename = g->path,
 	};
@@ -736,36 +936,23 @@ static int desc_gen(struct task_desc *d, const struct py_proc_state *p, const st
 	return err ? err : task_desc_add_build_id(d, g->build_id, sizeof(g->build_id), g->path);
 }
 
-int py_frames_describe(struct py_frames *pf, uint32_t pid, struct buildid_cache *cache,
-		       uint64_t file_id, const struct perfdata_sample_id *sid, struct task_desc *d)
+int py_frames_describe(struct py_frames *pf, uint32_t pid, uint64_t file_id,
+		       const struct perfdata_sample_id *sid, struct task_desc *d)
 {
 	struct py_proc_state *p = proc_walked(pf, pid);
 	size_t from;
-	int err;
+	int err = 0;
 
 	if (!p)
 		return 0;
 	/* A new perf.data (--switch-output): every file of the process again. */
-	from = p->file_id == file_id + 1 ? p->nr_gens : 0;
+	from = p->file_id == file_id + 1 ? p->described : 0;
 	p->file_id = file_id + 1;
-	if (file_pending(p, cache) < 0)
-		pf->st.not_filed++;
-	err = 0;
 	for (size_t i = from; i < p->nr_gens && !err; i++)
 		err = desc_gen(d, p, &p->gens[i], sid);
+	if (!err)
+		p->described = p->nr_gens;
 	return err;
-}
-
-/* The address of one frame: its function's in its newest file, at its line's row. */
-static uint64_t frame_addr(struct py_frames *pf, struct py_proc_state *p, const struct py_frame *fr)
-{
-	int line;
-	struct py_fn *f = frame_fn(p, fr, &line);
-
-	if (f && f != p->unknown && fn_covers(f, line))
-		return py_symfile_frame(0, f->addr, 2ull * (uint64_t)(line - f->filed_lo));
-	pf->st.unknown++;
-	return p->unknown && p->unknown->addr ? py_symfile_frame(0, p->unknown->addr, 0) : 0;
 }
 
 size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *native,
@@ -785,9 +972,11 @@ size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *nativ
 		nr_py = PY_MAX_FRAMES;
 	nr_py = pystack_drop_shims(py, nr_py, frames);
 	for (size_t i = 0; i < nr_py; i++) {
-		/* No file to name it in (none filed yet): the frame is left out. */
-		addrs[k] = frame_addr(pf, p, &frames[i]);
+		/* Not named (py_frames_prepare() was not called) or no place to name it: left out. */
+		addrs[k] = frames[i].flags & PY_FRAME_NAMED ? frames[i].code : 0;
 		flags[k] = frames[i].flags;
+		if (frames[i].flags & PY_FRAME_UNKNOWN)
+			pf->st.unknown++;
 		if (addrs[k])
 			k++;
 		else if (k)
@@ -804,6 +993,22 @@ size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *nativ
 	pf->st.frames += k;
 	pf->st.unplaced += unplaced;
 	return n;
+}
+
+void py_frames_flush(struct py_frames *pf)
+{
+	struct hash_node *n, *tmp;
+	size_t i;
+
+	hash_table_for_each_safe(&pf->procs, n, tmp, i) {
+		struct py_proc_state *p = container_of(n, struct py_proc_state, node);
+
+		if (p->nr_gens)
+			gen_file(pf, p, &p->gens[p->nr_gens - 1]);
+	}
+	for (i = 0; i < pf->nr_retired; i++)
+		if (pf->retired[i]->nr_gens)
+			gen_file(pf, pf->retired[i], &pf->retired[i]->gens[pf->retired[i]->nr_gens - 1]);
 }
 
 void py_frames_stats(const struct py_frames *pf, struct py_frames_stats *out)

@@ -14,21 +14,35 @@
  * Python functions become addresses in Python symbol files (symbolize/
  * pysyms.h), filed into the build-id cache (recorder/pysyms_cache.h) and
  * described by MMAP2s carrying their build-ids, so perf, hotspot and
- * bpfrec pprof name them from the file and the cache alone. A function's
- * frame is its start plus twice its line's distance from the lowest line
- * its rows cover (one row per line, two bytes apart), plus one. A process
- * gets a new file whenever its frames need a function, or a line of one,
- * that its files do not have yet: py_frames_prepare() names a sample's
- * frames as it is delivered (the process most likely still lives; a frame
- * named then is remembered for after it exits) and notes what they need,
- * py_frames_describe() files that at the first sample written after (one
- * file for a round's worth) and says the files' MMAP2s before it,
- * py_frames_chain() gives the sample's chain. Earlier files stay mapped
- * where they are (each file maps clear of the others), so earlier samples
- * keep their names. What cannot be named (unreadable, or a code object
- * whose first line is not the one BPF read: freed and reused) is the
- * process's `[python]` function. Without a build-id cache (-N) nothing can
- * be filed: samples keep their native frames only.
+ * bpfrec pprof name them from the file and the cache alone. A function is
+ * placed once, when a frame first needs it: its range gets a row for each
+ * line its code object's line table has (two bytes apart, from the lowest),
+ * then a row of no line for any other line (a code object of the same
+ * function with more lines), so its samples never split between two
+ * symbols; its frame is its start plus its line's row, plus one.
+ *
+ * A process's symbol file is opened (its MMAP2 start and length, its
+ * path and a build-id unique to this recording fixed) when its first
+ * function is placed, takes functions as they come, and is written into
+ * the cache once full (PY_GEN_RESERVE of addresses, then the next one
+ * opens), when the process is forgotten, or at py_frames_flush(): a
+ * process has one file unless its functions fill that, however many
+ * rounds bring new ones.
+ *
+ * py_frames_prepare() names a sample's frames in place as it is delivered
+ * (the process most likely still lives; a frame named then is remembered
+ * for after it exits), and again at its write for any it could not name
+ * then (a new process, not yet known to run Python); a code object read
+ * from the process is taken as the same for PY_CODE_TRUST_NS of samples
+ * (20 ms) before it is read again, so a sample costs hash lookups, not
+ * reads.
+ * py_frames_describe() says the files' MMAP2s before a sample (again in
+ * each new perf.data of --switch-output), py_frames_chain() gives the
+ * sample's chain from the named frames. What cannot be named (unreadable,
+ * or a code object whose first line is not the one BPF read: freed and
+ * reused) is the process's `[python]` function. Without a build-id cache
+ * (py_frames_set_cache()) nothing can be filed: samples keep their native
+ * frames only.
  *
  * Not thread-safe: the recorder's reader calls everything.
  */
@@ -66,7 +80,17 @@ struct py_frames_stats {
 	uint64_t unknown;	/* of those, [python]: not named */
 	uint64_t unplaced;	/* of those, no eval-loop frame to go before (at the outer end) */
 	uint64_t not_filed;	/* symbol files that could not be made or filed */
+	uint64_t files;		/* symbol files filed */
+	uint64_t reads;		/* code objects read from a process to name a frame */
 };
+
+/*
+ * Bits of py_frame.flags BPF never sets (bpf/python.h has the others):
+ * py_frames_prepare() named the frame, its code is now its address (0:
+ * none); it is the [python] one.
+ */
+#define PY_FRAME_NAMED		(1u << 30)
+#define PY_FRAME_UNKNOWN	(1u << 31)
 
 int py_frames_new(const struct py_frames_opts *opts, struct py_frames **out);
 void py_frames_free(struct py_frames *pf);
@@ -76,30 +100,44 @@ extern const struct task_tracker_hooks py_frames_hooks;
 void py_frames_set_next(struct py_frames *pf, const struct task_tracker_hooks *next,
 			void *next_ctx);
 
-/* The functions and lines the Python frames py[0, nr_py) of a sample of pid need. */
-void py_frames_prepare(struct py_frames *pf, uint32_t pid, const struct py_frame *py,
+/* The build-id cache symbol files go into; NULL (the default): none, no Python frames. */
+void py_frames_set_cache(struct py_frames *pf, struct buildid_cache *cache);
+
+/*
+ * Name the Python frames py[0, nr_py) of a sample of pid taken at time (ns,
+ * the samples' clock) in place: each gets PY_FRAME_NAMED and its address
+ * for py_frames_chain() (placing its function when new). Frames named
+ * before are left as they are; nothing happens when pid is not known to
+ * run a CPython we walk (yet).
+ */
+void py_frames_prepare(struct py_frames *pf, uint32_t pid, uint64_t time, struct py_frame *py,
 		       size_t nr_py);
 
 /*
- * Before a sample of pid: what the file still lacks of pid's symbol files
- * into d, stamped sid: a file of what py_frames_prepare() found missing,
- * filed into cache now, and the MMAP2 and build-id of each file the
- * perf.data started at file_id (any value that differs between the
- * recording's files) has not had. 0, or -ENOMEM from d; a file that cannot
- * be made is counted (not_filed), its frames are then left out.
+ * Before a sample of pid: the MMAP2 and build-id of each of pid's symbol
+ * files the perf.data started at file_id (any value that differs between
+ * the recording's files) has not had, into d, stamped sid. 0 or -ENOMEM.
  */
-int py_frames_describe(struct py_frames *pf, uint32_t pid, struct buildid_cache *cache,
-		       uint64_t file_id, const struct perfdata_sample_id *sid, struct task_desc *d);
+int py_frames_describe(struct py_frames *pf, uint32_t pid, uint64_t file_id,
+		       const struct perfdata_sample_id *sid, struct task_desc *d);
 
 /*
- * pid's user chain with its Python frames py[0, nr_py) (as BPF sent them)
- * among its native ones native[0, nr_native), into out[0, cap): how many,
- * 0 when pid has no runtime known here or no frame could be placed (the
- * caller keeps its native chain).
+ * pid's user chain with its Python frames py[0, nr_py) (named by
+ * py_frames_prepare(); one that is not is left out) among its native ones
+ * native[0, nr_native), into out[0, cap): how many, 0 when pid has no
+ * runtime known here or no frame could be placed (the caller keeps its
+ * native chain).
  */
 size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *native,
 		       size_t nr_native, const struct py_frame *py, size_t nr_py, uint64_t *out,
 		       size_t cap);
+
+/*
+ * Write every symbol file still open into the cache: before the cache is
+ * flushed at the end of the recording (later samples would need files
+ * that are never filed).
+ */
+void py_frames_flush(struct py_frames *pf);
 
 void py_frames_stats(const struct py_frames *pf, struct py_frames_stats *out);
 

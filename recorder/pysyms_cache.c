@@ -7,19 +7,15 @@
 #include "recorder/buildid_cache.h"
 #include "recorder/pysyms_cache.h"
 
-int py_symfile_cache(struct py_symfile *sf, struct buildid_cache *cache, pid_t pid,
-		     unsigned int seq, char *path, size_t path_size,
-		     uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE])
+int py_symfile_cache(struct py_symfile *sf, struct buildid_cache *cache, const char *path,
+		     const uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE])
 {
 	int fd, err;
 
-	err = py_symfile_path(path, path_size, pid, seq);
-	if (err)
-		return err;
 	fd = memfd_create("bpfrec-pysyms", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = py_symfile_write(sf, path, fd, build_id);
+	err = py_symfile_write_id(sf, path, fd, build_id);
 	if (err) {
 		close(fd);
 		return err;

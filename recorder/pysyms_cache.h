@@ -11,8 +11,7 @@
  *   DIR/proc/version/bpfrec-python-PID-SEQ/<build-id>/elf
  *   DIR/.build-id/<2 hex>/<38 hex> -> ../../proc/version/bpfrec-python-PID-SEQ/<build-id>
  * The path is written into the file (py_symfile_write()'s name), so each
- * process's file has a build-id, and a cache entry under its path, of its
- * own; a file filed before (same path and functions) is not copied again.
+ * process's file has a cache entry under its path of its own.
  */
 #ifndef RECORDER_PYSYMS_CACHE_H
 #define RECORDER_PYSYMS_CACHE_H
@@ -26,14 +25,13 @@
 struct buildid_cache;
 
 /*
- * Write sf and hand it to cache as the seq-th symbol file of process pid.
- * Gives the MMAP2 filename in path[0..path_size) (64 bytes always do) and
- * the build-id, which the MMAP2 and the BUILD_ID feature must carry.
- * 0 or -errno (memfd_create, py_symfile_write(), -ENOSPC for path); the
+ * Write sf under build_id and hand it to cache as the file recorded as
+ * path (py_symfile_path()): the build-id its MMAP2 and the BUILD_ID
+ * feature carry, which the recorder chose before the file was complete
+ * (py_symfile_write_id()). 0 or -errno (memfd_create, the write); the
  * cache itself counts what it could not copy (buildid_cache_stats()).
  */
-int py_symfile_cache(struct py_symfile *sf, struct buildid_cache *cache, pid_t pid,
-		     unsigned int seq, char *path, size_t path_size,
-		     uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE]);
+int py_symfile_cache(struct py_symfile *sf, struct buildid_cache *cache, const char *path,
+		     const uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE]);
 
 #endif /* RECORDER_PYSYMS_CACHE_H */

@@ -304,6 +304,8 @@ static int session_open(struct record_session *s)
 	if (err)
 		return err;
 	open_buildid_cache(s);
+	if (s->py)
+		py_frames_set_cache(s->py, s->bcache);
 
 	if (s->opts.command) {
 		err = session_tracers_command_env(s);
@@ -517,6 +519,9 @@ static int session_stop(struct record_session *s)
 	err2 = perfdata_writer_finish(s->w);
 	if (err2 && !err)
 		err = session_write_error(s, err2);
+	/* The Python symbol files still open: complete now, and copied with the rest. */
+	if (s->py)
+		py_frames_flush(s->py);
 	/* After the file: copying does not hold up the recording. */
 	buildid_cache_flush(s->bcache);
 	/* Even after a write error the writer leaves a readable file: keep it. */
@@ -645,6 +650,8 @@ void record_session_unwind_status(const struct record_session *s, struct bpfrec_
 		u->py_frames = ps.frames;
 		u->py_unknown = ps.unknown;
 		u->py_unplaced = ps.unplaced;
+		u->py_files = ps.files;
+		u->py_reads = ps.reads;
 		u->py_cut = s->py_cut;
 	}
 }

@@ -12,55 +12,23 @@
 /* ---- line tables ---- */
 
 /*
- * co_lnotab (3.8, 3.9): pairs of (bytecode delta, signed line delta); the
- * line of an instruction is the first line plus the line deltas of every
- * pair whose address is at or before it (3.9's PyCode_Addr2Line()). An odd
- * last byte is no pair and is ignored, as CPython does.
+ * A line table as address ranges: each range [start, end) of the bytecode
+ * and its line, in table order, decoded one at a time (a lookup stops at
+ * its address, a span goes to the end).
  */
-static int lnotab_line(const uint8_t *t, size_t len, int firstlineno, int64_t addr, int *line)
-{
-	int64_t at = 0, l = firstlineno;
+struct line_iter {
+	enum py_lines_kind kind;
+	const uint8_t *t;
+	size_t len, pos;
+	int64_t start, line;
+	bool done;
+};
 
-	for (size_t i = 0; i + 1 < len; i += 2) {
-		at += t[i];
-		if (at > addr)
-			break;
-		l += (int8_t)t[i + 1];
-	}
-	if (l < INT32_MIN || l > INT32_MAX)
-		return -EINVAL;	/* a table no compiler wrote: 64 Ki pairs of 127 stay far below */
-	*line = (int)l;
-	return 0;
-}
-
-/*
- * co_linetable of 3.10 (PEP 626): pairs of (bytecode delta, signed line
- * delta), each the range of bytes [start, start + delta) on the line so
- * far; a line delta of -128 says the range has no line and leaves the line
- * where it was. Empty ranges only move the line (_PyCode_CheckLineNumber()).
- */
-static int linetable_line(const uint8_t *t, size_t len, int firstlineno, int64_t addr, int *line)
-{
-	int64_t start = 0, l = firstlineno;
-
-	for (size_t i = 0; i + 1 < len; i += 2) {
-		int64_t end = start + t[i];
-		bool no_line = (int8_t)t[i + 1] == -128;
-
-		if (!no_line)
-			l += (int8_t)t[i + 1];
-		if (addr >= start && addr < end) {
-			if (no_line)
-				return -ENOENT;
-			if (l < INT32_MIN || l > INT32_MAX)
-				return -EINVAL;
-			*line = (int)l;
-			return 0;
-		}
-		start = end;
-	}
-	return -ENOENT;
-}
+struct line_range {
+	int64_t start, end;	/* [start, end) of the bytecode, in bytes */
+	int64_t line;
+	bool has_line;		/* false: an artificial instruction, no line */
+};
 
 /* The codes of a location table entry (3.11's Include/cpython/code.h _PyCodeLocationInfoKind). */
 enum {
@@ -100,65 +68,151 @@ static int read_varint(const uint8_t *t, size_t len, size_t *pos, uint32_t *out)
 }
 
 /*
+ * co_lnotab (3.8, 3.9): pairs of (bytecode delta, signed line delta); the
+ * line of an instruction is the first line plus the line deltas of every
+ * pair whose address is at or before it (3.9's PyCode_Addr2Line()): the
+ * ranges lie between the pairs' addresses, the last one open-ended. An odd
+ * last byte is no pair and is ignored, as CPython does.
+ */
+static int lnotab_next(struct line_iter *it, struct line_range *r)
+{
+	*r = (struct line_range){ .start = it->start, .line = it->line, .has_line = true };
+	if (it->pos + 1 < it->len) {
+		r->end = it->start + it->t[it->pos];
+		it->line += (int8_t)it->t[it->pos + 1];
+		it->start = r->end;
+		it->pos += 2;
+		return 1;
+	}
+	it->done = true;
+	r->end = INT64_MAX;
+	return 1;
+}
+
+/*
+ * co_linetable of 3.10 (PEP 626): pairs of (bytecode delta, signed line
+ * delta), each the range of bytes [start, start + delta) on the line so
+ * far; a line delta of -128 says the range has no line and leaves the line
+ * where it was. Empty ranges only move the line (_PyCode_CheckLineNumber()).
+ */
+static int linetable_next(struct line_iter *it, struct line_range *r)
+{
+	bool no_line;
+
+	if (it->pos + 1 >= it->len)
+		return 0;
+	no_line = (int8_t)it->t[it->pos + 1] == -128;
+	if (!no_line)
+		it->line += (int8_t)it->t[it->pos + 1];
+	*r = (struct line_range){ .start = it->start, .end = it->start + it->t[it->pos],
+				  .line = it->line, .has_line = !no_line };
+	it->start = r->end;
+	it->pos += 2;
+	return 1;
+}
+
+/*
  * The location table of 3.11 on: entries of one to eight code units each,
  * a first byte 1CCCCLLL (code C, L + 1 units) and what the code says
  * follows; only the line delta matters here (3.11's Objects/lnotab_notes.txt).
  */
-static int locations_line(const uint8_t *t, size_t len, int firstlineno, int64_t addr, int *line)
+static int locations_next(struct line_iter *it, struct line_range *r)
 {
-	int64_t start = 0, l = firstlineno;
-	size_t pos = 0;
+	const uint8_t *t = it->t;
+	uint8_t first;
+	unsigned int code;
 
-	while (pos < len) {
-		uint8_t first = t[pos++];
-		unsigned int code = first >> 3 & 15;
-		int64_t end = start + 2 * ((first & 7) + 1);
+	if (it->pos >= it->len)
+		return 0;
+	first = t[it->pos++];
+	code = first >> 3 & 15;
+	if (!(first & 0x80))
+		return -EINVAL;	/* not the start of an entry */
+	if (code == LOC_NO_COLUMNS || code == LOC_LONG) {
+		uint32_t u;
 
-		if (!(first & 0x80))
-			return -EINVAL;	/* not the start of an entry */
-		if (code == LOC_NO_COLUMNS || code == LOC_LONG) {
-			uint32_t u;
-
-			if (read_varint(t, len, &pos, &u))
-				return -EINVAL;
-			/* Signed: the sign in bit 0. */
-			l += u & 1 ? -(int64_t)(u >> 1) : (int64_t)(u >> 1);
-		} else if (code == LOC_ONE_LINE1 || code == LOC_ONE_LINE2) {
-			l += code - 10;
-		}
-		if (addr >= start && addr < end) {
-			if (code == LOC_NONE)
-				return -ENOENT;
-			if (l < INT32_MIN || l > INT32_MAX)
-				return -EINVAL;
-			*line = (int)l;
-			return 0;
-		}
-		start = end;
-		/* The columns: whatever follows up to the next entry. */
-		while (pos < len && !(t[pos] & 0x80))
-			pos++;
+		if (read_varint(t, it->len, &it->pos, &u))
+			return -EINVAL;
+		/* Signed: the sign in bit 0. */
+		it->line += u & 1 ? -(int64_t)(u >> 1) : (int64_t)(u >> 1);
+	} else if (code == LOC_ONE_LINE1 || code == LOC_ONE_LINE2) {
+		it->line += code - 10;
 	}
-	return -ENOENT;
+	*r = (struct line_range){ .start = it->start, .end = it->start + 2 * ((first & 7) + 1),
+				  .line = it->line, .has_line = code != LOC_NONE };
+	it->start = r->end;
+	/* The columns: whatever follows up to the next entry. */
+	while (it->pos < it->len && !(t[it->pos] & 0x80))
+		it->pos++;
+	return 1;
+}
+
+/* The next range of the table: 1, 0 past its end, -EINVAL where it is malformed. */
+static int line_next(struct line_iter *it, struct line_range *r)
+{
+	if (it->done)
+		return 0;
+	switch (it->kind) {
+	case PY_LINES_LNOTAB:
+		return lnotab_next(it, r);
+	case PY_LINES_LINETABLE:
+		return linetable_next(it, r);
+	case PY_LINES_LOCATIONS:
+		return locations_next(it, r);
+	}
+	return -EINVAL;
 }
 
 int py_code_line(enum py_lines_kind kind, const uint8_t *table, size_t len, int firstlineno,
 		 int64_t addr, int *line)
 {
+	struct line_iter it = { .kind = kind, .t = table, .len = len, .line = firstlineno };
+	struct line_range r;
+	int rc;
+
 	/* PyCode_Addr2Line(): no instruction started yet is the function's first line. */
 	if (addr < 0) {
 		*line = firstlineno;
 		return 0;
 	}
-	switch (kind) {
-	case PY_LINES_LNOTAB:
-		return lnotab_line(table, len, firstlineno, addr, line);
-	case PY_LINES_LINETABLE:
-		return linetable_line(table, len, firstlineno, addr, line);
-	case PY_LINES_LOCATIONS:
-		return locations_line(table, len, firstlineno, addr, line);
+	while ((rc = line_next(&it, &r)) > 0) {
+		if (addr < r.start || addr >= r.end)
+			continue;
+		if (!r.has_line)
+			return -ENOENT;
+		/* A table no compiler wrote: 64 Ki pairs of 127 stay far below. */
+		if (r.line < INT32_MIN || r.line > INT32_MAX)
+			return -EINVAL;
+		*line = (int)r.line;
+		return 0;
 	}
-	return -EINVAL;
+	return rc < 0 ? rc : -ENOENT;
+}
+
+int py_code_line_span(enum py_lines_kind kind, const uint8_t *table, size_t len,
+		      int firstlineno, int *lo, int *hi)
+{
+	struct line_iter it = { .kind = kind, .t = table, .len = len, .line = firstlineno };
+	int64_t min = INT64_MAX, max = INT64_MIN;
+	struct line_range r;
+	int rc;
+
+	while ((rc = line_next(&it, &r)) > 0) {
+		/* Empty ranges only carry the line across a long jump: no instruction is there. */
+		if (!r.has_line || r.end <= r.start || r.line <= 0 || r.line > INT32_MAX)
+			continue;
+		if (r.line < min)
+			min = r.line;
+		if (r.line > max)
+			max = r.line;
+	}
+	if (rc < 0)
+		return rc;
+	if (min > max)
+		return -ENOENT;
+	*lo = (int)min;
+	*hi = (int)max;
+	return 0;
 }
 
 /* ---- str ---- */
@@ -236,6 +290,7 @@ struct code_entry {
 	char *qualname, *filename;
 	uint8_t *lines;		/* NULL when the table could not be read */
 	size_t lines_len;
+	int line_lo, line_hi;	/* py_code_line_span() of it; 0 when unknown */
 };
 
 struct py_code_reader {
@@ -484,6 +539,9 @@ static int read_entry(const struct py_code_reader *r, const struct code_fixed *f
 	/* Without its line table the function is still named. */
 	if (read_bytes(r, f->lines, &e->lines, &e->lines_len))
 		e->lines = NULL;
+	if (!e->lines || py_code_line_span(r->l.lines_kind, e->lines, e->lines_len,
+					   (int)f->firstlineno, &e->line_lo, &e->line_hi))
+		e->line_lo = e->line_hi = 0;
 	*out = e;
 	return 0;
 }
@@ -606,6 +664,8 @@ static int name_code(struct py_code_reader *r, uint64_t code, uint64_t instr,
 	out->filename = e->filename;
 	out->firstlineno = (int)e->fixed.firstlineno;
 	out->line = line_of(r, code, e, instr);
+	out->line_lo = e->line_lo;
+	out->line_hi = e->line_hi;
 	return 0;
 }
 

@@ -52,6 +52,14 @@ int py_code_line(enum py_lines_kind kind, const uint8_t *table, size_t len, int 
 		 int64_t addr, int *line);
 
 /*
+ * The lowest and highest line (> 0) any instruction of that table is on:
+ * what a function's line rows must cover to name all its lines. 0; -ENOENT
+ * when no instruction has a line, -EINVAL when the table is malformed.
+ */
+int py_code_line_span(enum py_lines_kind kind, const uint8_t *table, size_t len,
+		      int firstlineno, int *lo, int *hi);
+
+/*
  * The n characters of a str of kind (1, 2 or 4 bytes each; ascii: the
  * object says they are ASCII) at chars, as NUL-terminated UTF-8 in
  * out[0..out_size): needs at most 4 * n + 1 bytes. Lone surrogates (a str
@@ -94,6 +102,8 @@ struct py_code_name {
 	const char *filename;	/* co_filename: UTF-8 */
 	int firstlineno;	/* co_firstlineno */
 	int line;		/* of the instruction; 0 when unknown */
+	/* The lines its instructions are on (py_code_line_span()); 0, 0 when unknown. */
+	int line_lo, line_hi;
 };
 
 struct py_code_reader;

@@ -365,6 +365,20 @@ static void write_line(struct growbuf *b, const struct py_symfile *sf)
 			/* The first row holds from the function's start on. */
 			uint64_t at = k ? f->start + r[k].offset : f->start;
 
+			int64_t dl = (int64_t)r[k].line - line;
+
+			/*
+			 * Both advances and the row in one special opcode where
+			 * they fit (line_base -5, line_range 14, opcode_base 13):
+			 * the recorder's rows are a line each, two bytes apart.
+			 */
+			if (at >= addr && dl >= -5 && dl <= 8 &&
+			    at - addr <= (uint64_t)(255 - 13 - (dl + 5)) / 14) {
+				put_u8(b, (uint8_t)(13 + (at - addr) * 14 + (uint64_t)(dl + 5)));
+				addr = at;
+				line = r[k].line;
+				continue;
+			}
 			if (at > addr) {
 				put_u8(b, DW_LNS_advance_pc);
 				put_uleb(b, at - addr);
@@ -517,8 +531,9 @@ out:
 	return err;
 }
 
-int py_symfile_write(struct py_symfile *sf, const char *name, int fd,
-		     uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE])
+/* The file into fd; given: under build_id as it is, else under its contents' hash, into build_id. */
+static int write_file(struct py_symfile *sf, const char *name, int fd,
+		      uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE], bool given)
 {
 	struct section s[SEC_NR] = {
 		[SEC_NOTE] = { .name = ".note.gnu.build-id", .type = SHT_NOTE, .flags = SHF_ALLOC, .align = 4 },
@@ -593,7 +608,8 @@ int py_symfile_write(struct py_symfile *sf, const char *name, int fd,
 	s[SEC_TEXT].size = end - PY_SYMFILE_TEXT_START;
 	shoff = (layout(s, end) + 7) & ~7ull;
 
-	build_id_of(s, s[SEC_TEXT].size, build_id);
+	if (!given)
+		build_id_of(s, s[SEC_TEXT].size, build_id);
 	growbuf_put(&s[SEC_NOTE].data, id_hdr, sizeof(id_hdr));
 	growbuf_put(&s[SEC_NOTE].data, note_name, sizeof(note_name));
 	growbuf_put(&s[SEC_NOTE].data, build_id, PY_SYMFILE_BUILD_ID_SIZE);
@@ -604,4 +620,19 @@ out:
 	for (int i = 1; i < SEC_NR; i++)
 		growbuf_free(&s[i].data);
 	return err;
+}
+
+int py_symfile_write(struct py_symfile *sf, const char *name, int fd,
+		     uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE])
+{
+	return write_file(sf, name, fd, build_id, false);
+}
+
+int py_symfile_write_id(struct py_symfile *sf, const char *name, int fd,
+			const uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE])
+{
+	uint8_t id[PY_SYMFILE_BUILD_ID_SIZE];
+
+	memcpy(id, build_id, sizeof(id));
+	return write_file(sf, name, fd, id, true);
 }

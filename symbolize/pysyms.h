@@ -41,12 +41,14 @@
  * runs of tools/lib/hash.h's hash_bytes() with fixed seeds, 8 + 8 + 4
  * bytes. Not cryptographic: it only has to tell different contents apart
  * (equal contents give equal ids, so an unchanged file is cached once).
+ * py_symfile_write_id() takes one the caller chose instead.
  *
  * The MMAP2 the recorder writes for it (perfdata_write_mmap2()):
  *   pid/tid    the process; start a page-aligned address no real mapping
  *              can take (PY_SYMFILE_MAP_BASE and up: above the 57-bit user
  *              space of 5-level paging, below the 1 << 63 that perf takes
- *              for kernel addresses); len py_symfile_map_len(); pgoff 0;
+ *              for kernel addresses); len py_symfile_map_len() or more
+ *              (the recorder reserves a range and fills it); pgoff 0;
  *   prot       PROT_READ | PROT_EXEC, flags MAP_PRIVATE;
  *   misc       PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID
  *              with the 20-byte build-id (perfdata_mmap.build_id), and the
@@ -63,9 +65,9 @@
  * is written as start + f.start + o + 1: perf looks a frame up at its
  * address, bpfrec pprof a caller's at address - 1, and with rows at least
  * 2 bytes apart (CPython's instruction offsets are even) both land on o's
- * row. A process's later file (more functions, the next SEQ) gets an MMAP2
- * of its own, at a start clear of the earlier file's range: readers differ
- * in how they replace an overlapped mapping.
+ * row. A process's later file (its functions filled the first one, the
+ * next SEQ) gets an MMAP2 of its own, at a start clear of every other
+ * file's range: readers differ in how they replace an overlapped mapping.
  *
  * Functions are copied in; they must not overlap (checked when writing).
  * Errors are 0 or -errno: -EINVAL for what makes no sense, -E2BIG past the
@@ -142,6 +144,14 @@ uint64_t py_symfile_map_len(const struct py_symfile *sf);
  */
 int py_symfile_write(struct py_symfile *sf, const char *name, int fd,
 		     uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE]);
+/*
+ * The same, under a build-id chosen before the file's contents were known
+ * (the recorder describes a symbol file before its last function is in
+ * it): the caller makes it unique to the file, as equal contents no longer
+ * give equal ids.
+ */
+int py_symfile_write_id(struct py_symfile *sf, const char *name, int fd,
+			const uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE]);
 void py_symfile_free(struct py_symfile *sf);
 
 /*

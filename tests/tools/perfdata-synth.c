@@ -325,6 +325,7 @@ static uint64_t py_file(struct py_funcs *py, const char *dir, uint32_t pid, char
 	struct buildid_cache *cache;
 	struct py_symfile *sf;
 	uint64_t len;
+	int fd;
 
 	check(py_symfile_new(&sf), "py_symfile_new");
 	for (size_t i = 0; i < py->nr; i++) {
@@ -340,7 +341,14 @@ static uint64_t py_file(struct py_funcs *py, const char *dir, uint32_t pid, char
 		check(py_symfile_add(sf, &f), "py_symfile_add");
 	}
 	check(buildid_cache_new(&co, &cache), "build-id cache");
-	check(py_symfile_cache(sf, cache, (pid_t)pid, 0, path, path_size, id), "py_symfile_cache");
+	/* Its contents' build-id (a first write to learn it), as the same input always gives. */
+	check(py_symfile_path(path, path_size, (pid_t)pid, 0), "py_symfile_path");
+	fd = memfd_create("synth-pysyms", MFD_CLOEXEC);
+	if (fd < 0)
+		die("memfd_create failed");
+	check(py_symfile_write(sf, path, fd, id), "py_symfile_write");
+	close(fd);
+	check(py_symfile_cache(sf, cache, path, id), "py_symfile_cache");
 	buildid_cache_flush(cache);
 	if (buildid_cache_stats(cache)->failed)
 		die("the Python symbol file could not be filed");

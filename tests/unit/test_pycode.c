@@ -104,6 +104,40 @@ Test(pycode, locations_of_3_11)
 			     "byte %lld", (long long)want[i].addr);
 }
 
+/* The span of the tables above: the lines of non-empty ranges that have one. */
+Test(pycode, line_spans)
+{
+	static const uint8_t lnotab[] = { 6, 1, 4, 2, 8, 0xff, 7 };
+	/* A jump of 137 lines in two pairs: the line between is on no instruction. */
+	static const uint8_t lnotab_jump[] = { 0, 127, 2, 10 };
+	static const uint8_t linetable[] = { 4, 1, 0, 2, 6, 0, 2, 0x80, 4, 0xfe, 9 };
+	static const uint8_t locations[] = {
+		LOC(13, 2), 0x02, LOC(0, 1), 0x12, LOC(11, 3), 0x05, 0x09, LOC(15, 1),
+		LOC(14, 1), 0x58, 0x09, 0, 5, 10, LOC(13, 1), 0x0b,
+	};
+	static const uint8_t no_line[] = { LOC(15, 2) };
+	static const uint8_t cut[] = { LOC(13, 1), 0x02, LOC(13, 1), 0x42 };
+	int lo = -1, hi = -1;
+
+	cr_assert_eq(py_code_line_span(PY_LINES_LNOTAB, lnotab, sizeof(lnotab), 10, &lo, &hi), 0);
+	cr_expect(lo == 10 && hi == 13, "lnotab: %d-%d", lo, hi);
+	cr_assert_eq(py_code_line_span(PY_LINES_LNOTAB, lnotab_jump, sizeof(lnotab_jump), 10,
+				       &lo, &hi), 0);
+	cr_expect(lo == 137 && hi == 147, "lnotab jump: %d-%d", lo, hi);
+	cr_assert_eq(py_code_line_span(PY_LINES_LINETABLE, linetable, sizeof(linetable), 10,
+				       &lo, &hi), 0);
+	cr_expect(lo == 11 && hi == 13, "linetable: %d-%d", lo, hi);
+	cr_assert_eq(py_code_line_span(PY_LINES_LOCATIONS, locations, sizeof(locations), 10,
+				       &lo, &hi), 0);
+	cr_expect(lo == 11 && hi == 312, "locations: %d-%d", lo, hi);
+	lo = hi = -1;
+	cr_expect_eq(py_code_line_span(PY_LINES_LOCATIONS, no_line, sizeof(no_line), 10, &lo, &hi),
+		     -ENOENT);
+	cr_expect_eq(py_code_line_span(PY_LINES_LOCATIONS, NULL, 0, 10, &lo, &hi), -ENOENT);
+	cr_expect_eq(py_code_line_span(PY_LINES_LOCATIONS, cut, sizeof(cut), 10, &lo, &hi), -EINVAL);
+	cr_expect(lo == -1 && hi == -1, "left as they were");
+}
+
 Test(pycode, locations_refuse_what_runs_past_the_end)
 {
 	static const uint8_t cut_varint[] = { LOC(13, 1), 0x42 };
@@ -273,6 +307,8 @@ Test(pycode, fake_code_object_named)
 	cr_expect_str_eq(n.filename, "/x/y.py");
 	cr_expect_eq(n.firstlineno, 10);
 	cr_expect_eq(n.line, 12);
+	cr_expect_eq(n.line_lo, 11, "the lines of its table");
+	cr_expect_eq(n.line_hi, 12);
 	cr_assert_eq(py_code_name(r, (uintptr_t)f.code, unit(&f, 0), &n), 0);
 	cr_expect_eq(n.line, 11);
 	cr_assert_eq(py_code_name(r, (uintptr_t)f.code, unit(&f, -1), &n), 0);

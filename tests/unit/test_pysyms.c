@@ -339,6 +339,33 @@ Test(pysyms, build_id_follows_content)
 	py_symfile_free(d);
 }
 
+/* An id chosen before the contents: carried as given, whatever the contents. */
+Test(pysyms, build_id_as_given)
+{
+	struct py_symfile *sf = three();
+	uint8_t id[PY_SYMFILE_BUILD_ID_SIZE], hashed[PY_SYMFILE_BUILD_ID_SIZE];
+	uint8_t read_id[BUILDID_MAX];
+	size_t id_size;
+	int fd;
+
+	for (size_t i = 0; i < sizeof(id); i++)
+		id[i] = (uint8_t)(i * 13 + 1);
+	fd = memfd_create("pysyms-test", 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(py_symfile_write_id(sf, "python", fd, id), 0);
+	cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+	cr_assert_eq(buildid_read_fd(fd, read_id, &id_size), 0);
+	cr_assert_eq(id_size, sizeof(id));
+	cr_assert_arr_eq(read_id, id, sizeof(id));
+	close(fd);
+	/* The contents' own id is another one. */
+	fd = memfd_create("pysyms-test", 0);
+	cr_assert_eq(py_symfile_write(sf, "python", fd, hashed), 0);
+	cr_assert_arr_neq(hashed, id, sizeof(id));
+	close(fd);
+	py_symfile_free(sf);
+}
+
 Test(pysyms, refused)
 {
 	struct py_symfile *sf;
@@ -456,8 +483,11 @@ Test(pysyms, filed_in_the_cache)
 
 	cr_assert_not_null(mkdtemp(dir));
 	cr_assert_eq(buildid_cache_new(&opts, &cache), 0);
-	cr_assert_eq(py_symfile_cache(sf, cache, 4242, 0, path, sizeof(path), id), 0);
-	cr_assert_str_eq(path, "/proc/version/bpfrec-python-4242-0");
+	/* The recorder's ids are chosen before the file is complete: any id, as given. */
+	for (size_t i = 0; i < sizeof(id); i++)
+		id[i] = (uint8_t)(0xa0 + i);
+	cr_assert_eq(py_symfile_path(path, sizeof(path), 4242, 0), 0);
+	cr_assert_eq(py_symfile_cache(sf, cache, path, id), 0);
 	buildid_cache_flush(cache);
 	cr_assert_eq(buildid_cache_stats(cache)->copied, 1);
 	cr_assert_eq(buildid_cache_stats(cache)->failed, 0);
@@ -479,7 +509,10 @@ Test(pysyms, filed_in_the_cache)
 		char path2[64], hex2[41];
 
 		cr_assert_eq(buildid_cache_new(&opts, &cache), 0);
-		cr_assert_eq(py_symfile_cache(sf, cache, 4243, 0, path2, sizeof(path2), id2), 0);
+		memcpy(id2, id, sizeof(id2));
+		id2[0] ^= 1;
+		cr_assert_eq(py_symfile_path(path2, sizeof(path2), 4243, 0), 0);
+		cr_assert_eq(py_symfile_cache(sf, cache, path2, id2), 0);
 		buildid_cache_flush(cache);
 		cr_assert_eq(buildid_cache_stats(cache)->copied, 1);
 		buildid_cache_free(cache);

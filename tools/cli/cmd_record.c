@@ -140,12 +140,14 @@ static void unwind_summary(const struct bpfrec_unwind_stats *u, bool verbose)
 		if (u->py_procs || u->py_procs_unsupported)
 			fprintf(stderr, "bpfrec record: Python frames: %llu processes (%llu of an "
 				"unsupported version), %llu samples with Python frames, %llu walks "
-				"cut, %llu frames (%llu unnamed, %llu without an eval-loop frame)\n",
+				"cut, %llu frames (%llu unnamed, %llu without an eval-loop frame), "
+				"%llu code objects read, %llu symbol files\n",
 				(unsigned long long)u->py_procs,
 				(unsigned long long)u->py_procs_unsupported,
 				(unsigned long long)u->py_samples, (unsigned long long)u->py_cut,
 				(unsigned long long)u->py_frames, (unsigned long long)u->py_unknown,
-				(unsigned long long)u->py_unplaced);
+				(unsigned long long)u->py_unplaced, (unsigned long long)u->py_reads,
+				(unsigned long long)u->py_files);
 		if (u->late_walks || u->late_spent || u->late_busy) {
 			fprintf(stderr, "bpfrec record: cfi stacks walked again once their tables "
 				"came: %llu (%llu waited too long), %llu more had no stack copy "
