@@ -83,7 +83,13 @@ run_clean self.top go tool pprof -top -nodefraction=0 self.pb.gz
 assert_grep "^Duration: .*Total samples" self.top
 awk '$2 ~ /%$/ && $1 != "flat" { print $6; exit }' self.top >self.first
 [ "$(cat self.first)" = busy_loop ] || { cat self.top >&2; fail "busy_loop is not on top in pprof"; }
-assert_range "busy_loop's share in pprof" "$(flat_share self.top busy_loop)" 50 100
+# The profile counts the same samples as the recording perf just read: the
+# same share of all of them (the kernel's part is the machine's, on an
+# emulated CPU two thirds of the samples).
+pshare=$(flat_share self.top busy_loop)
+echo "busy_loop: go tool pprof $pshare% of all samples"
+assert_range "busy_loop's share in pprof against perf report's ($share %)" "$pshare" \
+	"$(awk -v s="$share" 'BEGIN { print s - 1 }')" "$(awk -v s="$share" 'BEGIN { print s + 1 }')"
 
 # (b) A child recorded into an fd (a regular file: file format).
 ./../record_child child.data "$FIX/rec_work" 0.5 >child.out 2>child.err ||
