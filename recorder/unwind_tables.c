@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* unwind_tables.c - tables in the row store, refcounted by process (unwind_tables.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,13 @@ struct unwind_tables {
 
 	struct cache tables;	/* key -> struct table */
 	struct cache procs;	/* pid -> struct proc */
+	/*
+	 * Our vDSO image (vdso_open_self()), made at the first [vdso] mapping
+	 * and kept: every 64-bit process maps one, and making it reads our own
+	 * /proc/self/maps, which was most of what a new process cost a
+	 * system-wide recording once its files' tables were cached. -1: not yet.
+	 */
+	int vdso_fd;
 
 	struct range *free;	/* sorted by first, never adjacent (coalesced) */
 	size_t nr_free, cap_free;
@@ -476,7 +484,11 @@ static int table_for(struct unwind_tables *t, uint32_t pid, const struct procmap
 		 */
 		struct stat st;
 
-		err = vdso_open_self(&fd);
+		err = t->vdso_fd < 0 ? vdso_open_self(&t->vdso_fd) : 0;
+		/* A descriptor of its own, closed as any file's: the image's offset is never used. */
+		fd = err ? -1 : fcntl(t->vdso_fd, F_DUPFD_CLOEXEC, 0);
+		if (!err && fd < 0)
+			err = -errno;
 		if (!err && (fstat(fd, &st) || (uint64_t)st.st_size > e->end - e->start)) {
 			close(fd);
 			err = -ESTALE;
@@ -656,6 +668,7 @@ int unwind_tables_new(const struct unwind_tables_opts *opts, struct unwind_table
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	t->vdso_fd = -1;
 	t->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
 	t->entry = calloc(1, sizeof(*t->entry));
 	t->cap_free = 2;
@@ -701,6 +714,8 @@ void unwind_tables_free(struct unwind_tables *t)
 	free(t->free);
 	free(t->placed);
 	free(t->entry);
+	if (t->vdso_fd >= 0)
+		close(t->vdso_fd);
 	free(t->proc_root);
 	free(t);
 }
