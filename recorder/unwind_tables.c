@@ -36,6 +36,9 @@ struct table_key {
 };
 _Static_assert(BUILDID_MAX <= sizeof(struct file_identity), "a build-id fits the key");
 
+/* Keys remembered by file identity (file_key()); past it they are all forgotten. */
+#define KEYS_MAX 4096
+
 /* The table of one file, in the store or not, used or cached. */
 struct table {
 	struct cache_entry *entry;	/* in unwind_tables.tables; value = this */
@@ -73,6 +76,7 @@ struct unwind_tables {
 	void *ctx;
 
 	struct cache tables;	/* key -> struct table */
+	struct cache keys;	/* file identity -> its struct table_key (file_key()) */
 	struct cache procs;	/* pid -> struct proc */
 	/*
 	 * Our vDSO image (vdso_open_self()), made at the first [vdso] mapping
@@ -369,28 +373,63 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 	return 0;
 }
 
-/* The key of the open file fd (mapped as e): its build-id, or its identity. */
-static int file_key(int fd, const struct procmaps_entry *e, struct table_key *k)
+/* The key of the open file fd (mapped as e, st its fstat): its build-id, or its identity. */
+static void read_file_key(int fd, const struct procmaps_entry *e, const struct stat *st,
+			  struct table_key *k)
 {
 	struct file_identity id = { .maj = e->maj, .min = e->min, .ino = e->ino };
 	size_t size;
-	struct stat st;
 
 	if (!buildid_read_fd(fd, k->bytes + 1, &size) && size > 0 && size <= BUILDID_MAX) {
 		k->bytes[0] = KEY_BUILD_ID;
 		k->len = (uint8_t)(1 + size);
-		return 0;
+		return;
 	}
-	if (fstat(fd, &st))
-		return -errno;
 	/* An inode can be rewritten in place: its size and mtime tell the versions apart. */
-	id.size = (uint64_t)st.st_size;
-	id.mtime_sec = st.st_mtim.tv_sec;
-	id.mtime_nsec = st.st_mtim.tv_nsec;
+	id.size = (uint64_t)st->st_size;
+	id.mtime_sec = st->st_mtim.tv_sec;
+	id.mtime_nsec = st->st_mtim.tv_nsec;
 	k->bytes[0] = KEY_FILE;
 	memcpy(k->bytes + 1, &id, sizeof(id));
 	k->len = (uint8_t)(1 + sizeof(id));
-	return 0;
+}
+
+/*
+ * read_file_key(), remembered by what the open file is (its device, inode,
+ * size and mtime, the identity a file without a build-id is keyed by
+ * anyway): every process mapping libc again does not have it parsed again
+ * (an ELF mapping and its notes read, per mapping of every new process).
+ */
+static int file_key(struct unwind_tables *t, int fd, const struct procmaps_entry *e,
+		    struct table_key *k)
+{
+	struct file_identity id;
+	struct cache_entry *ce;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	memset(&id, 0, sizeof(id));	/* hashed as bytes */
+	id.maj = major(st.st_dev);
+	id.min = minor(st.st_dev);
+	id.ino = st.st_ino;
+	id.size = (uint64_t)st.st_size;
+	id.mtime_sec = st.st_mtim.tv_sec;
+	id.mtime_nsec = st.st_mtim.tv_nsec;
+	ce = cache_get(&t->keys, &id, sizeof(id));
+	if (ce) {
+		*k = *(const struct table_key *)ce->value;
+		return 0;
+	}
+	read_file_key(fd, e, &st, k);
+	if (t->keys.nr >= KEYS_MAX)
+		cache_clear(&t->keys, free);
+	ce = cache_add(&t->keys, &id, sizeof(id));
+	if (ce && !(ce->value = malloc(sizeof(*k))))
+		cache_del(&t->keys, ce);
+	else if (ce)
+		memcpy(ce->value, k, sizeof(*k));
+	return 0;	/* not remembered when out of memory: still right */
 }
 
 /*
@@ -409,7 +448,7 @@ static int table_find_or_build(struct unwind_tables *t, int fd, const struct pro
 
 	*out = NULL;
 	*fresh = false;
-	if (file_key(fd, e, &key)) {
+	if (file_key(t, fd, e, &key)) {
 		t->st.files_failed++;
 		return 0;
 	}
@@ -711,6 +750,7 @@ void unwind_tables_free(struct unwind_tables *t)
 		return;
 	cache_clear(&t->procs, free_proc);
 	cache_clear(&t->tables, free_table);
+	cache_clear(&t->keys, free);
 	free(t->free);
 	free(t->placed);
 	free(t->entry);
