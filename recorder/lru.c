@@ -95,6 +95,12 @@ struct lru_entry *lru_table_dead_before(const struct lru_table *t, uint64_t roun
 	return e->dead_round < round ? e : NULL;
 }
 
+void lru_table_dead_renew(struct lru_table *t, uint64_t round)
+{
+	for (struct lru_link *l = t->dead.next; l != &t->dead; l = l->next)
+		container_of(l, struct lru_entry, dead)->dead_round = round;
+}
+
 struct lru_entry *lru_table_oldest(const struct lru_table *t)
 {
 	return t->lru.prev == &t->lru ? NULL : container_of(t->lru.prev, struct lru_entry, lru);

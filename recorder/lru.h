@@ -61,5 +61,7 @@ struct lru_entry *lru_table_oldest(const struct lru_table *t);
 void lru_table_mark_dead(struct lru_table *t, struct lru_entry *e, uint64_t round);
 /* The entry marked dead longest ago, when that was before round; else NULL. */
 struct lru_entry *lru_table_dead_before(const struct lru_table *t, uint64_t round);
+/* Every entry on the dead list is kept as if it had died in round (the list stays ordered). */
+void lru_table_dead_renew(struct lru_table *t, uint64_t round);
 
 #endif /* RECORDER_LRU_H */

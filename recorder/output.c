@@ -319,6 +319,8 @@ int session_switch_output(struct record_session *s)
 {
 	int err, fd;
 
+	/* What exited lately stays known into the new file (its last samples may come there). */
+	task_tracker_file_ending(s->tracker);
 	err = session_flush_batch(s);
 	/* The tracers' end of a file (--alloc: what is still held). */
 	if (!err)

@@ -79,6 +79,13 @@ struct task_proc {
 	struct task_map *maps;
 	size_t nr_maps;
 	bool described;		/* COMM and MMAP2s are in the file */
+	uint64_t described_time;	/* the earliest time they are stamped with */
+	/*
+	 * Tracked when the current file began (task_tracker_new_file()) and
+	 * not exec'd since (an exec makes a new entry): every sample of it in
+	 * this file, however early, is of the image it runs now.
+	 */
+	bool carried;
 	bool complete;
 	bool exec_reported;	/* task_tracker_exec_begin() saw this image's exec */
 	bool execd;		/* this image began with an exec: its COMM says so */
@@ -664,6 +671,7 @@ static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_
 
 	p->next_reread = time + p->reread_interval;
 	p->described = true;
+	p->described_time = time;
 	/*
 	 * What the kernel reported since the exec is exact as of this sample's
 	 * time; /proc is as of now, and gone for a process that already exited.
@@ -676,6 +684,32 @@ static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_
 	}
 	err = proc_set_maps(t, p, &pm, pid, time, cpu, true, &nr_new);
 	procmaps_release(&pm);
+	return err;
+}
+
+/*
+ * A sample of p stamped before the description the file has of it: records
+ * of another source that waited (--alloc's batch, what a ring still held
+ * at a switch) can follow a CPU sample stamped later, which described p
+ * in this file. For a process carried over from the previous file the
+ * description is written again at this earlier time (the COMM of the
+ * process and of the thread, the mappings known), so that a reader
+ * replaying in time order knows the sample's process.
+ */
+static int describe_earlier(struct task_tracker *t, struct task_proc *p, uint32_t tid,
+			    const char *comm, uint64_t time, uint32_t cpu)
+{
+	uint32_t pid = p->e.key;
+	struct lru_entry *e = lru_table_find(&t->threads, pid);
+	const char *main_comm = e && thread_of(e)->proc == p ? thread_of(e)->comm : comm;
+	int err = write_comm(t, pid, pid, main_comm, false, time, cpu);
+
+	if (!err && tid != pid)
+		err = write_comm(t, pid, tid, comm, false, time, cpu);
+	if (!err)
+		err = write_known_maps(t, p, pid, time, cpu);
+	if (!err)
+		p->described_time = time;
 	return err;
 }
 
@@ -787,6 +821,12 @@ void task_tracker_free(struct task_tracker *t)
 	free(t);
 }
 
+void task_tracker_file_ending(struct task_tracker *t)
+{
+	lru_table_dead_renew(&t->procs, t->round);
+	lru_table_dead_renew(&t->threads, t->round);
+}
+
 void task_tracker_new_file(struct task_tracker *t)
 {
 	struct hash_node *n, *tmp;
@@ -799,6 +839,7 @@ void task_tracker_new_file(struct task_tracker *t)
 		while (p->threads.next != &p->threads)
 			thread_remove(t, container_of(p->threads.next, struct task_thread, sibling));
 		p->described = false;
+		p->carried = true;
 	}
 	hash_table_for_each_safe(&t->files.map, n, tmp, i)
 		container_of(n, struct task_file, node)->registered = false;
@@ -833,6 +874,10 @@ static int see(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *c
 	}
 	if (!p->described) {
 		err = describe_process(t, p, tid, name, time, cpu);
+		if (err)
+			return err;
+	} else if (p->carried && time < p->described_time) {
+		err = describe_earlier(t, p, tid, name, time, cpu);
 		if (err)
 			return err;
 	}

@@ -96,8 +96,20 @@ void task_tracker_free(struct task_tracker *t);
  * one that exits before its first sample in the new file, when /proc can
  * no longer tell, still gets its mappings (the kernel's reports, or what
  * /proc said while it lived), where a fresh tracker had none to give.
+ * A sample of a process carried
+ * over stamped before its description in the new file (an --alloc record
+ * that waited behind a later CPU sample) has the description written
+ * again at its time: in time order, no sample of it precedes its COMM.
  */
 void task_tracker_new_file(struct task_tracker *t);
+/*
+ * The file is about to end (its last round, the tracers' end of file and
+ * task_tracker_new_file() follow): what exited is kept until the new
+ * file's first round ends, not the round after its exit. The last samples
+ * of a process can come after the switch (an --alloc batch, what a ring
+ * still held) and the new file then still has its mappings to describe it.
+ */
+void task_tracker_file_ending(struct task_tracker *t);
 
 /*
  * A sample of (pid, tid) at time on cpu is about to be written; comm is the

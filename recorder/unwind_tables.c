@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* unwind_tables.c - tables in the row store, refcounted by process (unwind_tables.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,9 @@ struct table_key {
 	uint8_t bytes[1 + sizeof(struct file_identity)];
 };
 _Static_assert(BUILDID_MAX <= sizeof(struct file_identity), "a build-id fits the key");
+
+/* Keys remembered by file identity (file_key()); past it they are all forgotten. */
+#define KEYS_MAX 4096
 
 /* The table of one file, in the store or not, used or cached. */
 struct table {
@@ -72,7 +76,15 @@ struct unwind_tables {
 	void *ctx;
 
 	struct cache tables;	/* key -> struct table */
+	struct cache keys;	/* file identity -> its struct table_key (file_key()) */
 	struct cache procs;	/* pid -> struct proc */
+	/*
+	 * Our vDSO image (vdso_open_self()), made at the first [vdso] mapping
+	 * and kept: every 64-bit process maps one, and making it reads our own
+	 * /proc/self/maps, which was most of what a new process cost a
+	 * system-wide recording once its files' tables were cached. -1: not yet.
+	 */
+	int vdso_fd;
 
 	struct range *free;	/* sorted by first, never adjacent (coalesced) */
 	size_t nr_free, cap_free;
@@ -361,28 +373,63 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 	return 0;
 }
 
-/* The key of the open file fd (mapped as e): its build-id, or its identity. */
-static int file_key(int fd, const struct procmaps_entry *e, struct table_key *k)
+/* The key of the open file fd (mapped as e, st its fstat): its build-id, or its identity. */
+static void read_file_key(int fd, const struct procmaps_entry *e, const struct stat *st,
+			  struct table_key *k)
 {
 	struct file_identity id = { .maj = e->maj, .min = e->min, .ino = e->ino };
 	size_t size;
-	struct stat st;
 
 	if (!buildid_read_fd(fd, k->bytes + 1, &size) && size > 0 && size <= BUILDID_MAX) {
 		k->bytes[0] = KEY_BUILD_ID;
 		k->len = (uint8_t)(1 + size);
-		return 0;
+		return;
 	}
-	if (fstat(fd, &st))
-		return -errno;
 	/* An inode can be rewritten in place: its size and mtime tell the versions apart. */
-	id.size = (uint64_t)st.st_size;
-	id.mtime_sec = st.st_mtim.tv_sec;
-	id.mtime_nsec = st.st_mtim.tv_nsec;
+	id.size = (uint64_t)st->st_size;
+	id.mtime_sec = st->st_mtim.tv_sec;
+	id.mtime_nsec = st->st_mtim.tv_nsec;
 	k->bytes[0] = KEY_FILE;
 	memcpy(k->bytes + 1, &id, sizeof(id));
 	k->len = (uint8_t)(1 + sizeof(id));
-	return 0;
+}
+
+/*
+ * read_file_key(), remembered by what the open file is (its device, inode,
+ * size and mtime, the identity a file without a build-id is keyed by
+ * anyway): every process mapping libc again does not have it parsed again
+ * (an ELF mapping and its notes read, per mapping of every new process).
+ */
+static int file_key(struct unwind_tables *t, int fd, const struct procmaps_entry *e,
+		    struct table_key *k)
+{
+	struct file_identity id;
+	struct cache_entry *ce;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	memset(&id, 0, sizeof(id));	/* hashed as bytes */
+	id.maj = major(st.st_dev);
+	id.min = minor(st.st_dev);
+	id.ino = st.st_ino;
+	id.size = (uint64_t)st.st_size;
+	id.mtime_sec = st.st_mtim.tv_sec;
+	id.mtime_nsec = st.st_mtim.tv_nsec;
+	ce = cache_get(&t->keys, &id, sizeof(id));
+	if (ce) {
+		*k = *(const struct table_key *)ce->value;
+		return 0;
+	}
+	read_file_key(fd, e, &st, k);
+	if (t->keys.nr >= KEYS_MAX)
+		cache_clear(&t->keys, free);
+	ce = cache_add(&t->keys, &id, sizeof(id));
+	if (ce && !(ce->value = malloc(sizeof(*k))))
+		cache_del(&t->keys, ce);
+	else if (ce)
+		memcpy(ce->value, k, sizeof(*k));
+	return 0;	/* not remembered when out of memory: still right */
 }
 
 /*
@@ -401,7 +448,7 @@ static int table_find_or_build(struct unwind_tables *t, int fd, const struct pro
 
 	*out = NULL;
 	*fresh = false;
-	if (file_key(fd, e, &key)) {
+	if (file_key(t, fd, e, &key)) {
 		t->st.files_failed++;
 		return 0;
 	}
@@ -476,7 +523,11 @@ static int table_for(struct unwind_tables *t, uint32_t pid, const struct procmap
 		 */
 		struct stat st;
 
-		err = vdso_open_self(&fd);
+		err = t->vdso_fd < 0 ? vdso_open_self(&t->vdso_fd) : 0;
+		/* A descriptor of its own, closed as any file's: the image's offset is never used. */
+		fd = err ? -1 : fcntl(t->vdso_fd, F_DUPFD_CLOEXEC, 0);
+		if (!err && fd < 0)
+			err = -errno;
 		if (!err && (fstat(fd, &st) || (uint64_t)st.st_size > e->end - e->start)) {
 			close(fd);
 			err = -ESTALE;
@@ -656,6 +707,7 @@ int unwind_tables_new(const struct unwind_tables_opts *opts, struct unwind_table
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	t->vdso_fd = -1;
 	t->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
 	t->entry = calloc(1, sizeof(*t->entry));
 	t->cap_free = 2;
@@ -698,9 +750,12 @@ void unwind_tables_free(struct unwind_tables *t)
 		return;
 	cache_clear(&t->procs, free_proc);
 	cache_clear(&t->tables, free_table);
+	cache_clear(&t->keys, free);
 	free(t->free);
 	free(t->placed);
 	free(t->entry);
+	if (t->vdso_fd >= 0)
+		close(t->vdso_fd);
 	free(t->proc_root);
 	free(t);
 }

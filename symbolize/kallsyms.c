@@ -329,24 +329,44 @@ int kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, const char **name,
 	return 0;
 }
 
-int kallsyms_find(const struct kallsyms *ks, const char *name, uint64_t *addr)
+/*
+ * The symbol kallsyms_find() gives: the core kernel's of that name first
+ * in file order (as kallsyms_find_names() finds it in the file), else the
+ * first module's in address order; NULL for none.
+ */
+static const struct ksym *find_name(const struct kallsyms *ks, const char *name)
 {
-	const struct ksym *found = NULL;
+	const struct ksym *core = NULL, *mod = NULL;
 
 	for (size_t i = 0; i < ks->nr; i++) {
 		const struct ksym *s = &ks->syms[i];
 
 		if (strcmp(s->name, name))
 			continue;
-		if (!s->module) {
-			*addr = s->addr;
-			return 0;
-		}
-		if (!found)
-			found = s;
+		if (!s->module && (!core || s->index < core->index))
+			core = s;
+		else if (s->module && !mod)
+			mod = s;
 	}
-	if (!found)
+	return core ? core : mod;
+}
+
+int kallsyms_find(const struct kallsyms *ks, const char *name, uint64_t *addr)
+{
+	const struct ksym *s = find_name(ks, name);
+
+	if (!s)
 		return -ENOENT;
-	*addr = found->addr;
+	*addr = s->addr;
+	return 0;
+}
+
+int kallsyms_find_core(const struct kallsyms *ks, const char *name, uint64_t *addr)
+{
+	const struct ksym *s = find_name(ks, name);
+
+	if (!s || s->module)
+		return -ENOENT;
+	*addr = s->addr;
 	return 0;
 }

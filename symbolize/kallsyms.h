@@ -101,5 +101,11 @@ int kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, const char **name,
 /* Address of a symbol by exact name (any type, core kernel first): 0 or -ENOENT.
  * Used for _text and _etext, which the kernel map needs. */
 int kallsyms_find(const struct kallsyms *ks, const char *name, uint64_t *addr);
+/*
+ * The same, of the core kernel only: its first symbol of that name in file
+ * order, the one kallsyms_find_names() finds in the file (a converter
+ * holding the table asks it instead of reading the file again). 0 or -ENOENT.
+ */
+int kallsyms_find_core(const struct kallsyms *ks, const char *name, uint64_t *addr);
 
 #endif /* SYMBOLIZE_KALLSYMS_H */

@@ -143,6 +143,23 @@ static void one_function(struct sym_result *out, const char *name)
 	out->has_functions = true;
 }
 
+/* The kernel's table, loaded at the first question: 0 or the load's cached -errno. */
+static int kernel_table(struct symbolizer *s)
+{
+	if (!s->ks && !s->ks_err) {
+		int err = kallsyms_load(s->kallsyms_path, &s->ks, s->ks_msg, sizeof(s->ks_msg));
+
+		if (err)
+			s->ks_err = err;
+	}
+	return s->ks_err;
+}
+
+int symbolize_kernel_symbol(struct symbolizer *s, const char *name, uint64_t *addr)
+{
+	return kernel_table(s) ?: kallsyms_find_core(s->ks, name, addr);
+}
+
 int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
 {
 	const char *name;
@@ -150,13 +167,9 @@ int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!s->ks && !s->ks_err) {
-		err = kallsyms_load(s->kallsyms_path, &s->ks, s->ks_msg, sizeof(s->ks_msg));
-		if (err)
-			s->ks_err = err;
-	}
-	if (s->ks_err)
-		return s->ks_err;
+	err = kernel_table(s);
+	if (err)
+		return err;
 	err = kallsyms_lookup(s->ks, addr, &name, &offset, NULL);
 	if (err)
 		return err;

@@ -77,6 +77,12 @@ void symbolizer_forget_processes(struct symbolizer *s);
 
 /* Kernel address from kallsyms. 0, -ENOENT when not found, -errno. */
 int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
+/*
+ * The address of the core kernel's symbol name (its first in file order)
+ * in the kallsyms symbolize_kernel() uses, loaded now if need be: 0,
+ * -ENOENT, or the load's -errno (symbolize_kernel_error() says why).
+ */
+int symbolize_kernel_symbol(struct symbolizer *s, const char *name, uint64_t *addr);
 /* Why kallsyms could not be loaded (one line, the fix included), or NULL. */
 const char *symbolize_kernel_error(const struct symbolizer *s);
 /* User address inside mapping m. 0, -ENOENT (nothing found: out->nr_frames = 0). */

@@ -176,6 +176,10 @@ Test(kallsyms, find_by_name, .init = make_tmpdir, .fini = cleanup)
 	cr_assert_eq(addr, 0xffffffffc0001100ULL);
 	cr_assert_eq(kallsyms_find(ks, "no_such_symbol", &addr), -ENOENT);
 	cr_assert_eq(kallsyms_find(ks, "mod_func2\t[mymod]", &addr), -ENOENT);
+	/* The core kernel's only, as kallsyms_find_names() reads the file. */
+	cr_assert_eq(kallsyms_find_core(ks, "_text", &addr), 0);
+	cr_assert_eq(addr, 0xffffffff81000000ULL);
+	cr_assert_eq(kallsyms_find_core(ks, "mod_func2", &addr), -ENOENT);
 	kallsyms_free(ks);
 }
 

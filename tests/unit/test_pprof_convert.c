@@ -611,6 +611,41 @@ Test(convert, kernel_relocated_by_text)
 	free_result(&res);
 }
 
+/*
+ * Symbol tables shared by several conversions (the agent's windows): each
+ * conversion names its frames with them, user and kernel, and finds the
+ * kernel's reference symbol in the table they loaded (relocated here).
+ */
+Test(convert, shared_symbols_name_every_conversion)
+{
+	struct symbolizer_opts so = { 0 };
+	struct symbolizer *sym;
+	char ks[128];
+
+	snprintf(ks, sizeof(ks), "%s/kallsyms", tmpdir);
+	write_kallsyms(ks);
+	so.kallsyms = ks;
+	cr_assert_eq(symbolizer_new(&so, &sym), 0);
+	for (int round = 0; round < 2; round++) {
+		struct pp_convert_opts o = { .shared_sym = sym };
+		struct result res;
+		struct file f;
+
+		write_kernel_file(&f, 0xffffffff9a000000ULL);
+		convert(f.path, &o, &res);
+		const struct tp_profile *p = res.p[0];
+		const struct tp_sample *s = &p->samples[0];
+
+		cr_assert_eq(s->nr_locs, 3);
+		cr_assert_str_eq(name_of(p, s->locs[0]), "fake_ksys_write", "round %d", round);
+		cr_assert_str_eq(name_of(p, s->locs[1]), "fake_syscall_entry", "round %d", round);
+		cr_assert_str_eq(name_of(p, s->locs[2]), "main", "round %d", round);
+		cr_assert_eq(tp_location(p, s->locs[0])->address, 0xffffffff9a002010ULL);
+		free_result(&res);
+	}
+	symbolizer_free(sym);
+}
+
 /* No kernel map at all; callchains that are empty or markers only: the ip
  * alone (where perf report puts the time), under a catch-all kernel mapping. */
 Test(convert, ip_only_samples_and_kernel_without_map)

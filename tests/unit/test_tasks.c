@@ -668,6 +668,46 @@ Test(tasks, new_file_describes_again_from_what_is_known)
 	cr_assert_eq(d->nr, 0);
 }
 
+/*
+ * In a new file, a sample of a process carried over but stamped before the
+ * one that described it there (an --alloc record that waited behind a
+ * later CPU sample) gets the description again at its own time; the
+ * process, exited before the switch, is still known in the new file's
+ * first round, with its mappings.
+ */
+Test(tasks, new_file_sample_before_the_description)
+{
+	uint64_t ips[] = { APP_START + 0x123 };
+	const struct task_desc *d;
+	struct task_desc_rec r;
+
+	app_seen_at_1s();
+	task_tracker_exit(tt, 1000, 1000);
+	proc_gone(1000);
+	task_tracker_round_end(tt);
+	/* The switch: the old file's last round would forget it, but the file is ending. */
+	task_tracker_file_ending(tt);
+	task_tracker_round_end(tt);
+	task_tracker_new_file(tt);
+	cr_assert_eq(task_tracker_describe(tt, 1000, 1000, "app", 2000 * MS, 1, ips, 1, &d), 0);
+	cr_assert_eq(d->nr, 7, "COMM, five MMAP2s and the build-id: %zu", d->nr);
+	cr_assert_eq(task_tracker_describe(tt, 1000, 1000, "app", 1990 * MS, 0, ips, 1, &d), 0);
+	cr_assert_eq(d->nr, 6, "COMM and the five MMAP2s at the earlier time: %zu", d->nr);
+	for (size_t i = 0; i < 6; i++) {
+		cr_assert_not_null(task_desc_get(d, i, &r));
+		cr_assert_eq(r.kind, i ? TASK_DESC_MMAP2 : TASK_DESC_COMM, "record %zu", i);
+		cr_assert_eq(r.sid.time, 1990 * MS);
+	}
+	cr_assert_not_null(task_desc_get(d, 0, &r));
+	cr_assert(!strcmp(r.comm.comm, "app") && !r.comm.exec);
+	cr_assert_eq(task_tracker_describe(tt, 1000, 1000, "app", 1995 * MS, 0, ips, 1, &d), 0);
+	cr_assert_eq(d->nr, 0, "after the earliest description: nothing");
+	/* Once the new file's first round ends, the exited process is gone. */
+	task_tracker_round_end(tt);
+	cr_assert_eq(task_tracker_describe(tt, 1000, 1000, "app", 2100 * MS, 0, ips, 1, &d), 0);
+	cr_assert_eq(d->nr, 1, "its COMM only, from the sample: %zu", d->nr);
+}
+
 Test(tasks, idle_task_is_left_to_perf)
 {
 	uint64_t ips[] = { 0x401000 };

@@ -17,7 +17,6 @@
 #include "perfdata/events.h"
 #include "perfdata/reader.h"
 #include "symbolize/buildid.h"
-#include "symbolize/kallsyms.h"
 #include "convert_int.h"
 #include "events.h"
 #include "labels.h"
@@ -276,7 +275,6 @@ static void check_kernel(struct pp_convert *c)
 {
 	uint64_t now, ref_addr;
 	const char *ref_sym = pp_aspace_kernel_ref(c->as, &ref_addr);
-	struct kallsyms_want ref = { .name = ref_sym };
 
 	if (c->kernel_checked)
 		return;
@@ -284,8 +282,14 @@ static void check_kernel(struct pp_convert *c)
 	c->kernel_ok = true;
 	if (!ref_addr || !ref_sym[0])
 		return;
-	/* 0 when it is absent or hidden (or the file unreadable): nothing to shift by. */
-	now = kallsyms_find_names(c->opts.sym.kallsyms, &ref, 1) || !ref.found ? 0 : ref.addr;
+	/*
+	 * From the table the symbolizer looks kernel addresses up in (loaded
+	 * once, shared by the windows of an agent), not the file read again.
+	 * 0 when it is absent or hidden (or the file unreadable): nothing to
+	 * shift by.
+	 */
+	if (symbolize_kernel_symbol(c->namer, ref_sym, &now))
+		now = 0;
 	if (!now || now == ref_addr)
 		return;
 	if (!c->opts.sym.kallsyms) {
@@ -321,6 +325,7 @@ static int symbolizer_ready(struct pp_convert *c)
 	err = pp_cv_symbolizer(c, &sym);
 	if (err)
 		return pp_cv_fail(c, err, "cannot set up symbolization: %s", strerror(-err));
+	c->namer = sym;
 	return 0;
 }
 
@@ -364,15 +369,15 @@ static int resolve(struct pp_convert *c, uint32_t fid)
 	if (c->opts.no_symbolize)
 		return 0;
 
-	if (!c->sym || (k->flags & FRAME_GUEST)) {
+	if (!c->namer || (k->flags & FRAME_GUEST)) {
 		/* nothing to ask */
 	} else if (k->flags & FRAME_KERNEL) {
 		check_kernel(c);
 		if (c->kernel_ok)
-			ret = symbolize_kernel(c->sym, look + c->kernel_delta, &res);
-		if (ret && ret != -ENOENT && !c->warning[0] && symbolize_kernel_error(c->sym))
+			ret = symbolize_kernel(c->namer, look + c->kernel_delta, &res);
+		if (ret && ret != -ENOENT && !c->warning[0] && symbolize_kernel_error(c->namer))
 			snprintf(c->warning, sizeof(c->warning), "kernel frames are left as "
-				 "addresses: %s", symbolize_kernel_error(c->sym));
+				 "addresses: %s", symbolize_kernel_error(c->namer));
 	} else if (m && m->kind == PP_MAPPING_FILE) {
 		struct bid_val tmp;
 		const struct bid_val *b = build_id_of(c, m, &tmp);
@@ -381,9 +386,9 @@ static int resolve(struct pp_convert *c, uint32_t fid)
 		pp_aspace_sym_mapping(c->as, k->cmap - 1, &sm);
 		sm.build_id = b ? b->id : NULL;
 		sm.build_id_size = b ? b->size : 0;
-		ret = symbolize_user(c->sym, &sm, look, &res);
+		ret = symbolize_user(c->namer, &sm, look, &res);
 	} else {
-		ret = symbolize_jit(c->sym, m ? (int)m->pid : (int)k->pid, look, &res);
+		ret = symbolize_jit(c->namer, m ? (int)m->pid : (int)k->pid, look, &res);
 	}
 
 	if (!ret && res.nr_frames) {

@@ -102,7 +102,10 @@ struct pp_convert {
 	uint64_t max_time;
 	uint8_t *rec_buf;		/* the csample being made, 64 KiB */
 	/* the one symbolizer: naming (phase 2) and DWARF unwinding share its files */
-	struct symbolizer *sym;
+	struct symbolizer *sym;		/* made by pp_cv_symbolizer() without opts.shared_sym */
+	/* The one phase 2 names frames with, sym or opts.shared_sym (not owned);
+	 * NULL until symbolizer_ready() (build.c), or without symbolization. */
+	struct symbolizer *namer;
 	bool sym_reset;			/* opts.shared_sym's processes forgotten */
 	struct pp_ustack *ustack;	/* DWARF-mode samples (ustack.h) */
 	struct pp_convert_stats stats;

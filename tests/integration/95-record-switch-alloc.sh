@@ -1,0 +1,65 @@
+#!/bin/bash
+# --alloc across --switch-output (what every bpfrec agent window is): the
+# recording of alloc_known is cut into files every 0.2 s by SIGUSR2. Every
+# file reads clean in perf script; no sample of any file lacks its
+# process's COMM (perf names such a sample ":PID": an allocation record
+# that waited behind a later CPU sample used to come before the COMM the
+# new file has, and the agent filed it under service "unknown"); and the
+# alloc bytes of every function over all the files are the fixture's, to
+# the byte (each record in exactly one file).
+. "$(dirname "$0")/lib.sh"
+need_root
+need_kernel_for --alloc
+need_tool perf linux-perf
+
+cd "$T"
+trap 'kill ${rec:-} 2>/dev/null || true; rm -rf "$T"' EXIT
+
+# by_caller SCRIPT: "FUNC BYTES" per direct caller of the allocator (the
+# second frame of each alloc sample), as test 59 sums them.
+by_caller() {
+	awk '
+		/^[^ \t]/ || /^ +[0-9]+ +[0-9]+ / { ev = ""; n = 0
+			for (i = 1; i <= NF; i++) if ($i ~ /:$/) { ev = $i; per = $(i - 1) }
+			sub(/:$/, "", ev); next }
+		/^[ \t]+[0-9a-f]+ / && ev == "alloc" { if (++n == 2) { s = $2; sub(/\+0x.*/, "", s); sum[s] += per } }
+		END { for (s in sum) printf "%s %.0f\n", s, sum[s] }' "$1"
+}
+
+runs=3 most=0
+for run in $(seq "$runs"); do
+	mkdir "$run"
+	"$BPFREC" record -q -F 999 -g --alloc=1 --switch-output=signal -o "$run/w.data" -- \
+		"$FIX/alloc_known" 2 >/dev/null 2>"$run/err" &
+	rec=$!
+	while kill -0 "$rec" 2>/dev/null; do
+		sleep 0.2
+		kill -USR2 "$rec" 2>/dev/null || true
+	done
+	wait "$rec" || { cat "$run/err"; fail "run $run: bpfrec record failed"; }
+	rec=
+	assert_no_grep 'warning|cannot' "$run/err"
+	: >"$run/all.txt"
+	nfiles=0 nocomm=0
+	for f in "$run"/w.data.*; do
+		nfiles=$((nfiles + 1))
+		run_clean "$T/one.txt" perf script -i "$f" -F comm,tid,period,event,ip,sym
+		n=$(grep -cE '^ *:[0-9]+ ' "$T/one.txt" || true)
+		[ "$n" = 0 ] || { grep -E '^ *:[0-9]+ ' "$T/one.txt" | head -3; }
+		nocomm=$((nocomm + n))
+		cat "$T/one.txt" >>"$run/all.txt"
+	done
+	echo "run $run: $nfiles files, $nocomm samples without their process's COMM"
+	[ "$nocomm" = 0 ] || fail "run $run: $nocomm samples without a COMM for their process"
+	[ "$nfiles" -gt "$most" ] && most=$nfiles
+	for fn in free_small keep_big calloc_grow; do
+		want=$(sed -n "s/^alloc_known: $fn alloc \([0-9]*\) .*/\1/p" "$run/err")
+		[ -n "$want" ] || fail "alloc_known did not print the truth of $fn"
+		got=$(by_caller "$run/all.txt" | awk -v f="$fn" '$1 == f { print $2; found = 1 } END { if (!found) print 0 }')
+		echo "run $run: $fn alloc $got over $nfiles files (fixture $want)"
+		[ "$got" = "$want" ] || fail "run $run: $fn alloc $got bytes over the files, the fixture $want"
+	done
+done
+# A run the switches did not cut tests nothing of the above.
+[ "$most" -ge 3 ] || fail "at most $most files in a run: the switches did not cut the recording"
+echo "ok"
