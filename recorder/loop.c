@@ -107,8 +107,16 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 		   h->kind == PROFILE_KIND_EXEC) {
 		if (size < sizeof(struct profile_task))
 			return 0;
-	} else if (!session_tracer_of(s, data, size)) {
-		return 0;
+	} else {
+		const struct record_tracer *tr = session_tracer_of(s, data, size);
+		const struct py_frame *py;
+		size_t nr_py;
+
+		if (!tr)
+			return 0;
+		/* A tracer's Python frames too are named now (as a sample's above). */
+		if (s->py && tr->ops->py_frames && (nr_py = tr->ops->py_frames(data, &py)))
+			py_frames_prepare(s->py, h->pid, py, nr_py);
 	}
 	p = batch_add(&s->batch, h->time, size);
 	if (!p)
@@ -179,18 +187,17 @@ static void sample_input(const struct record_session *s, const struct profile_sa
 	};
 }
 
-/*
- * A sample with Python frames (pyframes.h): its task described from its
- * native frames, then the symbol files its Python frames need (a new one
- * filed when they need more), then the sample with both interleaved.
- */
-static int write_python_sample(struct record_session *s, const struct profile_sample *ps,
-			       struct emit_sample *e)
+void session_python_prepare(struct record_session *s, uint32_t pid, const struct py_frame *py,
+			    size_t nr_py)
 {
-	const struct py_frame *py = sample_py_frames(ps);
+	py_frames_prepare(s->py, pid, py, nr_py);
+}
+
+int session_emit_python(struct record_session *s, struct emit_sample *e,
+			const struct py_frame *py, size_t nr_py, bool describe_only)
+{
 	struct perfdata_sample_id sid = {
-		.pid = ps->hdr.pid, .tid = ps->hdr.tid, .time = ps->hdr.time,
-		.cpu = ps->hdr.cpu, .id = s->event_id,
+		.pid = e->pid, .tid = e->tid, .time = e->time, .cpu = e->cpu, .id = e->id,
 	};
 	uint64_t user[CALLCHAIN_MAX_STACK];
 	struct task_desc d = { 0 };
@@ -200,16 +207,18 @@ static int write_python_sample(struct record_session *s, const struct profile_sa
 	err = emit_sample(s->w, s->tracker, e, true);
 	if (err)
 		return err;
-	/* Usually a no-op: the sample was prepared when it was delivered (on_ring_record()). */
-	py_frames_prepare(s->py, ps->hdr.pid, py, ps->nr_py);
-	err = py_frames_describe(s->py, ps->hdr.pid, s->bcache, s->file_start_ns, &sid, &d);
+	/* Usually a no-op: a sample of the source was prepared when it was delivered (on_ring_record()). */
+	py_frames_prepare(s->py, e->pid, py, nr_py);
+	if (describe_only)
+		return 0;
+	err = py_frames_describe(s->py, e->pid, s->bcache, s->file_start_ns, &sid, &d);
 	if (!err && d.nr)
 		err = emit_desc(s->w, &d);
 	task_desc_free(&d);
 	if (err)
 		return err;
-	n = py_frames_chain(s->py, ps->hdr.pid, e->chain.user, e->chain.nr_user, py, ps->nr_py,
-			    user, CALLCHAIN_MAX_STACK);
+	n = py_frames_chain(s->py, e->pid, e->chain.user, e->chain.nr_user, py, nr_py, user,
+			    CALLCHAIN_MAX_STACK);
 	if (n) {
 		e->chain.user = user;
 		e->chain.nr_user = n;
@@ -230,7 +239,7 @@ static int write_sample(struct record_session *s, const struct profile_sample *p
 	if (ps->flags & PROFILE_SAMPLE_USTACK)
 		e.ustack = *u;
 	if (ps->nr_py && s->py)
-		err = write_python_sample(s, ps, &e);
+		err = session_emit_python(s, &e, sample_py_frames(ps), ps->nr_py, false);
 	else
 		err = emit_sample(s->w, s->tracker, &e, false);
 
