@@ -875,6 +875,11 @@ static void alloc_stats(const void *t, struct record_status *st)
 	st->rec.lost += out->lost;
 }
 
+static uint64_t alloc_py_cut(const void *t)
+{
+	return read_stat(t, ALLOC_STAT_PY_CUT);
+}
+
 const struct record_tracer_ops alloc_tracer = {
 	.option = "--alloc",
 	.what = "the allocation tracer",
@@ -892,5 +897,6 @@ const struct record_tracer_ops alloc_tracer = {
 	.write_lost = alloc_write_lost,
 	.file_end = alloc_file_end,
 	.stats = alloc_stats,
+	.py_cut = alloc_py_cut,
 	.free = alloc_free,
 };

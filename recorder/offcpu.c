@@ -44,6 +44,7 @@ static const struct offcpu_core_desc offcpu_desc = {
 	.id_base = OFFCPU_ID_BASE,
 	.kind = OFFCPU_KIND_SAMPLE,
 	.lost_stat = OFFCPU_STAT_LOST,
+	.py_cut_stat = OFFCPU_STAT_PY_CUT,
 };
 
 /* How far down a kernel stack the tracer's own frames may reach. */
@@ -413,6 +414,13 @@ size_t offcpu_core_py_frames(const void *rec, const struct py_frame **py)
 
 	*py = record_py_frames(r);
 	return r->nr_py;
+}
+
+uint64_t offcpu_core_py_cut(const void *t)
+{
+	const struct offcpu_core *c = t;
+
+	return offcpu_core_stat(c, c->desc->py_cut_stat);
 }
 
 const struct record_tracer_ops offcpu_tracer = {

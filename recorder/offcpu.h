@@ -78,6 +78,7 @@ struct offcpu_core_desc {
 	uint64_t id_base;	/* its event's id, less the CPU event's */
 	uint32_t kind;		/* of its samples: the sums are collected as such */
 	uint32_t lost_stat;	/* its counter of records lost, in stats */
+	uint32_t py_cut_stat;	/* its counter of Python walks cut, in stats */
 };
 
 /* Programs a tracer of that layout may have, and maps of one build (NULL after the last). */
@@ -131,6 +132,7 @@ void offcpu_core_detach(void *t);
 int offcpu_core_write_lost(void *t, struct perfdata_writer *w, uint64_t time);
 int offcpu_core_collect(void *t, struct batch *b, uint64_t min_time);
 size_t offcpu_core_py_frames(const void *rec, const struct py_frame **py);
+uint64_t offcpu_core_py_cut(const void *t);
 /* Those ops in the initializer of a tracer's struct record_tracer_ops; it has both builds. */
 #define OFFCPU_CORE_OPS					\
 	.compat_build = true,				\
@@ -140,7 +142,8 @@ size_t offcpu_core_py_frames(const void *rec, const struct py_frame **py);
 	.detach = offcpu_core_detach,			\
 	.write_lost = offcpu_core_write_lost,		\
 	.collect = offcpu_core_collect,			\
-	.py_frames = offcpu_core_py_frames
+	.py_frames = offcpu_core_py_frames,		\
+	.py_cut = offcpu_core_py_cut
 /*
  * text as a RAW payload: space-padded so that perf shows it as a string,
  * NUL-terminated. Returns its size (NUL included), or 0 when size <

@@ -645,7 +645,7 @@ void record_session_unwind_status(const struct record_session *s, struct bpfrec_
 		u->py_frames = ps.frames;
 		u->py_unknown = ps.unknown;
 		u->py_unplaced = ps.unplaced;
-		u->py_cut = s->py_cut;
+		u->py_cut = s->py_cut + session_tracers_py_cut(s);
 	}
 }
 

@@ -234,6 +234,8 @@ int session_tracers_round(struct record_session *s, uint64_t upto, bool *wrote);
 /* What ends a file, after its last round (last: the recording's). 0 or the writer's -errno. */
 int session_tracers_file_end(struct record_session *s, bool last);
 void session_tracers_stats(const struct record_session *s, struct record_status *st);
+/* The Python walks the tracers' BPF cut, summed. */
+uint64_t session_tracers_py_cut(const struct record_session *s);
 
 /* loop.c */
 /*

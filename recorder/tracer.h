@@ -135,6 +135,8 @@ struct record_tracer_ops {
 	 * while its process most likely lives (pyframes.h). NULL = none.
 	 */
 	size_t (*py_frames)(const void *rec, const struct py_frame **py);
+	/* Python walks its BPF cut (too deep, or a frame unreadable) so far. NULL = none. */
+	uint64_t (*py_cut)(const void *t);
 	/* Write one (record_ok() said so), its task described first (emit.h). */
 	int (*write)(void *t, struct perfdata_writer *w, struct task_tracker *tt, const void *rec,
 		     size_t size);

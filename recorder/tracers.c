@@ -240,6 +240,16 @@ int session_tracers_file_end(struct record_session *s, bool last)
 	return err;
 }
 
+uint64_t session_tracers_py_cut(const struct record_session *s)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->nr_tracers; i++)
+		if (s->tracers[i].ops->py_cut)
+			n += s->tracers[i].ops->py_cut(s->tracers[i].t);
+	return n;
+}
+
 void session_tracers_stats(const struct record_session *s, struct record_status *st)
 {
 	for (size_t i = 0; i < s->nr_tracers; i++)
