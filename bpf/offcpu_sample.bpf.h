@@ -111,7 +111,8 @@ static __always_inline bool aggregate(struct offcpu_sample *b, __u64 delta, __u6
 	__u32 nr = sample_frames(b);
 	__u64 h = 0xcbf29ce484222325ull;	/* FNV-1a over whole frames */
 
-	for (__u32 i = 0; i < sizeof(b->frames) / sizeof(b->frames[0]); i++) {
+	/* Every frame a record can carry (fewer Python ones than it has room for). */
+	for (__u32 i = 0; i < 2 * PROFILE_MAX_STACK + PROFILE_PY_WORDS * PY_MAX_FRAMES; i++) {
 		if (i >= nr)
 			break;
 		h = (h ^ b->frames[i]) * 0x100000001b3ull;
