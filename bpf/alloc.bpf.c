@@ -30,9 +30,12 @@
 #include <bpf/bpf_core_read.h>
 
 #include "alloc.h"
+/* Python walks cut count here (python.bpf.h). */
+#define PY_STAT_CUT ALLOC_STAT_PY_CUT
 #include "scope.bpf.h"
 #include "stats.bpf.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -132,6 +135,18 @@ static __always_inline __u32 entry_stack(struct pt_regs *ctx, __u64 *frames, __u
 	return n + 1 > PROFILE_MAX_STACK ? PROFILE_MAX_STACK : n + 1;
 }
 
+/*
+ * The calling thread's Python frames after rec's user frames (python.bpf.h;
+ * this object loads on 5.17+ only, bpf_loop being its walker's): how many.
+ */
+static __always_inline __u32 python_frames_into(struct alloc_sample *rec, __u32 tgid, __u32 tid)
+{
+	if (!python_frames)
+		return 0;
+	return py_frames_into(rec->frames, rec->nr_user, PROFILE_MAX_STACK, ALLOC_PY_ROOM, tgid,
+			      tid);
+}
+
 /* An allocator entered: the outermost call remembers its arguments and, when sampled, its stack. */
 static __always_inline void enter(struct pt_regs *ctx, __u32 func, __u64 size, __u64 arg)
 {
@@ -187,6 +202,7 @@ static __always_inline void enter(struct pt_regs *ctx, __u32 func, __u64 size, _
 	t->rec.addr = 0;
 	bpf_get_current_comm(t->rec.comm, sizeof(t->rec.comm));
 	t->rec.nr_user = entry_stack(ctx, t->rec.frames, tgid);
+	t->rec.nr_py = python_frames_into(&t->rec, tgid, tid);
 }
 
 /* A sampled block (or mapping) at addr ends. */
@@ -215,7 +231,7 @@ static __always_inline void submit(struct alloc_thread *t, __u32 tgid, __u64 add
 	t->rec.hdr.cpu = bpf_get_smp_processor_id();
 	if (bpf_map_update_elem(&alloc_live, &key, &t->rec, BPF_ANY))
 		count(ALLOC_STAT_LIVE_FULL);
-	size = ALLOC_SAMPLE_SIZE(t->rec.nr_user & 0x7f);
+	size = ALLOC_SAMPLE_SIZE(ALLOC_SAMPLE_WORDS(&t->rec) & 0x3ff);
 	if (size > sizeof(t->rec))	/* never true; keeps the bound visible to the verifier */
 		size = sizeof(t->rec);
 	if (bpf_ringbuf_output(&alloc_events, &t->rec, size, alloc_submit_flags()))
@@ -413,6 +429,7 @@ int BPF_KPROBE(marker_sampled, __u32 func, __u64 size, __u64 ptr)
 	bpf_get_current_comm(t->rec.comm, sizeof(t->rec.comm));
 	n = marker_stack(ctx, t->rec.frames, tgid);
 	t->rec.nr_user = n;
+	t->rec.nr_py = python_frames_into(&t->rec, tgid, tid);
 	submit(t, tgid, ptr);
 	return 0;
 }

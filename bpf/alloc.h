@@ -7,7 +7,9 @@
  *
  * Records travel in the tracer's own ring buffer (alloc_events), not the
  * sampler's; only the used part of a record goes in:
- * ALLOC_SAMPLE_SIZE(nr_user). The same record, whole, is the value of the
+ * ALLOC_SAMPLE_SIZE(nr_user + PROFILE_PY_WORDS * nr_py): a Python thread's
+ * Python frames follow its native ones, as in a profile_sample
+ * (profile.h), ALLOC_PY_ROOM of them at most. The same record, whole, is the value of the
  * map of sampled allocations still live (alloc_live), keyed by process and
  * address, so what is still held at the end is written with its stack.
  */
@@ -18,6 +20,12 @@
 
 /* A kind neither the sampler nor the off-CPU tracer sends. */
 #define ALLOC_KIND_SAMPLE	32
+/*
+ * Python frames a record keeps at most (innermost first; the walk's others
+ * are cut): fewer than PY_MAX_FRAMES, because alloc_live holds each live
+ * sampled block's record whole, preallocated on kernels before 6.1.
+ */
+#define ALLOC_PY_ROOM		48
 
 /* The allocator entries probed; their names are alloc_func_name()'s. */
 enum alloc_func {
@@ -43,7 +51,8 @@ enum alloc_stat {
 	ALLOC_STAT_LIVE_FULL = 3,	/* sampled, not remembered: alloc_live full */
 	ALLOC_STAT_FREED = 4,		/* sampled allocations freed again */
 	ALLOC_STAT_NO_STORAGE = 5,	/* calls not followed: no task storage */
-	ALLOC_STAT_MAX = 6,
+	ALLOC_STAT_PY_CUT = 6,		/* Python walks cut: too deep, or a frame unreadable */
+	ALLOC_STAT_MAX = 7,
 };
 
 struct alloc_sample {
@@ -53,11 +62,16 @@ struct alloc_sample {
 	__u32 func;		/* enum alloc_func */
 	__u32 nr_user;		/* user frames, the allocator's entry first */
 	char comm[PROFILE_COMM_LEN];
-	__u64 frames[PROFILE_MAX_STACK];
+	__u32 nr_py;		/* struct py_frame after the user frames (python.h) */
+	__u32 pad;
+	/* user frames, then nr_py Python frames of PROFILE_PY_WORDS each */
+	__u64 frames[PROFILE_MAX_STACK + PROFILE_PY_WORDS * ALLOC_PY_ROOM];
 };
 
 #define ALLOC_SAMPLE_SIZE(nr_frames) \
 	(__builtin_offsetof(struct alloc_sample, frames) + (nr_frames) * sizeof(__u64))
+/* Words of frames a record uses: native ones, then its Python frames'. */
+#define ALLOC_SAMPLE_WORDS(r)	((r)->nr_user + PROFILE_PY_WORDS * (r)->nr_py)
 
 /* A sampled allocation still live: addresses are per process. */
 struct alloc_live_key {

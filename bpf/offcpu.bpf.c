@@ -32,6 +32,8 @@
 #include <bpf/bpf_core_read.h>
 
 #include "offcpu.h"
+/* Python walks cut count here (python.bpf.h, through offcpu_sample.bpf.h). */
+#define PY_STAT_CUT OFFCPU_STAT_PY_CUT
 #include "scope.bpf.h"
 #include "stats.bpf.h"
 #include "ustack.bpf.h"

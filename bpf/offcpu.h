@@ -8,9 +8,11 @@
  * Off-CPU records travel in the sampler's own ring buffer (the map is
  * shared, see offcpu.bpf.c), so they start with struct profile_hdr and use
  * a kind the sampler never sends. Like a profile_sample, only the used part
- * goes into the ring buffer: OFFCPU_SAMPLE_SIZE(nr_kernel + nr_user), then,
- * with PROFILE_SAMPLE_USTACK in flags, a struct profile_ustack and its
- * dyn_size bytes of user stack.
+ * goes into the ring buffer: OFFCPU_SAMPLE_SIZE(nr_kernel + nr_user +
+ * PROFILE_PY_WORDS * nr_py), the Python frames of a Python thread after
+ * its native ones as in a profile_sample (python.h), then, with
+ * PROFILE_SAMPLE_USTACK in flags, a struct profile_ustack and its dyn_size
+ * bytes of user stack.
  */
 #ifndef BPFREC_OFFCPU_H
 #define BPFREC_OFFCPU_H
@@ -41,7 +43,8 @@ enum offcpu_stat {
 	OFFCPU_STAT_NO_STORAGE = 2,	/* switch-outs or stack copies without task storage */
 	OFFCPU_STAT_BLOCKED = 3,	/* switch-outs of tasks in scope */
 	OFFCPU_STAT_UNPAIRED = 4,	/* of the intervals, closed at a switch-out (below) */
-	OFFCPU_STAT_MAX = 5,
+	OFFCPU_STAT_PY_CUT = 5,		/* Python walks cut: too deep, or a frame unreadable */
+	OFFCPU_STAT_MAX = 6,
 };
 
 /*
@@ -90,7 +93,9 @@ struct offcpu_sample {
 	__u32 nr_user;		/* user frames after them */
 	char comm[PROFILE_COMM_LEN];
 	__u32 flags;		/* PROFILE_SAMPLE_USTACK or 0 */
-	__u64 frames[2 * PROFILE_MAX_STACK];	/* kernel frames, then user frames */
+	__u32 nr_py;		/* struct py_frame after the user frames (python.h) */
+	/* kernel frames, then user frames, then nr_py Python frames of PROFILE_PY_WORDS each */
+	__u64 frames[2 * PROFILE_MAX_STACK + PROFILE_PY_WORDS * PROFILE_PY_ROOM];
 };
 
 /*
@@ -108,6 +113,9 @@ struct offcpu_ustack {
 
 #define OFFCPU_SAMPLE_SIZE(nr_frames) \
 	(__builtin_offsetof(struct offcpu_sample, frames) + (nr_frames) * sizeof(__u64))
+/* Words of frames a record uses: native ones, then its Python frames'. */
+#define OFFCPU_SAMPLE_WORDS(r) \
+	((r)->nr_kernel + (r)->nr_user + PROFILE_PY_WORDS * (r)->nr_py)
 
 /* An aggregate of short intervals: one per task, state and stack. */
 struct offcpu_agg_key {
@@ -116,7 +124,10 @@ struct offcpu_agg_key {
 	__u32 state;
 	__u16 nr_kernel;
 	__u16 nr_user;
-	__u64 stack_hash;	/* of every frame, kernel and user */
+	__u16 nr_py;
+	__u16 pad;
+	__u32 pad2;
+	__u64 stack_hash;	/* of every frame, kernel, user and Python */
 };
 
 #endif /* BPFREC_OFFCPU_H */

@@ -9,8 +9,10 @@
  *
  * The tracers differ in the kinds they send and the counter a loss goes to:
  * the functions take them. An including object declares its counters with
- * STATS_MAP() (stats.bpf.h); the ring buffer and submit_flags() are the
- * sampler's (scope.bpf.h), the user-stack walker unwind.bpf.h's.
+ * STATS_MAP() (stats.bpf.h), and PY_STAT_CUT (python.bpf.h) before
+ * including this; the ring buffer and submit_flags() are the sampler's
+ * (scope.bpf.h), the user-stack walker unwind.bpf.h's, the Python walk
+ * python.bpf.h's (py_procs shared with the sampler).
  */
 #ifndef BPFREC_OFFCPU_SAMPLE_BPF_H
 #define BPFREC_OFFCPU_SAMPLE_BPF_H
@@ -21,6 +23,7 @@
 #include "scope.bpf.h"
 #include "stats.bpf.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 /* Shorter intervals are summed in `aggs` (0: every interval is a sample). */
 const volatile __u64 thresh_ns = 0;
@@ -40,7 +43,9 @@ struct {
  * prev's stacks into rec (prev is current, switching out), kernel frames
  * first, and their numbers. The user stack is walked with the unwind
  * tables (unwind_cfi; compat: the walker's bounded build), else by frame
- * pointers when user_fp, else not at all.
+ * pointers when user_fp, else not at all. A Python thread's Python frames
+ * follow (python_frames; not in the compat build: the walk needs
+ * bpf_loop, 5.17), as the sampler sends them.
  *
  * Both stacks, with or without -g: the kernel one says why the task waits,
  * the user one who waits; a lone ip would say neither. The kernel stack
@@ -67,12 +72,17 @@ static __always_inline void walk_stacks(void *ctx, struct task_struct *prev,
 	}
 	rec->nr_kernel = nr_kernel;
 	rec->nr_user = nr_user;
+	rec->nr_py = 0;
+	/* current is prev: its thread's Python frames. */
+	if (python_frames && !compat && prev->mm)
+		rec->nr_py = py_frames_into(rec->frames, nr_kernel + nr_user, 2 * PROFILE_MAX_STACK,
+					    PROFILE_PY_ROOM, prev->tgid, prev->pid);
 }
 
-/* b's frames, kernel and user, bounded for the verifier. */
+/* The words of b's frames, native and Python, bounded for the verifier. */
 static __always_inline __u32 sample_frames(const struct offcpu_sample *b)
 {
-	return (b->nr_kernel + b->nr_user) & 0xff;
+	return OFFCPU_SAMPLE_WORDS(b) & 0x3ff;
 }
 
 /* The bytes of a record with nr frames that go into the ring buffer (its used part). */
@@ -101,7 +111,8 @@ static __always_inline bool aggregate(struct offcpu_sample *b, __u64 delta, __u6
 	__u32 nr = sample_frames(b);
 	__u64 h = 0xcbf29ce484222325ull;	/* FNV-1a over whole frames */
 
-	for (__u32 i = 0; i < 2 * PROFILE_MAX_STACK; i++) {
+	/* Every frame a record can carry (fewer Python ones than it has room for). */
+	for (__u32 i = 0; i < 2 * PROFILE_MAX_STACK + PROFILE_PY_WORDS * PY_MAX_FRAMES; i++) {
 		if (i >= nr)
 			break;
 		h = (h ^ b->frames[i]) * 0x100000001b3ull;
@@ -111,6 +122,7 @@ static __always_inline bool aggregate(struct offcpu_sample *b, __u64 delta, __u6
 	key.state = b->state;
 	key.nr_kernel = b->nr_kernel;
 	key.nr_user = b->nr_user;
+	key.nr_py = b->nr_py;
 	key.stack_hash = h;
 	/* A sum has no room for a user stack copy (user space refuses the combination). */
 	b->flags = 0;

@@ -65,8 +65,6 @@ const volatile __u32 late_stack_size = 0;
  * process), and they must never crowd out samples.
  */
 const volatile __u64 late_ring_room = 0;
-/* -g: Python frames for processes in py_procs (python.bpf.h); false with --no-python. */
-const volatile bool python_frames = false;
 /*
  * Fork, exit and exec notices have a ring of their own: a flood of samples
  * must not crowd them out, or the recorder would miss an exit and describe a
@@ -231,28 +229,11 @@ static __always_inline long send_with_ustack_fixed(struct profile_sample *s, __u
 static __always_inline __u32 python_frames_into(struct profile_sample *s, __u32 tgid, __u32 tid,
 						__u64 at)
 {
-	struct py_walk_buf *b;
-	__u32 zero = 0;
-	__u64 n, bytes;
+	__u32 n = py_frames_into(s->frames, at, 2 * PROFILE_MAX_STACK, PROFILE_PY_ROOM,
+				 tgid, tid);
 
-	n = (__u32)py_walk(tgid, tid);
-	if (!n || n > PY_MAX_FRAMES)
-		return 0;
-	b = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!b)
-		return 0;
-	if (at >= 2 * PROFILE_MAX_STACK)	/* never true; a bound for the verifier */
-		return 0;
-	/*
-	 * A mask is the bound the verifier keeps to the copy (frames has room
-	 * for it); the empty asm keeps the compiler from dropping it as known.
-	 */
-	asm volatile("" : "+r"(n));
-	n &= PROFILE_PY_ROOM - 1;
-	bytes = n * sizeof(struct py_frame);
-	if (bpf_probe_read_kernel(&s->frames[at], bytes, b->frames))
-		return 0;
-	count(PROFILE_STAT_PY_SAMPLES);
+	if (n)
+		count(PROFILE_STAT_PY_SAMPLES);
 	return n;
 }
 

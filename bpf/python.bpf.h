@@ -31,14 +31,30 @@
  * program for older kernels must not call it. Its result is in the per-CPU
  * py_scratch buffer.
  *
- * The object that includes this has the stats map (stats.bpf.h) with
- * PROFILE_STAT_PY_CUT (profile.h).
+ * py_frames_into() copies the result after a record's native frames, the
+ * one layout every record with Python frames uses (profile.h): the
+ * sampler's, and the tracers' (offcpu.h, alloc.h) that walk user stacks.
+ * Each object that includes this gets the rodata switch python_frames and
+ * the maps py_procs (user space shares the sampler's with the tracers) and
+ * py_scratch.
+ *
+ * The object that includes this has the stats map (stats.bpf.h) with a
+ * counter for cut walks: PY_STAT_CUT, PROFILE_STAT_PY_CUT (profile.h)
+ * unless it defines it before including this.
  */
 #ifndef BPFREC_PYTHON_BPF_H
 #define BPFREC_PYTHON_BPF_H
 
+#include "profile.h"
 #include "python.h"
 #include "task_regs.bpf.h"
+
+#ifndef PY_STAT_CUT
+#define PY_STAT_CUT PROFILE_STAT_PY_CUT
+#endif
+
+/* -g: Python frames for processes in py_procs; false with --no-python or before 5.17. */
+const volatile bool python_frames = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -187,8 +203,46 @@ __noinline int py_walk(__u32 tgid, __u32 tid)
 	wc.shim_bit = fc.p.flags & PY_PROC_OWNER ? 1 : 0;
 	bpf_loop(PY_MAX_FRAMES, py_walk_step, &wc, 0);
 	if (wc.frame)
-		count(PROFILE_STAT_PY_CUT);
+		count(PY_STAT_CUT);
 	return wc.n;
+}
+
+/*
+ * The current thread's Python frames (py_walk()) into frames[at...], after
+ * a record's `at` native frames: how many. frames has room for max_at
+ * native frames and `room` Python ones after them (a constant); a walk
+ * with more keeps its innermost `room` frames.
+ * Only for a program built for 5.17+ (bpf_loop), and only when
+ * python_frames: the caller tests both, so older kernels' builds never
+ * contain the call.
+ */
+static __always_inline __u32 py_frames_into(__u64 *frames, __u64 at, __u64 max_at, __u64 room,
+					    __u32 tgid, __u32 tid)
+{
+	struct py_walk_buf *b;
+	__u32 zero = 0;
+	__u64 n, bytes;
+
+	n = (__u32)py_walk(tgid, tid);
+	if (!n || n > PY_MAX_FRAMES)
+		return 0;
+	if (n > room)
+		n = room;
+	b = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!b)
+		return 0;
+	/*
+	 * The bounds the verifier keeps to the copy (frames has room for it);
+	 * the empty asm keeps the compiler from dropping the tests as known,
+	 * or from testing another copy of the value than the one used.
+	 */
+	asm volatile("" : "+r"(n), "+r"(at));
+	if (n > room || at >= max_at)
+		return 0;
+	bytes = n * sizeof(struct py_frame);
+	if (bpf_probe_read_kernel(&frames[at], bytes, b->frames))
+		return 0;
+	return n;
 }
 
 #endif /* BPFREC_PYTHON_BPF_H */

@@ -34,6 +34,8 @@
 #include <bpf/bpf_core_read.h>
 
 #include "sched.h"
+/* Python walks cut count here (python.bpf.h, through offcpu_sample.bpf.h). */
+#define PY_STAT_CUT SCHED_STAT_PY_CUT
 #include "scope.bpf.h"
 #include "stats.bpf.h"
 #include "unwind.bpf.h"
@@ -161,6 +163,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	if (no_stacks) {
 		st->rec.nr_kernel = 0;
 		st->rec.nr_user = 0;
+		st->rec.nr_py = 0;
 	} else {
 		walk_stacks(ctx, prev, &st->rec, true, compat);
 	}
@@ -262,6 +265,7 @@ static __always_inline void woken(struct task_struct *p, bool is_new, bool compa
 		st->rec.hdr.tid = tid;
 		st->rec.nr_kernel = 0;
 		st->rec.nr_user = 0;
+		st->rec.nr_py = 0;
 		st->rec.flags = 0;
 		bpf_probe_read_kernel_str(st->rec.comm, sizeof(st->rec.comm), p->comm);
 	}

@@ -57,7 +57,8 @@ enum sched_stat {
 	SCHED_STAT_NO_STORAGE = 2,	/* switches not tracked: no task storage */
 	SCHED_STAT_NO_THREAD = 3,	/* threads not counted: sched_threads full */
 	SCHED_STAT_UNPAIRED = 4,	/* waits ended by a switch-in the kernel did not report */
-	SCHED_STAT_MAX = 5,
+	SCHED_STAT_PY_CUT = 5,		/* Python walks cut: too deep, or a frame unreadable */
+	SCHED_STAT_MAX = 6,
 };
 
 /* Threads the metrics map holds (user space may raise it). */

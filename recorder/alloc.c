@@ -71,6 +71,8 @@ struct alloc_tracer {
 	uint64_t written, inuse;	/* SAMPLEs written, of each event */
 	const struct task_tracker_hooks *next_hooks;
 	void *next_hooks_ctx;
+	/* Records with Python frames are written through it (session_emit_python()); NULL = none. */
+	struct record_session *py_session;
 	struct probed_file files[MAX_FILES];
 	size_t nr_files, probe_errors;
 	struct bpf_link **links;
@@ -158,6 +160,13 @@ bool alloc_is_allocator_lib(const char *path)
 	       !strncmp(base, "libtcmalloc", 11);
 }
 
+/* Whether a record's counts are in bounds (its size aside). */
+static bool record_ok(const struct alloc_sample *r)
+{
+	return r->nr_user <= PROFILE_MAX_STACK && r->nr_py <= ALLOC_PY_ROOM &&
+	       r->func < ALLOC_FUNC_FREE;
+}
+
 static int on_alloc_record(void *ctx, void *data, size_t size)
 {
 	struct alloc_tracer *a = ctx;
@@ -165,15 +174,21 @@ static int on_alloc_record(void *ctx, void *data, size_t size)
 	void *p;
 
 	/* Drop anything malformed rather than read past it. */
-	if (size < ALLOC_SAMPLE_SIZE(0) || r->hdr.kind != ALLOC_KIND_SAMPLE ||
-	    r->nr_user > PROFILE_MAX_STACK || size < ALLOC_SAMPLE_SIZE(r->nr_user) ||
-	    r->func >= ALLOC_FUNC_FREE)
+	if (size < ALLOC_SAMPLE_SIZE(0) || r->hdr.kind != ALLOC_KIND_SAMPLE || !record_ok(r) ||
+	    size < ALLOC_SAMPLE_SIZE(ALLOC_SAMPLE_WORDS(r)))
 		return 0;
-	size = ALLOC_SAMPLE_SIZE(r->nr_user);
+	size = ALLOC_SAMPLE_SIZE(ALLOC_SAMPLE_WORDS(r));
 	p = batch_add(&a->batch, r->hdr.time, size);
 	if (!p)
 		return a->cb_err = -ENOMEM;
 	memcpy(p, data, size);
+	/* Its Python frames are named now, in the batch's copy, while the process most likely lives (pyframes.h). */
+	if (r->nr_py && a->py_session) {
+		struct alloc_sample *c = p;
+
+		session_python_prepare(a->py_session, c->hdr.pid, c->hdr.time,
+				       (struct py_frame *)(c->frames + c->nr_user), c->nr_py);
+	}
 	return 0;
 }
 
@@ -203,6 +218,7 @@ static int alloc_open(struct record_session *s, const struct record_tracer_env *
 	a->inuse_id = INUSE_ID_BASE + s->event_id;
 	a->next_hooks = env->next_hooks;
 	a->next_hooks_ctx = env->next_hooks_ctx;
+	a->py_session = s->py ? s : NULL;
 	/* Where the targets' maps and files are: the tracker's. */
 	a->proc_root = strdup("/proc");
 	if (!a->proc_root) {
@@ -692,7 +708,15 @@ static int write_record(struct alloc_tracer *a, struct perfdata_writer *w,
 		},
 		.raw = raw, .raw_size = (uint32_t)alloc_raw_text(r->func, r->size, raw, sizeof(raw)),
 	};
-	int err = emit_sample_alone(w, &e);
+	int err;
+
+	/* The Python frames follow the native ones (on_alloc_record() checked they are there). */
+	if (r->nr_py && a->py_session)
+		err = session_emit_python(a->py_session, &e,
+					  (const struct py_frame *)(r->frames + r->nr_user),
+					  r->nr_py, false);
+	else
+		err = emit_sample_alone(w, &e);
 
 	if (!err) {
 		a->written += !inuse;
@@ -808,16 +832,16 @@ static int write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct
 			dead = kill((pid_t)keys[i].pid, 0) && errno == ESRCH;
 		if (drop_dead && dead)
 			bpf_map__delete_elem(map, &keys[i], sizeof(keys[i]), 0);
-		if (v->nr_user > PROFILE_MAX_STACK || v->func >= ALLOC_FUNC_FREE)
+		if (!record_ok(v))
 			continue;
 		v->hdr.kind = ALLOC_KIND_INUSE;
 		if (v->hdr.time < *last_time)
 			v->hdr.time = *last_time;
-		p = batch_add(&a->batch, v->hdr.time, ALLOC_SAMPLE_SIZE(v->nr_user));
+		p = batch_add(&a->batch, v->hdr.time, ALLOC_SAMPLE_SIZE(ALLOC_SAMPLE_WORDS(v)));
 		if (!p)
 			err = -ENOMEM;
 		else
-			memcpy(p, v, ALLOC_SAMPLE_SIZE(v->nr_user));
+			memcpy(p, v, ALLOC_SAMPLE_SIZE(ALLOC_SAMPLE_WORDS(v)));
 	}
 	free(keys);
 	free(v);
@@ -854,6 +878,11 @@ static void alloc_stats(const void *t, struct record_status *st)
 	st->rec.lost += out->lost;
 }
 
+static uint64_t alloc_py_cut(const void *t)
+{
+	return read_stat(t, ALLOC_STAT_PY_CUT);
+}
+
 const struct record_tracer_ops alloc_tracer = {
 	.option = "--alloc",
 	.what = "the allocation tracer",
@@ -871,5 +900,6 @@ const struct record_tracer_ops alloc_tracer = {
 	.write_lost = alloc_write_lost,
 	.file_end = alloc_file_end,
 	.stats = alloc_stats,
+	.py_cut = alloc_py_cut,
 	.free = alloc_free,
 };

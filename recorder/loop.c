@@ -81,6 +81,7 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 {
 	struct record_session *s = ctx;
 	const struct profile_hdr *h = data;
+	const struct record_tracer *tr = NULL;
 	void *p;
 
 	if (size < sizeof(*h))
@@ -99,13 +100,23 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 		   h->kind == PROFILE_KIND_EXEC) {
 		if (size < sizeof(struct profile_task))
 			return 0;
-	} else if (!session_tracer_of(s, data, size)) {
-		return 0;
+	} else {
+		tr = session_tracer_of(s, data, size);
+		if (!tr)
+			return 0;
 	}
 	p = batch_add(&s->batch, h->time, size);
 	if (!p)
 		return s->cb_err = -ENOMEM;
 	memcpy(p, data, size);
+	/* A tracer's Python frames too are named now, in the batch's copy (as a sample's below). */
+	if (tr && s->py && tr->ops->py_frames) {
+		struct py_frame *py;
+		size_t nr_py = tr->ops->py_frames(p, &py);
+
+		if (nr_py)
+			py_frames_prepare(s->py, h->pid, h->time, py, nr_py);
+	}
 	/*
 	 * Its Python frames are named now, in the batch's copy, while the
 	 * process most likely lives (a round can be 100 ms away): its write
@@ -179,18 +190,19 @@ static void sample_input(const struct record_session *s, const struct profile_sa
 	};
 }
 
-/*
- * A sample with Python frames (pyframes.h): its task described from its
- * native frames, then the MMAP2s of its process's Python symbol files the
- * file has not had, then the sample with both interleaved.
- */
-static int write_python_sample(struct record_session *s, struct profile_sample *ps,
-			       struct emit_sample *e)
+void session_python_prepare(struct record_session *s, uint32_t pid, uint64_t time,
+			    struct py_frame *py, size_t nr_py)
 {
-	struct py_frame *py = sample_py_frames(ps);
+	py_frames_prepare(s->py, pid, time, py, nr_py);
+}
+
+int session_emit_python(struct record_session *s, struct emit_sample *e,
+			const struct py_frame *frames, size_t nr_py, bool describe_only)
+{
+	/* Named in a copy: the record is the batch's, read-only to its writer. */
+	struct py_frame py[PY_MAX_FRAMES];
 	struct perfdata_sample_id sid = {
-		.pid = ps->hdr.pid, .tid = ps->hdr.tid, .time = ps->hdr.time,
-		.cpu = ps->hdr.cpu, .id = s->event_id,
+		.pid = e->pid, .tid = e->tid, .time = e->time, .cpu = e->cpu, .id = e->id,
 	};
 	uint64_t user[CALLCHAIN_MAX_STACK];
 	struct task_desc d = { 0 };
@@ -200,19 +212,25 @@ static int write_python_sample(struct record_session *s, struct profile_sample *
 	err = emit_sample(s->w, s->tracker, e, true);
 	if (err)
 		return err;
+	if (nr_py > PY_MAX_FRAMES)
+		nr_py = PY_MAX_FRAMES;
+	memcpy(py, frames, nr_py * sizeof(*py));
 	/*
-	 * Only what was not named at delivery (on_ring_record()): a new
-	 * process's first samples, known to run Python since emit_sample().
+	 * Only what was not named at delivery (on_ring_record(), a tracer's
+	 * ring): a new process's first records, known to run Python since
+	 * emit_sample().
 	 */
-	py_frames_prepare(s->py, ps->hdr.pid, ps->hdr.time, py, ps->nr_py);
-	err = py_frames_describe(s->py, ps->hdr.pid, s->file_start_ns, &sid, &d);
+	py_frames_prepare(s->py, e->pid, e->time, py, nr_py);
+	if (describe_only)
+		return 0;
+	err = py_frames_describe(s->py, e->pid, s->file_start_ns, &sid, &d);
 	if (!err && d.nr)
 		err = emit_desc(s->w, &d);
 	task_desc_free(&d);
 	if (err)
 		return err;
-	n = py_frames_chain(s->py, ps->hdr.pid, e->chain.user, e->chain.nr_user, py, ps->nr_py,
-			    user, CALLCHAIN_MAX_STACK);
+	n = py_frames_chain(s->py, e->pid, e->chain.user, e->chain.nr_user, py, nr_py, user,
+			    CALLCHAIN_MAX_STACK);
 	if (n) {
 		e->chain.user = user;
 		e->chain.nr_user = n;
@@ -233,7 +251,7 @@ static int write_sample(struct record_session *s, struct profile_sample *ps,
 	if (ps->flags & PROFILE_SAMPLE_USTACK)
 		e.ustack = *u;
 	if (ps->nr_py && s->py)
-		err = write_python_sample(s, ps, &e);
+		err = session_emit_python(s, &e, sample_py_frames(ps), ps->nr_py, false);
 	else
 		err = emit_sample(s->w, s->tracker, &e, false);
 

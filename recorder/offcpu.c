@@ -44,6 +44,7 @@ static const struct offcpu_core_desc offcpu_desc = {
 	.id_base = OFFCPU_ID_BASE,
 	.kind = OFFCPU_KIND_SAMPLE,
 	.lost_stat = OFFCPU_STAT_LOST,
+	.py_cut_stat = OFFCPU_STAT_PY_CUT,
 };
 
 /* How far down a kernel stack the tracer's own frames may reach. */
@@ -169,10 +170,18 @@ static void offcpu_free(void *t)
 	free(o);
 }
 
-/* The frames and user-stack block of a record of our layout (size >= OFFCPU_SAMPLE_SIZE(0)). */
+/*
+ * The frames (native, then Python) and user-stack block of a record of our
+ * layout (size >= OFFCPU_SAMPLE_SIZE(0)).
+ */
+static const struct py_frame *record_py_frames(const struct offcpu_sample *r);
+
 static size_t record_parse(const struct offcpu_sample *r, size_t size, struct emit_ustack *u)
 {
-	return emit_record_parse(r, size, OFFCPU_SAMPLE_SIZE(0), r->nr_kernel, r->nr_user, 0,
+	if (r->nr_py > PY_MAX_FRAMES)
+		return 0;
+	return emit_record_parse(r, size, OFFCPU_SAMPLE_SIZE(0), r->nr_kernel, r->nr_user,
+				 r->nr_py * sizeof(struct py_frame),
 				 r->flags & PROFILE_SAMPLE_USTACK, u);
 }
 
@@ -226,10 +235,13 @@ int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct 
 		.raw_size = raw_size,
 	};
 
-	/* record_shape_ok() checked the block. */
+	/* record_shape_ok() checked the block, and the Python frames after the native ones. */
 	record_parse(r, size, &e.ustack);
 	if (c->attr->sample_type & PERF_SAMPLE_STACK_USER)
 		e.ustack.present = true;
+	if (r->nr_py && c->py_session)
+		return session_emit_python(c->py_session, &e, record_py_frames(r), r->nr_py,
+					   describe_only);
 	return emit_sample(w, t, &e, describe_only);
 }
 
@@ -293,7 +305,7 @@ static int collect_map(struct bpf_map *map, uint32_t kind, struct batch *b, uint
 			v->hdr.time = min_time;
 		if (!record_shape_ok(v, sizeof(*v)))
 			continue;
-		size = OFFCPU_SAMPLE_SIZE(v->nr_kernel + v->nr_user);
+		size = OFFCPU_SAMPLE_SIZE(OFFCPU_SAMPLE_WORDS(v));
 		p = batch_add(b, v->hdr.time, size);
 		if (!p) {
 			err = -ENOMEM;
@@ -315,7 +327,7 @@ static size_t nr_maps(struct bpf_map *const *maps)
 	return n;
 }
 
-int offcpu_core_load(struct offcpu_core *c, const struct record_session *s,
+int offcpu_core_load(struct offcpu_core *c, struct record_session *s,
 		     const struct record_tracer_env *env, const struct record_tracer_shared *m,
 		     struct bpf_object_skeleton *skel)
 {
@@ -327,6 +339,7 @@ int offcpu_core_load(struct offcpu_core *c, const struct record_session *s,
 		/* Without it the chains keep the tracer's frames on top: still readable. */
 		.sched_start = s->ktext.sched_start,
 		.sched_end = s->ktext.sched_end,
+		.py_session = s->py ? s : NULL,
 	};
 	/* Without a threshold nothing is aggregated: keep the map minimal. */
 	if (!c->thresh_ns)
@@ -387,6 +400,27 @@ int offcpu_core_collect(void *t, struct batch *b, uint64_t min_time)
 	struct offcpu_core *c = t;
 
 	return collect_map(c->aggs, c->desc->kind, b, min_time);
+}
+
+/* A record's Python frames, after its native ones (record_parse() checked they are there). */
+static const struct py_frame *record_py_frames(const struct offcpu_sample *r)
+{
+	return (const struct py_frame *)((const uint64_t *)r->frames + r->nr_kernel + r->nr_user);
+}
+
+size_t offcpu_core_py_frames(void *rec, struct py_frame **py)
+{
+	struct offcpu_sample *r = rec;
+
+	*py = (struct py_frame *)((uint64_t *)r->frames + r->nr_kernel + r->nr_user);
+	return r->nr_py;
+}
+
+uint64_t offcpu_core_py_cut(const void *t)
+{
+	const struct offcpu_core *c = t;
+
+	return offcpu_core_stat(c, c->desc->py_cut_stat);
 }
 
 const struct record_tracer_ops offcpu_tracer = {

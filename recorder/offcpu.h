@@ -37,6 +37,7 @@ struct bpf_map;
 struct bpf_object;
 struct bpf_object_skeleton;
 struct perfdata_writer;
+struct py_frame;
 struct record_session;
 struct record_tracer_env;
 struct record_tracer_ops;
@@ -60,6 +61,8 @@ struct offcpu_emit_ctx {
 	uint64_t id;				/* the event's sample id */
 	const struct perf_event_attr *attr;	/* the event's attr */
 	uint64_t sched_start, sched_end;	/* __schedule: where chains start */
+	/* Records with Python frames are written through it (session_emit_python()); NULL = none. */
+	struct record_session *py_session;
 };
 /* A record of that layout, whole (the checks of offcpu_record_ok()), of either kind. */
 bool offcpu_record_of(const void *data, size_t size, uint32_t sample_kind,
@@ -75,6 +78,7 @@ struct offcpu_core_desc {
 	uint64_t id_base;	/* its event's id, less the CPU event's */
 	uint32_t kind;		/* of its samples: the sums are collected as such */
 	uint32_t lost_stat;	/* its counter of records lost, in stats */
+	uint32_t py_cut_stat;	/* its counter of Python walks cut, in stats */
 };
 
 /* Programs a tracer of that layout may have, and maps of one build (NULL after the last). */
@@ -112,7 +116,7 @@ struct offcpu_core {
  * on the source's maps (record_tracer_load(): m and skel as there). 0 or
  * libbpf's -errno.
  */
-int offcpu_core_load(struct offcpu_core *c, const struct record_session *s,
+int offcpu_core_load(struct offcpu_core *c, struct record_session *s,
 		     const struct record_tracer_env *env, const struct record_tracer_shared *m,
 		     struct bpf_object_skeleton *skel);
 /* The same for a skeleton that names the shared maps as the sampler does (tracer.h). */
@@ -127,6 +131,8 @@ int offcpu_core_attach(struct record_session *s, void *t);
 void offcpu_core_detach(void *t);
 int offcpu_core_write_lost(void *t, struct perfdata_writer *w, uint64_t time);
 int offcpu_core_collect(void *t, struct batch *b, uint64_t min_time);
+size_t offcpu_core_py_frames(void *rec, struct py_frame **py);
+uint64_t offcpu_core_py_cut(const void *t);
 /* Those ops in the initializer of a tracer's struct record_tracer_ops; it has both builds. */
 #define OFFCPU_CORE_OPS					\
 	.compat_build = true,				\
@@ -135,7 +141,9 @@ int offcpu_core_collect(void *t, struct batch *b, uint64_t min_time);
 	.attach = offcpu_core_attach,			\
 	.detach = offcpu_core_detach,			\
 	.write_lost = offcpu_core_write_lost,		\
-	.collect = offcpu_core_collect
+	.collect = offcpu_core_collect,			\
+	.py_frames = offcpu_core_py_frames,		\
+	.py_cut = offcpu_core_py_cut
 /*
  * text as a RAW payload: space-padded so that perf shows it as a string,
  * NUL-terminated. Returns its size (NUL included), or 0 when size <

@@ -299,6 +299,8 @@ static int load_tracers(struct record_session *s, struct sampler *sm, size_t rin
 		.unwind_procs_fd = bpf_map__fd(skel->maps.unwind_procs),
 		.unwind_stops_fd = bpf_map__fd(skel->maps.unwind_stops),
 		.unwind_stats_fd = bpf_map__fd(skel->maps.unwind_stats),
+		/* The tracers' records get Python frames when the sampler's samples do. */
+		.py_procs_fd = s->py ? bpf_map__fd(skel->maps.py_procs) : -1,
 	};
 
 	for (size_t i = 0; (ops = record_tracer_registered(i)); i++) {

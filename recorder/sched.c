@@ -45,6 +45,7 @@ static const struct offcpu_core_desc sched_desc = {
 	.id_base = SCHED_ID_BASE,
 	.kind = SCHED_KIND_SAMPLE,
 	.lost_stat = SCHED_STAT_LOST,
+	.py_cut_stat = SCHED_STAT_PY_CUT,
 };
 
 size_t sched_reason_text(uint32_t reason, char *buf, size_t size)

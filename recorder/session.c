@@ -652,7 +652,7 @@ void record_session_unwind_status(const struct record_session *s, struct bpfrec_
 		u->py_unplaced = ps.unplaced;
 		u->py_files = ps.files;
 		u->py_reads = ps.reads;
-		u->py_cut = s->py_cut;
+		u->py_cut = s->py_cut + session_tracers_py_cut(s);
 	}
 }
 

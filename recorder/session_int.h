@@ -55,6 +55,9 @@
 /* Environment variables the tracers may give a launched command. */
 #define RECORD_CMD_ENV_MAX	8
 
+struct emit_sample;
+struct py_frame;
+
 /* A tracer the recording asked for (tracer.h): its ops and its state. */
 struct record_tracer_ops;
 struct record_tracer {
@@ -231,8 +234,23 @@ int session_tracers_round(struct record_session *s, uint64_t upto, bool *wrote);
 /* What ends a file, after its last round (last: the recording's). 0 or the writer's -errno. */
 int session_tracers_file_end(struct record_session *s, bool last);
 void session_tracers_stats(const struct record_session *s, struct record_status *st);
+/* The Python walks the tracers' BPF cut, summed. */
+uint64_t session_tracers_py_cut(const struct record_session *s);
 
 /* loop.c */
+/*
+ * A sample e with Python frames py[0, nr_py) (bpf/python.h, as BPF sent
+ * them; s->py set): its task described from its native frames, the
+ * frames named (pyframes.h), then, unless describe_only, the symbol files
+ * they need (a new one filed when they need more) and the sample with both
+ * interleaved in its user chain. Used for the source's samples and the
+ * tracers' records alike. 0 or the writer's -errno.
+ */
+int session_emit_python(struct record_session *s, struct emit_sample *e,
+			const struct py_frame *py, size_t nr_py, bool describe_only);
+/* Name the Python frames py[0, nr_py) of a record of pid as it is delivered (s->py set). */
+void session_python_prepare(struct record_session *s, uint32_t pid, uint64_t time,
+			    struct py_frame *py, size_t nr_py);
 /* Take what the source has (and the side-band); 0, or -errno with s->err set. */
 int session_consume(struct record_session *s, bool *batch_full);
 /* Write the batch as one time-sorted round, with the samples lost meanwhile. */

@@ -55,6 +55,7 @@ struct bpf_object_skeleton;
 struct record_status;
 struct load_log;
 struct perfdata_writer;
+struct py_frame;
 struct record_opts;
 struct record_session;
 struct task_tracker;
@@ -72,6 +73,12 @@ struct record_tracer_env {
 	/* User stacks walk with the source's unwind tables (unwind_bpf.h), on these maps. */
 	bool unwind_cfi;
 	int unwind_rows_fd, unwind_procs_fd, unwind_stops_fd, unwind_stats_fd;
+	/*
+	 * The source's py_procs (bpf/python.bpf.h): its tracers' records of a
+	 * Python thread carry its Python frames too; -1 = none (no -g,
+	 * --no-python, or before 5.17).
+	 */
+	int py_procs_fd;
 	/* Keeps the verifier's log of a failed load (loadlog.h). */
 	struct load_log *load_log;
 	/* The task tracker's hooks before this tracer's (NULL = none): a tracer with hooks passes every call on. */
@@ -122,6 +129,14 @@ struct record_tracer_ops {
 	 * round. NULL = it sends none there.
 	 */
 	bool (*record_ok)(const void *rec, size_t size);
+	/*
+	 * The Python frames (bpf/python.h) of such a record, record_ok() said
+	 * so: how many, *py where they are. Named as the record is delivered,
+	 * while its process most likely lives (pyframes.h). NULL = none.
+	 */
+	size_t (*py_frames)(void *rec, struct py_frame **py);
+	/* Python walks its BPF cut (too deep, or a frame unreadable) so far. NULL = none. */
+	uint64_t (*py_cut)(const void *t);
 	/* Write one (record_ok() said so), its task described first (emit.h). */
 	int (*write)(void *t, struct perfdata_writer *w, struct task_tracker *tt, const void *rec,
 		     size_t size);
@@ -164,16 +179,19 @@ struct record_tracer_ops {
 
 /*
  * What of a tracer's BPF object is the source's: its ring buffer, target
- * maps and unwind tables, and the settings in its rodata that go with them
- * (scope.bpf.h: which target map it checks, when it wakes user space;
- * whether user stacks walk with the unwind tables).
+ * maps, unwind tables and Python processes, and the settings in its rodata
+ * that go with them (scope.bpf.h: which target map it checks, when it
+ * wakes user space; whether user stacks walk with the unwind tables;
+ * python.bpf.h: whether Python frames follow them).
  */
 struct record_tracer_shared {
 	struct bpf_map *events, *target_tgids, *target_tids;
 	struct bpf_map *unwind_rows, *unwind_procs, *unwind_stops, *unwind_stats;
+	struct bpf_map *py_procs;
 	__u32 *filter_mode;
 	__u64 *wakeup_bytes;
 	bool *unwind_cfi;
+	bool *python_frames;
 };
 /* Those of a libbpf skeleton whose object names them as the sampler does (bpf/profile.h). */
 #define RECORD_TRACER_SHARED(skel)						\
@@ -181,8 +199,9 @@ struct record_tracer_shared {
 		(skel)->maps.events, (skel)->maps.target_tgids, (skel)->maps.target_tids,	\
 		(skel)->maps.unwind_rows, (skel)->maps.unwind_procs,			\
 		(skel)->maps.unwind_stops, (skel)->maps.unwind_stats,		\
+		(skel)->maps.py_procs,							\
 		&(skel)->rodata->filter_mode, &(skel)->rodata->wakeup_bytes,		\
-		&(skel)->rodata->unwind_cfi,						\
+		&(skel)->rodata->unwind_cfi, &(skel)->rodata->python_frames,		\
 	})
 
 /*
@@ -190,8 +209,9 @@ struct record_tracer_shared {
  * source's maps and settings. skel is its libbpf skeleton, opened, its own
  * rodata set and its own maps and programs chosen (tracer_build.h); the
  * maps of m reuse the source's fds (with env->unwind_cfi the unwind tables,
- * without, those shrink unused), its settings are the source's (its filter,
- * a wakeup at half its ring's size, its way of walking user stacks), then
+ * without, those shrink unused; py_procs likewise with env->py_procs_fd),
+ * its settings are the source's (its filter, a wakeup at half its ring's
+ * size, its way of walking user stacks, Python frames or not), then
  * the object loads, env->load_log keeping what the verifier said of a
  * failure (loadlog.h). 0 or libbpf's -errno; the skeleton stays the
  * caller's to destroy, loaded or not.

@@ -61,6 +61,11 @@ static int share_maps(const struct record_tracer_env *env, const struct record_t
 					    m->unwind_stats, env->unwind_cfi, env->unwind_rows_fd,
 					    env->unwind_procs_fd, env->unwind_stops_fd,
 					    env->unwind_stats_fd);
+	/* Without Python frames the walk is dead code: its map stays minimal. */
+	if (!err && env->py_procs_fd >= 0)
+		err = bpf_map__reuse_fd(m->py_procs, env->py_procs_fd);
+	else if (!err)
+		err = bpf_map__set_max_entries(m->py_procs, 1);
 	return err;
 }
 
@@ -75,6 +80,7 @@ int record_tracer_load(const struct record_tracer_env *env, const struct record_
 	*m->filter_mode = env->filter_mode;
 	*m->wakeup_bytes = env->ring_bytes / 2;
 	*m->unwind_cfi = env->unwind_cfi;
+	*m->python_frames = env->py_procs_fd >= 0;
 	load_log_attach(env->load_log, obj);
 	err = bpf_object__load_skeleton(skel);
 	if (err)
@@ -232,6 +238,16 @@ int session_tracers_file_end(struct record_session *s, bool last)
 		if (s->tracers[i].ops->file_end)
 			err = s->tracers[i].ops->file_end(s, s->tracers[i].t, last);
 	return err;
+}
+
+uint64_t session_tracers_py_cut(const struct record_session *s)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->nr_tracers; i++)
+		if (s->tracers[i].ops->py_cut)
+			n += s->tracers[i].ops->py_cut(s->tracers[i].t);
+	return n;
 }
 
 void session_tracers_stats(const struct record_session *s, struct record_status *st)
