@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <elfutils/libdw.h>
@@ -34,10 +35,20 @@ struct elf_file {
 	int dwarf_state;	/* 0 not checked yet, 1 usable, -1 not to be used */
 	struct symtab *symtab;	/* read on first use */
 	struct scope_cache scopes;
+	size_t mapped;		/* sizes of the files handed to libdw (elf_file_size()) */
+	size_t paths_bytes;	/* heap of the paths cache */
 };
 
 /* The longest inline chain kept while walking; the result keeps SYM_MAX_FRAMES. */
 #define MAX_CHAIN 64
+
+/* The size of the file open at fd (libelf maps it whole), 0 when unknown. */
+static size_t fd_size(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) || st.st_size < 0 ? 0 : (size_t)st.st_size;
+}
 
 static int find_elf_none(Dwfl_Module *mod, void **userdata, const char *modname,
 			 Dwarf_Addr base, char **file_name, Elf **elfp)
@@ -71,6 +82,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 					  debuglink_file, debuglink_crc, &found);
 	if (err)
 		return -1;
+	f->mapped += fd_size(found.fd);
 	*debuginfo_file_name = found.path;
 	return found.fd;
 }
@@ -138,6 +150,7 @@ int elf_file_open(const struct debug_paths *dp, const char *path, const struct f
 		err = -ENOMEM;
 		goto fail;
 	}
+	f->mapped = fd_size(found.fd);
 	dwfl_report_begin(f->dwfl);
 	/* ET_DYN at base 0 + p_vaddr: Dwfl addresses are the ELF's own. */
 	f->mod = dwfl_report_elf(f->dwfl, path, f->binary_path, found.fd, 0, true);
@@ -166,6 +179,14 @@ int elf_file_open(const struct debug_paths *dp, const char *path, const struct f
 fail:
 	elf_file_free(f);
 	return err;
+}
+
+size_t elf_file_size(const struct elf_file *f)
+{
+	if (!f)
+		return 0;
+	return sizeof(*f) + f->mapped + f->paths_bytes + f->scopes.bytes +
+	       symtab_size(f->symtab) + f->nr_segs * sizeof(*f->segs);
 }
 
 void elf_file_free(struct elf_file *f)
@@ -261,8 +282,8 @@ static const char *absolute_path(struct elf_file *f, Dwarf_Die *cudie, const cha
 	joined[dlen] = '/';
 	memcpy(joined + dlen + 1, path, plen + 1);
 	e = cache_get(&f->paths, joined, dlen + plen + 2);
-	if (!e)
-		e = cache_add(&f->paths, joined, dlen + plen + 2);
+	if (!e && (e = cache_add(&f->paths, joined, dlen + plen + 2)))
+		f->paths_bytes += sizeof(*e) + dlen + plen + 2;
 	free(joined);
 	return e ? (const char *)e->key : path;
 }

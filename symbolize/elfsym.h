@@ -39,6 +39,15 @@ struct elf_file;
 int elf_file_open(const struct debug_paths *dp, const char *path, const struct found_file *bin,
 		  struct elf_file **out);
 void elf_file_free(struct elf_file *f);
+/*
+ * About the bytes f holds: the whole size of every file its Dwfl has
+ * mapped (the binary, its debug file, the dwz file: libelf maps each
+ * whole, so this bounds the pages they can make resident) plus the heap of
+ * the tables made here (symbol table, scope indexes, source paths).
+ * libdw's own parse state (CUs, abbreviations, line tables) is not
+ * counted; it grows with the DWARF read, which the mapped bytes bound.
+ */
+size_t elf_file_size(const struct elf_file *f);
 
 /* addr inside mapping m of this file. 0, or -ENOENT (out->nr_frames = 0). */
 int elf_file_symbolize(struct elf_file *f, const struct sym_mapping *m, uint64_t addr,

@@ -126,6 +126,23 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
+size_t symbolizer_size(const struct symbolizer *s)
+{
+	const struct hash_table *t = &s->files.table;
+	struct hash_node *n, *tmp;
+	size_t i, bytes = sizeof(*s) + kallsyms_size(s->ks);
+
+	hash_table_for_each_safe(t, n, tmp, i) {
+		const struct cache_entry *e = container_of(n, struct cache_entry, node);
+		const struct sym_file *f = e->value;
+
+		bytes += sizeof(*e) + e->key_len;
+		if (f)
+			bytes += sizeof(*f) + elf_file_size(f->elf);
+	}
+	return bytes;
+}
+
 void symbolizer_forget_processes(struct symbolizer *s)
 {
 	cache_clear(&s->jitmaps, free_jitmap);

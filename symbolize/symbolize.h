@@ -69,6 +69,13 @@ struct sym_mapping {
 int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out);
 void symbolizer_free(struct symbolizer *s);
 /*
+ * About the bytes s holds, to bound a long-lived one: its kernel table and,
+ * for every file it opened, the whole size of the files libdw mapped for it
+ * plus the tables made of them (elfsym.h says what is left out). Walks the
+ * files: call it between conversions, not per address.
+ */
+size_t symbolizer_size(const struct symbolizer *s);
+/*
  * Forget what was learnt per process (the JIT maps, by pid), keeping the
  * files and kernel symbols: for a symbolizer serving one recording after
  * another, where a pid may be another process and a JIT map has grown.

@@ -1305,3 +1305,63 @@ Test(symbolize, jit_map_is_read_once_per_pid, .init = make_tmpdir, .fini = clean
 	expect_jit(s, 4242, 0x7f0000001000ULL, "short_fn");
 	symbolizer_free(s);
 }
+
+/* Whether path is mapped in this process (/proc/self/maps). */
+static bool mapped_here(const char *path)
+{
+	char line[4200];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	cr_assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		found |= ends_with(line, path);
+	}
+	fclose(f);
+	return found;
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+
+	cr_assert_eq(stat(path, &st), 0, "%s", path);
+	return (uint64_t)st.st_size;
+}
+
+/*
+ * symbolizer_size() counts the files naming mapped, the binary and the
+ * debug file its debuglink finds, whole (what a long-lived symbolizer's
+ * bound is taken against), plus tables; freeing it unmaps both.
+ */
+Test(symbolize, size_counts_the_files_mapped_and_free_unmaps_them, .init = make_tmpdir,
+     .fini = cleanup)
+{
+	const char *bin = make_stripped(true), *dbg = tmp("bin/t.debug");
+	struct symbolizer *s;
+	struct sym_mapping m;
+	struct sym_result r;
+	uint64_t value, size;
+	size_t empty, named;
+
+	isolate_home();
+	run("mv '%s' '%s'", tmp("t.debug"), dbg);
+	s = new_symbolizer(tmp("debug"), false);
+	empty = symbolizer_size(s);
+	cr_assert_lt(empty, file_size(bin), "nothing mapped yet: %zu", empty);
+	m = text_mapping(bin, 0x7f0000000000ULL);
+	nm_symbol(fixture("sym_target"), "sym_leaf", &value, &size);
+	cr_assert_eq(symbolize_user(s, &m, 0x7f0000000000ULL + value + 4, &r), 0);
+	cr_assert_str_eq(r.frames[r.nr_frames - 1].function, "sym_leaf");
+	cr_assert(r.frames[0].line > 0, "named from the debug file's DWARF");
+	cr_assert(mapped_here(dbg), "libdw maps the debug file");
+	named = symbolizer_size(s);
+	cr_assert_geq(named, empty + file_size(bin) + file_size(dbg),
+		      "%zu: the binary (%llu) and debug file (%llu) not counted", named,
+		      (unsigned long long)file_size(bin), (unsigned long long)file_size(dbg));
+	/* Tables are counted, not the mapped bytes twice: a few KB over the files here. */
+	cr_assert_lt(named, empty + file_size(bin) + file_size(dbg) + (1u << 20), "%zu", named);
+	symbolizer_free(s);
+	cr_assert(!mapped_here(dbg) && !mapped_here(bin), "mapped after symbolizer_free()");
+}
