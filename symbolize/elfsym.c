@@ -35,19 +35,21 @@ struct elf_file {
 	int dwarf_state;	/* 0 not checked yet, 1 usable, -1 not to be used */
 	struct symtab *symtab;	/* read on first use */
 	struct scope_cache scopes;
-	size_t mapped;		/* sizes of the files handed to libdw (elf_file_size()) */
+	struct elf_file_id ids[ELF_FILE_MAX_IDS];	/* the files handed to libdw */
+	size_t nr_ids;
 	size_t paths_bytes;	/* heap of the paths cache */
 };
 
 /* The longest inline chain kept while walking; the result keeps SYM_MAX_FRAMES. */
 #define MAX_CHAIN 64
 
-/* The size of the file open at fd (libelf maps it whole), 0 when unknown. */
-static size_t fd_size(int fd)
+/* Remember the file at fd, which libdw maps, for elf_file_ids(). */
+static void note_file(struct elf_file *f, int fd)
 {
 	struct stat st;
 
-	return fstat(fd, &st) || st.st_size < 0 ? 0 : (size_t)st.st_size;
+	if (f->nr_ids < ELF_FILE_MAX_IDS && !fstat(fd, &st))
+		f->ids[f->nr_ids++] = (struct elf_file_id){ .dev = st.st_dev, .ino = st.st_ino };
 }
 
 static int find_elf_none(Dwfl_Module *mod, void **userdata, const char *modname,
@@ -82,7 +84,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 					  debuglink_file, debuglink_crc, &found);
 	if (err)
 		return -1;
-	f->mapped += fd_size(found.fd);
+	note_file(f, found.fd);
 	*debuginfo_file_name = found.path;
 	return found.fd;
 }
@@ -150,7 +152,7 @@ int elf_file_open(const struct debug_paths *dp, const char *path, const struct f
 		err = -ENOMEM;
 		goto fail;
 	}
-	f->mapped = fd_size(found.fd);
+	note_file(f, found.fd);
 	dwfl_report_begin(f->dwfl);
 	/* ET_DYN at base 0 + p_vaddr: Dwfl addresses are the ELF's own. */
 	f->mod = dwfl_report_elf(f->dwfl, path, f->binary_path, found.fd, 0, true);
@@ -185,8 +187,14 @@ size_t elf_file_size(const struct elf_file *f)
 {
 	if (!f)
 		return 0;
-	return sizeof(*f) + f->mapped + f->paths_bytes + f->scopes.bytes +
-	       symtab_size(f->symtab) + f->nr_segs * sizeof(*f->segs);
+	return sizeof(*f) + f->paths_bytes + f->scopes.bytes + symtab_size(f->symtab) +
+	       f->nr_segs * sizeof(*f->segs);
+}
+
+size_t elf_file_ids(const struct elf_file *f, struct elf_file_id *ids)
+{
+	memcpy(ids, f->ids, f->nr_ids * sizeof(*ids));
+	return f->nr_ids;
 }
 
 void elf_file_free(struct elf_file *f)

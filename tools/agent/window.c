@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,12 @@ static void renew_symbols(struct bpfrec_agent *a)
 	if (too_big)
 		agent_log(a, BPFREC_LOG_DEBUG, "symbol tables renewed: %.1f MiB held, the bound "
 			  "is %.1f MiB", size / 1048576.0, a->opts.symbols_max_bytes / 1048576.0);
-	bpfrec_pprof_symbols_free(a->symbols);
+	if (a->symbols) {
+		bpfrec_pprof_symbols_free(a->symbols);
+		/* libdw's many small blocks stay in the worker's arena otherwise:
+		 * hand them back, or RSS would not fall with the renewal. */
+		malloc_trim(0);
+	}
 	a->symbols = NULL;
 	{
 		BPFREC_OPTS(bpfrec_pprof_opts, so, .kallsyms = take_kallsyms(a) ? a->ksyms : NULL);
