@@ -163,12 +163,13 @@ BPFREC_API int bpfrec_pprof_symbols_new(const struct bpfrec_pprof_opts *opts,
 					struct bpfrec_pprof_symbols **symbols);
 BPFREC_API void bpfrec_pprof_symbols_free(struct bpfrec_pprof_symbols *symbols);
 /*
- * About the bytes the tables hold now: the kernel's symbols, and for every
- * file named, the whole size of the files mapped for it (binary, debug
- * file, dwz file) plus the tables made of them. libdw's own parse state is
- * not counted; it follows the DWARF read. For a caller bounding its memory
- * by renewing the tables when this passes a limit; call it between
- * conversions (it walks the files). 0 for NULL.
+ * About the bytes the tables hold now: the kernel's symbols and the tables
+ * made of every file named (heap), plus the pages of those files (binary,
+ * debug file, dwz file, mapped by libdw) resident in this process, as
+ * /proc/self/smaps counts them: what they add to RSS. libdw's own parse
+ * state is not counted. For a caller bounding its memory by renewing the
+ * tables when this passes a limit; call it between conversions (it walks
+ * the files and reads smaps). 0 for NULL.
  */
 BPFREC_API size_t bpfrec_pprof_symbols_size(const struct bpfrec_pprof_symbols *symbols);
 
