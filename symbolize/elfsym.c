@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <elfutils/libdw.h>
@@ -34,10 +35,22 @@ struct elf_file {
 	int dwarf_state;	/* 0 not checked yet, 1 usable, -1 not to be used */
 	struct symtab *symtab;	/* read on first use */
 	struct scope_cache scopes;
+	struct elf_file_id ids[ELF_FILE_MAX_IDS];	/* the files handed to libdw */
+	size_t nr_ids;
+	size_t paths_bytes;	/* heap of the paths cache */
 };
 
 /* The longest inline chain kept while walking; the result keeps SYM_MAX_FRAMES. */
 #define MAX_CHAIN 64
+
+/* Remember the file at fd, which libdw maps, for elf_file_ids(). */
+static void note_file(struct elf_file *f, int fd)
+{
+	struct stat st;
+
+	if (f->nr_ids < ELF_FILE_MAX_IDS && !fstat(fd, &st))
+		f->ids[f->nr_ids++] = (struct elf_file_id){ .dev = st.st_dev, .ino = st.st_ino };
+}
 
 static int find_elf_none(Dwfl_Module *mod, void **userdata, const char *modname,
 			 Dwarf_Addr base, char **file_name, Elf **elfp)
@@ -71,6 +84,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 					  debuglink_file, debuglink_crc, &found);
 	if (err)
 		return -1;
+	note_file(f, found.fd);
 	*debuginfo_file_name = found.path;
 	return found.fd;
 }
@@ -138,6 +152,7 @@ int elf_file_open(const struct debug_paths *dp, const char *path, const struct f
 		err = -ENOMEM;
 		goto fail;
 	}
+	note_file(f, found.fd);
 	dwfl_report_begin(f->dwfl);
 	/* ET_DYN at base 0 + p_vaddr: Dwfl addresses are the ELF's own. */
 	f->mod = dwfl_report_elf(f->dwfl, path, f->binary_path, found.fd, 0, true);
@@ -166,6 +181,20 @@ int elf_file_open(const struct debug_paths *dp, const char *path, const struct f
 fail:
 	elf_file_free(f);
 	return err;
+}
+
+size_t elf_file_size(const struct elf_file *f)
+{
+	if (!f)
+		return 0;
+	return sizeof(*f) + f->paths_bytes + f->scopes.bytes + symtab_size(f->symtab) +
+	       f->nr_segs * sizeof(*f->segs);
+}
+
+size_t elf_file_ids(const struct elf_file *f, struct elf_file_id *ids)
+{
+	memcpy(ids, f->ids, f->nr_ids * sizeof(*ids));
+	return f->nr_ids;
 }
 
 void elf_file_free(struct elf_file *f)
@@ -261,8 +290,8 @@ static const char *absolute_path(struct elf_file *f, Dwarf_Die *cudie, const cha
 	joined[dlen] = '/';
 	memcpy(joined + dlen + 1, path, plen + 1);
 	e = cache_get(&f->paths, joined, dlen + plen + 2);
-	if (!e)
-		e = cache_add(&f->paths, joined, dlen + plen + 2);
+	if (!e && (e = cache_add(&f->paths, joined, dlen + plen + 2)))
+		f->paths_bytes += sizeof(*e) + dlen + plen + 2;
 	free(joined);
 	return e ? (const char *)e->key : path;
 }

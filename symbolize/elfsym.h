@@ -39,6 +39,20 @@ struct elf_file;
 int elf_file_open(const struct debug_paths *dp, const char *path, const struct found_file *bin,
 		  struct elf_file **out);
 void elf_file_free(struct elf_file *f);
+/*
+ * About the heap bytes of the tables made here (symbol table, scope
+ * indexes, source paths). libdw's own parse state (CUs, abbreviations, line
+ * tables) is not counted.
+ */
+size_t elf_file_size(const struct elf_file *f);
+
+/* A file libdw has mapped for f: the binary, its debug file, the dwz file. */
+struct elf_file_id {
+	uint64_t dev, ino;
+};
+#define ELF_FILE_MAX_IDS 4
+/* The files libdw was handed for f, at most ELF_FILE_MAX_IDS: how many. */
+size_t elf_file_ids(const struct elf_file *f, struct elf_file_id *ids);
 
 /* addr inside mapping m of this file. 0, or -ENOENT (out->nr_frames = 0). */
 int elf_file_symbolize(struct elf_file *f, const struct sym_mapping *m, uint64_t addr,

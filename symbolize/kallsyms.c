@@ -30,6 +30,7 @@ struct ksym {
 
 struct kallsyms {
 	char *buf;
+	size_t buf_len;		/* for kallsyms_size() */
 	struct ksym *syms;
 	size_t nr;
 };
@@ -285,6 +286,7 @@ int kallsyms_load(const char *path, struct kallsyms **out, char *msg, size_t msg
 		goto fail;
 	}
 	ks->buf = r.buf;	/* the names point into it: the table keeps it */
+	ks->buf_len = r.len + 1;
 	err = parse(ks, &r, path, msg, msglen);
 	if (err)
 		goto fail;
@@ -293,6 +295,11 @@ int kallsyms_load(const char *path, struct kallsyms **out, char *msg, size_t msg
 fail:
 	kallsyms_free(ks);
 	return err;
+}
+
+size_t kallsyms_size(const struct kallsyms *ks)
+{
+	return ks ? sizeof(*ks) + ks->buf_len + ks->nr * sizeof(*ks->syms) : 0;
 }
 
 void kallsyms_free(struct kallsyms *ks)

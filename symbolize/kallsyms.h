@@ -93,6 +93,8 @@ struct kallsyms;
  */
 int kallsyms_load(const char *path, struct kallsyms **out, char *msg, size_t msglen);
 void kallsyms_free(struct kallsyms *ks);
+/* Heap bytes the table holds (the file's text and the symbol array). */
+size_t kallsyms_size(const struct kallsyms *ks);
 
 /* The text symbol containing addr: 0, or -ENOENT. *module is NULL for the
  * core kernel; strings live as long as ks. module may be NULL. */

@@ -79,6 +79,7 @@ static void free_index(void *p)
 void scope_cache_clear(struct scope_cache *sc)
 {
 	cache_clear(&sc->cus, free_index);
+	sc->bytes = 0;
 }
 
 static struct cu_index *cu_index_of(struct scope_cache *sc, Dwarf_Die *cudie)
@@ -101,6 +102,7 @@ static struct cu_index *cu_index_of(struct scope_cache *sc, Dwarf_Die *cudie)
 	index_children(ix, cudie, 0);
 	if (ix->nr)
 		qsort(ix->ranges, ix->nr, sizeof(*ix->ranges), range_cmp);
+	sc->bytes += sizeof(*e) + sizeof(off) + sizeof(*ix) + ix->cap * sizeof(*ix->ranges);
 	return ix;
 }
 

@@ -23,6 +23,7 @@
 /* Per-file state: one index per CU, built on first use. Zero-initialize. */
 struct scope_cache {
 	struct cache cus;
+	size_t bytes;		/* heap the indexes hold, for the symbolizer's size */
 };
 
 void scope_cache_clear(struct scope_cache *sc);

@@ -25,6 +25,7 @@
 #include "symbolize/kallsyms.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/util.h"
+#include "tools/lib/array.h"
 
 struct symbolizer {
 	struct debug_paths dp;	/* points into the strings below */
@@ -124,6 +125,77 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->jit_dir);
 	free(s->kallsyms_path);
 	free(s);
+}
+
+static int ino_cmp(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The resident bytes (Rss in /proc/self/smaps) of this process's mappings
+ * of the files whose inodes are inos (sorted): the pages of the files libdw
+ * mapped that reading them made resident, what they add to RSS. By inode
+ * alone: the device an overlay or btrfs file shows in smaps may not be the
+ * one fstat() gave, and a collision only counts more.
+ */
+static size_t resident_bytes(const uint64_t *inos, size_t nr)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	unsigned long long lo, hi, off, ino, kb;
+	unsigned int maj, min;
+	char perms[8], *line = NULL;
+	size_t cap = 0, bytes = 0;
+	bool ours = false;
+
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &lo, &hi, perms, &off, &maj, &min,
+			   &ino) == 7) {
+			uint64_t key = ino;
+
+			ours = ino && bsearch(&key, inos, nr, sizeof(*inos), ino_cmp);
+		} else if (ours && sscanf(line, "Rss: %llu kB", &kb) == 1) {
+			bytes += (size_t)kb << 10;
+		}
+	}
+	free(line);
+	fclose(f);
+	return bytes;
+}
+
+size_t symbolizer_size(const struct symbolizer *s)
+{
+	const struct hash_table *t = &s->files.table;
+	struct hash_node *n, *tmp;
+	size_t i, nr = 0, cap = 0, bytes = sizeof(*s) + kallsyms_size(s->ks);
+	uint64_t *inos = NULL;
+
+	hash_table_for_each_safe(t, n, tmp, i) {
+		const struct cache_entry *e = container_of(n, struct cache_entry, node);
+		const struct sym_file *f = e->value;
+		struct elf_file_id ids[ELF_FILE_MAX_IDS];
+		size_t nid;
+
+		bytes += sizeof(*e) + e->key_len;
+		if (!f)
+			continue;
+		bytes += sizeof(*f) + elf_file_size(f->elf);
+		nid = f->elf ? elf_file_ids(f->elf, ids) : 0;
+		if (ARRAY_RESERVE(inos, cap, nr + nid, 64))
+			continue;	/* out of memory: these files' pages go uncounted */
+		for (size_t k = 0; k < nid; k++)
+			inos[nr++] = ids[k].ino;
+	}
+	if (nr) {
+		qsort(inos, nr, sizeof(*inos), ino_cmp);
+		bytes += resident_bytes(inos, nr);
+	}
+	free(inos);
+	return bytes;
 }
 
 void symbolizer_forget_processes(struct symbolizer *s)

@@ -69,6 +69,16 @@ struct sym_mapping {
 int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out);
 void symbolizer_free(struct symbolizer *s);
 /*
+ * About the bytes s holds, to bound a long-lived one: its kernel table and
+ * the tables made of its files (heap), plus the pages of those files (the
+ * binaries, debug files and dwz files libdw mapped) resident in this
+ * process, from /proc/self/smaps: what they add to RSS, not their size
+ * (a big library's DWARF is mapped whole and read in small part). libdw's
+ * own parse state is not counted. Walks the files and reads smaps: call it
+ * between conversions, not per address.
+ */
+size_t symbolizer_size(const struct symbolizer *s);
+/*
  * Forget what was learnt per process (the JIT maps, by pid), keeping the
  * files and kernel symbols: for a symbolizer serving one recording after
  * another, where a pid may be another process and a JIT map has grown.

@@ -21,6 +21,7 @@ struct sym {
 struct symtab {
 	struct sym *syms;
 	size_t nr;
+	size_t cap;		/* syms allocated, for symtab_size() */
 };
 
 static bool is_code_symbol(const GElf_Sym *sym, GElf_Word shndx, const char *name)
@@ -84,6 +85,7 @@ int symtab_load(Dwfl_Module *mod, struct symtab **out)
 		return -ENOMEM;
 	if (n > 1) {
 		st->syms = calloc((size_t)n, sizeof(*st->syms));
+		st->cap = (size_t)n;
 		if (!st->syms) {
 			free(st);
 			return -ENOMEM;
@@ -116,6 +118,11 @@ int symtab_load(Dwfl_Module *mod, struct symtab **out)
 	}
 	*out = st;
 	return 0;
+}
+
+size_t symtab_size(const struct symtab *st)
+{
+	return st ? sizeof(*st) + st->cap * sizeof(*st->syms) : 0;
 }
 
 void symtab_free(struct symtab *st)

@@ -29,6 +29,8 @@ struct symtab;
 /* 0 (an empty table when the module has no symbols) or -ENOMEM. */
 int symtab_load(Dwfl_Module *mod, struct symtab **out);
 void symtab_free(struct symtab *st);
+/* Heap bytes the table holds (its names are in the file's mapped strtab). */
+size_t symtab_size(const struct symtab *st);
 /* The symbol containing Dwfl address addr, or NULL. */
 const char *symtab_lookup(const struct symtab *st, uint64_t addr);
 

@@ -7,7 +7,10 @@
 # labels a server files it under, go tool pprof reads every profile without
 # a warning, the windows' samples add up to the agent's own count, and the
 # merged windows give the fixture's shares, as one long `bpfrec record` of
-# the same program does.
+# the same program does. The Pyroscope run bounds the symbol tables kept
+# across windows to 1 MB (--symbols-max; the kernel's table alone is more):
+# they are renewed between windows, counted, and the names stay the same;
+# the Parca run, with the default bound, never renews them.
 . "$TOP/tests/integration/lib.sh"
 need_root
 need_tool go golang-go
@@ -24,9 +27,11 @@ run_clean "$T/long.top" go tool pprof -top -nodefraction=0 "$T/long.pb.gz"
 
 host=$(hostname)
 for api in pyroscope parca; do
+	symmax=()
+	[ "$api" = pyroscope ] && symmax=(--symbols-max 1M)
 	start_receiver "$T/recv-$api"
 	"$BPFREC" agent --server "http://127.0.0.1:$RPORT" --api "$api" --every 0.5s -F 999 -g \
-		--label env=test --spool "$T/spool-$api" -- "$FIX/pp_shares" 2 \
+		--label env=test --spool "$T/spool-$api" "${symmax[@]}" -- "$FIX/pp_shares" 2 \
 		>"$T/$api.out" 2>"$T/$api.err" || { cat "$T/$api.err" >&2; fail "$api: bpfrec agent failed"; }
 	stop_receiver
 	cat "$T/$api.err"
@@ -40,6 +45,13 @@ for api in pyroscope parca; do
 	assert_range "$api: windows" "$windows" 3 100000
 	[ "$pushed" = "$requests" ] || fail "$api: $requests requests, $pushed pushed"
 	assert_grep ' 0 spooled, 0 rejected, 0 too large, 0 lacking a spool' "$T/$api.err" "$api: nothing kept or dropped"
+	renewed=$(agent_count "$T/$api.err" renewed)
+	echo "$api: symbol tables renewed $renewed times in $windows windows (${symmax[*]:-default bound})"
+	if [ "$api" = pyroscope ]; then
+		assert_range "$api: symbol tables renewed over 1M" "$renewed" 1 $((windows - 1))
+	else
+		[ "$renewed" = 0 ] || fail "$api: symbol tables renewed $renewed times under the default bound"
+	fi
 	nreq=$(python3 -c 'import json,sys; print(len({json.loads(l)["request"] for l in open(sys.argv[1])}))' "$jl")
 	[ "$nreq" = "$pushed" ] || fail "$api: the receiver decoded $nreq requests, the agent pushed $pushed"
 	python3 -c 'import json,sys; assert all(json.loads(l)["api"] == sys.argv[2] for l in open(sys.argv[1]))' "$jl" "$api" ||

@@ -687,3 +687,18 @@ Test(api_pprof, bad_labels_and_missing_input_say_what_to_fix)
 	bpfrec_pprof_free(c);
 	close(in);
 }
+
+/* The shared tables' size through the API: nothing for NULL, next to nothing
+ * before a conversion loaded anything (test_pprof_convert has them grow). */
+Test(api_pprof, symbols_size_of_fresh_tables)
+{
+	BPFREC_OPTS(bpfrec_pprof_opts, o);
+	struct bpfrec_pprof_symbols *sym = NULL;
+	size_t size;
+
+	cr_assert_eq(bpfrec_pprof_symbols_size(NULL), 0);
+	cr_assert_eq(bpfrec_pprof_symbols_new(&o, &sym), 0);
+	size = bpfrec_pprof_symbols_size(sym);
+	cr_assert(size > 0 && size < 65536, "%zu bytes, nothing loaded", size);
+	bpfrec_pprof_symbols_free(sym);
+}

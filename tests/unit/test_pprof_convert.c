@@ -619,6 +619,7 @@ Test(convert, kernel_relocated_by_text)
 Test(convert, shared_symbols_name_every_conversion)
 {
 	struct symbolizer_opts so = { 0 };
+	size_t sizes[3];
 	struct symbolizer *sym;
 	char ks[128];
 
@@ -626,6 +627,7 @@ Test(convert, shared_symbols_name_every_conversion)
 	write_kallsyms(ks);
 	so.kallsyms = ks;
 	cr_assert_eq(symbolizer_new(&so, &sym), 0);
+	sizes[0] = symbolizer_size(sym);
 	for (int round = 0; round < 2; round++) {
 		struct pp_convert_opts o = { .shared_sym = sym };
 		struct result res;
@@ -642,7 +644,12 @@ Test(convert, shared_symbols_name_every_conversion)
 		cr_assert_str_eq(name_of(p, s->locs[2]), "main", "round %d", round);
 		cr_assert_eq(tp_location(p, s->locs[0])->address, 0xffffffff9a002010ULL);
 		free_result(&res);
+		sizes[round + 1] = symbolizer_size(sym);
 	}
+	/* What they hold grows with the first conversion's files (the
+	 * executable, mapped whole), not again with the second's same ones. */
+	cr_assert_gt(sizes[1], sizes[0] + 4096, "%zu after, %zu before", sizes[1], sizes[0]);
+	cr_assert_eq(sizes[2], sizes[1], "%zu: loaded again", sizes[2]);
 	symbolizer_free(sym);
 }
 

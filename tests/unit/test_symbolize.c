@@ -1305,3 +1305,67 @@ Test(symbolize, jit_map_is_read_once_per_pid, .init = make_tmpdir, .fini = clean
 	expect_jit(s, 4242, 0x7f0000001000ULL, "short_fn");
 	symbolizer_free(s);
 }
+
+/* Whether path is mapped in this process (/proc/self/maps). */
+static bool mapped_here(const char *path)
+{
+	char line[4200];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	cr_assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		found |= ends_with(line, path);
+	}
+	fclose(f);
+	return found;
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+
+	cr_assert_eq(stat(path, &st), 0, "%s", path);
+	return (uint64_t)st.st_size;
+}
+
+/*
+ * symbolizer_size() counts the pages of the files naming mapped that are
+ * resident here (the binary and the debug file its debuglink finds), at
+ * most the files' sizes, plus tables; freeing it unmaps both.
+ */
+Test(symbolize, size_counts_resident_file_pages_and_free_unmaps_them, .init = make_tmpdir,
+     .fini = cleanup)
+{
+	const char *bin = make_stripped(true), *dbg = tmp("bin/t.debug");
+	struct symbolizer *s;
+	struct sym_mapping m;
+	struct sym_result r;
+	uint64_t value, size;
+	size_t empty, named, again;
+
+	isolate_home();
+	run("mv '%s' '%s'", tmp("t.debug"), dbg);
+	s = new_symbolizer(tmp("debug"), false);
+	empty = symbolizer_size(s);
+	cr_assert_lt(empty, 4096, "nothing loaded yet: %zu", empty);
+	m = text_mapping(bin, 0x7f0000000000ULL);
+	nm_symbol(fixture("sym_target"), "sym_leaf", &value, &size);
+	cr_assert_eq(symbolize_user(s, &m, 0x7f0000000000ULL + value + 4, &r), 0);
+	cr_assert_str_eq(r.frames[r.nr_frames - 1].function, "sym_leaf");
+	cr_assert(r.frames[0].line > 0, "named from the debug file's DWARF");
+	cr_assert(mapped_here(dbg), "libdw maps the debug file");
+	named = symbolizer_size(s);
+	/* The ELF headers and the DWARF read are resident pages: at least two. */
+	cr_assert_geq(named, empty + 2 * 4096, "%zu: no resident page counted", named);
+	cr_assert_leq(named, empty + file_size(bin) + file_size(dbg) + 8 * 4096 + (64u << 10),
+		      "%zu: more than the files (%llu + %llu) and the tables", named,
+		      (unsigned long long)file_size(bin), (unsigned long long)file_size(dbg));
+	/* The same address again reads nothing new. */
+	cr_assert_eq(symbolize_user(s, &m, 0x7f0000000000ULL + value + 4, &r), 0);
+	again = symbolizer_size(s);
+	cr_assert_eq(again, named, "%zu, then %zu", named, again);
+	symbolizer_free(s);
+	cr_assert(!mapped_here(dbg) && !mapped_here(bin), "mapped after symbolizer_free()");
+}

@@ -34,6 +34,7 @@
 
 #define DEFAULT_WINDOW_NS	(15ull * 1000000000ull)
 #define DEFAULT_SPOOL_MAX	(256ull << 20)
+#define DEFAULT_SYMBOLS_MAX	(64ull << 20)
 #define DEFAULT_MAX_REQUEST	((size_t)4 << 20)
 #define DEFAULT_TIMEOUT_MS	10000u
 #define DEFAULT_FREQ		19
@@ -142,6 +143,8 @@ int bpfrec_agent_new(const struct bpfrec_agent_opts *opts, struct bpfrec_agent *
 		a->opts.window_ns = DEFAULT_WINDOW_NS;
 	if (!a->opts.spool_max_bytes)
 		a->opts.spool_max_bytes = DEFAULT_SPOOL_MAX;
+	if (!a->opts.symbols_max_bytes)
+		a->opts.symbols_max_bytes = DEFAULT_SYMBOLS_MAX;
 	if (!a->opts.max_request_bytes)
 		a->opts.max_request_bytes = DEFAULT_MAX_REQUEST;
 	if (!a->opts.timeout_ms)

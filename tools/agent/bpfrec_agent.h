@@ -132,8 +132,16 @@ struct bpfrec_agent_opts {
 	/* Warnings and notes (of the recording too); NULL = silent. From either thread. */
 	bpfrec_log_fn log;
 	void *log_ctx;
+	/*
+	 * The symbol tables the windows share (files found, parsed and mapped
+	 * once) are dropped and made again before a window when they have
+	 * grown past this many bytes (bpfrec_pprof_symbols_size()), as they
+	 * are every 10 minutes: a bound on what naming keeps between windows.
+	 * 0 = 64 MiB.
+	 */
+	uint64_t symbols_max_bytes;
 };
-#define bpfrec_agent_opts__last_field log_ctx
+#define bpfrec_agent_opts__last_field symbols_max_bytes
 
 /* Declare with BPFREC_OPTS(bpfrec_agent_stats, st) so sz is set. */
 struct bpfrec_agent_stats {
@@ -156,6 +164,9 @@ struct bpfrec_agent_stats {
 	uint64_t spool_corrupt;		/* spooled requests found damaged, removed */
 	uint64_t spool_entries, spool_bytes;	/* in the spool now */
 	uint64_t record_samples, record_lost;	/* the recording's, all windows */
+	/* Symbol tables dropped for passing opts.symbols_max_bytes, and their
+	 * largest size seen between windows (bytes, bpfrec_pprof_symbols_size()). */
+	uint64_t symbols_renewed, symbols_peak_bytes;
 };
 
 /* As bpfrec_record_new(): *agent is set unless -ENOMEM; free it either way. */

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,17 +108,34 @@ static bool take_kallsyms(struct bpfrec_agent *a)
  * The symbol tables the windows share: every file is found, opened and
  * parsed once, not once a window (a fresh converter per window spent most
  * of a system-wide agent's CPU there). Renewed, with the kallsyms copy,
- * every SYMBOLS_MAX_AGE_NS, which also bounds what it holds to the files of
- * the last ten minutes. Without tables (they could not be made) each
- * window has its own.
+ * every SYMBOLS_MAX_AGE_NS (modules come and go), and sooner when what
+ * they hold has passed opts.symbols_max_bytes: on a machine running many
+ * programs with debug info they would otherwise keep every file seen in
+ * ten minutes mapped, with libdw's state of it (hundreds of MB). Freeing
+ * them ends every Dwfl, which unmaps its files and closes their fds.
+ * Without tables (they could not be made) each window has its own.
  */
 static void renew_symbols(struct bpfrec_agent *a)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = mono_ns(), size = bpfrec_pprof_symbols_size(a->symbols);
+	bool too_big = size > a->opts.symbols_max_bytes;
 
-	if (a->symbols && now - a->symbols_made_ns < SYMBOLS_MAX_AGE_NS)
+	pthread_mutex_lock(&a->lock);
+	if (size > a->st.symbols_peak_bytes)
+		a->st.symbols_peak_bytes = size;
+	a->st.symbols_renewed += a->symbols && too_big;
+	pthread_mutex_unlock(&a->lock);
+	if (a->symbols && !too_big && now - a->symbols_made_ns < SYMBOLS_MAX_AGE_NS)
 		return;
-	bpfrec_pprof_symbols_free(a->symbols);
+	if (too_big)
+		agent_log(a, BPFREC_LOG_DEBUG, "symbol tables renewed: %.1f MiB held, the bound "
+			  "is %.1f MiB", size / 1048576.0, a->opts.symbols_max_bytes / 1048576.0);
+	if (a->symbols) {
+		bpfrec_pprof_symbols_free(a->symbols);
+		/* libdw's many small blocks stay in the worker's arena otherwise:
+		 * hand them back, or RSS would not fall with the renewal. */
+		malloc_trim(0);
+	}
 	a->symbols = NULL;
 	{
 		BPFREC_OPTS(bpfrec_pprof_opts, so, .kallsyms = take_kallsyms(a) ? a->ksyms : NULL);

@@ -37,7 +37,7 @@
 struct agent_args {
 	const char *server;
 	enum bpfrec_agent_api api;
-	uint64_t every_ns, timeout_ns, spool_max, max_request;
+	uint64_t every_ns, timeout_ns, spool_max, max_request, symbols_max;
 	const char *spool;
 	bool no_spool;
 	const char **labels;
@@ -74,6 +74,9 @@ static void agent_usage(FILE *f)
 "                         (default " AGENT_DEFAULT_SPOOL ")\n"
 "      --spool-max SIZE   at most SIZE on disk (default 256M; oldest dropped first)\n"
 "      --no-spool         drop (and count) what the server could not take\n"
+"      --symbols-max SIZE drop the symbol tables kept between windows (files\n"
+"                         mapped, tables made of them) and start anew when they\n"
+"                         hold more than SIZE (default 64M; at least 1M)\n"
 "  -q, -v                 quiet (no line per push, no summary) / verbose\n"
 "\n"
 "Every option of `bpfrec record` that says what and how to record works\n"
@@ -174,7 +177,7 @@ static bool short_flag(const char *arg, char f)
 static int agent_args_parse(int argc, char **argv, struct agent_args *g, char *err, size_t len)
 {
 	static const char *const agent_opts[] = { "--server", "--api", "--every", "--label",
-		"--spool", "--spool-max", "--max-request", "--timeout" };
+		"--spool", "--spool-max", "--max-request", "--timeout", "--symbols-max" };
 	bool command = false;
 
 	memset(g, 0, sizeof(*g));
@@ -259,6 +262,11 @@ static int agent_args_parse(int argc, char **argv, struct agent_args *g, char *e
 				return bad(err, len, "--timeout '%s': give a time from 1ms to 1h, "
 					   "e.g. 10s", v);
 			break;
+		case 8:
+			if (bpfrec_size_parse(v, &g->symbols_max) || g->symbols_max < (1ull << 20))
+				return bad(err, len, "--symbols-max '%s': give a size of at least "
+					   "1M, e.g. 64M", v);
+			break;
 		}
 	}
 	return 0;
@@ -331,7 +339,7 @@ static void summary(const struct bpfrec_agent_stats *s)
 		"(%llu lost); %llu requests: %llu pushed (%.1f KB, %llu replayed from the spool), "
 		"%llu spooled, %llu rejected, %llu too large, %llu lacking a spool; spool: %llu "
 		"held (%.1f KB), %llu evicted, %llu refused for want of disk room, %llu found "
-		"damaged ]\n",
+		"damaged; symbol tables: %llu renewed for size, at most %.1f MB ]\n",
 		(unsigned long long)s->windows, (unsigned long long)s->windows_dropped,
 		(unsigned long long)s->profiles, (unsigned long long)s->samples,
 		(unsigned long long)s->record_lost, (unsigned long long)s->requests,
@@ -340,7 +348,8 @@ static void summary(const struct bpfrec_agent_stats *s)
 		(unsigned long long)s->dropped_rejected, (unsigned long long)s->dropped_too_large,
 		(unsigned long long)s->dropped_no_spool, (unsigned long long)s->spool_entries,
 		s->spool_bytes / 1024.0, (unsigned long long)s->spool_evicted,
-		(unsigned long long)s->spool_full, (unsigned long long)s->spool_corrupt);
+		(unsigned long long)s->spool_full, (unsigned long long)s->spool_corrupt,
+		(unsigned long long)s->symbols_renewed, s->symbols_peak_bytes / 1e6);
 }
 
 int cmd_agent(int argc, char **argv)
@@ -394,6 +403,7 @@ int cmd_agent(int argc, char **argv)
 	o.nr_labels = g.nr_labels;
 	o.spool_dir = g.no_spool ? NULL : g.spool;
 	o.spool_max_bytes = g.spool_max;
+	o.symbols_max_bytes = g.symbols_max;
 	o.max_request_bytes = (size_t)g.max_request;
 	o.timeout_ms = (unsigned int)(g.timeout_ns / 1000000);
 	o.on_push = on_push;

@@ -382,6 +382,11 @@ void bpfrec_pprof_symbols_free(struct bpfrec_pprof_symbols *symbols)
 		symbolizer_free((struct symbolizer *)symbols);
 }
 
+size_t bpfrec_pprof_symbols_size(const struct bpfrec_pprof_symbols *symbols)
+{
+	return symbols ? symbolizer_size((const struct symbolizer *)symbols) : 0;
+}
+
 void bpfrec_pprof_free(struct bpfrec_pprof *p)
 {
 	if (!p)

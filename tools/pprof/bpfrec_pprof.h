@@ -153,7 +153,8 @@ BPFREC_API int bpfrec_pprof_write_callback(struct bpfrec_pprof *conv, size_t i,
  * bpfrec_pprof_symbols_free(). What is learnt per process (JIT maps) is
  * forgotten at each conversion. A kernel that loads a module, or a file
  * replaced under its path without a build-id, are seen by a new one: the
- * caller renews it from time to time, which also bounds what it holds.
+ * caller renews it from time to time and when bpfrec_pprof_symbols_size()
+ * passes its bound.
  * One conversion at a time may use it (not thread-safe). Free it after the
  * conversions that use it.
  */
@@ -161,6 +162,16 @@ struct bpfrec_pprof_symbols;
 BPFREC_API int bpfrec_pprof_symbols_new(const struct bpfrec_pprof_opts *opts,
 					struct bpfrec_pprof_symbols **symbols);
 BPFREC_API void bpfrec_pprof_symbols_free(struct bpfrec_pprof_symbols *symbols);
+/*
+ * About the bytes the tables hold now: the kernel's symbols and the tables
+ * made of every file named (heap), plus the pages of those files (binary,
+ * debug file, dwz file, mapped by libdw) resident in this process, as
+ * /proc/self/smaps counts them: what they add to RSS. libdw's own parse
+ * state is not counted. For a caller bounding its memory by renewing the
+ * tables when this passes a limit; call it between conversions (it walks
+ * the files and reads smaps). 0 for NULL.
+ */
+BPFREC_API size_t bpfrec_pprof_symbols_size(const struct bpfrec_pprof_symbols *symbols);
 
 BPFREC_API int bpfrec_pprof_get_stats(const struct bpfrec_pprof *conv,
 				      struct bpfrec_pprof_stats *stats);
