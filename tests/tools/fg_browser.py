@@ -123,6 +123,9 @@ class Browser:
 
 
 # In the page: every drawn frame of the given names, as widths in percent of the chart.
+# The id of the frame at (x, y), -1 for none (fg_browser's diagnostics).
+HIT = "(() => { const e = document.elementFromPoint(%s, %s); const f = e && e.closest('.fr');" \
+      " return f ? +f.dataset.id : -1; })()"
 MEASURE = """(() => {
   const names = %s, v = window.flamegraph.view(), chart = document.getElementById('chart');
   const W = chart.getBoundingClientRect().width, out = {}, rects = {}, values = {};
@@ -330,12 +333,19 @@ def main():
                     if (now["x"], now["y"]) == (r["x"], r["y"]):
                         break
                     r = now
+                # What is under the pointer, and where the click lands: a
+                # failure then says whether the page moved or the click was lost.
+                hit = b.js(HIT % (r["x"], r["y"]))
+                b.js("(() => { window.__fgClicks = []; document.addEventListener('click', (ev) => {"
+                     " const f = ev.target.closest && ev.target.closest('.fr');"
+                     " window.__fgClicks.push(f ? +f.dataset.id : -1); }, {capture: true, once: true}); })()")
                 b.mouse("mousePressed", r["x"], r["y"])
                 b.mouse("mouseReleased", r["x"], r["y"])
                 b.js("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                 z = b.js(MEASURE % json.dumps(names))
                 res["zoom"] = {"clicked": r["id"], "zoomed_on": b.js("window.flamegraph.zoom()"),
-                               "widths": z["widths"], "attempts": attempt}
+                               "widths": z["widths"], "attempts": attempt,
+                               "under_pointer": hit, "click_landed_on": b.js("window.__fgClicks")}
                 if res["zoom"]["zoomed_on"] == r["id"]:
                     break
                 b.js("document.getElementById('reset').click()")
