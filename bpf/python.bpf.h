@@ -171,40 +171,53 @@ static long py_walk_step(__u64 i, void *ctx)
  */
 __noinline int py_walk(__u32 tgid, __u32 tid)
 {
-	struct py_find_ctx fc = { .interps = 1 };
-	struct py_walk_ctx wc = { 0 };
+	/*
+	 * One after the other in the same bytes: the whole call chain of a
+	 * tracer (its program, this, a loop's step) has 512 bytes of stack,
+	 * and --sched's went over (6.1: "combined stack size of 3 calls is
+	 * 544"). Both begin with the same py_proc.
+	 */
+	union {
+		struct py_find_ctx fc;
+		struct py_walk_ctx wc;
+	} u = { .fc = { .interps = 1 } };
+	struct py_find_ctx *fcp = &u.fc;
+	struct py_walk_ctx *wcp = &u.wc;
 	struct py_proc *p;
 	__u64 frame;
+	__u32 flags;
 
 	p = bpf_map_lookup_elem(&py_procs, &tgid);
 	if (!p)
 		return 0;
-	fc.p = *p;
-	fc.want = tid;
-	if (!(fc.p.flags & PY_PROC_NATIVE_TID)) {
+	fcp->p = *p;
+	fcp->want = tid;
+	if (!(fcp->p.flags & PY_PROC_NATIVE_TID)) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
-		fc.want = BPF_CORE_READ(task, thread.fsbase);
+		fcp->want = BPF_CORE_READ(task, thread.fsbase);
 	}
-	fc.interp = py_read_ptr(fc.p.runtime + fc.p.runtime_interpreters_head);
-	if (!fc.interp)
+	fcp->interp = py_read_ptr(fcp->p.runtime + fcp->p.runtime_interpreters_head);
+	if (!fcp->interp)
 		return 0;
-	fc.ts = py_read_ptr(fc.interp + fc.p.interp_threads_head);
-	bpf_loop(PY_MAX_INTERPS * PY_MAX_THREADS, py_find_step, &fc, 0);
-	if (!fc.found)
+	fcp->ts = py_read_ptr(fcp->interp + fcp->p.interp_threads_head);
+	bpf_loop(PY_MAX_INTERPS * PY_MAX_THREADS, py_find_step, fcp, 0);
+	if (!fcp->found)
 		return 0;
-	frame = py_read_ptr(fc.found + fc.p.tstate_frame);
-	if (frame && (fc.p.flags & PY_PROC_CFRAME))
-		frame = py_read_ptr(frame + fc.p.cframe_current_frame);
-	wc.p = fc.p;
-	wc.frame = frame;
-	wc.always = fc.p.flags & PY_PROC_FRAME_OBJECTS ? PY_FRAME_ENTRY : 0;
-	wc.entry_bit = fc.p.flags & PY_PROC_IS_ENTRY ? 1 : 0;
-	wc.shim_bit = fc.p.flags & PY_PROC_OWNER ? 1 : 0;
-	bpf_loop(PY_MAX_FRAMES, py_walk_step, &wc, 0);
-	if (wc.frame)
+	frame = py_read_ptr(fcp->found + fcp->p.tstate_frame);
+	if (frame && (fcp->p.flags & PY_PROC_CFRAME))
+		frame = py_read_ptr(frame + fcp->p.cframe_current_frame);
+	/* wc.p is fc.p already (the same bytes); the rest is the walk's. */
+	flags = fcp->p.flags;
+	wcp->frame = frame;
+	wcp->n = 0;
+	wcp->always = flags & PY_PROC_FRAME_OBJECTS ? PY_FRAME_ENTRY : 0;
+	wcp->entry_bit = flags & PY_PROC_IS_ENTRY ? 1 : 0;
+	wcp->shim_bit = flags & PY_PROC_OWNER ? 1 : 0;
+	bpf_loop(PY_MAX_FRAMES, py_walk_step, wcp, 0);
+	if (wcp->frame)
 		count(PY_STAT_CUT);
-	return wc.n;
+	return wcp->n;
 }
 
 /*
