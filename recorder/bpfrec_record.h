@@ -239,6 +239,12 @@ struct bpfrec_unwind_stats {
 	 * soon after is named without a read).
 	 */
 	uint64_t py_files, py_reads;
+	/*
+	 * Times symbol files were written into the cache: a file still open
+	 * is written again, whole, before each --switch-output file is
+	 * retired and at the end, when it has gained functions since.
+	 */
+	uint64_t py_filings;
 };
 
 /* Allocation sampling (alloc_interval), when used: bpfrec_record_get_alloc_stats(). */

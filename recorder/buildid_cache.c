@@ -246,56 +246,79 @@ static bool cached(const struct buildid_cache *c, const char *hex, const char *l
 	return !fstatat(c->dir_fd, path, &st, 0) && S_ISREG(st.st_mode);
 }
 
-/* File one held file (its fd is closed by the caller). */
-static void copy_one(struct buildid_cache *c, const struct held *h)
+/*
+ * Copy fd into the cache as rel under id (its fd is closed by the caller).
+ * A file already cached under id is left as it is, unless replace: then
+ * the new copy takes its place (the rename is atomic: a reader sees the
+ * old file or the new one, whole). 0 or -errno, counted and told.
+ */
+static int copy_one(struct buildid_cache *c, const char *rel, const uint8_t *want, size_t want_size,
+		    int fd, bool replace)
 {
-	const char *leaf = strcmp(h->rel, "[vdso]") ? "elf" : "vdso";
+	const char *leaf = strcmp(rel, "[vdso]") ? "elf" : "vdso";
 	char hex[2 * BUILDID_MAX + 1];
 	uint8_t id[BUILDID_MAX];
 	size_t size = 0;
 	struct stat st;
+	bool there;
 	char *dir;
 	int dfd, err;
 
-	buildid_to_hex(h->id, h->size, hex);
-	if (cached(c, hex, leaf)) {
+	buildid_to_hex(want, want_size, hex);
+	there = cached(c, hex, leaf);
+	if (there && !replace) {
 		c->st.present++;
-		return;
+		return 0;
 	}
-	if (fstat(h->fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		c->st.failed++;
-		say(c, "/%s: not a regular file", h->rel);
-		return;
+		say(c, "/%s: not a regular file", rel);
+		return -EINVAL;
 	}
 	if ((uint64_t)st.st_size > c->max_file) {
 		c->st.too_big++;
-		say(c, "/%s: skipped, %llu MiB is over the limit of %llu MiB", h->rel,
+		say(c, "/%s: skipped, %llu MiB is over the limit of %llu MiB", rel,
 		    (unsigned long long)st.st_size >> 20, (unsigned long long)c->max_file >> 20);
-		return;
+		return -EFBIG;
 	}
 	/* Filed under its build-id: it must carry that one. */
-	if (buildid_read_fd(h->fd, id, &size) || size != h->size || memcmp(id, h->id, size)) {
+	if (buildid_read_fd(fd, id, &size) || size != want_size || memcmp(id, want, size)) {
 		c->st.failed++;
-		say(c, "/%s: its build-id is no longer %s", h->rel, hex);
-		return;
+		say(c, "/%s: its build-id is no longer %s", rel, hex);
+		return -EINVAL;
 	}
-	dir = str_join(h->rel, "/", hex, NULL);
+	dir = str_join(rel, "/", hex, NULL);
 	dfd = dir ? enter_dirs(c->dir_fd, dir) : -ENOMEM;
 	free(dir);
 	err = dfd < 0 ? dfd : 0;
 	if (!err) {
-		err = copy_into(h->fd, (uint64_t)st.st_size, dfd, leaf,
-				(st.st_mode & 0644) | 0400);
+		err = copy_into(fd, (uint64_t)st.st_size, dfd, leaf, (st.st_mode & 0644) | 0400);
 		close(dfd);
 	}
 	if (!err)
-		err = link_build_id(c, hex, h->rel);
+		err = link_build_id(c, hex, rel);
 	if (err) {
 		c->st.failed++;
-		say(c, "/%s: cannot copy it into %s: %s", h->rel, c->dir, strerror(-err));
-		return;
+		say(c, "/%s: cannot copy it into %s: %s", rel, c->dir, strerror(-err));
+		return err;
 	}
-	c->st.copied++;
+	if (there)
+		c->st.replaced++;
+	else
+		c->st.copied++;
+	return 0;
+}
+
+/* Remember id as handed over: false when it was already (or cannot be: counted). */
+static bool first_time(struct buildid_cache *c, const uint8_t *id, size_t size)
+{
+	if (cache_get(&c->seen, id, size))
+		return false;
+	if (!cache_add(&c->seen, id, size)) {
+		c->st.failed++;
+		return false;
+	}
+	return true;
 }
 
 void buildid_cache_add(struct buildid_cache *c, const char *path, const uint8_t *id, size_t size,
@@ -303,12 +326,7 @@ void buildid_cache_add(struct buildid_cache *c, const char *path, const uint8_t 
 {
 	struct held h = { .size = size, .fd = fd };
 
-	if (!c || !size || size > BUILDID_MAX || cache_get(&c->seen, id, size)) {
-		close(fd);
-		return;
-	}
-	if (!cache_add(&c->seen, id, size)) {
-		c->st.failed++;
+	if (!c || !size || size > BUILDID_MAX || !first_time(c, id, size)) {
 		close(fd);
 		return;
 	}
@@ -328,9 +346,35 @@ void buildid_cache_add(struct buildid_cache *c, const char *path, const uint8_t 
 		return;
 	}
 	/* Too many kept open: copy this one now. */
-	copy_one(c, &h);
+	copy_one(c, h.rel, h.id, h.size, fd, false);
 	close(fd);
 	free(h.rel);
+}
+
+int buildid_cache_put(struct buildid_cache *c, const char *path, const uint8_t *id, size_t size,
+		      int fd)
+{
+	char *rel;
+	int err;
+
+	if (!c || !size || size > BUILDID_MAX) {
+		close(fd);
+		return -EINVAL;
+	}
+	rel = rel_dir(path);
+	if (!rel) {
+		c->st.failed++;
+		say(c, "%s: not a path it can be filed under", path);
+		close(fd);
+		return -EINVAL;
+	}
+	/* A later buildid_cache_add() of the same file finds it handed over. */
+	if (!cache_get(&c->seen, id, size))
+		(void)cache_add(&c->seen, id, size);
+	err = copy_one(c, rel, id, size, fd, true);
+	close(fd);
+	free(rel);
+	return err;
 }
 
 void buildid_cache_flush(struct buildid_cache *c)
@@ -338,7 +382,8 @@ void buildid_cache_flush(struct buildid_cache *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nr_held; i++) {
-		copy_one(c, &c->held[i]);
+		copy_one(c, c->held[i].rel, c->held[i].id, c->held[i].size, c->held[i].fd,
+			 false);
 		close(c->held[i].fd);
 		free(c->held[i].rel);
 	}

@@ -19,10 +19,16 @@
  * deleted or a process that exited meanwhile. Past max_held kept fds a
  * file is copied at once instead, so descriptors stay bounded.
  *
+ * A file that grows under a build-id fixed before its contents (a Python
+ * symbol file, pysyms_cache.h) is filed with buildid_cache_put() instead:
+ * copied at once, and again each time it has grown, each copy replacing
+ * the one before, so a perf.data finished while recording goes on
+ * (--switch-output) reads whole at once.
+ *
  * Every copy is checked (the fd must carry the build-id it is filed under)
  * and written atomically (a temporary name, then rename), mode 0644 at
  * most (never more open than the original, never executable); a file
- * already cached is not copied again. Below DIR nothing is followed: every
+ * already cached is not copied again (but by buildid_cache_put()). Below DIR nothing is followed: every
  * directory is created and entered with O_NOFOLLOW, so a symlink planted in
  * the cache cannot redirect a write. Files larger than max_file_bytes are
  * skipped. Failures are counted and told to log, never a recording error.
@@ -49,6 +55,7 @@ struct buildid_cache_opts {
 struct buildid_cache_stats {
 	size_t copied;		/* new files in the cache */
 	size_t present;		/* already there */
+	size_t replaced;	/* copied again over an earlier copy (buildid_cache_put()) */
 	size_t too_big;		/* over max_file_bytes */
 	size_t failed;		/* could not be read, checked or written */
 };
@@ -63,6 +70,15 @@ int buildid_cache_new(const struct buildid_cache_opts *opts, struct buildid_cach
  */
 void buildid_cache_add(struct buildid_cache *c, const char *path, const uint8_t *id, size_t size,
 		       int fd);
+/*
+ * A file that grows under its build-id (see above), as buildid_cache_add()
+ * takes it, copied now: a copy already in the cache under the build-id,
+ * an earlier state of the file, is replaced (atomically: a reader opens
+ * the old copy or the new one, whole). Takes fd (closed whatever
+ * happens). 0 or -errno, also counted and told to log as for the others.
+ */
+int buildid_cache_put(struct buildid_cache *c, const char *path, const uint8_t *id, size_t size,
+		      int fd);
 /* Copy every file kept so far and close their fds. */
 void buildid_cache_flush(struct buildid_cache *c);
 const struct buildid_cache_stats *buildid_cache_stats(const struct buildid_cache *c);

@@ -21,6 +21,7 @@
 #include "perfdata/writer.h"
 #include "recorder/bpfprogs.h"
 #include "recorder/emit.h"
+#include "recorder/pyframes.h"
 #include "recorder/rotate.h"
 #include "recorder/session_int.h"
 #include "recorder/tasks.h"
@@ -330,6 +331,13 @@ int session_switch_output(struct record_session *s)
 	if (err)
 		return session_write_error(s, err);
 	session_free_writer(s);
+	/*
+	 * The file is whole for its reader once retired (perf report, the
+	 * agent's conversion), while its Python processes run on: their
+	 * symbol files, as they stand, into the build-id cache first.
+	 */
+	if (s->py)
+		py_frames_flush(s->py);
 	err = session_retire_file(s);
 	if (err) {
 		/* The finished file stays under the output name. */

@@ -106,7 +106,10 @@ struct py_code_seen {
  * A symbol file of a process (pysyms.h): its MMAP2 and build-id are fixed
  * when it is opened, its functions come as they are named, and it is
  * written into the build-id cache when it is full, its process is
- * forgotten, or the recording ends (py_frames_flush()), whichever first.
+ * forgotten, and at each py_frames_flush() (each perf.data retired, the
+ * end) as it stands then, replacing its earlier copy when it has gained
+ * functions since: its functions keep their places, so each copy holds
+ * the one before.
  */
 struct py_gen {
 	uint64_t start;			/* MMAP2 start; len PY_GEN_RESERVE */
@@ -114,7 +117,10 @@ struct py_gen {
 	uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE];
 	char path[64];
 	struct py_fn *fns, **tail;
-	bool filed;
+	size_t nr_fns;			/* functions in it */
+	size_t nr_filed;		/* functions it had at its last filing (tried) */
+	bool in_cache;			/* filed once at least */
+	bool full;			/* takes no more functions: the next file opens */
 };
 
 /* A process running a CPython we walk. */
@@ -185,7 +191,7 @@ int py_frames_new(const struct py_frames_opts *opts, struct py_frames **out)
 	/*
 	 * The build-ids this recording gives its symbol files: no other
 	 * recording's file of the same process and number may have one (the
-	 * cache keeps the first file filed under an id).
+	 * cache keeps one file under an id, each filing replacing the last).
 	 */
 	if (getrandom(pf->nonce, sizeof(pf->nonce), GRND_NONBLOCK) != sizeof(pf->nonce)) {
 		pf->nonce[0] = clock_ns(CLOCK_REALTIME);
@@ -648,18 +654,20 @@ static void gen_build_id(const struct py_frames *pf, const struct py_proc_state 
 	memcpy(id + 16, &h[2], 4);
 }
 
-/* Write g into the build-id cache: its functions are all there is; counted when it fails. */
+/*
+ * Write g as it stands into the build-id cache, over its earlier copy;
+ * counted, and when it fails, too. Not again while it gains no function:
+ * the cache has it as it is (none at all: no sample has an address in it).
+ */
 static void gen_file(struct py_frames *pf, struct py_proc_state *p, struct py_gen *g)
 {
 	struct py_symfile_row *rows = NULL;
 	struct py_symfile *sf = NULL;
 	int err;
 
-	if (g->filed)
+	if (g->nr_filed == g->nr_fns)
 		return;
-	g->filed = true;
-	if (!g->fns)
-		return;		/* nothing named in it: no sample has an address in it */
+	g->nr_filed = g->nr_fns;
 	rows = malloc(sizeof(*rows) * (PY_FN_MAX_LINES + 2));
 	err = rows ? py_symfile_new(&sf) : -ENOMEM;
 	for (struct py_fn *f = g->fns; f && !err; f = f->next_in_gen) {
@@ -684,10 +692,13 @@ static void gen_file(struct py_frames *pf, struct py_proc_state *p, struct py_ge
 	}
 	if (!err)
 		err = py_symfile_cache(sf, pf->cache, g->path, g->build_id);
-	if (err)
+	if (err) {
 		pf->st.not_filed++;
-	else
-		pf->st.files++;
+	} else {
+		pf->st.files += !g->in_cache;
+		pf->st.filings++;
+		g->in_cache = true;
+	}
 	py_symfile_free(sf);
 	free(rows);
 }
@@ -723,9 +734,11 @@ static int fn_place(struct py_frames *pf, struct py_proc_state *p, struct py_fn 
 	struct py_gen *g = p->nr_gens ? &p->gens[p->nr_gens - 1] : NULL;
 	int err;
 
-	if (g && !g->filed && g->used + size > PY_GEN_RESERVE)
+	if (g && !g->full && g->used + size > PY_GEN_RESERVE) {
 		gen_file(pf, p, g);
-	if (!g || g->filed) {
+		g->full = true;
+	}
+	if (!g || g->full) {
 		err = gen_open(pf, p);
 		if (err)
 			return err;
@@ -736,6 +749,7 @@ static int fn_place(struct py_frames *pf, struct py_proc_state *p, struct py_fn 
 	f->next_in_gen = NULL;
 	*g->tail = f;
 	g->tail = &f->next_in_gen;
+	g->nr_fns++;
 	return 0;
 }
 

@@ -25,9 +25,13 @@
  * path and a build-id unique to this recording fixed) when its first
  * function is placed, takes functions as they come, and is written into
  * the cache once full (PY_GEN_RESERVE of addresses, then the next one
- * opens), when the process is forgotten, or at py_frames_flush(): a
- * process has one file unless its functions fill that, however many
- * rounds bring new ones.
+ * opens), when the process is forgotten, and at each py_frames_flush():
+ * a process has one file unless its functions fill that, however many
+ * rounds bring new ones. A file still open is filed as it stands, and
+ * again, over its earlier copy (buildid_cache_put()), each time it has
+ * gained functions since: a function keeps its address, so a later copy
+ * names every frame an earlier one did, and a perf.data --switch-output
+ * retires reads whole at once, while its processes still run.
  *
  * py_frames_prepare() names a sample's frames in place as it is delivered
  * (the process most likely still lives; a frame named then is remembered
@@ -79,8 +83,9 @@ struct py_frames_stats {
 	uint64_t frames;	/* Python frames written */
 	uint64_t unknown;	/* of those, [python]: not named */
 	uint64_t unplaced;	/* of those, no eval-loop frame to go before (at the outer end) */
-	uint64_t not_filed;	/* symbol files that could not be made or filed */
+	uint64_t not_filed;	/* filings of symbol files that could not be made or copied */
 	uint64_t files;		/* symbol files filed */
+	uint64_t filings;	/* times they were written into the cache (grown: again) */
 	uint64_t reads;		/* code objects read from a process to name a frame */
 };
 
@@ -133,9 +138,11 @@ size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *nativ
 		       size_t cap);
 
 /*
- * Write every symbol file still open into the cache: before the cache is
- * flushed at the end of the recording (later samples would need files
- * that are never filed).
+ * Write every symbol file still open into the cache as it stands (one
+ * that gained no function since its last filing is left alone), and keep
+ * it open: before a perf.data is retired (--switch-output), so a reader
+ * names its frames at once, and at the end of the recording. Its samples
+ * are all written by then: the functions they name are in the files.
  */
 void py_frames_flush(struct py_frames *pf);
 

@@ -20,6 +20,5 @@ int py_symfile_cache(struct py_symfile *sf, struct buildid_cache *cache, const c
 		close(fd);
 		return err;
 	}
-	buildid_cache_add(cache, path, build_id, PY_SYMFILE_BUILD_ID_SIZE, fd);	/* takes fd */
-	return 0;
+	return buildid_cache_put(cache, path, build_id, PY_SYMFILE_BUILD_ID_SIZE, fd);	/* takes fd */
 }

@@ -6,8 +6,8 @@
  * on another one that has the perf.data and the cache.
  *
  * The file never exists on disk under its recorded name: it is written
- * into a memfd, which recorder/buildid_cache.h takes like any mapped
- * file's fd and copies at its flush to
+ * into a memfd, which recorder/buildid_cache.h copies at once
+ * (buildid_cache_put()), over an earlier copy of the same file, to
  *   DIR/proc/version/bpfrec-python-PID-SEQ/<build-id>/elf
  *   DIR/.build-id/<2 hex>/<38 hex> -> ../../proc/version/bpfrec-python-PID-SEQ/<build-id>
  * The path is written into the file (py_symfile_write()'s name), so each
@@ -25,11 +25,13 @@
 struct buildid_cache;
 
 /*
- * Write sf under build_id and hand it to cache as the file recorded as
- * path (py_symfile_path()): the build-id its MMAP2 and the BUILD_ID
- * feature carry, which the recorder chose before the file was complete
- * (py_symfile_write_id()). 0 or -errno (memfd_create, the write); the
- * cache itself counts what it could not copy (buildid_cache_stats()).
+ * Write sf under build_id into cache as the file recorded as path
+ * (py_symfile_path()), replacing what the cache has under build_id: the
+ * build-id its MMAP2 and the BUILD_ID feature carry, which the recorder
+ * chose before the file was complete (py_symfile_write_id()), so a file
+ * that has grown since is filed again under it. 0 or -errno
+ * (memfd_create, the write, the copy: the cache counts and tells its own
+ * failures, buildid_cache_stats()).
  */
 int py_symfile_cache(struct py_symfile *sf, struct buildid_cache *cache, const char *path,
 		     const uint8_t build_id[PY_SYMFILE_BUILD_ID_SIZE]);

@@ -519,7 +519,7 @@ static int session_stop(struct record_session *s)
 	err2 = perfdata_writer_finish(s->w);
 	if (err2 && !err)
 		err = session_write_error(s, err2);
-	/* The Python symbol files still open: complete now, and copied with the rest. */
+	/* The Python symbol files still open: complete now (copied at once, over earlier copies). */
 	if (s->py)
 		py_frames_flush(s->py);
 	/* After the file: copying does not hold up the recording. */
@@ -651,6 +651,7 @@ void record_session_unwind_status(const struct record_session *s, struct bpfrec_
 		u->py_unknown = ps.unknown;
 		u->py_unplaced = ps.unplaced;
 		u->py_files = ps.files;
+		u->py_filings = ps.filings;
 		u->py_reads = ps.reads;
 		u->py_cut = s->py_cut + session_tracers_py_cut(s);
 	}

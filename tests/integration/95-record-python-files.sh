@@ -71,7 +71,7 @@ echo "process $pid: $files Python symbol file(s), $bytes bytes, for $((ROUNDS + 
 [ "$files" -ge 1 ] || fail "no Python symbol file for process $pid in the build-id cache"
 [ "$files" -le "$bound" ] || fail "$files Python symbol files for process $pid, at most $bound expected"
 # The recorder's own count (-v) says the same: the recording's only Python process.
-said=$(sed -n 's/.*, \([0-9]*\) symbol files$/\1/p' gen.err)
+said=$(sed -n 's/.*, \([0-9]*\) symbol files, filed [0-9]* times$/\1/p' gen.err)
 [ "$said" = "$files" ] || fail "bpfrec record -v says ${said:-no} symbol files, the cache holds $files"
 
 # Another machine: only the perf.data and the cache, under another HOME.

@@ -526,3 +526,82 @@ Test(pysyms, filed_in_the_cache)
 	cr_assert_eq(system(cmd), 0);
 	py_symfile_free(sf);
 }
+
+/* The cache's copy of the file filed under id, as perf finds it. */
+static void cached_elf(const char *dir, const uint8_t id[PY_SYMFILE_BUILD_ID_SIZE], char *out,
+		       size_t size)
+{
+	char hex[2 * PY_SYMFILE_BUILD_ID_SIZE + 1];
+
+	buildid_to_hex(id, PY_SYMFILE_BUILD_ID_SIZE, hex);
+	cr_assert_lt(snprintf(out, size, "%s/.build-id/%.2s/%s/elf", dir, hex, hex + 2), (int)size);
+}
+
+/*
+ * A file filed while its process runs (before a --switch-output file is
+ * retired) and again once it has grown, under the same id: the second copy
+ * replaces the first at once, whole (the bytes of the grown file), and
+ * leaves no temporary file beside it; a later hand-over of the id for the
+ * end of the recording does not put an older state back.
+ */
+Test(pysyms, grown_file_replaces_its_copy)
+{
+	char dir[] = "/tmp/bpfrec-pysyms.XXXXXX", path[64], elf[512], cmd[600];
+	struct buildid_cache_opts opts = { .dir = dir };
+	const struct buildid_cache_stats *bst;
+	uint8_t id[PY_SYMFILE_BUILD_ID_SIZE];
+	struct buildid_cache *cache;
+	struct py_symfile *sf;
+	struct stat before, after;
+	int fd, old;
+
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(buildid_cache_new(&opts, &cache), 0);
+	for (size_t i = 0; i < sizeof(id); i++)
+		id[i] = (uint8_t)(0x50 + i);
+	cr_assert_eq(py_symfile_path(path, sizeof(path), 4244, 0), 0);
+	cached_elf(dir, id, elf, sizeof(elf));
+
+	/* Two functions: in the cache at once, no flush needed. */
+	cr_assert_eq(py_symfile_new(&sf), 0);
+	cr_assert_eq(py_symfile_add(sf, &funcs[0]), 0);
+	cr_assert_eq(py_symfile_add(sf, &funcs[1]), 0);
+	cr_assert_eq(py_symfile_cache(sf, cache, path, id), 0);
+	cr_assert_eq(stat(elf, &before), 0, "not in the cache before the flush");
+	/* Open, as a reader of the first rotated file holds it. */
+	old = open(elf, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(old, 0);
+
+	/* The third function: filed again, over the first copy. */
+	cr_assert_eq(py_symfile_add(sf, &funcs[2]), 0);
+	cr_assert_eq(py_symfile_cache(sf, cache, path, id), 0);
+	bst = buildid_cache_stats(cache);
+	cr_assert_eq(bst->copied, 1);
+	cr_assert_eq(bst->replaced, 1);
+	cr_assert_eq(bst->failed + bst->present + bst->too_big, 0);
+	cr_assert_eq(stat(elf, &after), 0);
+	cr_assert_gt(after.st_size, before.st_size);
+	cr_assert_neq(after.st_ino, before.st_ino, "replaced by a rename, not rewritten in place");
+	fd = memfd_create("test_pysyms", MFD_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(py_symfile_write_id(sf, path, fd, id), 0);
+	snprintf(cmd, sizeof(cmd), "cmp -s /proc/%d/fd/%d '%s'", (int)getpid(), fd, elf);
+	cr_assert_eq(system(cmd), 0, "the cache's copy is the grown file");
+	close(fd);
+	/* The first copy, still open, reads as it was: no reader sees half a file. */
+	cr_assert_eq(fstat(old, &after), 0);
+	cr_assert_eq(after.st_size, before.st_size);
+	close(old);
+
+	/* The end of the recording hands the id over as a held file: nothing older comes back. */
+	buildid_cache_add(cache, path, id, sizeof(id), open(elf, O_RDONLY | O_CLOEXEC));
+	buildid_cache_flush(cache);
+	cr_assert_eq(bst->copied + bst->replaced, 2);
+	buildid_cache_free(cache);
+
+	snprintf(cmd, sizeof(cmd), "test -z \"$(find '%s' -name '*.tmp')\"", dir);
+	cr_assert_eq(system(cmd), 0, "a temporary file left in the cache");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	py_symfile_free(sf);
+}

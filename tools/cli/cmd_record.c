@@ -141,13 +141,14 @@ static void unwind_summary(const struct bpfrec_unwind_stats *u, bool verbose)
 			fprintf(stderr, "bpfrec record: Python frames: %llu processes (%llu of an "
 				"unsupported version), %llu samples with Python frames, %llu walks "
 				"cut, %llu frames (%llu unnamed, %llu without an eval-loop frame), "
-				"%llu code objects read, %llu symbol files\n",
+				"%llu code objects read, %llu symbol files, filed %llu times\n",
 				(unsigned long long)u->py_procs,
 				(unsigned long long)u->py_procs_unsupported,
 				(unsigned long long)u->py_samples, (unsigned long long)u->py_cut,
 				(unsigned long long)u->py_frames, (unsigned long long)u->py_unknown,
 				(unsigned long long)u->py_unplaced, (unsigned long long)u->py_reads,
-				(unsigned long long)u->py_files);
+				(unsigned long long)u->py_files,
+				(unsigned long long)u->py_filings);
 		if (u->late_walks || u->late_spent || u->late_busy) {
 			fprintf(stderr, "bpfrec record: cfi stacks walked again once their tables "
 				"came: %llu (%llu waited too long), %llu more had no stack copy "

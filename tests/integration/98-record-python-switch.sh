@@ -1,0 +1,106 @@
+#!/bin/bash
+# Python frames across --switch-output (recorder/pyframes.h): a rotated
+# perf.data is complete when it is retired, and a user may read it at once
+# while recording goes on; its Python frames must be named then too, from
+# the file and the build-id cache alone, though the process that ran them
+# still runs (its symbol file, still open to new functions, is filed as it
+# stands before each file is retired).
+#   - py_tree.py (tests/fixtures) runs for several seconds under a
+#     recording cut every second; the first rotated file, read while the
+#     fixture has not finished (it prints its CPU times at its end), names
+#     hot_alpha, hot_beta and cold_gamma in perf report, no sample of a
+#     Python symbol file is left without a name in perf script, and the
+#     leaves' shares are the fixture's 6:3:1 split of the work (within 3
+#     points and sampling error, as test 91 takes them); no warning;
+#   - every rotated file names all its Python frames, the last one the
+#     leaves at 6:3:1 too, and the -v summary counts
+#     the filings: at least one, and no more than one per rotation and the
+#     stop for the one process (a file that gained no function is not
+#     written again).
+. "$(dirname "$0")/lib.sh"
+need_root
+need_kernel_for -g
+need_tool perf linux-perf
+PY_TREE=$TOP/tests/fixtures/py_tree.py
+cd "$T"
+export HOME=$T/home
+mkdir -p "$HOME"
+trap 'kill ${rec:-} 2>/dev/null || true; rm -rf "$T"' EXIT
+
+# leaves FILE: "NAMED UNNAMED A B C" from `perf script -F ip,sym,dso`: the
+# frames in Python symbol files with a name and without one, and the
+# samples whose leaf-most Python frame is hot_alpha, hot_beta, cold_gamma.
+leaves() {
+	awk 'BEGIN { RS = "" }
+		{ n = split($0, l, "\n"); leaf = ""
+		  for (i = 1; i <= n; i++) {
+			if (l[i] !~ /bpfrec-python-/) continue
+			if (l[i] ~ /\[unknown\]/ || l[i] ~ /^ *[0-9a-f]+ +\(/) { unnamed++; continue }
+			named++
+			if (leaf == "" && match(l[i], /(hot_alpha|hot_beta|cold_gamma) \(py_tree\.py\)/))
+				leaf = substr(l[i], RSTART, RLENGTH)
+		  }
+		  if (leaf ~ /^hot_alpha/) a++; else if (leaf ~ /^hot_beta/) b++; else if (leaf ~ /^cold_gamma/) c++ }
+		END { printf "%d %d %d %d %d\n", named, unnamed, a, b, c }' "$1"
+}
+
+# check_file LABEL FILE: the file names the leaves, every Python frame, at 6:3:1.
+check_file() {
+	local label=$1 f=$2 named unnamed a b c n
+	run_clean "$T/rep.txt" perf report -i "$f" --stdio --no-children --sort dso,sym -g none
+	run_clean "$T/script.txt" perf script -i "$f" -F ip,sym,dso
+	read -r named unnamed a b c < <(leaves "$T/script.txt")
+	n=$((a + b + c))
+	echo "$label: Python frames $named named, $unnamed unnamed; leaf samples hot_alpha $a" \
+		"hot_beta $b cold_gamma $c"
+	for fn in hot_alpha hot_beta cold_gamma; do
+		grep -qF "] $fn (py_tree.py)" "$T/rep.txt" || fail "$label: perf report does not name $fn"
+	done
+	assert_no_grep 'bpfrec-python-[0-9]+-[0-9]+ +\[\.\] 0x' "$T/rep.txt" \
+		"$label: a sample of a Python symbol file without a name in perf report"
+	[ "$unnamed" = 0 ] || fail "$label: $unnamed Python frames without a name in perf script"
+	# The work's split: the leaves run the same bytecode 6, 3 and 1 times a round.
+	assert_sampled "$label: hot_alpha among the leaves (work 60%)" \
+		"$(awk -v v="$a" -v n="$n" 'BEGIN { printf "%.2f\n", n ? 100 * v / n : 0 }')" "$n" 57 63
+	assert_sampled "$label: hot_beta among the leaves (work 30%)" \
+		"$(awk -v v="$b" -v n="$n" 'BEGIN { printf "%.2f\n", n ? 100 * v / n : 0 }')" "$n" 27 33
+	assert_sampled "$label: cold_gamma among the leaves (work 10%)" \
+		"$(awk -v v="$c" -v n="$n" 'BEGIN { printf "%.2f\n", n ? 100 * v / n : 0 }')" "$n" 7 13
+}
+
+"$BPFREC" record -v -g -F 999 --switch-output=1s -o w.data -- \
+	"$(debian_python3)" "$PY_TREE" tree 5 >tree.out 2>tree.err &
+rec=$!
+first=
+for _ in $(seq 3000); do
+	first=$(ls w.data.* 2>/dev/null | sort | head -n 1 || true)
+	[ -n "$first" ] || ! kill -0 "$rec" 2>/dev/null || { sleep 0.01; continue; }
+	break
+done
+[ -n "$first" ] || { cat tree.err >&2; fail "no rotated file while the fixture ran"; }
+grep -q "Python frames need Linux" tree.err && skip "$(grep -m1 'Python frames need' tree.err)"
+# Read now, as a user may: the fixture has not printed its times, it still runs.
+grep -q ': cpu ' tree.out && fail "the fixture ended before its first rotated file was read: nothing tested"
+check_file "first rotated file $first, read while the fixture runs" "$first"
+grep -q ': cpu ' tree.out && fail "the fixture ended while its first rotated file was read: it was not read while it ran"
+
+wait "$rec" || { cat tree.err >&2; fail "bpfrec record exited $?"; }
+rec=
+assert_no_grep 'warning|cannot' tree.err
+# The others: the last in full, every one without an unnamed Python frame.
+nfiles=0 last=
+for f in w.data.*; do
+	nfiles=$((nfiles + 1))
+	last=$f
+	run_clean "$T/script.txt" perf script -i "$f" -F ip,sym,dso
+	read -r named unnamed _ < <(leaves "$T/script.txt")
+	[ "$unnamed" = 0 ] || fail "rotated file $f: $unnamed of $((named + unnamed)) Python frames without a name"
+done
+[ "$last" = "$first" ] || check_file "last rotated file $last" "$last"
+sum=$(grep 'Python frames:' tree.err | sed 's/^bpfrec record: //')
+echo "$nfiles files; $sum"
+filings=$(echo "$sum" | sed -n 's/.*symbol files, filed \([0-9]*\) times.*/\1/p')
+[ -n "$filings" ] || fail "the -v summary does not say how often the symbol files were filed"
+# One process: filed at most at each of the rotations and at the stop, and only when grown.
+assert_range "symbol file filings" "$filings" 1 "$nfiles"
+echo "ok"
