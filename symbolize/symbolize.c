@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libelf.h>
@@ -37,6 +38,7 @@ struct symbolizer {
 	char ks_msg[512];	/* and what it said */
 	struct cache files;	/* path + build-id -> struct sym_file */
 	struct cache jitmaps;	/* pid -> struct jitmap */
+	uint64_t recording;	/* symbolizer_next_recording() calls so far */
 };
 
 /*
@@ -49,6 +51,9 @@ struct sym_file {
 	struct found_file bin;
 	struct elf_file *elf;	/* NULL until an address in the file is named */
 	int elf_err;		/* elf_file_open()'s failure, kept */
+	struct stat st;		/* bin as found (fstat) */
+	/* The symbolizer's recording it was looked for or checked in; kept when not found, too. */
+	uint64_t recording;
 };
 
 static char *dup_or_null(const char *s, int *err)
@@ -102,7 +107,8 @@ static void free_sym_file(void *p)
 	struct sym_file *f = p;
 
 	elf_file_free(f->elf);
-	close(f->bin.fd);
+	if (f->bin.fd >= 0)
+		close(f->bin.fd);
 	free(f->bin.path);
 	free(f);
 }
@@ -198,9 +204,10 @@ size_t symbolizer_size(const struct symbolizer *s)
 	return bytes;
 }
 
-void symbolizer_forget_processes(struct symbolizer *s)
+void symbolizer_next_recording(struct symbolizer *s)
 {
 	cache_clear(&s->jitmaps, free_jitmap);
+	s->recording++;
 }
 
 const char *symbolize_kernel_error(const struct symbolizer *s)
@@ -298,8 +305,31 @@ static int mapping_file(const struct sym_mapping *m, const uint8_t **build_id,
 }
 
 /*
+ * Is what was found for e in an earlier recording (symbolizer_next_recording())
+ * still what is there? A file not found then may be now; a file found is
+ * looked for again when what is at the path it was opened from is another
+ * inode, or the same one grown or rewritten: a Python symbol file filed
+ * again, grown, under the same build-id (recorder/pysyms_cache.h), a
+ * binary replaced. A file gone from there keeps the copy held open.
+ */
+static bool still_found(const struct cache_entry *e)
+{
+	const struct sym_file *f = e->value;
+	struct stat st;
+
+	if (e->err)
+		return false;
+	if (stat(f->bin.path, &st))
+		return true;
+	return st.st_dev == f->st.st_dev && st.st_ino == f->st.st_ino &&
+	       st.st_size == f->st.st_size && st.st_mtim.tv_sec == f->st.st_mtim.tv_sec &&
+	       st.st_mtim.tv_nsec == f->st.st_mtim.tv_nsec;
+}
+
+/*
  * The file mapping m names (path_buf may hold *path, the path looked for):
- * found and opened on the first request for it, kept after.
+ * found and opened on the first request for it, kept after, and checked
+ * once in each later recording (still_found()).
  */
 static int file_of(struct symbolizer *s, const struct sym_mapping *m, char *path_buf,
 		   size_t path_size, const char **path, struct sym_file **out)
@@ -322,6 +352,17 @@ static int file_of(struct symbolizer *s, const struct sym_mapping *m, char *path
 	if (build_id)
 		memcpy(key + plen + 1, build_id, build_id_size);
 	e = cache_get(&s->files, key, plen + 1 + build_id_size);
+	f = e ? e->value : NULL;
+	if (f && f->recording != s->recording) {
+		/* Found anew: nothing of this recording uses the old one yet. */
+		if (still_found(e)) {
+			f->recording = s->recording;
+		} else {
+			free_sym_file(f);
+			cache_del(&s->files, e);
+			e = NULL;
+		}
+	}
 	if (!e) {
 		f = calloc(1, sizeof(*f));
 		e = f ? cache_add(&s->files, key, plen + 1 + build_id_size) : NULL;
@@ -329,11 +370,12 @@ static int file_of(struct symbolizer *s, const struct sym_mapping *m, char *path
 			free(f);
 			return -ENOMEM;
 		}
+		f->recording = s->recording;
+		f->bin.fd = -1;
+		e->value = f;
 		e->err = debugfind_binary(&s->dp, *path, build_id, build_id_size, &f->bin);
-		if (e->err)
-			free(f);
-		else
-			e->value = f;
+		if (!e->err && fstat(f->bin.fd, &f->st))
+			memset(&f->st, 0, sizeof(f->st));
 	}
 	if (e->err)
 		return e->err;

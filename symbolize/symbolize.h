@@ -79,11 +79,18 @@ void symbolizer_free(struct symbolizer *s);
  */
 size_t symbolizer_size(const struct symbolizer *s);
 /*
- * Forget what was learnt per process (the JIT maps, by pid), keeping the
- * files and kernel symbols: for a symbolizer serving one recording after
- * another, where a pid may be another process and a JIT map has grown.
+ * The next recording of a series (for a symbolizer serving one after
+ * another: bpfrec agent's windows): forget what was learnt per process
+ * (the JIT maps, by pid: a pid may be another process, a JIT map has
+ * grown), keep the files and kernel symbols, and check each file once,
+ * when this recording first needs it: one found in an earlier one is
+ * found and opened anew when what is at the path it came from has
+ * changed (another inode, size or mtime: a Python symbol file filed again,
+ * grown, under the same build-id; a binary replaced), and one not found
+ * is looked for again (it may have been filed since). A stat, or a
+ * lookup that fails again, per file and recording.
  */
-void symbolizer_forget_processes(struct symbolizer *s);
+void symbolizer_next_recording(struct symbolizer *s);
 
 /* Kernel address from kallsyms. 0, -ENOENT when not found, -errno. */
 int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);

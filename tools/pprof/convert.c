@@ -53,9 +53,12 @@ const char *pp_cv_str(const struct pp_convert *c, uint32_t sid)
 int pp_cv_symbolizer(struct pp_convert *c, struct symbolizer **out)
 {
 	if (c->opts.shared_sym) {
-		/* Its files serve again; what it knew of processes is another recording's. */
+		/*
+		 * Its files serve again, each checked once (a symbol file may have
+		 * grown); what it knew of processes is another recording's.
+		 */
 		if (!c->sym_reset) {
-			symbolizer_forget_processes(c->opts.shared_sym);
+			symbolizer_next_recording(c->opts.shared_sym);
 			c->sym_reset = true;
 		}
 		*out = c->opts.shared_sym;

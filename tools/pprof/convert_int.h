@@ -106,7 +106,7 @@ struct pp_convert {
 	/* The one phase 2 names frames with, sym or opts.shared_sym (not owned);
 	 * NULL until symbolizer_ready() (build.c), or without symbolization. */
 	struct symbolizer *namer;
-	bool sym_reset;			/* opts.shared_sym's processes forgotten */
+	bool sym_reset;			/* opts.shared_sym told of the next recording */
 	struct pp_ustack *ustack;	/* DWARF-mode samples (ustack.h) */
 	struct pp_convert_stats stats;
 	char warning[512];
