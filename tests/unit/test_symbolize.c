@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "recorder/buildid_cache.h"
+#include "recorder/pysyms_cache.h"
 #include "symbolize/buildid.h"
 #include "symbolize/symbolize.h"
 #include "tests/unit/test_nm.h"
@@ -1368,4 +1370,82 @@ Test(symbolize, size_counts_resident_file_pages_and_free_unmaps_them, .init = ma
 	cr_assert_eq(again, named, "%zu, then %zu", named, again);
 	symbolizer_free(s);
 	cr_assert(!mapped_here(dbg) && !mapped_here(bin), "mapped after symbolizer_free()");
+}
+
+/* The outermost function symbolize_user() names at addr of m, or NULL. */
+static const char *name_at(struct symbolizer *s, const struct sym_mapping *m, uint64_t addr)
+{
+	struct sym_result r;
+
+	if (symbolize_user(s, m, addr, &r) || !r.nr_frames)
+		return NULL;
+	return r.frames[r.nr_frames - 1].function;
+}
+
+/*
+ * A Python symbol file keeps its path and build-id while it grows, and the
+ * recorder files it again, over its earlier copy, at each rotation
+ * (recorder/pysyms_cache.h). A symbolizer serving one recording after
+ * another (bpfrec agent's windows) reads the grown copy in the next
+ * recording, and a file that was not filed yet once it is; within one
+ * recording the answers stay as they were.
+ */
+Test(symbolize, grown_symbol_file_is_read_again_in_the_next_recording, .init = make_tmpdir,
+     .fini = cleanup)
+{
+	static const struct py_symfile_func early = { 0x100, 0x10, "early", "/srv/app.py", NULL, 0 };
+	static const struct py_symfile_func late = { 0x200, 0x10, "late", "/srv/app.py", NULL, 0 };
+	struct symbolizer *s = isolated_symbolizer(false);
+	struct buildid_cache_opts co = { .dir = tmp("empty-home/.debug") };
+	uint8_t id[PY_SYMFILE_BUILD_ID_SIZE], id2[PY_SYMFILE_BUILD_ID_SIZE];
+	struct sym_mapping m = { .start = PY_SYMFILE_MAP_BASE, .len = 1 << 24,
+				 .build_id = id, .build_id_size = sizeof(id) };
+	struct sym_mapping m2 = m;
+	struct buildid_cache *cache;
+	struct py_symfile *sf, *sf2;
+	char path[64], path2[64];
+	const char *n;
+
+	for (size_t i = 0; i < sizeof(id); i++) {
+		id[i] = (uint8_t)(0x70 + i);
+		id2[i] = (uint8_t)(0x90 + i);
+	}
+	cr_assert_eq(py_symfile_path(path, sizeof(path), 4245, 0), 0);
+	cr_assert_eq(py_symfile_path(path2, sizeof(path2), 4246, 1), 0);
+	m.path = path;
+	m2.path = path2;
+	m2.build_id = id2;
+	cr_assert_eq(buildid_cache_new(&co, &cache), 0);
+	cr_assert_eq(py_symfile_new(&sf), 0);
+	cr_assert_eq(py_symfile_add(sf, &early), 0);
+	cr_assert_eq(py_symfile_cache(sf, cache, path, id), 0);
+
+	/* The first recording: the file as filed then; the other one not filed yet. */
+	symbolizer_next_recording(s);
+	n = name_at(s, &m, m.start + early.start + 2);
+	cr_assert(n && !strcmp(n, "early (app.py)"), "early: %s", n ? n : "none");
+	cr_assert_null(name_at(s, &m, m.start + late.start + 2));
+	cr_assert_null(name_at(s, &m2, m2.start + early.start + 2));
+
+	/* Both filed while that recording is still being read: its answers stay. */
+	cr_assert_eq(py_symfile_add(sf, &late), 0);
+	cr_assert_eq(py_symfile_cache(sf, cache, path, id), 0);
+	cr_assert_eq(py_symfile_new(&sf2), 0);
+	cr_assert_eq(py_symfile_add(sf2, &early), 0);
+	cr_assert_eq(py_symfile_cache(sf2, cache, path2, id2), 0);
+	cr_assert_null(name_at(s, &m, m.start + late.start + 2));
+
+	/* The next recording reads both as they are now. */
+	symbolizer_next_recording(s);
+	n = name_at(s, &m, m.start + late.start + 2);
+	cr_assert(n && !strcmp(n, "late (app.py)"), "late: %s", n ? n : "none");
+	n = name_at(s, &m, m.start + early.start + 2);
+	cr_assert(n && !strcmp(n, "early (app.py)"), "early again: %s", n ? n : "none");
+	n = name_at(s, &m2, m2.start + early.start + 2);
+	cr_assert(n && !strcmp(n, "early (app.py)"), "the file filed late: %s", n ? n : "none");
+
+	buildid_cache_free(cache);
+	py_symfile_free(sf);
+	py_symfile_free(sf2);
+	symbolizer_free(s);
 }
