@@ -86,7 +86,7 @@ for f in "$T/recv"/*.pb.gz; do
 	named=$((named + n)) unnamed=$((unnamed + u))
 	a=$((a + fa)) b=$((b + fb)) c=$((c + fc))
 	[ $((fa + fb + fc)) -gt 0 ] && with_leaves=$((with_leaves + 1))
-	[ "$u" = 0 ] || echo "$(basename "$f"): $u Python frames without a name ($n named)"
+	[ "$u" = 0 ] || [ "$nprof" -gt 5 ] || echo "$(basename "$f"): $u Python frames without a name ($n named)"
 done
 total=$((a + b + c))
 echo "$nprof profiles in $windows windows: Python frames $named named, $unnamed unnamed;" \
