@@ -151,10 +151,13 @@ BPFREC_API int bpfrec_pprof_write_callback(struct bpfrec_pprof *conv, size_t i,
  * jit_dir and no_inlines of opts say (the rest is ignored), loaded as the
  * conversions need them and kept, every file opened staying open, until
  * bpfrec_pprof_symbols_free(). What is learnt per process (JIT maps) is
- * forgotten at each conversion. A kernel that loads a module, or a file
- * replaced under its path without a build-id, are seen by a new one: the
- * caller renews it from time to time and when bpfrec_pprof_symbols_size()
- * passes its bound.
+ * forgotten at each conversion, and each file is checked once in each: one
+ * that changed where it was found (another inode, size or mtime: a binary
+ * replaced, a Python symbol file the recorder filed again, grown, under
+ * the same build-id) is found anew, one not found before is looked for
+ * again. A kernel that loads a module is seen by a new one: the caller
+ * renews it from time to time and when bpfrec_pprof_symbols_size() passes
+ * its bound.
  * One conversion at a time may use it (not thread-safe). Free it after the
  * conversions that use it.
  */
