@@ -12,6 +12,10 @@
 #     Python symbol file is left without a name in perf script, and the
 #     leaves' shares are the fixture's 6:3:1 split of the work (within 3
 #     points and sampling error, as test 91 takes them); no warning;
+#   - a process that gains functions after its file was first filed (a
+#     warm-up, then the tree): a file retired after the tree began names
+#     the leaves while it runs, and the first file still names the warm-up
+#     from the grown copy;
 #   - every rotated file names all its Python frames, the last one the
 #     leaves at 6:3:1 too, and the -v summary counts
 #     the filings: at least one, and no more than one per rotation and the
@@ -103,4 +107,65 @@ filings=$(echo "$sum" | sed -n 's/.*symbol files, filed \([0-9]*\) times.*/\1/p'
 [ -n "$filings" ] || fail "the -v summary does not say how often the symbol files were filed"
 # One process: filed at most at each of the rotations and at the stop, and only when grown.
 assert_range "symbol file filings" "$filings" 1 "$nfiles"
+
+# A process that gains functions after its file was first filed: it warms
+# up in a function of its own, then runs the tree. A file retired after the
+# tree began, read while it runs, names the leaves (the symbol file was
+# filed again, grown, under its build-id); the first file, read then, still
+# names its warm-up (the new copy holds the old).
+mkdir grow
+cat >grow/late.py <<'EOF2'
+import sys, time
+sys.path.insert(0, sys.argv[1])
+
+def warm_up(secs):
+    x = 0
+    end = time.process_time() + secs
+    while time.process_time() < end:
+        for i in range(20000):
+            x = (x + i * 7) & 0xffff
+    return x
+
+warm_up(float(sys.argv[2]))
+print("tree begins", flush=True)
+import py_tree
+py_tree.main(float(sys.argv[3]))
+EOF2
+"$BPFREC" record -v -g -F 999 --switch-output=1s -o grow/w.data -- \
+	"$(debian_python3)" grow/late.py "$(dirname "$PY_TREE")" 1.5 4 >grow/out 2>grow/err &
+rec=$!
+after=
+for _ in $(seq 6000); do
+	kill -0 "$rec" 2>/dev/null || break
+	if [ -z "${at:-}" ] && grep -q '^tree begins' grow/out; then
+		at=$(ls grow/w.data.* 2>/dev/null | wc -l)
+	fi
+	# The second file retired after the tree began: a whole window of it.
+	if [ -n "${at:-}" ] && [ "$(ls grow/w.data.* 2>/dev/null | wc -l)" -ge $((at + 2)) ]; then
+		after=$(ls grow/w.data.* | sort | sed -n "$((at + 2))p")
+		break
+	fi
+	sleep 0.01
+done
+[ -n "$after" ] || { cat grow/err >&2; fail "no file retired while the tree ran"; }
+first=$(ls grow/w.data.* | sort | head -n 1)
+grep -q ': cpu ' grow/out && fail "the fixture ended before its files were read: nothing tested"
+run_clean "$T/script.txt" perf script -i "$after" -F ip,sym,dso
+read -r named unnamed a b c < <(leaves "$T/script.txt")
+echo "grown: $after, read while the tree runs: Python frames $named named, $unnamed unnamed;" \
+	"leaf samples hot_alpha $a hot_beta $b cold_gamma $c"
+[ "$unnamed" = 0 ] || fail "grown: $unnamed Python frames without a name in a file retired after the tree began"
+[ "$a" -gt 0 ] || fail "grown: hot_alpha not named in a file retired after the tree began"
+run_clean "$T/script.txt" perf script -i "$first" -F ip,sym,dso
+read -r named unnamed _ < <(leaves "$T/script.txt")
+echo "grown: first file $first, read again: Python frames $named named, $unnamed unnamed"
+[ "$unnamed" = 0 ] || fail "grown: the first file has $unnamed Python frames without a name after the refiling"
+grep -qF 'warm_up (late.py)' "$T/script.txt" || fail "grown: the first file does not name warm_up"
+grep -q ': cpu ' grow/out && fail "grown: the fixture ended while its files were read"
+wait "$rec" || { cat grow/err >&2; fail "bpfrec record (grown) exited $?"; }
+rec=
+sum=$(grep 'Python frames:' grow/err | sed 's/^bpfrec record: //')
+echo "grown: $sum"
+filings=$(echo "$sum" | sed -n 's/.*symbol files, filed \([0-9]*\) times.*/\1/p')
+assert_range "grown: symbol file filings (the file grew)" "${filings:-0}" 2 1000
 echo "ok"
