@@ -139,6 +139,12 @@ size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *nativ
  */
 void py_frames_flush(struct py_frames *pf);
 
+/*
+ * Whether a process known to run a CPython we walk lives: its frames are
+ * named as its records are read, and must be read while it lives.
+ */
+bool py_frames_walking(const struct py_frames *pf);
+
 void py_frames_stats(const struct py_frames *pf, struct py_frames_stats *out);
 
 #endif /* RECORDER_PYFRAMES_H */
