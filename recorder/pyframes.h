@@ -35,7 +35,11 @@
  * then (a new process, not yet known to run Python); a code object read
  * from the process is taken as the same for PY_CODE_TRUST_NS of samples
  * (20 ms) before it is read again, so a sample costs hash lookups, not
- * reads.
+ * reads. While py_frames_walking(), the recorder reads its rings every few
+ * ms, so a process's frames are read while it lives; a frame whose object
+ * can no longer be read (freed as the interpreter ends, or the process
+ * gone) is named as its code object was last read, when that is the
+ * object BPF saw (its first line), or as that frame was named before.
  * py_frames_describe() says the files' MMAP2s before a sample (again in
  * each new perf.data of --switch-output), py_frames_chain() gives the
  * sample's chain from the named frames. What cannot be named (unreadable,
