@@ -13,8 +13,9 @@
 #   - -F 999: tests/fixtures/py_tree.py's leaves, run for 0.3 s of CPU and
 #     exiting, name their callers run_round, main and <module> in every
 #     CPU sample but at most the -v count of unnamed frames;
-#   - in each file, the [python] frames perf script prints are exactly the
-#     ones -v counts as unnamed.
+#   - in each file, the Python frames perf script prints, and the [python]
+#     ones among them, are exactly what -v counts (frames a chain too long
+#     for the file lost are not).
 # perf reads every file without a warning.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -28,14 +29,19 @@ cd "$T"
 unnamed() {
 	sed -n 's/.*Python frames: .* frames (\([0-9]*\) unnamed.*/\1/p' "$1"
 }
-# same_unnamed LABEL FILE.err FILE.script: perf's [python] frame lines are -v's count.
-same_unnamed() {
-	local v p
+# same_counts LABEL FILE.err FILE.script (with dsos): perf's Python frame
+# lines (in a Python symbol file, bpfrec-python-PID-SEQ) and [python]
+# ones among them are -v's counts.
+same_counts() {
+	local v p vf pf
 	v=$(unnamed "$2")
+	vf=$(sed -n 's/.*Python frames: .*, \([0-9]*\) frames (.*/\1/p' "$2")
 	p=$(grep -c ' \[python\]' "$3" || true)
-	echo "$1: [python] frames: -v $v, perf script $p"
-	[ -n "$v" ] || fail "$1: -v says no Python frame count"
+	pf=$(grep -c '/bpfrec-python-[0-9]*-[0-9]*)$' "$3" || true)
+	echo "$1: Python frames: -v $vf, perf script $pf; [python]: -v $v, perf script $p"
+	[ -n "$v" ] && [ -n "$vf" ] || fail "$1: -v says no Python frame count"
 	[ "$v" = "$p" ] || fail "$1: -v counts $v unnamed Python frames, the file holds $p"
+	[ "$vf" = "$pf" ] || fail "$1: -v counts $vf Python frames, the file holds $pf"
 }
 
 # --alloc, 20000 bytes objects of 64 KiB, no linger; twice: where the
@@ -50,7 +56,7 @@ check_alloc() { # RUN
 		"$out: the fixture did not run"
 	# All frames: perf would stop at kernel.perf_event_max_stack.
 	run_clean $out.script perf script -i $out.data --max-stack 1024
-	same_unnamed $out $out.err $out.script
+	same_counts $out $out.err $out.script
 	# Each sample's BPF string follows it, a paragraph apart.
 	awk -v lo=$((KIB * 1024)) -v hi=$((KIB * 1024 + 256)) -v label=$out 'BEGIN { RS = "" }
 		/BPF string: / {
@@ -79,8 +85,8 @@ check_alloc 2
 "$BPFREC" record -v -g -F 999 -o cpu.data -- "$PY" "$PY_TREE" tree 0.3 >cpu.out 2>cpu.err ||
 	{ cat cpu.err >&2; fail "bpfrec record -F 999 exited $?"; }
 assert_grep "^hot_alpha: cpu " cpu.out "the fixture did not run"
-run_clean cpu.script perf script -i cpu.data --max-stack 1024 -F event,ip,sym
-same_unnamed cpu cpu.err cpu.script
+run_clean cpu.script perf script -i cpu.data --max-stack 1024 -F event,ip,sym,dso
+same_counts cpu cpu.err cpu.script
 awk -v unnamed="$(unnamed cpu.err)" 'BEGIN { RS = "" }
 	/ (hot_alpha|hot_beta|cold_gamma) \(py_tree\.py\)/ {
 		n++
