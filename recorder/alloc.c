@@ -167,6 +167,12 @@ static bool record_ok(const struct alloc_sample *r)
 	       r->func < ALLOC_FUNC_FREE;
 }
 
+/* A record's Python frames, after its native ones (record_ok() and the size checked they are there). */
+static struct py_frame *record_py_frames(struct alloc_sample *r)
+{
+	return (struct py_frame *)(r->frames + r->nr_user);
+}
+
 static int on_alloc_record(void *ctx, void *data, size_t size)
 {
 	struct alloc_tracer *a = ctx;
@@ -186,8 +192,8 @@ static int on_alloc_record(void *ctx, void *data, size_t size)
 	if (r->nr_py && a->py_session) {
 		struct alloc_sample *c = p;
 
-		session_python_prepare(a->py_session, c->hdr.pid, c->hdr.time,
-				       (struct py_frame *)(c->frames + c->nr_user), c->nr_py);
+		session_python_prepare(a->py_session, c->hdr.pid, c->hdr.time, record_py_frames(c),
+				       c->nr_py);
 	}
 	return 0;
 }
@@ -691,8 +697,8 @@ static int describe_batch(struct alloc_tracer *a, struct perfdata_writer *w,
 	return err;
 }
 
-static int write_record(struct alloc_tracer *a, struct perfdata_writer *w,
-			const struct alloc_sample *r)
+/* r: the batch's copy, its Python frames named in it. */
+static int write_record(struct alloc_tracer *a, struct perfdata_writer *w, struct alloc_sample *r)
 {
 	bool inuse = r->hdr.kind == ALLOC_KIND_INUSE;
 	char raw[ALLOC_RAW_TEXT_MAX];
@@ -710,11 +716,8 @@ static int write_record(struct alloc_tracer *a, struct perfdata_writer *w,
 	};
 	int err;
 
-	/* The Python frames follow the native ones (on_alloc_record() checked they are there). */
 	if (r->nr_py && a->py_session)
-		err = session_emit_python(a->py_session, &e,
-					  (const struct py_frame *)(r->frames + r->nr_user),
-					  r->nr_py, false);
+		err = session_emit_python(a->py_session, &e, record_py_frames(r), r->nr_py, false);
 	else
 		err = emit_sample_alone(w, &e);
 
@@ -743,7 +746,8 @@ static int alloc_flush(void *tr, struct perfdata_writer *w, struct task_tracker 
 		nr++;
 	err = describe_batch(a, w, t, nr);
 	for (size_t i = 0; i < nr && !err; i++) {
-		const struct alloc_sample *r = batch_get(&a->batch, i, &len);
+		/* Our own copy: its Python frames are named in it. */
+		struct alloc_sample *r = (struct alloc_sample *)batch_get(&a->batch, i, &len);
 
 		err = write_record(a, w, r);
 		if (r->hdr.time > *last_time)

@@ -196,11 +196,9 @@ void session_python_prepare(struct record_session *s, uint32_t pid, uint64_t tim
 	py_frames_prepare(s->py, pid, time, py, nr_py);
 }
 
-int session_emit_python(struct record_session *s, struct emit_sample *e,
-			const struct py_frame *frames, size_t nr_py, bool describe_only)
+int session_emit_python(struct record_session *s, struct emit_sample *e, struct py_frame *py,
+			size_t nr_py, bool describe_only)
 {
-	/* Named in a copy: the record is the batch's, read-only to its writer. */
-	struct py_frame py[PY_MAX_FRAMES];
 	struct perfdata_sample_id sid = {
 		.pid = e->pid, .tid = e->tid, .time = e->time, .cpu = e->cpu, .id = e->id,
 	};
@@ -214,7 +212,6 @@ int session_emit_python(struct record_session *s, struct emit_sample *e,
 		return err;
 	if (nr_py > PY_MAX_FRAMES)
 		nr_py = PY_MAX_FRAMES;
-	memcpy(py, frames, nr_py * sizeof(*py));
 	/*
 	 * Only what was not named at delivery (on_ring_record(), a tracer's
 	 * ring): a new process's first records, known to run Python since
@@ -576,7 +573,8 @@ int session_flush_batch(struct record_session *s)
 			if (!err && d)
 				err = emit_desc(s->w, d);
 		} else if ((tr = session_tracer_of(s, h, len))) {
-			err = tr->ops->write(tr->t, s->w, s->tracker, h, len);
+			/* The batch's copy, as a sample's above: named in place. */
+			err = tr->ops->write(tr->t, s->w, s->tracker, (void *)h, len);
 		} else {
 			err = write_task(s, (const struct profile_task *)h);
 		}

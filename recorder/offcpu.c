@@ -174,7 +174,6 @@ static void offcpu_free(void *t)
  * The frames (native, then Python) and user-stack block of a record of our
  * layout (size >= OFFCPU_SAMPLE_SIZE(0)).
  */
-static const struct py_frame *record_py_frames(const struct offcpu_sample *r);
 
 static size_t record_parse(const struct offcpu_sample *r, size_t size, struct emit_ustack *u)
 {
@@ -211,8 +210,7 @@ bool offcpu_record_ok(const void *data, size_t size)
 }
 
 int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct offcpu_emit_ctx *c,
-		const void *rec, size_t size, const char *raw, uint32_t raw_size,
-		bool describe_only)
+		void *rec, size_t size, const char *raw, uint32_t raw_size, bool describe_only)
 {
 	const struct offcpu_sample *r = rec;
 	const uint64_t *frames = (const uint64_t *)r->frames;
@@ -239,14 +237,17 @@ int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct 
 	record_parse(r, size, &e.ustack);
 	if (c->attr->sample_type & PERF_SAMPLE_STACK_USER)
 		e.ustack.present = true;
-	if (r->nr_py && c->py_session)
-		return session_emit_python(c->py_session, &e, record_py_frames(r), r->nr_py,
-					   describe_only);
+	if (r->nr_py && c->py_session) {
+		struct py_frame *py;
+		size_t nr_py = offcpu_core_py_frames(rec, &py);
+
+		return session_emit_python(c->py_session, &e, py, nr_py, describe_only);
+	}
 	return emit_sample(w, t, &e, describe_only);
 }
 
-static int offcpu_write(void *tr, struct perfdata_writer *w, struct task_tracker *t,
-			const void *rec, size_t size)
+static int offcpu_write(void *tr, struct perfdata_writer *w, struct task_tracker *t, void *rec,
+			size_t size)
 {
 	struct offcpu_tracer *o = tr;
 	const struct offcpu_sample *r = rec;
@@ -400,12 +401,6 @@ int offcpu_core_collect(void *t, struct batch *b, uint64_t min_time)
 	struct offcpu_core *c = t;
 
 	return collect_map(c->aggs, c->desc->kind, b, min_time);
-}
-
-/* A record's Python frames, after its native ones (record_parse() checked they are there). */
-static const struct py_frame *record_py_frames(const struct offcpu_sample *r)
-{
-	return (const struct py_frame *)((const uint64_t *)r->frames + r->nr_kernel + r->nr_user);
 }
 
 size_t offcpu_core_py_frames(void *rec, struct py_frame **py)

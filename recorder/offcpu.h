@@ -67,10 +67,12 @@ struct offcpu_emit_ctx {
 /* A record of that layout, whole (the checks of offcpu_record_ok()), of either kind. */
 bool offcpu_record_of(const void *data, size_t size, uint32_t sample_kind,
 		      uint32_t describe_kind);
-/* Write a record of that layout as a SAMPLE of c's event, raw as its RAW data. */
+/*
+ * Write a record of that layout (the batch's copy: its Python frames are
+ * named in it) as a SAMPLE of c's event, raw as its RAW data.
+ */
 int offcpu_emit(struct perfdata_writer *w, struct task_tracker *t, const struct offcpu_emit_ctx *c,
-		const void *rec, size_t size, const char *raw, uint32_t raw_size,
-		bool describe_only);
+		void *rec, size_t size, const char *raw, uint32_t raw_size, bool describe_only);
 
 /* What sets a tracer of that layout apart, for the ops both share (below). */
 struct offcpu_core_desc {

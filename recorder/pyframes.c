@@ -863,10 +863,18 @@ static uint64_t frame_addr(struct py_frames *pf, struct py_proc_state *p,
 	if (m && c && m->fn == c->fn &&
 	    (time < c->checked || time - c->checked < PY_CODE_TRUST_NS))
 		return m->addr;
-	/* A first line other than BPF's: the object at that address is another one now. */
+	/*
+	 * Read now, after the sample: the object may have been freed since
+	 * (a module torn down as the interpreter ends) or its process have
+	 * exited: it is then named as last read, when that is the object BPF
+	 * saw (its first line). A first line other than BPF's: the object at
+	 * that address is another one now.
+	 */
 	if (fr->code) {
 		err = py_code_name(p->reader, fr->code, instr, &n);
 		pf->st.reads++;
+		if (err)
+			err = py_code_name_last(p->reader, fr->code, instr, &n);
 	}
 	if (!err && n.firstlineno == fr->firstlineno)
 		f = fn_get(p, n.qualname, n.filename, n.firstlineno);
@@ -876,8 +884,8 @@ static uint64_t frame_addr(struct py_frames *pf, struct py_proc_state *p,
 			f = NULL;
 	}
 	if (!f) {
-		/* The process is gone: a frame it showed while it lived is named as then. */
-		if (m && err == -ESRCH)
+		/* Replaced since the sample (or never read): a frame named before is as then. */
+		if (m)
 			return m->addr;
 		*unknown = true;
 		return unknown_addr(pf, p);
@@ -989,8 +997,6 @@ size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *nativ
 		/* Not named (py_frames_prepare() was not called) or no place to name it: left out. */
 		addrs[k] = frames[i].flags & PY_FRAME_NAMED ? frames[i].code : 0;
 		flags[k] = frames[i].flags;
-		if (frames[i].flags & PY_FRAME_UNKNOWN)
-			pf->st.unknown++;
 		if (addrs[k])
 			k++;
 		else if (k)
@@ -1003,8 +1009,18 @@ size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *nativ
 		.nr_py = k, .is_eval = in_eval, .ctx = p,
 	};
 	n = pystack_interleave(&in, out, cap, &unplaced);
+	/*
+	 * Counted as written: the Python frames go in in their order, and a
+	 * chain past cap loses its outer end (native addresses never lie
+	 * where symbol files map, pysyms.h).
+	 */
+	for (size_t i = 0, w = 0; i < n && w < k; i++) {
+		if (out[i] < PY_SYMFILE_MAP_BASE || out[i] >= PY_SYMFILE_MAP_LIMIT)
+			continue;
+		pf->st.frames++;
+		pf->st.unknown += !!(flags[w++] & PY_FRAME_UNKNOWN);
+	}
 	pf->st.samples++;
-	pf->st.frames += k;
 	pf->st.unplaced += unplaced;
 	return n;
 }
@@ -1023,6 +1039,18 @@ void py_frames_flush(struct py_frames *pf)
 	for (i = 0; i < pf->nr_retired; i++)
 		if (pf->retired[i]->nr_gens)
 			gen_file(pf, pf->retired[i], &pf->retired[i]->gens[pf->retired[i]->nr_gens - 1]);
+}
+
+bool py_frames_walking(const struct py_frames *pf)
+{
+	struct hash_node *n, *tmp;
+	size_t i;
+
+	/* Forgotten processes are retired, out of procs: only live ones are there. */
+	hash_table_for_each_safe(&pf->procs, n, tmp, i)
+		if (!container_of(n, struct py_proc_state, node)->unsupported)
+			return true;
+	return false;
 }
 
 void py_frames_stats(const struct py_frames *pf, struct py_frames_stats *out)

@@ -39,7 +39,11 @@
  * then (a new process, not yet known to run Python); a code object read
  * from the process is taken as the same for PY_CODE_TRUST_NS of samples
  * (20 ms) before it is read again, so a sample costs hash lookups, not
- * reads.
+ * reads. While py_frames_walking(), the recorder reads its rings every few
+ * ms, so a process's frames are read while it lives; a frame whose object
+ * can no longer be read (freed as the interpreter ends, or the process
+ * gone) is named as its code object was last read, when that is the
+ * object BPF saw (its first line), or as that frame was named before.
  * py_frames_describe() says the files' MMAP2s before a sample (again in
  * each new perf.data of --switch-output), py_frames_chain() gives the
  * sample's chain from the named frames. What cannot be named (unreadable,
@@ -145,6 +149,12 @@ size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *nativ
  * are all written by then: the functions they name are in the files.
  */
 void py_frames_flush(struct py_frames *pf);
+
+/*
+ * Whether a process known to run a CPython we walk lives: its frames are
+ * named as its records are read, and must be read while it lives.
+ */
+bool py_frames_walking(const struct py_frames *pf);
 
 void py_frames_stats(const struct py_frames *pf, struct py_frames_stats *out);
 

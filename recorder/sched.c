@@ -133,8 +133,8 @@ static bool sched_record_ok(const void *data, size_t size)
 	       !(r->flags & PROFILE_SAMPLE_USTACK);
 }
 
-static int sched_write(void *tr, struct perfdata_writer *w, struct task_tracker *tt,
-		       const void *rec, size_t size)
+static int sched_write(void *tr, struct perfdata_writer *w, struct task_tracker *tt, void *rec,
+		       size_t size)
 {
 	struct sched_tracer *t = tr;
 	const struct offcpu_sample *r = rec;

@@ -47,6 +47,14 @@
 /* How long rounds stay early after one that asked for unwind tables. */
 #define UNWIND_SETTLE_NS	(50ull * 1000000)
 #define MAX_SAMPLE_RATE		"kernel.perf_event_max_sample_rate"
+/*
+ * While a process runs a CPython we walk, the rings are read at least this
+ * often (a round is still written at the flush interval): its frames are
+ * named from its memory as they are read (pyframes.h), and a process that
+ * exits within a flush interval of its first frames, its records still
+ * unread, could not be named at all.
+ */
+#define PY_READ_NS		(5ull * 1000000)
 
 void session_warn(const struct record_session *s, const char *fmt, ...)
 {
@@ -392,9 +400,19 @@ static int not_started(struct record_session *s, const char *step)
 			    s->state == SESSION_FAILED ? "failed" : "not started");
 }
 
+/* When the rings are to be read next: at the next round, sooner while Python frames are named. */
+static uint64_t read_due_ns(const struct record_session *s)
+{
+	uint64_t due = session_flush_due_ns(s);
+
+	if (s->py && py_frames_walking(s->py) && s->consume_start + PY_READ_NS < due)
+		due = s->consume_start + PY_READ_NS;
+	return due;
+}
+
 int record_session_next_poll_ms(const struct record_session *s)
 {
-	uint64_t now = mono_ns(), due = session_flush_due_ns(s);
+	uint64_t now = mono_ns(), due = read_due_ns(s);
 
 	if (s->state != SESSION_STARTED)
 		return -1;
@@ -421,7 +439,7 @@ int record_session_poll(struct record_session *s, int timeout_ms)
 		return not_started(s, "poll");
 	if (!s->w)	/* a failed --switch-output left no file to write to */
 		return -EINVAL;
-	due = session_flush_due_ns(s);
+	due = read_due_ns(s);
 	if (now >= due)
 		timeout_ms = 0;
 	else if (timeout_ms < 0 || (uint64_t)timeout_ms > (due - now) / 1000000 + 1)

@@ -239,15 +239,15 @@ uint64_t session_tracers_py_cut(const struct record_session *s);
 
 /* loop.c */
 /*
- * A sample e with Python frames py[0, nr_py) (bpf/python.h, as BPF sent
- * them; s->py set): its task described from its native frames, the
- * frames named (pyframes.h), then, unless describe_only, the symbol files
+ * A sample e with Python frames py[0, nr_py) (bpf/python.h, in the batch's
+ * copy of its record; s->py set): its task described from its native
+ * frames, the frames not named at delivery named in place (pyframes.h), then, unless describe_only, the symbol files
  * they need (a new one filed when they need more) and the sample with both
  * interleaved in its user chain. Used for the source's samples and the
  * tracers' records alike. 0 or the writer's -errno.
  */
-int session_emit_python(struct record_session *s, struct emit_sample *e,
-			const struct py_frame *py, size_t nr_py, bool describe_only);
+int session_emit_python(struct record_session *s, struct emit_sample *e, struct py_frame *py,
+			size_t nr_py, bool describe_only);
 /* Name the Python frames py[0, nr_py) of a record of pid as it is delivered (s->py set). */
 void session_python_prepare(struct record_session *s, uint32_t pid, uint64_t time,
 			    struct py_frame *py, size_t nr_py);

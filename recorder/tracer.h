@@ -137,8 +137,11 @@ struct record_tracer_ops {
 	size_t (*py_frames)(void *rec, struct py_frame **py);
 	/* Python walks its BPF cut (too deep, or a frame unreadable) so far. NULL = none. */
 	uint64_t (*py_cut)(const void *t);
-	/* Write one (record_ok() said so), its task described first (emit.h). */
-	int (*write)(void *t, struct perfdata_writer *w, struct task_tracker *tt, const void *rec,
+	/*
+	 * Write one (record_ok() said so), its task described first (emit.h).
+	 * rec is the batch's copy: its Python frames are named in it.
+	 */
+	int (*write)(void *t, struct perfdata_writer *w, struct task_tracker *tt, void *rec,
 		     size_t size);
 	/* A ring buffer of its own: readable when records wait, for the poll set. NULL = none. */
 	int (*poll_fd)(const void *t);

@@ -295,6 +295,11 @@ struct code_entry {
 
 struct py_code_reader {
 	pid_t pid;
+	/*
+	 * The process was found gone (ESRCH): its pid is never read again
+	 * (another process may get it), the cache alone answers.
+	 */
+	bool gone;
 	struct py_layout l;
 	uint64_t code_type;
 	size_t head_len;	/* the bytes of a code object read to get its fixed fields */
@@ -624,6 +629,18 @@ static enum py_code_err err_kind(int err)
 	}
 }
 
+/* What e (cached for code) says of instruction instr, into *out. */
+static void name_of(struct py_code_reader *r, uint64_t code, const struct code_entry *e,
+		    uint64_t instr, struct py_code_name *out)
+{
+	out->qualname = e->qualname;
+	out->filename = e->filename;
+	out->firstlineno = (int)e->fixed.firstlineno;
+	out->line = line_of(r, code, e, instr);
+	out->line_lo = e->line_lo;
+	out->line_hi = e->line_hi;
+}
+
 static int name_code(struct py_code_reader *r, uint64_t code, uint64_t instr,
 		     struct py_code_name *out)
 {
@@ -634,7 +651,8 @@ static int name_code(struct py_code_reader *r, uint64_t code, uint64_t instr,
 	int err;
 
 	/* Checked on every call, cached or not: the address may hold another object by now. */
-	err = read_mem(r->pid, code, head, r->head_len);
+	err = r->gone ? -ESRCH : read_mem(r->pid, code, head, r->head_len);
+	r->gone |= err == -ESRCH;
 	if (err)
 		return err;
 	parse_fixed(r, head, &f);
@@ -660,12 +678,7 @@ static int name_code(struct py_code_reader *r, uint64_t code, uint64_t instr,
 			return err;
 		}
 	}
-	out->qualname = e->qualname;
-	out->filename = e->filename;
-	out->firstlineno = (int)e->fixed.firstlineno;
-	out->line = line_of(r, code, e, instr);
-	out->line_lo = e->line_lo;
-	out->line_hi = e->line_hi;
+	name_of(r, code, e, instr, out);
 	return 0;
 }
 
@@ -677,4 +690,16 @@ int py_code_name(struct py_code_reader *r, uint64_t code, uint64_t instr,
 	if (err)
 		r->stats.errors[err_kind(err)]++;
 	return err;
+}
+
+int py_code_name_last(struct py_code_reader *r, uint64_t code, uint64_t instr,
+		      struct py_code_name *out)
+{
+	struct cache_entry *ce = cache_get(&r->cache, &code, sizeof(code));
+
+	if (!ce)
+		return -ENOENT;
+	r->stats.last++;
+	name_of(r, code, ce->value, instr, out);
+	return 0;
 }

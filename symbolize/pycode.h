@@ -15,8 +15,10 @@
  * changes its names, file or line table, but it may be freed and another
  * object put at its address: each hit re-reads the object's fixed fields
  * (type, name, qualified name and file pointers, first line, line table
- * pointer) and reads it anew when they differ. The cache holds at most
- * max_entries code objects and drops the oldest beyond that.
+ * pointer) and reads it anew when they differ; py_code_name_last() names
+ * it as last read, for a frame sampled before the object was freed or its
+ * process exited. The cache holds at most max_entries code objects and
+ * drops the oldest beyond that.
  *
  * The line table formats (CPython's Objects/lnotab_notes.txt of each
  * version) are decoded by py_code_line(), the str characters by
@@ -87,6 +89,7 @@ struct py_code_stats {
 	uint64_t changed;	/* cached ones found replaced by another object */
 	uint64_t evicted;	/* dropped to stay within max_entries */
 	uint64_t no_line;	/* named, but no line for the instruction (line 0) */
+	uint64_t last;		/* named as last read (py_code_name_last()) */
 	uint64_t errors[PY_CODE_ERR_NR];	/* not named, by kind */
 };
 
@@ -125,7 +128,7 @@ void py_code_reader_free(struct py_code_reader *r);
  * sign-extended (-1: no instruction yet), or the instruction pointer.
  * 0 and *out, whose strings stay valid until the next call on r; else
  * *out is untouched and one error kind is counted: -ESRCH (the process is
- * gone), -EFAULT or -EPERM (PY_CODE_ERR_READ), -EINVAL (NOT_CODE),
+ * gone: its pid, which another process may get, is not read again), -EFAULT or -EPERM (PY_CODE_ERR_READ), -EINVAL (NOT_CODE),
  * -EILSEQ or -E2BIG (STRING), -ENOMEM. An instruction whose line is not
  * known is no error: a line table that cannot be read or decoded, an
  * instruction outside the code object or one with no line; line is then 0
@@ -133,6 +136,17 @@ void py_code_reader_free(struct py_code_reader *r);
  */
 int py_code_name(struct py_code_reader *r, uint64_t code, uint64_t instr,
 		 struct py_code_name *out);
+
+/*
+ * Name code and instruction instr as py_code_name() did when it last read
+ * the object at code, reading nothing: for a frame sampled before that
+ * object was freed, replaced or its process exited, which py_code_name()
+ * can no longer name (the caller tells it is the same object, say by the
+ * first line read at the sample). 0 and *out (valid until the next call
+ * on r); -ENOENT when r holds no object read at code.
+ */
+int py_code_name_last(struct py_code_reader *r, uint64_t code, uint64_t instr,
+		      struct py_code_name *out);
 
 /* What r has done so far. */
 void py_code_stats(const struct py_code_reader *r, struct py_code_stats *out);

@@ -455,6 +455,28 @@ Test(pycode, cache_sees_a_replaced_object)
 	py_code_reader_free(r);
 }
 
+Test(pycode, named_as_last_read)
+{
+	static struct fake f;
+	struct py_code_reader *r = fake_reader(&f, 0);
+	struct py_code_name n;
+
+	cr_expect_eq(py_code_name_last(r, (uintptr_t)f.code, unit(&f, 2), &n), -ENOENT,
+		     "never read");
+	cr_assert_eq(py_code_name(r, (uintptr_t)f.code, unit(&f, 0), &n), 0);
+	/* Freed since: no code object to read, but its last read names any instruction. */
+	f.code[f.l->object_type]++;
+	cr_expect_eq(py_code_name(r, (uintptr_t)f.code, unit(&f, 2), &n), -EINVAL);
+	cr_assert_eq(py_code_name_last(r, (uintptr_t)f.code, unit(&f, 2), &n), 0);
+	cr_expect_str_eq(n.qualname, "Outer.hot");
+	cr_expect_str_eq(n.filename, "/x/y.py");
+	cr_expect_eq(n.firstlineno, 10);
+	cr_expect_eq(n.line, 12);
+	cr_expect_eq(stats_of(r).reads, 1);
+	cr_expect_eq(stats_of(r).last, 1);
+	py_code_reader_free(r);
+}
+
 Test(pycode, cache_holds_max_entries)
 {
 	static struct fake f[3];
@@ -767,6 +789,15 @@ static void check_python(const char *python, const char *runtime, unsigned int m
 
 	stop_target(&t);
 	cr_expect_eq(py_code_name(r, t.frames[0].code, 0, &n), -ESRCH, "%s: exited", python);
+	/*
+	 * Gone: a code object read while it lived is named as then, the line
+	 * of any of its instructions too (its last samples are named after
+	 * its exit); one never read is not.
+	 */
+	cr_expect_eq(py_code_name_last(r, t.frames[1].code, 0, &n), 0, "%s: exited", python);
+	cr_expect_eq(n.firstlineno, t.frames[1].firstlineno, "%s: exited", python);
+	cr_expect_eq(stats_of(r).last, 1, "%s", python);
+	cr_expect_eq(py_code_name_last(r, t.frames[1].code + 8, 0, &n), -ENOENT, "%s", python);
 	py_code_reader_free(r);
 	elf_end(elf);
 	close(fd);

@@ -80,7 +80,7 @@ static bool fake_tracer_record_ok(const void *rec, size_t size)
 }
 
 static int fake_tracer_write(void *t, struct perfdata_writer *w, struct task_tracker *tt,
-			     const void *rec, size_t size)
+			     void *rec, size_t size)
 {
 	const struct profile_sample *ps = rec;
 	const uint64_t *frames = (const uint64_t *)ps->frames;
