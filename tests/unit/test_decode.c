@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "perfdata/records.h"
+#include "test_want.h"
 
 /* ---- a byte builder for records --------------------------------------------- */
 
@@ -63,23 +64,6 @@ static void u64s(struct img *m, const uint64_t *v, size_t n)
 }
 #define U64S(m, ...) \
 	u64s(m, (const uint64_t[]){ __VA_ARGS__ }, sizeof((uint64_t[]){ __VA_ARGS__ }) / 8)
-
-/* A decoded field and the value it must have; WANT() names it by its expression. */
-struct want {
-	const char *name;
-	uint64_t got, want;
-};
-#define WANT(x, v) { #x, (uint64_t)(x), (uint64_t)(v) }
-
-static void expect_all(const struct want *w, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		cr_assert_eq(w[i].got, w[i].want, "%s is %#llx, want %#llx", w[i].name,
-			     (unsigned long long)w[i].got, (unsigned long long)w[i].want);
-}
-#define EXPECT_ALL(...) \
-	expect_all((const struct want[]){ __VA_ARGS__ }, \
-		   sizeof((struct want[]){ __VA_ARGS__ }) / sizeof(struct want))
 
 /* Empty m and begin a record of `type` in it. */
 static void restart(struct img *m, uint32_t type, uint16_t misc)
