@@ -414,6 +414,32 @@ debian_python3() {
 	[ -x /usr/bin/python3 ] || fail "/usr/bin/python3 missing: Debian's python3 (run 'sh tools/deps.sh test')"
 	echo /usr/bin/python3
 }
+# kept_samples ERR: the samples bpfrec record's summary in ERR (its stderr)
+# says it wrote ("[ bpfrec record: Captured and wrote ... (N samples, ...").
+kept_samples() { sed -n 's/.*(\([0-9]*\) samples, .*/\1/p' "$1"; }
+
+# record_until_full ERR OPTION...: bpfrec record OPTION... -a -g -F 4999 of
+# rec_sleepspin into mnt/full.data, where the caller mounted a tmpfs too small
+# for it; its stderr in ERR. It must exit 1 with one error line, ENOSPC on
+# that file, and leave a file perf script reads the samples of that it says
+# it kept (some).
+record_until_full() {
+	local err=$1 rc=0 kept
+	shift
+	timeout 60 "$BPFREC" record "$@" -a -g -F 4999 -o mnt/full.data -- "$FIX/rec_sleepspin" 0 30.5 \
+		2>"$err" || rc=$?
+	cat "$err"
+	[ "$rc" = 1 ] || fail "bpfrec record $* exited $rc on a full disk, expected 1"
+	grep -v '^\[ bpfrec record: Captured' "$err" >"$err.lines" || true
+	[ "$(wc -l <"$err.lines")" = 1 ] || fail "expected exactly one error line"
+	assert_grep "^bpfrec record: cannot write 'mnt/full.data': No space left on device: " "$err.lines"
+	run_clean "$err.script" perf script -i mnt/full.data -F pid
+	kept=$(kept_samples "$err")
+	echo "full disk: perf reads $(wc -l <"$err.script") samples; bpfrec kept $kept"
+	[ "$(wc -l <"$err.script")" = "$kept" ] && [ "$kept" -gt 0 ] ||
+		fail "bpfrec says it kept $kept samples"
+}
+
 # python_builds MINOR...: one "LABEL PATH" line per Python to test: Debian's
 # python3 ("debian"), then pyenv's CPython 3.MINOR for each MINOR given; a
 # missing one is said (SKIP, on stderr) and left out. For bash tests:
