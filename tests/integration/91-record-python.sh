@@ -113,7 +113,7 @@ awk 'BEGIN { RS = "" }
 	fail "json.dumps samples without their C frames above the Python callers"
 
 # An unsupported CPython (pyenv's 3.7, when there): skipped, said in one -v line, counted.
-py37=$(ls -d "$root"/versions/3.7.*/bin/python3.7 2>/dev/null | tail -n 1)
+py37=$(pyenv_python 7)
 if [ -n "$py37" ]; then
 	"$BPFREC" record -v -g -o old.data -- "$py37" -c 'sum(range(10 ** 6))' >/dev/null 2>old.err ||
 		fail "bpfrec record of CPython 3.7 exited $?"

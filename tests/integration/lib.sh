@@ -445,17 +445,23 @@ record_until_full() {
 # missing one is said (SKIP, on stderr) and left out. For bash tests:
 # mapfile -t pythons < <(python_builds 12); each_python FUNC...
 python_builds() {
-	local root minor exe
+	local minor exe
 	echo "debian $(debian_python3)"
-	root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
 	for minor in "$@"; do
-		exe=$(ls -d "$root"/versions/3."$minor".*/bin/python3."$minor" 2>/dev/null | tail -n 1)
+		exe=$(pyenv_python "$minor")
 		if [ -n "$exe" ]; then
 			echo "3.$minor $exe"
 		else
-			echo "SKIP CPython 3.$minor: no pyenv build under $root/versions" >&2
+			echo "SKIP CPython 3.$minor: no pyenv build under $(pyenv_root)/versions" >&2
 		fi
 	done
+}
+
+# pyenv_root: where pyenv keeps its builds. pyenv_python MINOR: the path of
+# its latest CPython 3.MINOR build there, empty when there is none.
+pyenv_root() { pyenv root 2>/dev/null || echo "$HOME/.pyenv"; }
+pyenv_python() {
+	ls -d "$(pyenv_root)"/versions/3."$1".*/bin/python3."$1" 2>/dev/null | tail -n 1
 }
 
 # each_python FUNC...: for each entry of the bash array pythons (python_builds),
