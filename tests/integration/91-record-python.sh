@@ -82,7 +82,7 @@ check_threads() { # LABEL PYTHON
 	"$BPFREC" record -q -g -o "$out.data" -- "$py" "$PY_TREE" threads 2 >"$out.out" 2>"$out.err" ||
 		{ cat "$out.err" >&2; fail "$label: bpfrec record (threads) exited $?"; }
 	run_clean "$out.script" perf script -i "$out.data" -F tid,ip,sym
-	own_frames "$out.script" "" "$out.out" py_tree.py spin_one spin_two ||
+	own_frames "$out.script" "" "$out.out" py_tree.py spin_one spin_two "$label" ||
 		fail "$label: threads carry the wrong Python frames"
 }
 

@@ -108,8 +108,7 @@ check_sched() { # LABEL PYTHON
 	taskset -c 0 "$BPFREC" record -q -g --sched -o "$out.data" -- "$py" "$PY_WAIT" busy 1 \
 		>"$out.out" 2>"$out.err" || { cat "$out.err" >&2; fail "$label: bpfrec record --sched exited $?"; }
 	run_clean "$out.script" perf script -i "$out.data" -F tid,event,ip,sym
-	echo "$label:"
-	own_frames "$out.script" sched-delay "$out.out" py_wait.py spin_a spin_b ||
+	own_frames "$out.script" sched-delay "$out.out" py_wait.py spin_a spin_b "$label" ||
 		fail "$label: sched-delay samples without their thread's Python function"
 }
 

@@ -171,25 +171,27 @@ fixture_cpu() { sed -n "s/^$2: cpu \([0-9.]*\) s\$/\1/p" "$1" | tail -n 1; }
 # ("NAME: tid N", as py_tree.py and py_wait.py print it); empty if it did not.
 fixture_tid() { sed -n "s/^$2: tid \([0-9]*\)\$/\1/p" "$1"; }
 
-# own_frames SCRIPT EVENT OUT PYFILE NAME_A NAME_B: in SCRIPT (perf script
+# own_frames SCRIPT EVENT OUT PYFILE NAME_A NAME_B [LABEL]: in SCRIPT (perf script
 # -F tid[,event],ip,sym), the fixture's threads NAME_A and NAME_B (their tids
 # as it printed them in OUT, fixture_tid) each run their own function of the
 # same name in PYFILE: a stack of thread A holds " NAME_A (PYFILE)" as perf
 # prints a Python frame, B's its own. EVENT: only its samples ("" with no
 # event field: all). True when each thread has samples, >= 90% in its own
-# function, none in the other's; prints the counts.
+# function, none in the other's; prints the counts (after "LABEL: ").
 own_frames() {
 	local a b
 	a=$(fixture_tid "$3" "$5")
 	b=$(fixture_tid "$3" "$6")
 	[ -n "$a" ] && [ -n "$b" ] || { echo "the fixture did not say the tids of $5 and $6"; return 1; }
-	awk -v ev="$2" -v a="$a" -v fa=" $5 ($4)" -v b="$b" -v fb=" $6 ($4)" 'BEGIN { RS = "" }
+	awk -v ev="$2" -v a="$a" -v fa=" $5 ($4)" -v b="$b" -v fb=" $6 ($4)" -v label="${7:-}" '
+		BEGIN { RS = "" }
 		{ split($0, l, "\n"); split(l[1], f, " ") }
 		(ev == "" || f[2] == ev ":") && (f[1] == a || f[1] == b) {
 			ha = index($0, fa) > 0; hb = index($0, fb) > 0
 			if (f[1] == a) { na++; sa += ha; bad += hb } else { nb++; sb += hb; bad += ha } }
-		END { printf "%s samples: thread %s %d of %d in%s, thread %s %d of %d in%s, %d crossed\n",
-			     ev == "" ? "all" : ev, a, sa, na, fa, b, sb, nb, fb, bad
+		END { printf "%s%s samples: thread %s %d of %d in%s, thread %s %d of %d in%s, %d crossed\n",
+			     label == "" ? "" : label ": ", ev == "" ? "all" : ev, a, sa, na, fa, b, sb, nb, fb,
+			     bad
 		      exit !(bad == 0 && na > 0 && nb > 0 && sa >= 0.9 * na && sb >= 0.9 * nb) }' "$1"
 }
 
