@@ -22,19 +22,8 @@ children_pct() {
 	awk -v s="$2" '$1 ~ /%$/ && index($0, "] " s " (py_tree.py)") { sub(/%/, "", $1); t += $1 }
 		END { printf "%.2f\n", t + 0 }' "$1"
 }
-# measured OUT NAME: the fixture's own CPU seconds in NAME.
-measured() { sed -n "s/^$2: cpu \([0-9.]*\) s\$/\1/p" "$1" | tail -n 1; }
 
-pythons=("debian $(debian_python3)")
-root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
-for minor in 8 9 10 11 12 13; do
-	exe=$(ls -d "$root"/versions/3."$minor".*/bin/python3."$minor" 2>/dev/null | tail -n 1)
-	if [ -n "$exe" ]; then
-		pythons+=("3.$minor $exe")
-	else
-		echo "SKIP CPython 3.$minor: no pyenv build under $root/versions"
-	fi
-done
+mapfile -t pythons < <(python_builds 8 9 10 11 12 13)
 
 check_tree() { # LABEL PYTHON
 	local label=$1 py=$2 out=$T/tree-$1 total a b c n cut
@@ -52,10 +41,10 @@ check_tree() { # LABEL PYTHON
 	run_clean "$out.script" perf script -i "$out.data" -F ip,sym
 	n=$(awk 'BEGIN { RS = "" } / (hot_alpha|hot_beta|cold_gamma) \(py_tree\.py\)/ { n++ } END { print n + 0 }' \
 		"$out.script")
-	total=$(awk -v a="$(measured "$out.out" hot_alpha)" -v b="$(measured "$out.out" hot_beta)" \
-		-v c="$(measured "$out.out" cold_gamma)" 'BEGIN { print a + b + c }')
+	total=$(awk -v a="$(fixture_cpu "$out.out" hot_alpha)" -v b="$(fixture_cpu "$out.out" hot_beta)" \
+		-v c="$(fixture_cpu "$out.out" cold_gamma)" 'BEGIN { print a + b + c }')
 	echo "$label: perf --children hot_alpha $a% hot_beta $b% cold_gamma $c% ($n samples); fixture" \
-		"$(for f in hot_alpha hot_beta cold_gamma; do awk -v v="$(measured "$out.out" $f)" -v t="$total" \
+		"$(for f in hot_alpha hot_beta cold_gamma; do awk -v v="$(fixture_cpu "$out.out" $f)" -v t="$total" \
 			-v f=$f 'BEGIN { printf "%s %.1f%% ", f, t ? 100 * v / t : 0 }'; done)"
 	[ "$n" -gt 0 ] || fail "$label: perf report names none of the leaves"
 	for f in hot_alpha hot_beta cold_gamma; do
@@ -89,29 +78,15 @@ check_tree() { # LABEL PYTHON
 }
 
 check_threads() { # LABEL PYTHON
-	local label=$1 py=$2 out=$T/threads-$1 one two
+	local label=$1 py=$2 out=$T/threads-$1
 	"$BPFREC" record -q -g -o "$out.data" -- "$py" "$PY_TREE" threads 2 >"$out.out" 2>"$out.err" ||
 		{ cat "$out.err" >&2; fail "$label: bpfrec record (threads) exited $?"; }
-	one=$(sed -n 's/^spin_one: tid \([0-9]*\)$/\1/p' "$out.out")
-	two=$(sed -n 's/^spin_two: tid \([0-9]*\)$/\1/p' "$out.out")
-	[ -n "$one" ] && [ -n "$two" ] || fail "$label: the fixture did not say its threads"
 	run_clean "$out.script" perf script -i "$out.data" -F tid,ip,sym
-	awk -v one="$one" -v two="$two" 'BEGIN { RS = "" }
-		{ split($0, l, "\n"); tid = l[1] + 0
-		  has1 = index($0, " spin_one (py_tree.py)") > 0; has2 = index($0, " spin_two (py_tree.py)") > 0
-		  if (tid == one) { n1++; s1 += has1; bad += has2 }
-		  if (tid == two) { n2++; s2 += has2; bad += has1 } }
-		END { printf "spin_one thread: %d of %d samples in spin_one; spin_two thread: %d of %d; %d crossed\n", s1, n1, s2, n2, bad
-		      exit !(bad == 0 && n1 > 0 && n2 > 0 && s1 >= 0.9 * n1 && s2 >= 0.9 * n2) }' "$out.script" ||
+	own_frames "$out.script" "" "$out.out" py_tree.py spin_one spin_two "$label" ||
 		fail "$label: threads carry the wrong Python frames"
 }
 
-for entry in "${pythons[@]}"; do
-	label=${entry%% *}
-	py=${entry#* }
-	check_tree "$label" "$py"
-	check_threads "$label" "$py"
-done
+each_python check_tree check_threads
 
 # The symbol files carry lines: perf's srcline of the samples in the symbol
 # files gives the leaves' loop lines. perf script, which looks a srcline up
@@ -138,7 +113,7 @@ awk 'BEGIN { RS = "" }
 	fail "json.dumps samples without their C frames above the Python callers"
 
 # An unsupported CPython (pyenv's 3.7, when there): skipped, said in one -v line, counted.
-py37=$(ls -d "$root"/versions/3.7.*/bin/python3.7 2>/dev/null | tail -n 1)
+py37=$(pyenv_python 7)
 if [ -n "$py37" ]; then
 	"$BPFREC" record -v -g -o old.data -- "$py37" -c 'sum(range(10 ** 6))' >/dev/null 2>old.err ||
 		fail "bpfrec record of CPython 3.7 exited $?"

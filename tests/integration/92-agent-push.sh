@@ -12,11 +12,8 @@
 # they are renewed between windows, counted, and the names stay the same;
 # the Parca run, with the default bound, never renews them.
 . "$TOP/tests/integration/lib.sh"
-need_root
-need_tool go golang-go
-need_tool python3 python3.11
-export HOME=$T PPROF_TMPDIR=$T
 . "$TOP/tests/integration/agent_lib.sh"
+need_agent_tools
 trap 'kill ${RPID:-} 2>/dev/null || true; rm -rf "$T"' EXIT
 
 # The reference: one recording of the whole run.

@@ -12,11 +12,8 @@
 # - 413 above a body size: requests are split, or counted as too large.
 # In every run each request is pushed, spooled or counted as dropped.
 . "$TOP/tests/integration/lib.sh"
-need_root
-need_tool go golang-go
-need_tool python3 python3.11
-export HOME=$T PPROF_TMPDIR=$T
 . "$TOP/tests/integration/agent_lib.sh"
+need_agent_tools
 
 # The target: one process spinning through pp_shares's leaves until killed.
 "$FIX/pp_shares" 1000 2>/dev/null &

@@ -17,13 +17,10 @@
 #    every function's alloc_space is the fixture's bytes, exactly, and the
 #    last window's inuse_space what it still held.
 . "$TOP/tests/integration/lib.sh"
-need_root
-need_tool go golang-go
-need_tool python3 python3.11
+. "$TOP/tests/integration/agent_lib.sh"
+need_agent_tools
 need_kernel_for --alloc
 need_kernel_for --off-cpu
-export HOME=$T PPROF_TMPDIR=$T
-. "$TOP/tests/integration/agent_lib.sh"
 AGENT_LIB=$BUILD/tests/tools/agent-lib
 [ -x "$AGENT_LIB" ] || fail "$AGENT_LIB not built (make fixtures)"
 trap 'kill ${RPID:-} ${TPID:-} 2>/dev/null || true; rm -rf "$T"' EXIT

@@ -22,14 +22,7 @@ need_kernel_for -g --off-cpu --alloc --sched
 PY_WAIT=$TOP/tests/fixtures/py_wait.py
 cd "$T"
 
-pythons=("debian $(debian_python3)")
-root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
-exe=$(ls -d "$root"/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
-if [ -n "$exe" ]; then
-	pythons+=("3.12 $exe")
-else
-	echo "SKIP CPython 3.12: no pyenv build under $root/versions"
-fi
+mapfile -t pythons < <(python_builds 12)
 
 # in_order FILE EVENT LEAF CALLER...: of EVENT's samples in `perf script
 # -F event,ip,sym` naming LEAF, "OK/TOTAL" with LEAF and then each CALLER
@@ -61,7 +54,7 @@ check_offcpu() { # LABEL PYTHON
 	if grep -q "Python frames need Linux" "$out.err"; then
 		skip "$(sed -n 's/.*note: //p' "$out.err" | grep -m1 'Python frames need')"
 	fi
-	tid=$(sed -n 's/^wait_here: tid \([0-9]*\)$/\1/p' "$out.out")
+	tid=$(fixture_tid "$out.out" wait_here)
 	[ -n "$tid" ] && grep -q "^wait_here: calls 50 " "$out.out" || fail "$label: the fixture did not say its numbers"
 	run_clean "$out.script" perf script -i "$out.data" --ns -F tid,time,event,period,ip,sym
 	order=$(in_order "$out.script" offcpu-time wait_here run_waits main "<module>")
@@ -110,31 +103,16 @@ check_alloc() { # LABEL PYTHON
 }
 
 check_sched() { # LABEL PYTHON
-	local label=$1 py=$2 out=$T/sched-$1 a b
+	local label=$1 py=$2 out=$T/sched-$1
 	# One CPU: the threads take turns, preempted or waiting for the GIL.
 	taskset -c 0 "$BPFREC" record -q -g --sched -o "$out.data" -- "$py" "$PY_WAIT" busy 1 \
 		>"$out.out" 2>"$out.err" || { cat "$out.err" >&2; fail "$label: bpfrec record --sched exited $?"; }
-	a=$(sed -n 's/^spin_a: tid \([0-9]*\)$/\1/p' "$out.out")
-	b=$(sed -n 's/^spin_b: tid \([0-9]*\)$/\1/p' "$out.out")
-	[ -n "$a" ] && [ -n "$b" ] || fail "$label: the fixture did not say its threads"
 	run_clean "$out.script" perf script -i "$out.data" -F tid,event,ip,sym
-	awk -v a="$a" -v b="$b" -v label="$label" 'BEGIN { RS = "" }
-		{ split($0, l, "\n"); split(l[1], f, " ") }
-		f[2] == "sched-delay:" && (f[1] == a || f[1] == b) {
-			ha = index($0, " spin_a (py_wait.py)") > 0; hb = index($0, " spin_b (py_wait.py)") > 0
-			if (f[1] == a) { na++; sa += ha; bad += hb } else { nb++; sb += hb; bad += ha } }
-		END { printf "%s: sched-delay samples: spin_a thread %d of %d in spin_a, spin_b thread %d of %d in spin_b, %d crossed\n", label, sa, na, sb, nb, bad
-		      exit !(bad == 0 && na > 0 && nb > 0 && sa >= 0.9 * na && sb >= 0.9 * nb) }' "$out.script" ||
+	own_frames "$out.script" sched-delay "$out.out" py_wait.py spin_a spin_b "$label" ||
 		fail "$label: sched-delay samples without their thread's Python function"
 }
 
-for entry in "${pythons[@]}"; do
-	label=${entry%% *}
-	py=${entry#* }
-	check_offcpu "$label" "$py"
-	check_alloc "$label" "$py"
-	check_sched "$label" "$py"
-done
+each_python check_offcpu check_alloc check_sched
 
 # --no-python: the same off-CPU stacks, no Python frame.
 "$BPFREC" record -q -g --no-python --off-cpu -o off.data -- "$(debian_python3)" "$PY_WAIT" sleep 5 20 \

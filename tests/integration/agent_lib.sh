@@ -1,5 +1,15 @@
-# Sourced by the agent's tests (92, 93) after lib.sh: the loopback receiver
-# (tests/tools/profile_receiver.py) and the agent's summary line.
+# Sourced by the agent's tests (92, 93, 94) after lib.sh: what they need,
+# the loopback receiver (tests/tools/profile_receiver.py) and the agent's
+# summary line.
+
+# need_agent_tools: root, go (go tool pprof reads the profiles) and python3
+# (the receiver); HOME and pprof's temporary files in the test's directory.
+need_agent_tools() {
+	need_root
+	need_tool go golang-go
+	need_tool python3 python3.11
+	export HOME=$T PPROF_TMPDIR=$T
+}
 
 # start_receiver DIR: a receiver writing into DIR; sets RPORT (pushes),
 # CPORT (control) and RPID. Stopped by stop_receiver or at the test's end.

@@ -167,6 +167,34 @@ children_of() { # FILE SYMBOL
 # ("NAME: cpu SECONDS s", tests/fixtures/cpu_budget.h); empty if it did not.
 fixture_cpu() { sed -n "s/^$2: cpu \([0-9.]*\) s\$/\1/p" "$1" | tail -n 1; }
 
+# fixture_tid FILE NAME: the thread id fixture thread NAME reported in FILE
+# ("NAME: tid N", as py_tree.py and py_wait.py print it); empty if it did not.
+fixture_tid() { sed -n "s/^$2: tid \([0-9]*\)\$/\1/p" "$1"; }
+
+# own_frames SCRIPT EVENT OUT PYFILE NAME_A NAME_B [LABEL]: in SCRIPT (perf script
+# -F tid[,event],ip,sym), the fixture's threads NAME_A and NAME_B (their tids
+# as it printed them in OUT, fixture_tid) each run their own function of the
+# same name in PYFILE: a stack of thread A holds " NAME_A (PYFILE)" as perf
+# prints a Python frame, B's its own. EVENT: only its samples ("" with no
+# event field: all). True when each thread has samples, >= 90% in its own
+# function, none in the other's; prints the counts (after "LABEL: ").
+own_frames() {
+	local a b
+	a=$(fixture_tid "$3" "$5")
+	b=$(fixture_tid "$3" "$6")
+	[ -n "$a" ] && [ -n "$b" ] || { echo "the fixture did not say the tids of $5 and $6"; return 1; }
+	awk -v ev="$2" -v a="$a" -v fa=" $5 ($4)" -v b="$b" -v fb=" $6 ($4)" -v label="${7:-}" '
+		BEGIN { RS = "" }
+		{ split($0, l, "\n"); split(l[1], f, " ") }
+		(ev == "" || f[2] == ev ":") && (f[1] == a || f[1] == b) {
+			ha = index($0, fa) > 0; hb = index($0, fb) > 0
+			if (f[1] == a) { na++; sa += ha; bad += hb } else { nb++; sb += hb; bad += ha } }
+		END { printf "%s%s samples: thread %s %d of %d in%s, thread %s %d of %d in%s, %d crossed\n",
+			     label == "" ? "" : label ": ", ev == "" ? "all" : ev, a, sa, na, fa, b, sb, nb, fb,
+			     bad
+		      exit !(bad == 0 && na > 0 && nb > 0 && sa >= 0.9 * na && sb >= 0.9 * nb) }' "$1"
+}
+
 # steal_ns: the machine's steal time so far, all CPUs, in ns (/proc/stat):
 # time the hypervisor gave this machine's CPUs to something else while a
 # thread here counted as running on one. A fixture's clocks include it, a
@@ -388,5 +416,66 @@ debian_python3() {
 	[ -x /usr/bin/python3 ] || fail "/usr/bin/python3 missing: Debian's python3 (run 'sh tools/deps.sh test')"
 	echo /usr/bin/python3
 }
+# kept_samples ERR: the samples bpfrec record's summary in ERR (its stderr)
+# says it wrote ("[ bpfrec record: Captured and wrote ... (N samples, ...").
+kept_samples() { sed -n 's/.*(\([0-9]*\) samples, .*/\1/p' "$1"; }
+
+# record_until_full ERR OPTION...: bpfrec record OPTION... -a -g -F 4999 of
+# rec_sleepspin into mnt/full.data, where the caller mounted a tmpfs too small
+# for it; its stderr in ERR. It must exit 1 with one error line, ENOSPC on
+# that file, and leave a file perf script reads the samples of that it says
+# it kept (some).
+record_until_full() {
+	local err=$1 rc=0 kept
+	shift
+	timeout 60 "$BPFREC" record "$@" -a -g -F 4999 -o mnt/full.data -- "$FIX/rec_sleepspin" 0 30.5 \
+		2>"$err" || rc=$?
+	cat "$err"
+	[ "$rc" = 1 ] || fail "bpfrec record $* exited $rc on a full disk, expected 1"
+	grep -v '^\[ bpfrec record: Captured' "$err" >"$err.lines" || true
+	[ "$(wc -l <"$err.lines")" = 1 ] || fail "expected exactly one error line"
+	assert_grep "^bpfrec record: cannot write 'mnt/full.data': No space left on device: " "$err.lines"
+	run_clean "$err.script" perf script -i mnt/full.data -F pid
+	kept=$(kept_samples "$err")
+	echo "full disk: perf reads $(wc -l <"$err.script") samples; bpfrec kept $kept"
+	[ "$(wc -l <"$err.script")" = "$kept" ] && [ "$kept" -gt 0 ] ||
+		fail "bpfrec says it kept $kept samples"
+}
+
+# python_builds MINOR...: one "LABEL PATH" line per Python to test: Debian's
+# python3 ("debian"), then pyenv's CPython 3.MINOR for each MINOR given; a
+# missing one is said (SKIP, on stderr) and left out. For bash tests:
+# mapfile -t pythons < <(python_builds 12); each_python FUNC...
+python_builds() {
+	local minor exe
+	echo "debian $(debian_python3)"
+	for minor in "$@"; do
+		exe=$(pyenv_python "$minor")
+		if [ -n "$exe" ]; then
+			echo "3.$minor $exe"
+		else
+			echo "SKIP CPython 3.$minor: no pyenv build under $(pyenv_root)/versions" >&2
+		fi
+	done
+}
+
+# pyenv_root: where pyenv keeps its builds. pyenv_python MINOR: the path of
+# its latest CPython 3.MINOR build there, empty when there is none.
+pyenv_root() { pyenv root 2>/dev/null || echo "$HOME/.pyenv"; }
+pyenv_python() {
+	ls -d "$(pyenv_root)"/versions/3."$1".*/bin/python3."$1" 2>/dev/null | tail -n 1
+}
+
+# each_python FUNC...: for each entry of the bash array pythons (python_builds),
+# in order, every FUNC LABEL PATH.
+each_python() {
+	local entry f
+	for entry in "${pythons[@]}"; do
+		for f in "$@"; do
+			"$f" "${entry%% *}" "${entry#* }"
+		done
+	done
+}
+
 # Nested Python calls over C code, for python3's call graphs (see its header).
 PY_NESTED=$TOP/tests/fixtures/py_nested.py

@@ -175,21 +175,29 @@ Test(agent_new, the_output_and_switch_options_are_the_agents)
 
 Test(agent_new, windows_from_100ms_requests_from_4k)
 {
-	BPFREC_OPTS(bpfrec_agent_opts, o, .server_url = "http://h:1");
+	/* window_ns, max_request_bytes (0: the default), what new() says */
+	static const struct {
+		uint64_t window_ns, max_request_bytes;
+		int err;
+		const char *words;
+	} cases[] = {
+		{ 99999999, 0, -EINVAL, "100 ms" },
+		{ 1, 0, -EINVAL, "100 ms" },
+		{ 100000000, 0, 0, NULL },
+		{ 0, 4095, -EINVAL, "4K" },
+		{ 0, 1, -EINVAL, "4K" },
+		{ 0, 4096, 0, NULL },
+	};
 
-	o.window_ns = 99999999;
-	cr_assert_eq(try_new(&o, "100 ms"), -EINVAL);
-	o.window_ns = 1;
-	cr_assert_eq(try_new(&o, "100 ms"), -EINVAL);
-	o.window_ns = 100000000;
-	cr_assert_eq(try_new(&o, NULL), 0);
-	o.window_ns = 0;
-	o.max_request_bytes = 4095;
-	cr_assert_eq(try_new(&o, "4K"), -EINVAL);
-	o.max_request_bytes = 1;
-	cr_assert_eq(try_new(&o, "4K"), -EINVAL);
-	o.max_request_bytes = 4096;
-	cr_assert_eq(try_new(&o, NULL), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		BPFREC_OPTS(bpfrec_agent_opts, o, .server_url = "http://h:1");
+
+		o.window_ns = cases[i].window_ns;
+		o.max_request_bytes = cases[i].max_request_bytes;
+		cr_assert_eq(try_new(&o, cases[i].words), cases[i].err,
+			     "window %lu ns, requests of %lu bytes", (unsigned long)cases[i].window_ns,
+			     (unsigned long)cases[i].max_request_bytes);
+	}
 }
 
 /* ---- options structs of other sizes ---- */

@@ -171,15 +171,49 @@ static struct push_result post(struct srv *s, enum agent_api api, unsigned timeo
 	return r;
 }
 
+/*
+ * What a push must come to: its outcome, and the fields HTTP(), GRPC(),
+ * RETRY_AFTER() and .message name (the others are not checked).
+ */
+struct outcome_want {
+	enum push_outcome outcome;
+	bool has_http, has_grpc, has_retry_after;
+	long http_status;
+	int grpc_status;
+	uint64_t retry_after_ms;
+	const char *message;
+};
+#define HTTP(n) .has_http = true, .http_status = (n)
+#define GRPC(n) .has_grpc = true, .grpc_status = (n)
+#define RETRY_AFTER(n) .has_retry_after = true, .retry_after_ms = (n)
+
+/* r is what w says; `what` names the case in each message. */
+static void expect_outcome(const char *what, const struct push_result *r,
+			   const struct outcome_want *w)
+{
+	cr_assert_eq(r->outcome, w->outcome, "%s: outcome %d, want %d: %s", what, r->outcome,
+		     w->outcome, r->message);
+	if (w->has_http)
+		cr_assert_eq(r->http_status, w->http_status, "%s: HTTP %ld: %s", what,
+			     r->http_status, r->message);
+	if (w->has_grpc)
+		cr_assert_eq(r->grpc_status, w->grpc_status, "%s: grpc-status %d: %s", what,
+			     r->grpc_status, r->message);
+	if (w->has_retry_after)
+		cr_assert_eq(r->retry_after_ms, w->retry_after_ms, "%s: Retry-After %lu ms", what,
+			     (unsigned long)r->retry_after_ms);
+	if (w->message)
+		cr_assert_str_eq(r->message, w->message, "%s", what);
+}
+
 Test(http, ok_pyroscope_and_what_was_sent)
 {
 	struct srv *s = srv_start(ANSWER("HTTP/1.1 200 OK\r\nContent-Type: application/proto\r\n"
 					 "Content-Length: 0\r\n\r\n"));
 	struct push_result r = post(s, AGENT_API_PYROSCOPE, 5000);
 
-	cr_assert_eq(r.outcome, PUSH_OK, "%s", r.message);
-	cr_assert_eq(r.http_status, 200);
-	cr_assert_eq(r.retry_after_ms, 0);
+	expect_outcome("200", &r,
+		       &(struct outcome_want){ .outcome = PUSH_OK, HTTP(200), RETRY_AFTER(0) });
 	cr_assert(!strncmp(s->head, "POST /push.v1.PusherService/Push HTTP/1.1\r\n", 43), "%s", s->head);
 	cr_assert_not_null(strcasestr(s->head, "\r\nContent-Type: application/proto\r\n"), "%s", s->head);
 	cr_assert_not_null(strcasestr(s->head, "\r\nConnect-Protocol-Version: 1\r\n"), "%s", s->head);
@@ -225,36 +259,123 @@ Test(http, refused_is_retry)
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
 	cr_assert_eq(agent_http_new(url, 2000, &h), 0);
 	cr_assert_eq(agent_http_post(h, AGENT_API_PARCA, "x", 1, &r), 0);
-	cr_assert_eq(r.outcome, PUSH_RETRY);
-	cr_assert_eq(r.http_status, 0);
+	expect_outcome("refused", &r, &(struct outcome_want){ .outcome = PUSH_RETRY, HTTP(0) });
 	cr_assert_neq(r.message[0], 0);
 	agent_http_free(h);
 }
 
-Test(http, server_error_is_retry)
+/* A gRPC-Web answer: HTTP 200, an empty message frame, then the trailer frame. */
+static struct srv *grpc_web(const char *trailers, char *buf, size_t cap)
 {
-	struct srv *s = srv_start(ANSWER("HTTP/1.1 500 Internal Server Error\r\n"
-					 "Content-Length: 5\r\n\r\nboom\n"));
-	struct push_result r = post(s, AGENT_API_PYROSCOPE, 5000);
+	size_t tl = strlen(trailers);
+	int n = snprintf(buf, cap, "HTTP/1.1 200 OK\r\nContent-Type: application/grpc-web+proto\r\n"
+			 "Content-Length: %zu\r\n\r\n", 5 + 5 + tl);
 
-	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
-	cr_assert_eq(r.http_status, 500);
-	cr_assert_str_eq(r.message, "HTTP 500: boom");
-	srv_stop(s);
+	memcpy(buf + n, "\x00\x00\x00\x00\x00", 5);
+	buf[n + 5] = (char)0x80;
+	buf[n + 6] = (char)(tl >> 24);
+	buf[n + 7] = (char)(tl >> 16);
+	buf[n + 8] = (char)(tl >> 8);
+	buf[n + 9] = (char)tl;
+	memcpy(buf + n + 10, trailers, tl);
+	return srv_start(buf, (size_t)n + 10 + tl);
 }
 
-Test(http, too_many_requests_retry_after)
-{
-	struct srv *s = srv_start(ANSWER("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\n"
-					 "Content-Length: 0\r\n\r\n"));
-	struct push_result r = post(s, AGENT_API_PYROSCOPE, 5000);
-	uint64_t rng = 1;
+/*
+ * One canned answer each: head, then Content-Length and body; or, with
+ * trailers, a gRPC-Web answer (grpc_web()). request/request_header, when
+ * set: how the request's head starts and a header it carries.
+ */
+struct answer_case {
+	const char *name;
+	const char *head, *body, *trailers;
+	enum agent_api api;
+	const char *request, *request_header;
+	struct outcome_want want;
+};
 
-	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
-	cr_assert_eq(r.http_status, 429);
-	cr_assert_eq(r.retry_after_ms, 7000);
-	cr_assert_geq(agent_backoff_ms(0, r.retry_after_ms, &rng), 7000);
-	srv_stop(s);
+static const struct answer_case answers[] = {
+	{ .name = "500", .api = AGENT_API_PYROSCOPE,
+	  .head = "HTTP/1.1 500 Internal Server Error\r\n", .body = "boom\n",
+	  .want = { .outcome = PUSH_RETRY, HTTP(500), .message = "HTTP 500: boom" } },
+	{ .name = "429 with Retry-After", .api = AGENT_API_PYROSCOPE,
+	  .head = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\n", .body = "",
+	  .want = { .outcome = PUSH_RETRY, HTTP(429), RETRY_AFTER(7000) } },
+	{ .name = "Connect unavailable", .api = AGENT_API_PYROSCOPE,
+	  .head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n",
+	  .body = "{\"code\":\"unavailable\",\"message\":\"ingester down\"}",
+	  .want = { .outcome = PUSH_RETRY, GRPC(14),
+		    .message = "HTTP 503, code UNAVAILABLE: ingester down" } },
+	{ .name = "413", .api = AGENT_API_PARCA,
+	  .head = "HTTP/1.1 413 Payload Too Large\r\n", .body = "",
+	  .want = { .outcome = PUSH_TOO_LARGE, HTTP(413) } },
+	{ .name = "400 with the server's message", .api = AGENT_API_PYROSCOPE,
+	  .head = "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n",
+	  .body = "{\"code\": \"invalid_argument\", "
+		  "\"message\": \"invalid labels: \\\"x y\\\" is not a valid name\"}",
+	  .want = { .outcome = PUSH_REJECTED, HTTP(400), GRPC(3),
+		    .message = "HTTP 400, code INVALID_ARGUMENT: "
+			       "invalid labels: \"x y\" is not a valid name" } },
+	{ .name = "404", .api = AGENT_API_PARCA,
+	  .head = "HTTP/1.1 404 Not Found\r\n", .body = "404 page not found\n",
+	  .want = { .outcome = PUSH_REJECTED, .message = "HTTP 404: 404 page not found" } },
+	{ .name = "Parca trailer ok", .api = AGENT_API_PARCA,
+	  .trailers = "grpc-status:0\r\ngrpc-message:\r\n",
+	  .request = "POST /parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw HTTP/1.1\r\n",
+	  .request_header = "\r\nContent-Type: application/grpc-web+proto\r\n",
+	  .want = { .outcome = PUSH_OK, GRPC(0) } },
+	{ .name = "Parca trailer INVALID_ARGUMENT", .api = AGENT_API_PARCA,
+	  .trailers = "grpc-status: 3\r\ngrpc-message: bad%20profile%3A no samples\r\n",
+	  .want = { .outcome = PUSH_REJECTED, GRPC(3),
+		    .message = "HTTP 200, grpc-status INVALID_ARGUMENT: bad profile: no samples" } },
+	{ .name = "Parca trailer UNAVAILABLE", .api = AGENT_API_PARCA,
+	  .trailers = "grpc-status:14\r\ngrpc-message:shutting down\r\n",
+	  .want = { .outcome = PUSH_RETRY, GRPC(14) } },
+	/* Trailers-only: the status in the headers, no body. */
+	{ .name = "Parca headers RESOURCE_EXHAUSTED", .api = AGENT_API_PARCA,
+	  .head = "HTTP/1.1 200 OK\r\nContent-Type: application/grpc-web+proto\r\n"
+		  "grpc-status: 8\r\ngrpc-message: too many series\r\n", .body = "",
+	  .want = { .outcome = PUSH_RETRY, GRPC(8),
+		    .message = "HTTP 200, grpc-status RESOURCE_EXHAUSTED: too many series" } },
+	{ .name = "Parca headers UNAUTHENTICATED", .api = AGENT_API_PARCA,
+	  .head = "HTTP/1.1 200 OK\r\ngrpc-status: 16\r\n", .body = "",
+	  .want = { .outcome = PUSH_REJECTED, GRPC(16),
+		    .message = "HTTP 200, grpc-status UNAUTHENTICATED" } },
+};
+
+Test(http, each_answer_is_classified)
+{
+	static char buf[1024];
+
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		const struct answer_case *c = &answers[i];
+		struct push_result r;
+		struct srv *s;
+		uint64_t rng = 1;
+
+		if (c->trailers) {
+			s = grpc_web(c->trailers, buf, sizeof(buf));
+		} else {
+			int n = snprintf(buf, sizeof(buf), "%sContent-Length: %zu\r\n\r\n%s", c->head,
+					 strlen(c->body), c->body);
+
+			cr_assert_lt((size_t)n, sizeof(buf), "%s", c->name);
+			s = srv_start(buf, (size_t)n);
+		}
+		r = post(s, c->api, 5000);
+		expect_outcome(c->name, &r, &c->want);
+		if (c->request)
+			cr_assert(!strncmp(s->head, c->request, strlen(c->request)), "%s: %s", c->name,
+				  s->head);
+		if (c->request_header)
+			cr_assert_not_null(strcasestr(s->head, c->request_header), "%s: %s", c->name,
+					   s->head);
+		/* Retry-After is the backoff's floor. */
+		if (c->want.has_retry_after)
+			cr_assert_geq(agent_backoff_ms(0, r.retry_after_ms, &rng), c->want.retry_after_ms,
+				      "%s", c->name);
+		srv_stop(s);
+	}
 }
 
 Test(http, retry_after_as_a_date)
@@ -277,59 +398,6 @@ Test(http, retry_after_as_a_date)
 	srv_stop(s);
 }
 
-Test(http, connect_unavailable_is_retry)
-{
-	struct srv *s = srv_start(ANSWER("HTTP/1.1 503 Service Unavailable\r\n"
-					 "Content-Type: application/json\r\nContent-Length: 48\r\n\r\n"
-					 "{\"code\":\"unavailable\",\"message\":\"ingester down\"}"));
-	struct push_result r = post(s, AGENT_API_PYROSCOPE, 5000);
-
-	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
-	cr_assert_eq(r.grpc_status, 14);
-	cr_assert_str_eq(r.message, "HTTP 503, code UNAVAILABLE: ingester down");
-	srv_stop(s);
-}
-
-Test(http, too_large)
-{
-	struct srv *s = srv_start(ANSWER("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\n\r\n"));
-	struct push_result r = post(s, AGENT_API_PARCA, 5000);
-
-	cr_assert_eq(r.outcome, PUSH_TOO_LARGE, "%s", r.message);
-	cr_assert_eq(r.http_status, 413);
-	srv_stop(s);
-}
-
-Test(http, bad_request_rejected_with_message)
-{
-	static const char js[] = "{\"code\": \"invalid_argument\", "
-				 "\"message\": \"invalid labels: \\\"x y\\\" is not a valid name\"}";
-	char answer[512];
-	int n = snprintf(answer, sizeof(answer),
-			 "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
-			 "Content-Length: %zu\r\n\r\n%s", sizeof(js) - 1, js);
-	struct srv *s = srv_start(answer, (size_t)n);
-	struct push_result r = post(s, AGENT_API_PYROSCOPE, 5000);
-
-	cr_assert_eq(r.outcome, PUSH_REJECTED, "%s", r.message);
-	cr_assert_eq(r.http_status, 400);
-	cr_assert_eq(r.grpc_status, 3);
-	cr_assert_str_eq(r.message,
-			 "HTTP 400, code INVALID_ARGUMENT: invalid labels: \"x y\" is not a valid name");
-	srv_stop(s);
-}
-
-Test(http, not_found_rejected)
-{
-	struct srv *s = srv_start(ANSWER("HTTP/1.1 404 Not Found\r\nContent-Length: 19\r\n\r\n"
-					 "404 page not found\n"));
-	struct push_result r = post(s, AGENT_API_PARCA, 5000);
-
-	cr_assert_eq(r.outcome, PUSH_REJECTED, "%s", r.message);
-	cr_assert_str_eq(r.message, "HTTP 404: 404 page not found");
-	srv_stop(s);
-}
-
 Test(http, hang_is_retry_after_timeout)
 {
 	struct srv *s = srv_start(NULL, 0);
@@ -344,83 +412,6 @@ Test(http, hang_is_retry_after_timeout)
 	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
 	cr_assert_eq(s->requests, 1, "the server got the whole request");
 	cr_assert(secs >= 0.35 && secs < 3.0, "gave up after %.2f s, timeout 0.4 s", secs);
-	srv_stop(s);
-}
-
-/* A gRPC-Web answer: HTTP 200, an empty message frame, then the trailer frame. */
-static struct srv *grpc_web(const char *trailers, char *buf, size_t cap)
-{
-	size_t tl = strlen(trailers);
-	int n = snprintf(buf, cap, "HTTP/1.1 200 OK\r\nContent-Type: application/grpc-web+proto\r\n"
-			 "Content-Length: %zu\r\n\r\n", 5 + 5 + tl);
-
-	memcpy(buf + n, "\x00\x00\x00\x00\x00", 5);
-	buf[n + 5] = (char)0x80;
-	buf[n + 6] = (char)(tl >> 24);
-	buf[n + 7] = (char)(tl >> 16);
-	buf[n + 8] = (char)(tl >> 8);
-	buf[n + 9] = (char)tl;
-	memcpy(buf + n + 10, trailers, tl);
-	return srv_start(buf, (size_t)n + 10 + tl);
-}
-
-Test(http, parca_trailer_ok)
-{
-	static char buf[512];
-	struct srv *s = grpc_web("grpc-status:0\r\ngrpc-message:\r\n", buf, sizeof(buf));
-	struct push_result r = post(s, AGENT_API_PARCA, 5000);
-
-	cr_assert_eq(r.outcome, PUSH_OK, "%s", r.message);
-	cr_assert_eq(r.grpc_status, 0);
-	cr_assert(!strncmp(s->head,
-			   "POST /parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw HTTP/1.1\r\n",
-			   72), "%s", s->head);
-	cr_assert_not_null(strcasestr(s->head, "\r\nContent-Type: application/grpc-web+proto\r\n"));
-	srv_stop(s);
-}
-
-Test(http, parca_trailer_invalid_argument)
-{
-	static char buf[512];
-	struct srv *s = grpc_web("grpc-status: 3\r\ngrpc-message: bad%20profile%3A no samples\r\n",
-				 buf, sizeof(buf));
-	struct push_result r = post(s, AGENT_API_PARCA, 5000);
-
-	cr_assert_eq(r.outcome, PUSH_REJECTED, "%s", r.message);
-	cr_assert_eq(r.grpc_status, 3);
-	cr_assert_str_eq(r.message, "HTTP 200, grpc-status INVALID_ARGUMENT: bad profile: no samples");
-	srv_stop(s);
-}
-
-Test(http, parca_trailer_unavailable)
-{
-	static char buf[512];
-	struct srv *s = grpc_web("grpc-status:14\r\ngrpc-message:shutting down\r\n", buf, sizeof(buf));
-	struct push_result r = post(s, AGENT_API_PARCA, 5000);
-
-	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
-	cr_assert_eq(r.grpc_status, 14);
-	srv_stop(s);
-}
-
-Test(http, parca_headers_status)
-{
-	/* Trailers-only: the status in the headers, no body. */
-	struct srv *s = srv_start(ANSWER("HTTP/1.1 200 OK\r\nContent-Type: application/grpc-web+proto\r\n"
-					 "grpc-status: 8\r\ngrpc-message: too many series\r\n"
-					 "Content-Length: 0\r\n\r\n"));
-	struct push_result r = post(s, AGENT_API_PARCA, 5000);
-
-	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
-	cr_assert_eq(r.grpc_status, 8);
-	cr_assert_str_eq(r.message, "HTTP 200, grpc-status RESOURCE_EXHAUSTED: too many series");
-	srv_stop(s);
-
-	s = srv_start(ANSWER("HTTP/1.1 200 OK\r\ngrpc-status: 16\r\nContent-Length: 0\r\n\r\n"));
-	r = post(s, AGENT_API_PARCA, 5000);
-	cr_assert_eq(r.outcome, PUSH_REJECTED, "%s", r.message);
-	cr_assert_eq(r.grpc_status, 16);
-	cr_assert_str_eq(r.message, "HTTP 200, grpc-status UNAUTHENTICATED");
 	srv_stop(s);
 }
 
@@ -670,6 +661,30 @@ Test(receiver, decodes_both_apis)
 	free(log);
 }
 
+/* Set the receiver's mode (NULL: keep it), push with api: what comes of it. */
+struct fault_step {
+	const char *mode;
+	enum agent_api api;
+	struct outcome_want want;
+};
+
+static const struct fault_step faults[] = {
+	{ NULL, AGENT_API_PYROSCOPE, { .outcome = PUSH_OK } },
+	/* Down: the kept-alive connection goes too; back up: a new one works. */
+	{ "down", AGENT_API_PYROSCOPE, { .outcome = PUSH_RETRY, HTTP(0) } },
+	{ "ok", AGENT_API_PARCA, { .outcome = PUSH_OK } },
+	{ "status:429", AGENT_API_PYROSCOPE, { .outcome = PUSH_RETRY, RETRY_AFTER(1000) } },
+	{ "status:500", AGENT_API_PARCA, { .outcome = PUSH_RETRY, HTTP(500) } },
+	{ "grpc:3", AGENT_API_PARCA,
+	  { .outcome = PUSH_REJECTED,
+	    .message = "HTTP 200, grpc-status INVALID_ARGUMENT: fault mode grpc:3" } },
+	{ "grpc:14", AGENT_API_PARCA, { .outcome = PUSH_RETRY } },
+	{ NULL, AGENT_API_PYROSCOPE, { .outcome = PUSH_RETRY, GRPC(14) } },
+	{ "max-body:1000", AGENT_API_PYROSCOPE, { .outcome = PUSH_TOO_LARGE } },
+	{ "hang", AGENT_API_PYROSCOPE, { .outcome = PUSH_RETRY } },
+	{ "ok", AGENT_API_PYROSCOPE, { .outcome = PUSH_OK } },
+};
+
 Test(receiver, fault_modes)
 {
 	uint8_t *raws[4];
@@ -684,46 +699,17 @@ Test(receiver, fault_modes)
 	pyro = make_request(AGENT_API_PYROSCOPE, 2, raws);
 	parca = make_request(AGENT_API_PARCA, 2, raws + 2);
 
-	cr_assert_eq(push(h, AGENT_API_PYROSCOPE, pyro).outcome, PUSH_OK);
-	/* Down: the kept-alive connection goes too; back up: a new one works. */
-	set_mode("down");
-	r = push(h, AGENT_API_PYROSCOPE, pyro);
-	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
-	cr_assert_eq(r.http_status, 0, "%s", r.message);
-	set_mode("ok");
-	r = push(h, AGENT_API_PARCA, parca);
-	cr_assert_eq(r.outcome, PUSH_OK, "%s", r.message);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		const struct fault_step *f = &faults[i];
+		char what[64];
 
-	set_mode("status:429");
-	r = push(h, AGENT_API_PYROSCOPE, pyro);
-	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
-	cr_assert_eq(r.retry_after_ms, 1000);
-	set_mode("status:500");
-	r = push(h, AGENT_API_PARCA, parca);
-	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
-	cr_assert_eq(r.http_status, 500);
-
-	set_mode("grpc:3");
-	r = push(h, AGENT_API_PARCA, parca);
-	cr_assert_eq(r.outcome, PUSH_REJECTED, "%s", r.message);
-	cr_assert_str_eq(r.message, "HTTP 200, grpc-status INVALID_ARGUMENT: fault mode grpc:3");
-	set_mode("grpc:14");
-	r = push(h, AGENT_API_PARCA, parca);
-	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
-	r = push(h, AGENT_API_PYROSCOPE, pyro);
-	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
-	cr_assert_eq(r.grpc_status, 14);
-
-	set_mode("max-body:1000");
-	r = push(h, AGENT_API_PYROSCOPE, pyro);
-	cr_assert_eq(r.outcome, PUSH_TOO_LARGE, "%s", r.message);
-
-	set_mode("hang");
-	r = push(h, AGENT_API_PYROSCOPE, pyro);
-	cr_assert_eq(r.outcome, PUSH_RETRY, "%s", r.message);
-	set_mode("ok");
-	r = push(h, AGENT_API_PYROSCOPE, pyro);
-	cr_assert_eq(r.outcome, PUSH_OK, "%s", r.message);
+		if (f->mode)
+			set_mode(f->mode);
+		r = push(h, f->api, f->api == AGENT_API_PARCA ? parca : pyro);
+		snprintf(what, sizeof(what), "step %zu (%s, %s)", i, f->mode ? f->mode : "same mode",
+			 agent_api_name(f->api));
+		expect_outcome(what, &r, &f->want);
+	}
 
 	/* What the servers say of a body they cannot decode. */
 	{

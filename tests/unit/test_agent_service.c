@@ -72,33 +72,48 @@ static struct agent_services *services(void)
 #define expect_name(s, pid, comm, want) \
 	cr_assert_str_eq(agent_services_name((s), (pid), (comm)), (want), "pid %u", (pid))
 
-Test(service, systemd_units_sessions_and_cgroups)
+/* A pid, its cgroup file's text (NULL: made by the test), its comm and the name it gets. */
+struct name_case {
+	unsigned int pid;
+	const char *cgroup, *comm, *want;
+};
+
+/* Write each case's cgroup file, then ask each pid's name; the services, for more. */
+static struct agent_services *expect_names(const struct name_case *c, size_t n)
 {
 	struct agent_services *s;
 
-	write_cgroup(100, "0::/system.slice/nginx.service\n");
-	write_cgroup(101, "0::/system.slice/docker-4f2a.scope\n");
-	write_cgroup(102, "0::/user.slice/user-1000.slice/session-3.scope\n");
-	write_cgroup(103, "0::/user.slice/user-1000.slice/user@1000.service/app.slice/"
-			  "foo.service\n");
-	write_cgroup(104, "0::/user.slice/user-1000.slice/user@1000.service/init.scope\n");
-	write_cgroup(105, "0::/\n");
-	write_cgroup(106, "0::/mygroup/web\n");
-	write_cgroup(107, "0::/user.slice\n");
-	write_cgroup(108, "0::/init.scope\n");
-	/* A service's own sub-cgroups (Delegate=yes) still name the service. */
-	write_cgroup(109, "0::/system.slice/containerd.service/worker\n");
+	for (size_t i = 0; i < n; i++)
+		if (c[i].cgroup)
+			write_cgroup(c[i].pid, c[i].cgroup);
 	s = services();
-	expect_name(s, 100, "nginx", "nginx.service");
-	expect_name(s, 101, "sh", "docker-4f2a.scope");
-	expect_name(s, 102, "bash", "bash");
-	expect_name(s, 103, "foo", "foo.service");
-	expect_name(s, 104, "systemd", "user@1000.service");
-	expect_name(s, 105, "kworker/0:1-events", "kworker");
-	expect_name(s, 106, "python3", "web");
-	expect_name(s, 107, "x", "x");
-	expect_name(s, 108, "systemd", "systemd");
-	expect_name(s, 109, "worker", "containerd.service");
+	for (size_t i = 0; i < n; i++)
+		expect_name(s, c[i].pid, c[i].comm, c[i].want);
+	return s;
+}
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+Test(service, systemd_units_sessions_and_cgroups)
+{
+	static const struct name_case cases[] = {
+		{ 100, "0::/system.slice/nginx.service\n", "nginx", "nginx.service" },
+		{ 101, "0::/system.slice/docker-4f2a.scope\n", "sh", "docker-4f2a.scope" },
+		{ 102, "0::/user.slice/user-1000.slice/session-3.scope\n", "bash", "bash" },
+		{ 103, "0::/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service\n",
+		  "foo", "foo.service" },
+		{ 104, "0::/user.slice/user-1000.slice/user@1000.service/init.scope\n", "systemd",
+		  "user@1000.service" },
+		{ 105, "0::/\n", "kworker/0:1-events", "kworker" },
+		{ 106, "0::/mygroup/web\n", "python3", "web" },
+		{ 107, "0::/user.slice\n", "x", "x" },
+		{ 108, "0::/init.scope\n", "systemd", "systemd" },
+		/* A service's own sub-cgroups (Delegate=yes) still name the service. */
+		{ 109, "0::/system.slice/containerd.service/worker\n", "worker",
+		  "containerd.service" },
+	};
+	struct agent_services *s = expect_names(cases, ARRAY_SIZE(cases));
+
 	/* The same, as the converter's group callback. */
 	cr_assert_str_eq(agent_services_group(s, 100, "nginx"), "nginx.service");
 	cr_assert_str_eq(agent_services_group(s, 102, "bash"), "bash");
@@ -126,23 +141,19 @@ Test(service, missing_pids_pid_0_and_empty_comms)
 
 Test(service, cgroup_v1_and_hybrid_hosts)
 {
-	struct agent_services *s;
+	static const struct name_case cases[] = {
+		{ 300, "12:cpuset:/\n11:memory:/system.slice/cron.service\n"
+		       "1:name=systemd:/system.slice/cron.service\n", "cron", "cron.service" },
+		{ 301, "12:cpuset:/\n1:name=systemd:/system.slice/old.service\n"
+		       "0::/system.slice/new.service\n", "x", "new.service" },
+		/* controllers other than systemd's name no service */
+		{ 302, "12:cpuset:/\n11:memory:/system.slice/m.service\n", "m", "m" },
+		/* The last line without its newline: the file was read whole. */
+		{ 303, "0::/system.slice/last.service", "x", "last.service" },
+		{ 304, "garbage\n::\n0:\n0:x:/system.slice/no.service\n", "odd", "odd" },
+	};
 
-	write_cgroup(300, "12:cpuset:/\n11:memory:/system.slice/cron.service\n"
-			  "1:name=systemd:/system.slice/cron.service\n");
-	write_cgroup(301, "12:cpuset:/\n1:name=systemd:/system.slice/old.service\n"
-			  "0::/system.slice/new.service\n");
-	write_cgroup(302, "12:cpuset:/\n11:memory:/system.slice/m.service\n");
-	/* The last line without its newline: the file was read whole. */
-	write_cgroup(303, "0::/system.slice/last.service");
-	write_cgroup(304, "garbage\n::\n0:\n0:x:/system.slice/no.service\n");
-	s = services();
-	expect_name(s, 300, "cron", "cron.service");
-	expect_name(s, 301, "x", "new.service");
-	expect_name(s, 302, "m", "m");	/* controllers other than systemd's name no service */
-	expect_name(s, 303, "x", "last.service");
-	expect_name(s, 304, "odd", "odd");
-	agent_services_free(s);
+	agent_services_free(expect_names(cases, ARRAY_SIZE(cases)));
 }
 
 Test(service, reads_are_bounded)
@@ -185,7 +196,12 @@ Test(service, reads_are_bounded)
 
 Test(service, no_blind_opens)
 {
-	struct agent_services *s;
+	/* The files are made below; only 500's is a plain file to read. */
+	static const struct name_case cases[] = {
+		{ 500, NULL, "real", "secret.service" }, { 501, NULL, "linked", "linked" },
+		{ 502, NULL, "self", "self" }, { 503, NULL, "fifo", "fifo" },
+		{ 504, NULL, "dir", "dir" }, { 505, NULL, "file", "file" },
+	};
 	char path[128], target[128];
 
 	write_cgroup(500, "0::/system.slice/secret.service\n");
@@ -210,14 +226,7 @@ Test(service, no_blind_opens)
 	snprintf(path, sizeof(path), "%s/505", root);
 	cr_assert_eq(close(open(path, O_CREAT | O_WRONLY, 0644)), 0);
 
-	s = services();
-	expect_name(s, 500, "real", "secret.service");
-	expect_name(s, 501, "linked", "linked");
-	expect_name(s, 502, "self", "self");
-	expect_name(s, 503, "fifo", "fifo");
-	expect_name(s, 504, "dir", "dir");
-	expect_name(s, 505, "file", "file");
-	agent_services_free(s);
+	agent_services_free(expect_names(cases, ARRAY_SIZE(cases)));
 }
 
 Test(service, names_are_printable_ascii)

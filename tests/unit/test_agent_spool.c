@@ -202,13 +202,30 @@ Test(spool, evicts_oldest_and_refuses_too_big)
 	agent_spool_close(sp);
 }
 
+/* The file of the n-th (0-based) entry. */
+static void entry_path(char *path, size_t size, int n)
+{
+	snprintf(path, size, "%s/%016x.push", dir, n);
+}
+
+/* A spool of 1 MiB holding entries 0..n-1 (put()). */
+static struct agent_spool *spool_of(int n)
+{
+	struct agent_spool *sp;
+
+	cr_assert_eq(agent_spool_open(dir, 1 << 20, &sp), 0);
+	for (int i = 0; i < n; i++)
+		put(sp, i);
+	return sp;
+}
+
 /* Overwrite len bytes at off of the n-th (0-based) entry file, or truncate it to off. */
 static void damage(int n, off_t off, const void *bytes, size_t len, bool truncate_it)
 {
 	char path[400];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%016x.push", dir, n);
+	entry_path(path, sizeof(path), n);
 	fd = open(path, O_WRONLY);
 	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
 	if (truncate_it)
@@ -220,19 +237,16 @@ static void damage(int n, off_t off, const void *bytes, size_t len, bool truncat
 
 Test(spool, corrupt_entries_skipped)
 {
-	struct agent_spool *sp;
+	struct agent_spool *sp = spool_of(6);
 	struct agent_spool_stats st;
 	char path[400];
 
-	cr_assert_eq(agent_spool_open(dir, 1 << 20, &sp), 0);
-	for (int i = 0; i < 6; i++)
-		put(sp, i);
 	agent_spool_close(sp);
 	damage(0, HDR + 50, "X", 1, false);	/* a body byte: the crc catches it */
 	damage(1, 0, "XXXX", 4, false);		/* the magic */
 	damage(3, HDR + 10, NULL, 0, true);	/* cut short */
 	damage(4, 8, "\x01", 1, false);		/* the length */
-	snprintf(path, sizeof(path), "%s/0000000000000005.push", dir);
+	entry_path(path, sizeof(path), 5);
 	cr_assert_eq(unlink(path), 0);		/* gone after the scan: below */
 
 	cr_assert_eq(agent_spool_open(dir, 1 << 20, &sp), 0);
@@ -252,14 +266,11 @@ Test(spool, corrupt_entries_skipped)
 
 Test(spool, entry_removed_behind_its_back)
 {
-	struct agent_spool *sp;
+	struct agent_spool *sp = spool_of(3);
 	struct agent_spool_stats st;
 	char path[400];
 
-	cr_assert_eq(agent_spool_open(dir, 1 << 20, &sp), 0);
-	for (int i = 0; i < 3; i++)
-		put(sp, i);
-	snprintf(path, sizeof(path), "%s/0000000000000001.push", dir);
+	entry_path(path, sizeof(path), 1);
 	cr_assert_eq(unlink(path), 0);
 	expect_next(sp, 0);
 	expect_next(sp, 2);

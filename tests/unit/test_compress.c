@@ -277,39 +277,40 @@ static size_t read_back(int fd, uint64_t n, uint32_t *level_out)
 	return nr_z;
 }
 
-Test(writer_z, file_round_trip_through_the_reader)
-{
-	int fd = trip_memfd("test_compress");
-	struct perfdata_writer *w = new_writer(fd, false, 5);
+/*
+ * A file and a pipe: each at its level, with a FINISHED_ROUND every
+ * round_every samples, reads back whole, in more than one COMPRESSED
+ * record. In a pipe the feature travels as a HEADER_FEATURE before the
+ * first COMPRESSED record.
+ */
+static const struct {
+	const char *name;
+	bool pipe;
 	uint32_t level;
+	uint64_t n, round_every;
+} trips[] = {
+	{ "file", false, 5, 5000, 300 },
+	{ "pipe", true, 1, 3000, 500 },
+};
 
-	for (uint64_t i = 0; i < 5000; i++) {
-		write_sample(w, i);
-		if (i % 300 == 299)
-			cr_assert_eq(perfdata_write_finished_round(w), 0);
-	}
-	trip_finish(w, fd);
-	cr_assert_gt(read_back(fd, 5000, &level), 1);
-	cr_assert_eq(level, 5);
-	close(fd);
-}
-
-Test(writer_z, pipe_round_trip_through_the_reader)
+Test(writer_z, round_trip_through_the_reader)
 {
-	int fd = trip_memfd("test_compress");
-	struct perfdata_writer *w = new_writer(fd, true, 1);
-	uint32_t level;
+	for (size_t t = 0; t < sizeof(trips) / sizeof(trips[0]); t++) {
+		int fd = trip_memfd("test_compress");
+		struct perfdata_writer *w = new_writer(fd, trips[t].pipe, (int)trips[t].level);
+		uint32_t level;
 
-	for (uint64_t i = 0; i < 3000; i++) {
-		write_sample(w, i);
-		if (i % 500 == 499)
-			cr_assert_eq(perfdata_write_finished_round(w), 0);
+		for (uint64_t i = 0; i < trips[t].n; i++) {
+			write_sample(w, i);
+			if (i % trips[t].round_every == trips[t].round_every - 1)
+				cr_assert_eq(perfdata_write_finished_round(w), 0, "%s", trips[t].name);
+		}
+		trip_finish(w, fd);
+		cr_assert_gt(read_back(fd, trips[t].n, &level), 1, "%s: COMPRESSED records",
+			     trips[t].name);
+		cr_assert_eq(level, trips[t].level, "%s: level", trips[t].name);
+		close(fd);
 	}
-	trip_finish(w, fd);
-	/* The feature travels as a HEADER_FEATURE before the first COMPRESSED record. */
-	cr_assert_gt(read_back(fd, 3000, &level), 1);
-	cr_assert_eq(level, 1);
-	close(fd);
 }
 
 Test(writer_z, checkpointed_prefix_decompresses_whole)

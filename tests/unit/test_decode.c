@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "perfdata/records.h"
+#include "test_want.h"
 
 /* ---- a byte builder for records --------------------------------------------- */
 
@@ -55,6 +56,22 @@ static struct perf_event_header *end(struct img *m)
 	return h;
 }
 
+/* Words in order: U64S(m, a, b, ...) is u64(m, a); u64(m, b); ... */
+static void u64s(struct img *m, const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		u64(m, v[i]);
+}
+#define U64S(m, ...) \
+	u64s(m, (const uint64_t[]){ __VA_ARGS__ }, sizeof((uint64_t[]){ __VA_ARGS__ }) / 8)
+
+/* Empty m and begin a record of `type` in it. */
+static void restart(struct img *m, uint32_t type, uint16_t misc)
+{
+	m->len = 0;
+	begin(m, type, misc);
+}
+
 static struct perf_event_header *rec(struct img *m)
 {
 	return (struct perf_event_header *)(m->b + m->rec);
@@ -72,6 +89,13 @@ static int decode_sample_sized(struct img *m, const struct perf_event_attr *a, u
 	err = perfdata_decode_sample(h, a, s);
 	h->size = orig;
 	return err;
+}
+
+/* End the SAMPLE record in m (again, after a change): it decodes under a into s. */
+static void decodes(struct img *m, const struct perf_event_attr *a, struct perfdata_sample *s)
+{
+	end(m);
+	cr_assert_eq(perfdata_decode_sample(rec(m), a, s), 0, "a %u-byte sample", rec(m)->size);
 }
 
 /* Every proper prefix (in u64 steps) of a valid sample must be rejected. */
@@ -97,34 +121,25 @@ Test(decode_sample, common_cpu_profile_fields)
 	static struct img m;
 	struct perfdata_sample s;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	restart(&m, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
 	u64(&m, 0xffffffff81234567ULL);		/* ip */
 	u32x2(&m, 4242, 4243);			/* pid, tid */
 	u64(&m, 123456789012ULL);		/* time */
 	u32x2(&m, 1, 0);			/* cpu, res */
 	u64(&m, 250000);			/* period */
-	u64(&m, 5);				/* callchain nr */
-	u64(&m, (uint64_t)PERF_CONTEXT_KERNEL);
-	u64(&m, 0xffffffff81234567ULL);
-	u64(&m, (uint64_t)PERF_CONTEXT_USER);
-	u64(&m, 0x401000);
-	u64(&m, 0x401100);
+	/* callchain nr, then KERNEL, the ip, USER and two user frames */
+	U64S(&m, 5, (uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81234567ULL,
+	     (uint64_t)PERF_CONTEXT_USER, 0x401000, 0x401100);
 	end(&m);
 
 	cr_assert_eq(rec(&m)->size, 8 + 6 * 8 + 5 * 8);
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
-	cr_assert_eq(s.misc, PERF_RECORD_MISC_KERNEL);
-	cr_assert_eq(s.ip, 0xffffffff81234567ULL);
-	cr_assert_eq(s.pid, 4242);
-	cr_assert_eq(s.tid, 4243);
-	cr_assert_eq(s.time, 123456789012ULL);
-	cr_assert_eq(s.cpu, 1);
-	cr_assert_eq(s.period, 250000);
-	cr_assert_eq(s.nr_callchain, 5);
-	cr_assert_eq(s.callchain[0], (uint64_t)PERF_CONTEXT_KERNEL);
-	cr_assert_eq(s.callchain[2], (uint64_t)PERF_CONTEXT_USER);
-	cr_assert_eq(s.callchain[4], 0x401100);
+	decodes(&m, &a, &s);
+	EXPECT_ALL(
+		WANT(s.misc, PERF_RECORD_MISC_KERNEL), WANT(s.ip, 0xffffffff81234567ULL),
+		WANT(s.pid, 4242), WANT(s.tid, 4243), WANT(s.time, 123456789012ULL), WANT(s.cpu, 1),
+		WANT(s.period, 250000), WANT(s.nr_callchain, 5),
+		WANT(s.callchain[0], (uint64_t)PERF_CONTEXT_KERNEL),
+		WANT(s.callchain[2], (uint64_t)PERF_CONTEXT_USER), WANT(s.callchain[4], 0x401100));
 	cr_assert_eq((const uint8_t *)s.callchain, m.b + m.rec + 8 + 5 * 8 + 8,
 		     "callchain must point into the record");
 	assert_prefixes_rejected(&m, &a);
@@ -141,25 +156,15 @@ Test(decode_sample, identifier_id_addr_stream_id)
 	struct perfdata_sample s;
 	uint64_t id;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	u64(&m, 77);		/* identifier */
-	u64(&m, 0x400123);	/* ip */
+	restart(&m, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	U64S(&m, 77, 0x400123);		/* identifier, ip */
 	u32x2(&m, 10, 11);
-	u64(&m, 999);		/* time */
-	u64(&m, 0xdead0000);	/* addr */
-	u64(&m, 77);		/* id */
-	u64(&m, 78);		/* stream_id */
+	U64S(&m, 999, 0xdead0000, 77, 78);	/* time, addr, id, stream_id */
 	u32x2(&m, 3, 0xffffffff);	/* cpu, res (res must not leak into cpu) */
-	end(&m);
-
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
-	cr_assert_eq(s.id, 77);
-	cr_assert_eq(s.ip, 0x400123);
-	cr_assert_eq(s.addr, 0xdead0000);
-	cr_assert_eq(s.stream_id, 78);
-	cr_assert_eq(s.cpu, 3);
-	cr_assert_eq(s.time, 999);
+	decodes(&m, &a, &s);
+	EXPECT_ALL(
+		WANT(s.id, 77), WANT(s.ip, 0x400123), WANT(s.addr, 0xdead0000),
+		WANT(s.stream_id, 78), WANT(s.cpu, 3), WANT(s.time, 999));
 	cr_assert_eq(perfdata_decode_sample_event_id(rec(&m), a.sample_type, &id), 0);
 	cr_assert_eq(id, 77);
 	assert_prefixes_rejected(&m, &a);
@@ -172,12 +177,8 @@ Test(decode_sample, event_id_from_id_position)
 	uint64_t id;
 	uint64_t type = PERF_SAMPLE_IP | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_PERIOD;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, 0);
-	u64(&m, 1);	/* ip */
-	u64(&m, 2);	/* time */
-	u64(&m, 42);	/* id */
-	u64(&m, 3);	/* period */
+	restart(&m, PERF_RECORD_SAMPLE, 0);
+	U64S(&m, 1, 2, 42, 3);	/* ip, time, id, period */
 	end(&m);
 	cr_assert_eq(perfdata_decode_sample_event_id(rec(&m), type, &id), 0);
 	cr_assert_eq(id, 42);
@@ -199,14 +200,12 @@ Test(decode_sample, period_defaults_to_fixed_sample_period)
 	static struct img m;
 	struct perfdata_sample s;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, 0);
+	restart(&m, PERF_RECORD_SAMPLE, 0);
 	u64(&m, 0x1234);
-	end(&m);
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
+	decodes(&m, &a, &s);
 	cr_assert_eq(s.period, 10007);
 	a.freq = 1;	/* sample_period is then the frequency: no per-sample weight */
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
+	decodes(&m, &a, &s);
 	cr_assert_eq(s.period, 0);
 }
 
@@ -220,19 +219,11 @@ Test(decode_sample, read_single_with_every_read_format_bit)
 	static struct img m;
 	struct perfdata_sample s;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, 0);
+	restart(&m, PERF_RECORD_SAMPLE, 0);
 	u32x2(&m, 5, 6);
-	u64(&m, 1000);	/* value */
-	u64(&m, 2000);	/* enabled */
-	u64(&m, 3000);	/* running */
-	u64(&m, 44);	/* id */
-	u64(&m, 0);	/* lost */
-	u64(&m, 2);	/* callchain nr */
-	u64(&m, 0xa1);
-	u64(&m, 0xa2);
-	end(&m);
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
+	U64S(&m, 1000, 2000, 3000, 44, 0);	/* value, enabled, running, id, lost */
+	U64S(&m, 2, 0xa1, 0xa2);		/* callchain nr and its entries */
+	decodes(&m, &a, &s);
 	cr_assert_eq(s.nr_callchain, 2);
 	cr_assert_eq(s.callchain[0], 0xa1);
 	cr_assert_eq(s.callchain[1], 0xa2);
@@ -240,34 +231,29 @@ Test(decode_sample, read_single_with_every_read_format_bit)
 
 	/* Without LOST the same bytes shift: the lost word becomes the chain length. */
 	a.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
+	decodes(&m, &a, &s);
 	cr_assert_eq(s.nr_callchain, 0);
 }
 
 Test(decode_sample, read_group_values)
 {
+	static struct img m;
+	struct perfdata_sample s;
 	struct perf_event_attr a = {
 		.sample_type = PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_IP,
 		.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
 			       PERF_FORMAT_ID | PERF_FORMAT_LOST,
 	};
-	static struct img m;
-	struct perfdata_sample s;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, 0);
-	u64(&m, 0x555);	/* ip */
-	u64(&m, 3);	/* nr */
-	u64(&m, 111);	/* time_enabled */
+	restart(&m, PERF_RECORD_SAMPLE, 0);
+	U64S(&m, 0x555, 3, 111);	/* ip, nr, time_enabled */
 	for (int i = 0; i < 3; i++) {
 		u64(&m, 100 + i);	/* value */
 		u64(&m, 200 + i);	/* id */
 		u64(&m, 0);		/* lost */
 	}
-	u64(&m, 1);
-	u64(&m, 0xbeef);
-	end(&m);
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
+	U64S(&m, 1, 0xbeef);	/* callchain nr and its entry */
+	decodes(&m, &a, &s);
 	cr_assert_eq(s.ip, 0x555);
 	cr_assert_eq(s.nr_callchain, 1);
 	cr_assert_eq(s.callchain[0], 0xbeef);
@@ -291,38 +277,27 @@ Test(decode_sample, raw_branch_regs_stack)
 	struct perfdata_sample s;
 	const char raw[12] = "raw-payload";	/* 11 chars + NUL: 4 + 12 = 16 */
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	restart(&m, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
 	u64(&m, 0x401234);
 	u32(&m, sizeof(raw));
 	put(&m, raw, sizeof(raw));
-	u64(&m, 2);		/* branch nr */
-	u64(&m, 7);		/* hw_idx */
+	U64S(&m, 2, 7);		/* branch nr, hw_idx */
 	for (int i = 0; i < 2; i++) {
 		u64(&m, 0x1000 + i);	/* from */
 		u64(&m, 0x2000 + i);	/* to */
 		u64(&m, 0);		/* flags */
 	}
-	u64(&m, PERF_SAMPLE_REGS_ABI_64);
-	u64(&m, 0x7ffd0010);	/* bp */
-	u64(&m, 0x7ffd0000);	/* sp */
-	u64(&m, 0x401234);	/* ip */
-	u64(&m, 16);		/* stack size */
-	u64(&m, 0x1111111111111111ULL);
-	u64(&m, 0x2222222222222222ULL);
-	u64(&m, 8);		/* dyn_size */
-	end(&m);
-
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
+	/* regs abi, then bp, sp and ip */
+	U64S(&m, PERF_SAMPLE_REGS_ABI_64, 0x7ffd0010, 0x7ffd0000, 0x401234);
+	/* stack size, its 16 bytes, dyn_size */
+	U64S(&m, 16, 0x1111111111111111ULL, 0x2222222222222222ULL, 8);
+	decodes(&m, &a, &s);
 	cr_assert_eq(s.raw_size, 12);
 	cr_assert_str_eq(s.raw, "raw-payload");
-	cr_assert_eq(s.regs_abi, PERF_SAMPLE_REGS_ABI_64);
-	cr_assert_eq(s.nr_regs, 3);
-	cr_assert_eq(s.regs[0], 0x7ffd0010);
-	cr_assert_eq(s.regs[1], 0x7ffd0000);
-	cr_assert_eq(s.regs[2], 0x401234);
-	cr_assert_eq(s.stack_size, 16);
-	cr_assert_eq(s.stack_dyn_size, 8);
+	EXPECT_ALL(
+		WANT(s.regs_abi, PERF_SAMPLE_REGS_ABI_64), WANT(s.nr_regs, 3),
+		WANT(s.regs[0], 0x7ffd0010), WANT(s.regs[1], 0x7ffd0000), WANT(s.regs[2], 0x401234),
+		WANT(s.stack_size, 16), WANT(s.stack_dyn_size, 8));
 	cr_assert_eq(((const uint64_t *)s.stack)[1], 0x2222222222222222ULL);
 	assert_prefixes_rejected(&m, &a);
 
@@ -340,14 +315,11 @@ Test(decode_sample, branch_counters_widen_entries)
 	static struct img m;
 	struct perfdata_sample s;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, 0);
-	u64(&m, 77);	/* period */
-	u64(&m, 2);	/* nr */
+	restart(&m, PERF_RECORD_SAMPLE, 0);
+	U64S(&m, 77, 2);	/* period, nr */
 	zeros(&m, 2 * 24);	/* entries */
 	zeros(&m, 2 * 8);	/* counters */
-	end(&m);
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
+	decodes(&m, &a, &s);
 	cr_assert_eq(s.period, 77);
 	assert_prefixes_rejected(&m, &a);
 }
@@ -363,13 +335,10 @@ Test(decode_sample, regs_abi_none_and_empty_stack)
 	static struct img m;
 	struct perfdata_sample s;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
-	u64(&m, PERF_SAMPLE_REGS_ABI_NONE);
-	u64(&m, 0);		/* stack size 0 */
-	u64(&m, 12345);		/* weight */
-	end(&m);
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
+	restart(&m, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	/* regs abi NONE, stack size 0, weight */
+	U64S(&m, PERF_SAMPLE_REGS_ABI_NONE, 0, 12345);
+	decodes(&m, &a, &s);
 	cr_assert_eq(s.nr_regs, 0);
 	cr_assert_null(s.regs);
 	cr_assert_eq(s.stack_size, 0);
@@ -390,58 +359,30 @@ Test(decode_sample, every_field_at_once)
 	struct perfdata_sample s;
 
 	/* WEIGHT and WEIGHT_STRUCT share one slot. */
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	u64(&m, 9);		/* IDENTIFIER */
-	u64(&m, 0x1111);	/* IP */
-	u32x2(&m, 100, 101);	/* TID */
-	u64(&m, 5555);		/* TIME */
-	u64(&m, 0xadd7);	/* ADDR */
-	u64(&m, 9);		/* ID */
-	u64(&m, 10);		/* STREAM_ID */
-	u32x2(&m, 1, 0);	/* CPU */
-	u64(&m, 4000);		/* PERIOD */
-	u64(&m, 17);		/* READ value */
-	u64(&m, 9);		/* READ id */
-	u64(&m, 1);		/* CALLCHAIN nr */
-	u64(&m, 0x1111);
+	restart(&m, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	U64S(&m, 9, 0x1111);		/* IDENTIFIER, IP */
+	u32x2(&m, 100, 101);		/* TID */
+	U64S(&m, 5555, 0xadd7, 9, 10);	/* TIME, ADDR, ID, STREAM_ID */
+	u32x2(&m, 1, 0);		/* CPU */
+	U64S(&m, 4000, 17, 9);		/* PERIOD, READ value and id */
+	U64S(&m, 1, 0x1111);		/* CALLCHAIN nr and its entry */
 	u32(&m, 4);		/* RAW size */
 	u32(&m, 0xabcd);
 	u64(&m, 1);		/* BRANCH nr */
 	zeros(&m, 24);
-	u64(&m, PERF_SAMPLE_REGS_ABI_64);	/* REGS_USER */
-	u64(&m, 0xa);
-	u64(&m, 0xb);
-	u64(&m, 8);		/* STACK_USER size */
-	u64(&m, 0x5a5a);
-	u64(&m, 8);		/* dyn_size */
-	u64(&m, 3);		/* WEIGHT / WEIGHT_STRUCT */
-	u64(&m, 4);		/* DATA_SRC */
-	u64(&m, 5);		/* TRANSACTION */
-	u64(&m, PERF_SAMPLE_REGS_ABI_64);	/* REGS_INTR */
-	u64(&m, 1);
-	u64(&m, 2);
-	u64(&m, 3);
-	u64(&m, 0x7000);	/* PHYS_ADDR */
-	u64(&m, 42);		/* CGROUP */
-	u64(&m, 4096);		/* DATA_PAGE_SIZE */
-	u64(&m, 4096);		/* CODE_PAGE_SIZE */
-	u64(&m, 16);		/* AUX size */
+	/* REGS_USER (abi, 2 regs); STACK_USER (size, data, dyn_size) */
+	U64S(&m, PERF_SAMPLE_REGS_ABI_64, 0xa, 0xb, 8, 0x5a5a, 8);
+	/* WEIGHT / WEIGHT_STRUCT, DATA_SRC, TRANSACTION; REGS_INTR (abi, 3 regs) */
+	U64S(&m, 3, 4, 5, PERF_SAMPLE_REGS_ABI_64, 1, 2, 3);
+	/* PHYS_ADDR, CGROUP, DATA_PAGE_SIZE, CODE_PAGE_SIZE, AUX size */
+	U64S(&m, 0x7000, 42, 4096, 4096, 16);
 	zeros(&m, 16);
-	end(&m);
-
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
-	cr_assert_eq(s.id, 9);
-	cr_assert_eq(s.pid, 100);
-	cr_assert_eq(s.tid, 101);
-	cr_assert_eq(s.addr, 0xadd7);
-	cr_assert_eq(s.stream_id, 10);
-	cr_assert_eq(s.period, 4000);
-	cr_assert_eq(s.nr_callchain, 1);
-	cr_assert_eq(s.raw_size, 4);
-	cr_assert_eq(s.nr_regs, 2);
-	cr_assert_eq(s.regs[1], 0xb);
-	cr_assert_eq(s.stack_dyn_size, 8);
+	decodes(&m, &a, &s);
+	EXPECT_ALL(
+		WANT(s.id, 9), WANT(s.pid, 100), WANT(s.tid, 101), WANT(s.addr, 0xadd7),
+		WANT(s.stream_id, 10), WANT(s.period, 4000), WANT(s.nr_callchain, 1),
+		WANT(s.raw_size, 4), WANT(s.nr_regs, 2), WANT(s.regs[1], 0xb),
+		WANT(s.stack_dyn_size, 8));
 	/* Every u64 of the tail (WEIGHT .. AUX) is needed: no prefix decodes. */
 	assert_prefixes_rejected(&m, &a);
 }
@@ -452,11 +393,8 @@ Test(decode_sample, malformed_inputs_are_rejected)
 	static struct img m;
 	struct perfdata_sample s;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, 0);
-	u64(&m, 1);
-	u64(&m, 1ULL << 61);	/* nr * 8 overflows 64 bits */
-	u64(&m, 2);
+	restart(&m, PERF_RECORD_SAMPLE, 0);
+	U64S(&m, 1, 1ULL << 61, 2);	/* ip, a callchain nr whose nr * 8 overflows, an entry */
 	end(&m);
 	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), -EINVAL);
 
@@ -464,7 +402,7 @@ Test(decode_sample, malformed_inputs_are_rejected)
 	memcpy(m.b + m.rec + 16, &(uint64_t){ 2 }, 8);
 	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), -EINVAL);
 	memcpy(m.b + m.rec + 16, &(uint64_t){ 1 }, 8);
-	cr_assert_eq(perfdata_decode_sample(rec(&m), &a, &s), 0);
+	decodes(&m, &a, &s);
 
 	/* a sample_type bit whose layout nobody knows */
 	a.sample_type |= 1ULL << 40;
@@ -480,8 +418,7 @@ Test(decode_sample, malformed_inputs_are_rejected)
 	/* RAW whose size leaves the next field misaligned */
 	struct perf_event_attr raw = { .sample_type = PERF_SAMPLE_RAW };
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, 0);
+	restart(&m, PERF_RECORD_SAMPLE, 0);
 	u32(&m, 5);
 	zeros(&m, 12);
 	end(&m);
@@ -490,19 +427,15 @@ Test(decode_sample, malformed_inputs_are_rejected)
 	/* STACK_USER with dyn_size larger than what was copied */
 	struct perf_event_attr st = { .sample_type = PERF_SAMPLE_STACK_USER };
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, 0);
-	u64(&m, 8);
-	u64(&m, 0);
-	u64(&m, 16);
+	restart(&m, PERF_RECORD_SAMPLE, 0);
+	U64S(&m, 8, 0, 16);	/* size 8, its bytes, dyn_size 16 */
 	end(&m);
 	cr_assert_eq(perfdata_decode_sample(rec(&m), &st, &s), -EINVAL);
 
 	/* AUX size past the record */
 	struct perf_event_attr aux = { .sample_type = PERF_SAMPLE_AUX };
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, 0);
+	restart(&m, PERF_RECORD_SAMPLE, 0);
 	u64(&m, UINT64_MAX);
 	end(&m);
 	cr_assert_eq(perfdata_decode_sample(rec(&m), &aux, &s), -EINVAL);
@@ -510,8 +443,7 @@ Test(decode_sample, malformed_inputs_are_rejected)
 	/* branch nr that overflows */
 	struct perf_event_attr br = { .sample_type = PERF_SAMPLE_BRANCH_STACK };
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, 0);
+	restart(&m, PERF_RECORD_SAMPLE, 0);
 	u64(&m, UINT64_MAX / 12);
 	zeros(&m, 24);
 	end(&m);
@@ -589,25 +521,19 @@ Test(decode_sample_id, full_trailer_parsed_from_the_end)
 	uint64_t type = all_trailer_bits() | PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN |
 			PERF_SAMPLE_PERIOD;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+	restart(&m, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
 	u32x2(&m, 300, 301);
 	str_padded(&m, "worker-with-long-name");
 	u32x2(&m, 300, 301);	/* TID */
-	u64(&m, 7777);		/* TIME */
-	u64(&m, 55);		/* ID */
-	u64(&m, 56);		/* STREAM_ID */
+	U64S(&m, 7777, 55, 56);	/* TIME, ID, STREAM_ID */
 	u32x2(&m, 1, 0);	/* CPU */
 	u64(&m, 55);		/* IDENTIFIER */
 	end(&m);
 
 	cr_assert_eq(perfdata_decode_sample_id(rec(&m), type, &sid), 0);
-	cr_assert_eq(sid.pid, 300);
-	cr_assert_eq(sid.tid, 301);
-	cr_assert_eq(sid.time, 7777);
-	cr_assert_eq(sid.id, 55);
-	cr_assert_eq(sid.stream_id, 56);
-	cr_assert_eq(sid.cpu, 1);
+	EXPECT_ALL(
+		WANT(sid.pid, 300), WANT(sid.tid, 301), WANT(sid.time, 7777), WANT(sid.id, 55),
+		WANT(sid.stream_id, 56), WANT(sid.cpu, 1));
 
 	/* the COMM fields still decode from the front */
 	struct perfdata_comm c;
@@ -622,8 +548,7 @@ Test(decode_sample_id, subset_and_no_trailer)
 	static struct img m;
 	struct perfdata_sample_id sid;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_LOST_SAMPLES, 0);
+	restart(&m, PERF_RECORD_LOST_SAMPLES, 0);
 	u64(&m, 12);		/* lost */
 	u32x2(&m, 8, 9);	/* TID */
 	u64(&m, 1234);		/* TIME */
@@ -649,10 +574,8 @@ Test(decode_sample_id, trailer_must_fit_after_the_fixed_fields)
 	struct perfdata_sample_id sid;
 
 	/* LOST_SAMPLES has an 8-byte fixed part: a 2-word trailer needs 24 bytes of body. */
-	m.len = 0;
-	begin(&m, PERF_RECORD_LOST_SAMPLES, 0);
-	u64(&m, 12);
-	u64(&m, 1234);
+	restart(&m, PERF_RECORD_LOST_SAMPLES, 0);
+	U64S(&m, 12, 1234);	/* lost, then one trailer word */
 	end(&m);
 	cr_assert_eq(perfdata_decode_sample_id(rec(&m), PERF_SAMPLE_TID | PERF_SAMPLE_TIME, &sid),
 		     -EINVAL);
@@ -660,14 +583,12 @@ Test(decode_sample_id, trailer_must_fit_after_the_fixed_fields)
 	cr_assert_eq(sid.time, 1234);
 
 	/* a trailer larger than the whole record */
-	m.len = 0;
-	begin(&m, PERF_RECORD_SWITCH, 0);
+	restart(&m, PERF_RECORD_SWITCH, 0);
 	end(&m);
 	cr_assert_eq(perfdata_decode_sample_id(rec(&m), PERF_SAMPLE_TIME, &sid), -EINVAL);
 
 	/* SAMPLE records have no trailer */
-	m.len = 0;
-	begin(&m, PERF_RECORD_SAMPLE, 0);
+	restart(&m, PERF_RECORD_SAMPLE, 0);
 	u64(&m, 1);
 	end(&m);
 	cr_assert_eq(perfdata_decode_sample_id(rec(&m), PERF_SAMPLE_TIME, &sid), -EINVAL);
@@ -681,12 +602,9 @@ Test(decode_mmap, kernel_map_with_trailer)
 	struct perfdata_mmap mm;
 	struct perfdata_sample_id sid;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+	restart(&m, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
 	u32x2(&m, (uint32_t)-1, 0);
-	u64(&m, 0xffffffff81000000ULL);
-	u64(&m, 0x1200000);
-	u64(&m, 0xffffffff81000000ULL);
+	U64S(&m, 0xffffffff81000000ULL, 0x1200000, 0xffffffff81000000ULL);	/* addr, len, pgoff */
 	str_padded(&m, "[kernel.kallsyms]_text");
 	u32x2(&m, 0, 0);	/* TID */
 	u64(&m, 0);		/* TIME */
@@ -711,37 +629,24 @@ Test(decode_mmap, mmap2_inode_and_build_id_forms)
 	const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
 				  13, 14, 15, 16 };
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	restart(&m, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
 	u32x2(&m, 10, 11);
-	u64(&m, 0x400000);
-	u64(&m, 0x1000);
-	u64(&m, 0x2000);
+	U64S(&m, 0x400000, 0x1000, 0x2000);	/* addr, len, pgoff */
 	u32x2(&m, 8, 1);	/* maj, min */
-	u64(&m, 123456);	/* ino */
-	u64(&m, 7);		/* ino_generation */
+	U64S(&m, 123456, 7);	/* ino, ino_generation */
 	u32x2(&m, 5, 2);	/* prot r-x, MAP_PRIVATE */
 	str_padded(&m, "/usr/bin/app");
 	end(&m);
 	cr_assert_eq(perfdata_decode_mmap2(rec(&m), &mm), 0);
-	cr_assert_eq(mm.misc, PERF_RECORD_MISC_USER);
-	cr_assert_eq(mm.pid, 10);
-	cr_assert_eq(mm.tid, 11);
-	cr_assert_eq(mm.maj, 8);
-	cr_assert_eq(mm.min, 1);
-	cr_assert_eq(mm.ino, 123456);
-	cr_assert_eq(mm.ino_generation, 7);
-	cr_assert_eq(mm.build_id_size, 0);
-	cr_assert_eq(mm.prot, 5);
-	cr_assert_eq(mm.flags, 2);
+	EXPECT_ALL(
+		WANT(mm.misc, PERF_RECORD_MISC_USER), WANT(mm.pid, 10), WANT(mm.tid, 11),
+		WANT(mm.maj, 8), WANT(mm.min, 1), WANT(mm.ino, 123456), WANT(mm.ino_generation, 7),
+		WANT(mm.build_id_size, 0), WANT(mm.prot, 5), WANT(mm.flags, 2));
 	cr_assert_str_eq(mm.filename, "/usr/bin/app");
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	restart(&m, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
 	u32x2(&m, 10, 11);
-	u64(&m, 0x400000);
-	u64(&m, 0x1000);
-	u64(&m, 0);
+	U64S(&m, 0x400000, 0x1000, 0);	/* addr, len, pgoff */
 	u8(&m, 20);		/* build_id_size */
 	zeros(&m, 3);
 	put(&m, bid, 20);
@@ -765,12 +670,9 @@ Test(decode_mmap, filename_must_end_inside_the_record)
 	static struct img m;
 	struct perfdata_mmap mm;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER);
+	restart(&m, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER);
 	u32x2(&m, 1, 1);
-	u64(&m, 1);
-	u64(&m, 1);
-	u64(&m, 0);
+	U64S(&m, 1, 1, 0);	/* addr, len, pgoff */
 	put(&m, "abcdefgh", 8);	/* no NUL */
 	end(&m);
 	cr_assert_eq(perfdata_decode_mmap(rec(&m), &mm), -EINVAL);
@@ -780,8 +682,7 @@ Test(decode_mmap, filename_must_end_inside_the_record)
 	cr_assert_eq(perfdata_decode_mmap(rec(&m), &mm), -EINVAL);
 
 	/* MMAP2 without room for prot/flags */
-	m.len = 0;
-	begin(&m, PERF_RECORD_MMAP2, 0);
+	restart(&m, PERF_RECORD_MMAP2, 0);
 	zeros(&m, 56);
 	end(&m);
 	cr_assert_eq(perfdata_decode_mmap2(rec(&m), &mm), -EINVAL);
@@ -792,8 +693,7 @@ Test(decode_comm, exec_flag_and_bounds)
 	static struct img m;
 	struct perfdata_comm c;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_COMM, 0);
+	restart(&m, PERF_RECORD_COMM, 0);
 	u32x2(&m, 70, 71);
 	str_padded(&m, "bash");
 	end(&m);
@@ -815,18 +715,15 @@ Test(decode_task, fork_and_exit)
 	static struct img m;
 	struct perfdata_task t;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_FORK, 0);
+	restart(&m, PERF_RECORD_FORK, 0);
 	u32x2(&m, 200, 100);	/* pid, ppid */
 	u32x2(&m, 201, 101);	/* tid, ptid */
 	u64(&m, 31337);
 	end(&m);
 	cr_assert_eq(perfdata_decode_task(rec(&m), &t), 0);
-	cr_assert_eq(t.pid, 200);
-	cr_assert_eq(t.ppid, 100);
-	cr_assert_eq(t.tid, 201);
-	cr_assert_eq(t.ptid, 101);
-	cr_assert_eq(t.time, 31337);
+	EXPECT_ALL(
+		WANT(t.pid, 200), WANT(t.ppid, 100), WANT(t.tid, 201), WANT(t.ptid, 101),
+		WANT(t.time, 31337));
 	rec(&m)->type = PERF_RECORD_EXIT;
 	cr_assert_eq(perfdata_decode_task(rec(&m), &t), 0);
 	rec(&m)->type = PERF_RECORD_COMM;
@@ -843,8 +740,7 @@ Test(decode_ksymbol, fields_name_and_trailer)
 	struct perfdata_sample_id sid;
 	uint16_t type_flags[2] = { PERF_RECORD_KSYMBOL_TYPE_BPF, 0 };
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_KSYMBOL, 0);
+	restart(&m, PERF_RECORD_KSYMBOL, 0);
 	u64(&m, 0xffffffffc0025538ULL);
 	u32(&m, 0x8c2);
 	put(&m, type_flags, sizeof(type_flags));
@@ -886,10 +782,8 @@ Test(decode_lost, lost_and_lost_samples)
 	static struct img m;
 	uint64_t id = 1, lost = 1;
 
-	m.len = 0;
-	begin(&m, PERF_RECORD_LOST, 0);
-	u64(&m, 77);	/* id */
-	u64(&m, 12345);	/* lost */
+	restart(&m, PERF_RECORD_LOST, 0);
+	U64S(&m, 77, 12345);	/* id, lost */
 	end(&m);
 	cr_assert_eq(perfdata_decode_lost(rec(&m), &id, &lost), 0);
 	cr_assert_eq(id, 77);

@@ -115,49 +115,68 @@ static void expect_none(const struct kallsyms *ks, uint64_t addr)
 		     (unsigned long long)addr, got ? got : "?");
 }
 
-Test(kallsyms, fake_table_lookups, .init = make_tmpdir, .fini = cleanup)
-{
-	struct kallsyms *ks = load_fake();
-
-	expect_none(ks, 0xffffffff80ffffffULL);	/* below the first symbol */
+/*
+ * Lookups in the fake table: an address, the symbol and offset it names
+ * (no name: none, -ENOENT) and its module (none: the kernel's).
+ */
+static const struct {
+	uint64_t addr;
+	const char *name;
+	uint64_t off;
+	const char *module;
+} lookups[] = {
+	{ .addr = 0xffffffff80ffffffULL }, /* below the first symbol */
 	/*
 	 * perf sizes kallsyms symbols by the next one it loads, so at a shared
 	 * address only the last it loads (t/T/w/W/d/D/b/B, no "$" names) has a
 	 * size, and a sized symbol beats every other rule.
 	 */
-	expect(ks, 0xffffffff81000000ULL, "text_begin", 0, NULL);
+	{ .addr = 0xffffffff81000000ULL, .name = "text_begin" },
 	/* The local alpha_local came first: the global alpha is last. */
-	expect(ks, 0xffffffff81000105ULL, "alpha", 5, NULL);
-	expect(ks, 0xffffffff81000250ULL, "beta", 0x50, NULL);
-	expect(ks, 0xffffffff81000300ULL, "gamma", 0, NULL);
-	expect(ks, 0xffffffff810003ffULL, "gamma", 0xff, NULL);
+	{ .addr = 0xffffffff81000105ULL, .name = "alpha", .off = 5 },
+	{ .addr = 0xffffffff81000250ULL, .name = "beta", .off = 0x50 },
+	{ .addr = 0xffffffff81000300ULL, .name = "gamma" },
+	{ .addr = 0xffffffff810003ffULL, .name = "gamma", .off = 0xff },
 	/* A data symbol ends the text before it and is not text itself. */
-	expect_none(ks, 0xffffffff81000400ULL);
-	expect_none(ks, 0xffffffff810004ffULL);
-	expect(ks, 0xffffffff810005ffULL, "delta_long", 0xff, NULL);
+	{ .addr = 0xffffffff81000400ULL },
+	{ .addr = 0xffffffff810004ffULL },
+	{ .addr = 0xffffffff810005ffULL, .name = "delta_long", .off = 0xff },
 	/* Same binding and underscores, shorter name: still the sized one. */
-	expect(ks, 0xffffffff81000610ULL, "__x86_indirect_thunk_rax", 0x10, NULL);
+	{ .addr = 0xffffffff81000610ULL, .name = "__x86_indirect_thunk_rax", .off = 0x10 },
 	/* A local with three underscores after a global: the local is last. */
-	expect(ks, 0xffffffff81000680ULL, "___thing_local", 0, NULL);
+	{ .addr = 0xffffffff81000680ULL, .name = "___thing_local" },
 	/* perf does not load r or a symbols: the t before them is the last it loads. */
-	expect(ks, 0xffffffff81000701ULL, "func_before_ro", 1, NULL);
+	{ .addr = 0xffffffff81000701ULL, .name = "func_before_ro", .off = 1 },
 	/* Nor ARM's "$x" mapping symbols. */
-	expect(ks, 0xffffffff81000790ULL, "dollar_first", 0x10, NULL);
+	{ .addr = 0xffffffff81000790ULL, .name = "dollar_first", .off = 0x10 },
 	/* perf loads data too: a data alias after the text is the name it shows. */
-	expect(ks, 0xffffffff81000800ULL, "data_at_text", 0, NULL);
+	{ .addr = 0xffffffff81000800ULL, .name = "data_at_text" },
 	/* _etext ends the kernel's text; text symbols past it do not count. */
-	expect_none(ks, 0xffffffff81000900ULL);
-	expect_none(ks, 0xffffffff81000a10ULL);
-	expect_none(ks, 0xffffffffa0000000ULL);
+	{ .addr = 0xffffffff81000900ULL },
+	{ .addr = 0xffffffff81000a10ULL },
+	{ .addr = 0xffffffffa0000000ULL },
 	/* Modules: sorted in, bounded by their neighbours. */
-	expect(ks, 0xffffffffc0001010ULL, "mod_func", 0x10, "mymod");
-	expect(ks, 0xffffffffc0001150ULL, "mod_func2", 0x50, "mymod");
-	expect(ks, 0xffffffffc0001fffULL, "mod_func2", 0xeff, "mymod");
-	expect_none(ks, 0xffffffffc0002010ULL);
+	{ .addr = 0xffffffffc0001010ULL, .name = "mod_func", .off = 0x10, .module = "mymod" },
+	{ .addr = 0xffffffffc0001150ULL, .name = "mod_func2", .off = 0x50, .module = "mymod" },
+	{ .addr = 0xffffffffc0001fffULL, .name = "mod_func2", .off = 0xeff, .module = "mymod" },
+	{ .addr = 0xffffffffc0002010ULL },
 	/* The last symbol has no known end: it covers its page, no more. */
-	expect(ks, 0xffffffffc0003020ULL, "bpf_prog_0123456789abcdef_main", 0x20, "bpf");
-	expect(ks, 0xffffffffc0003fffULL, "bpf_prog_0123456789abcdef_main", 0xfff, "bpf");
-	expect_none(ks, 0xffffffffc0004000ULL);
+	{ .addr = 0xffffffffc0003020ULL, .name = "bpf_prog_0123456789abcdef_main", .off = 0x20, .module = "bpf" },
+	{ .addr = 0xffffffffc0003fffULL, .name = "bpf_prog_0123456789abcdef_main", .off = 0xfff, .module = "bpf" },
+	{ .addr = 0xffffffffc0004000ULL },
+};
+
+Test(kallsyms, fake_table_lookups, .init = make_tmpdir, .fini = cleanup)
+{
+	struct kallsyms *ks = load_fake();
+
+	for (size_t i = 0; i < sizeof(lookups) / sizeof(lookups[0]); i++) {
+		if (lookups[i].name)
+			expect(ks, lookups[i].addr, lookups[i].name, lookups[i].off,
+			       lookups[i].module);
+		else
+			expect_none(ks, lookups[i].addr);
+	}
 	kallsyms_free(ks);
 }
 

@@ -252,13 +252,26 @@ static void sample(struct file *f, uint64_t id, uint32_t pid, uint32_t tid, uint
 	cr_assert_eq(perfdata_write_sample(f->w, &s), 0);
 }
 
-/* A user stack pp_shares really has: leaf_a <- work <- main (return addresses inside). */
-static void shares_chain(uint64_t chain[4])
+/* A user stack pp_shares really has: leaf <- work <- main (return addresses inside). */
+static void leaf_chain(uint64_t chain[4], const char *leaf, uint64_t off)
 {
 	chain[0] = PERF_CONTEXT_USER;
-	chain[1] = rt("leaf_a", 8);
+	chain[1] = rt(leaf, off);
 	chain[2] = rt("work", 0x20);
 	chain[3] = rt("main", 0x30);
+}
+
+static void shares_chain(uint64_t chain[4])
+{
+	leaf_chain(chain, "leaf_a", 8);
+}
+
+/* A file (file_open()) that begins with pp_shares's COMM at comm_time; its stack in chain. */
+static void shares_open(struct file *f, bool two_events, uint64_t chain[4], uint64_t comm_time)
+{
+	file_open(f, two_events);
+	shares_chain(chain);
+	comm(f, PID, PID, "pp_shares", true, comm_time);
 }
 
 /* ---- converting ---- */
@@ -433,9 +446,7 @@ Test(convert, records_replayed_in_time_order)
 	struct result res;
 	uint64_t chain[4];
 
-	file_open(&f, false);
-	shares_chain(chain);
-	comm(&f, PID, PID, "pp_shares", true, 100);
+	shares_open(&f, false, chain, 100);
 	perfdata_write_finished_round(f.w);
 	sample(&f, EV_CPU, PID, PID, 1, 300, 1, PERF_RECORD_MISC_USER, chain, 4);
 	struct perfdata_mmap m = fixture_mmap(PID, false);
@@ -484,6 +495,7 @@ Test(convert, fork_inherits_maps_exec_clears_them)
 	o.labels = labels;
 	o.nr_labels = 1;
 	convert(f.path, &o, &res);
+	cr_assert_eq(res.st.unknown_pid, 0, "FORK and COMM make the child known");
 	const struct tp_profile *p = res.p[0];
 
 	cr_assert_eq(p->nr_samples, 2);
@@ -494,7 +506,6 @@ Test(convert, fork_inherits_maps_exec_clears_them)
 
 	cr_assert_eq(l->mapping_id, 0, "exec dropped the old maps");
 	cr_assert_eq(l->address, chain[1], "the frame is kept, unmapped");
-	cr_assert_eq(res.st.unknown_pid, 0);
 	free_result(&res);
 }
 
@@ -738,9 +749,7 @@ Test(convert, labels_and_filters)
 		{ PP_LABEL_CPU, NULL },
 	};
 
-	file_open(&f, false);
-	shares_chain(chain);
-	comm(&f, PID, PID, "pp_shares", true, 10);
+	shares_open(&f, false, chain, 10);
 	comm(&f, PID, TID, "worker", false, 10);
 	comm(&f, 900, 900, "other", true, 10);
 	struct perfdata_mmap m = fixture_mmap(PID, false);
@@ -821,9 +830,7 @@ Test(convert, several_events_and_unknown_ids)
 	struct result res;
 	uint64_t chain[4];
 
-	file_open(&f, true);
-	shares_chain(chain);
-	comm(&f, PID, PID, "pp_shares", true, 10);
+	shares_open(&f, true, chain, 10);
 	for (int i = 0; i < 3; i++)
 		sample(&f, EV_CPU, PID, PID, 0, 20 + i, 1000, PERF_RECORD_MISC_USER, chain, 4);
 	sample(&f, EV_OFF, PID, PID, 0, 30, 5000000, PERF_RECORD_MISC_USER, chain, 4);
@@ -915,7 +922,7 @@ Test(convert, profiles_split_by_group)
 	struct file f;
 	struct result all, grouped;
 	struct groups_seen seen = { 0 };
-	uint64_t a[4], b[] = { PERF_CONTEXT_USER, rt("leaf_b", 4), rt("work", 0x20), rt("main", 0x30) };
+	uint64_t a[4], b[4];
 	/* By pid and comm: the whole's samples then split as the groups do. */
 	struct pp_label_spec labels[] = { { PP_LABEL_PID, NULL }, { PP_LABEL_COMM, NULL } };
 
@@ -923,6 +930,7 @@ Test(convert, profiles_split_by_group)
 	 * 777 is dropped by the callback. */
 	file_open(&f, true);
 	shares_chain(a);
+	leaf_chain(b, "leaf_b", 4);
 	comm(&f, PID, PID, "pp_shares", true, 10);
 	comm(&f, PID, TID, "worker", false, 10);
 	comm(&f, 900, 900, "other", true, 10);
@@ -1017,54 +1025,143 @@ Test(convert, profiles_split_by_group)
 #define EV_INUSE 400
 #define ALLOC_RATE 524288
 
-/* cpu-clock, then alloc and inuse as perfdata/events.h describes them. */
-static void heap_file_open(struct file *f)
+/*
+ * cpu-clock, then the BPF_OUTPUT events `names` (ids `ids`) as
+ * perfdata/events.h describes them, sampled every `period`; then
+ * pp_shares's COMM and MMAP2.
+ */
+static void bpf_output_file_open(struct file *f, const char *const *names, const uint64_t *ids,
+				 size_t n, uint64_t period)
 {
 	struct perf_event_attr a = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT);
-	uint64_t alloc_id = EV_ALLOC, inuse_id = EV_INUSE;
 
 	file_begin(f);
 	a.sample_type |= PERF_SAMPLE_RAW;
-	a.sample_period = ALLOC_RATE;
+	a.sample_period = period;
 	a.mmap = a.comm = a.mmap2 = 0;
-	cr_assert_eq(perfdata_writer_add_event(f->w, "alloc", &a, &alloc_id, 1), 0);
-	cr_assert_eq(perfdata_writer_add_event(f->w, "inuse", &a, &inuse_id, 1), 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(perfdata_writer_add_event(f->w, names[i], &a, &ids[i], 1), 0, "%s",
+			     names[i]);
 	cr_assert_eq(perfdata_writer_start(f->w), 0);
+	comm(f, PID, PID, "pp_shares", true, 10);
+	struct perfdata_mmap m = fixture_mmap(PID, false);
+
+	mmap2(f, &m, 10);
+}
+
+/* One user sample of event `id` with RAW (raw NULL = none) of raw_size bytes. */
+static void raw_sample(struct file *f, uint64_t id, uint32_t tid, uint64_t time, uint64_t period,
+		       const char *raw, uint32_t raw_size, const uint64_t *chain, size_t n)
+{
+	struct perfdata_sample s = {
+		.misc = PERF_RECORD_MISC_USER, .id = id, .pid = PID, .tid = tid, .time = time,
+		.period = period, .nr_callchain = n, .callchain = chain, .ip = chain[1],
+		.raw = raw, .raw_size = raw ? raw_size : 0,
+	};
+
+	cr_assert_eq(perfdata_write_sample(f->w, &s), 0);
+}
+
+/* The value of label `key` of sample s, NULL when it has none. */
+static const char *label_str(const struct tp_sample *s, const char *key)
+{
+	for (size_t i = 0; i < s->nr_labels; i++)
+		if (!strcmp(s->labels[i].key, key))
+			return s->labels[i].str;
+	return NULL;
+}
+
+/*
+ * The first sample with leaf function `leaf`, or NULL; with by_reason,
+ * only one whose reason label is `reason` (NULL: one without).
+ */
+static const struct tp_sample *sample_of_leaf(const struct tp_profile *p, const char *leaf,
+					   bool by_reason, const char *reason)
+{
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct tp_sample *s = &p->samples[i];
+		const char *r = label_str(s, "reason");
+
+		if (!s->nr_locs || strcmp(name_of(p, s->locs[0]), leaf))
+			continue;
+		if (!by_reason || (reason ? r && !strcmp(r, reason) : !r))
+			return s;
+	}
+	return NULL;
+}
+
+/* Sample s (`what` names it) has n values, each want[i] of type types[i]. */
+static void expect_values(const struct tp_sample *s, const char *what, const char *const *types,
+			  const int64_t *want, size_t n)
+{
+	cr_assert_not_null(s, "no sample %s", what);
+	cr_assert_eq(s->nr_values, n, "%s: %zu values", what, s->nr_values);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(s->values[i], want[i], "%s %s %ld", what, types[i], (long)s->values[i]);
+}
+
+/*
+ * The stacks at leaf_a (+8), leaf_b (+8) and leaf_c (+4), and one
+ * cpu-clock sample at leaf_a, at time 100; returns the next time.
+ */
+static uint64_t three_stacks_and_a_cpu_sample(struct file *f, uint64_t a[4], uint64_t b[4],
+					      uint64_t c[4])
+{
+	leaf_chain(a, "leaf_a", 8);
+	leaf_chain(b, "leaf_b", 8);
+	leaf_chain(c, "leaf_c", 4);
+	sample(f, EV_CPU, PID, TID, 0, 100, 1000000, PERF_RECORD_MISC_USER, a, 4);
+	return 101;
+}
+
+/*
+ * The file write() makes, converted with no options: two profiles,
+ * cpu-clock's and `second`.
+ */
+static void convert_cpu_and(void (*write)(struct file *), const char *second, struct result *res)
+{
+	struct pp_convert_opts o = { 0 };
+	struct file f;
+
+	write(&f);
+	convert(f.path, &o, res);
+	cr_assert_eq(res->n, 2, "cpu-clock, and one profile for %s", second);
+	cr_assert_str_eq(res->name[0], "cpu-clock");
+	cr_assert_str_eq(res->name[1], second);
+}
+
+/* cpu-clock, then alloc and inuse, then pp_shares's COMM and MMAP2. */
+static void heap_file_open(struct file *f)
+{
+	static const char *const names[] = { "alloc", "inuse" };
+	static const uint64_t ids[] = { EV_ALLOC, EV_INUSE };
+
+	bpf_output_file_open(f, names, ids, 2, ALLOC_RATE);
 }
 
 /* One allocation sample; raw NULL = none, else a NUL-terminated text. */
 static void heap_sample(struct file *f, uint64_t id, uint64_t time, uint64_t period,
 			const char *raw, const uint64_t *chain, size_t n)
 {
-	struct perfdata_sample s = {
-		.misc = PERF_RECORD_MISC_USER, .id = id, .pid = PID, .tid = TID, .time = time,
-		.period = period, .nr_callchain = n, .callchain = chain, .ip = chain[1],
-		.raw = raw, .raw_size = raw ? (uint32_t)strlen(raw) + 1 : 0,
-	};
-
-	cr_assert_eq(perfdata_write_sample(f->w, &s), 0);
+	raw_sample(f, id, TID, time, period, raw, raw ? (uint32_t)strlen(raw) + 1 : 0, chain, n);
 }
 
 /* The sample whose leaf is function `leaf`, or NULL. */
 static const struct tp_sample *sample_at(const struct tp_profile *p, const char *leaf)
 {
-	for (size_t i = 0; i < p->nr_samples; i++)
-		if (p->samples[i].nr_locs && !strcmp(name_of(p, p->samples[i].locs[0]), leaf))
-			return &p->samples[i];
-	return NULL;
+	return sample_of_leaf(p, leaf, false, NULL);
 }
 
 static void expect_heap(const struct tp_profile *p, const char *leaf, int64_t alloc_objects,
 			int64_t alloc_space, int64_t inuse_objects, int64_t inuse_space)
 {
-	const struct tp_sample *s = sample_at(p, leaf);
+	static const char *const types[] = { "alloc_objects", "alloc_space", "inuse_objects",
+					     "inuse_space" };
+	const int64_t want[] = { alloc_objects, alloc_space, inuse_objects, inuse_space };
+	char what[64];
 
-	cr_assert_not_null(s, "no sample at %s", leaf);
-	cr_assert_eq(s->nr_values, 4);
-	cr_assert_eq(s->values[0], alloc_objects, "%s alloc_objects %ld", leaf, (long)s->values[0]);
-	cr_assert_eq(s->values[1], alloc_space, "%s alloc_space %ld", leaf, (long)s->values[1]);
-	cr_assert_eq(s->values[2], inuse_objects, "%s inuse_objects %ld", leaf, (long)s->values[2]);
-	cr_assert_eq(s->values[3], inuse_space, "%s inuse_space %ld", leaf, (long)s->values[3]);
+	snprintf(what, sizeof(what), "at %s", leaf);
+	expect_values(sample_at(p, leaf), what, types, want, 4);
 }
 
 /*
@@ -1075,17 +1172,11 @@ static void expect_heap(const struct tp_profile *p, const char *leaf, int64_t al
  */
 static void write_heap_file(struct file *f)
 {
-	uint64_t a[] = { PERF_CONTEXT_USER, rt("leaf_a", 8), rt("work", 0x20), rt("main", 0x30) };
-	uint64_t b[] = { PERF_CONTEXT_USER, rt("leaf_b", 8), rt("work", 0x20), rt("main", 0x30) };
-	uint64_t c[] = { PERF_CONTEXT_USER, rt("leaf_c", 4), rt("work", 0x20), rt("main", 0x30) };
-	uint64_t t = 100;
+	uint64_t a[4], b[4], c[4];
+	uint64_t t;
 
 	heap_file_open(f);
-	comm(f, PID, PID, "pp_shares", true, 10);
-	struct perfdata_mmap m = fixture_mmap(PID, false);
-
-	mmap2(f, &m, 10);
-	sample(f, EV_CPU, PID, TID, 0, t++, 1000000, PERF_RECORD_MISC_USER, a, 4);
+	t = three_stacks_and_a_cpu_sample(f, a, b, c);
 	for (int i = 0; i < 3; i++) {
 		heap_sample(f, EV_ALLOC, t++, 128 * 4096, "malloc 4096", a, 4);
 		heap_sample(f, EV_ALLOC, t++, 524288, "realloc 3000     ", c, 4);
@@ -1102,15 +1193,10 @@ static void write_heap_file(struct file *f)
 
 Test(convert, heap_profile_from_alloc_and_inuse)
 {
-	struct file f;
-	struct pp_convert_opts o = { 0 };
 	struct result res;
 
-	write_heap_file(&f);
-	convert(f.path, &o, &res);
-	cr_assert_eq(res.n, 2, "cpu-clock, and one profile for alloc + inuse");
-	cr_assert_str_eq(res.name[0], "cpu-clock");
-	cr_assert_str_eq(res.name[1], "heap");
+	/* one profile for alloc + inuse */
+	convert_cpu_and(write_heap_file, "heap", &res);
 	cr_assert_eq(res.p[0]->nr_types, 2, "other events keep their profile");
 	cr_assert_eq(total(res.p[0], 1), 1000000);
 
@@ -1167,30 +1253,37 @@ Test(convert, heap_profile_event_selection)
 	free_result(&res);
 }
 
+/*
+ * The file write() makes, its samples all at pp_shares's stack `chain`,
+ * converted with --event `event` and --labels tid.
+ */
+static void convert_by_tid(const char *event, void (*write)(struct file *, const uint64_t *),
+			   struct result *res)
+{
+	struct pp_label_spec tid = { PP_LABEL_TID, NULL };
+	struct pp_convert_opts o = { .event = event, .labels = &tid, .nr_labels = 1 };
+	uint64_t chain[4];
+	struct file f;
+
+	shares_chain(chain);
+	write(&f, chain);
+	file_close(&f);
+	convert(f.path, &o, res);
+}
+
+static void write_heap_two_threads(struct file *f, const uint64_t *a)
+{
+	heap_file_open(f);
+	raw_sample(f, EV_ALLOC, PID + 7, 50, 8192, "malloc 4096", 12, a, 4);
+	heap_sample(f, EV_INUSE, 60, 4096, "malloc 4096", a, 4);
+}
+
 /* Labels keep apart what they tell apart: two threads, two samples. */
 Test(convert, heap_profile_with_labels)
 {
-	struct file f;
-	struct pp_label_spec tid = { PP_LABEL_TID, NULL };
-	struct pp_convert_opts o = { .event = "heap", .labels = &tid, .nr_labels = 1 };
 	struct result res;
-	uint64_t a[] = { PERF_CONTEXT_USER, rt("leaf_a", 8), rt("work", 0x20), rt("main", 0x30) };
-	struct perfdata_sample s = {
-		.misc = PERF_RECORD_MISC_USER, .id = EV_ALLOC, .pid = PID, .tid = PID + 7,
-		.time = 50, .period = 8192, .nr_callchain = 4, .callchain = a, .ip = a[1],
-		.raw = "malloc 4096", .raw_size = 12,
-	};
 
-	heap_file_open(&f);
-	comm(&f, PID, PID, "pp_shares", true, 10);
-	struct perfdata_mmap m = fixture_mmap(PID, false);
-
-	mmap2(&f, &m, 10);
-	cr_assert_eq(perfdata_write_sample(f.w, &s), 0);
-	heap_sample(&f, EV_INUSE, 60, 4096, "malloc 4096", a, 4);
-	file_close(&f);
-
-	convert(f.path, &o, &res);
+	convert_by_tid("heap", write_heap_two_threads, &res);
 	cr_assert_eq(res.p[0]->nr_samples, 2);
 	cr_assert_eq(total(res.p[0], 0), 2);
 	cr_assert_eq(total(res.p[0], 1), 8192);
@@ -1203,70 +1296,37 @@ Test(convert, heap_profile_with_labels)
 
 #define EV_SCHED 500
 
-/* cpu-clock, then sched-delay as perfdata/events.h describes it. */
+/* cpu-clock, then sched-delay (named `name`), then pp_shares's COMM and MMAP2. */
 static void sched_file_open(struct file *f, const char *name)
 {
-	struct perf_event_attr a = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT);
-	uint64_t id = EV_SCHED;
+	static const uint64_t id = EV_SCHED;
 
-	file_begin(f);
-	a.sample_type |= PERF_SAMPLE_RAW;
-	a.sample_period = 1;
-	a.mmap = a.comm = a.mmap2 = 0;
-	cr_assert_eq(perfdata_writer_add_event(f->w, name, &a, &id, 1), 0);
-	cr_assert_eq(perfdata_writer_start(f->w), 0);
-	comm(f, PID, PID, "pp_shares", true, 10);
-	struct perfdata_mmap m = fixture_mmap(PID, false);
-
-	mmap2(f, &m, 10);
+	bpf_output_file_open(f, &name, &id, 1, 1);
 }
 
 /* One wait of `ns` ns; raw NULL = no RAW, else its text and size. */
 static void sched_wait(struct file *f, uint32_t tid, uint64_t time, uint64_t ns, const char *raw,
 		       uint32_t raw_size, const uint64_t *chain, size_t n)
 {
-	struct perfdata_sample s = {
-		.misc = PERF_RECORD_MISC_USER, .id = EV_SCHED, .pid = PID, .tid = tid, .time = time,
-		.period = ns, .nr_callchain = n, .callchain = chain, .ip = chain[1],
-		.raw = raw, .raw_size = raw ? raw_size : 0,
-	};
-
-	cr_assert_eq(perfdata_write_sample(f->w, &s), 0);
-}
-
-/* The value of label `key` of sample s, NULL when it has none. */
-static const char *label_str(const struct tp_sample *s, const char *key)
-{
-	for (size_t i = 0; i < s->nr_labels; i++)
-		if (!strcmp(s->labels[i].key, key))
-			return s->labels[i].str;
-	return NULL;
+	raw_sample(f, EV_SCHED, tid, time, ns, raw, raw_size, chain, n);
 }
 
 /* The sample with leaf function `leaf` and reason label `reason` (NULL: none). */
 static const struct tp_sample *wait_at(const struct tp_profile *p, const char *leaf,
 				       const char *reason)
 {
-	for (size_t i = 0; i < p->nr_samples; i++) {
-		const struct tp_sample *s = &p->samples[i];
-		const char *r = label_str(s, "reason");
-
-		if (s->nr_locs && !strcmp(name_of(p, s->locs[0]), leaf) &&
-		    (reason ? r && !strcmp(r, reason) : !r))
-			return s;
-	}
-	return NULL;
+	return sample_of_leaf(p, leaf, true, reason);
 }
 
 static void expect_wait(const struct tp_profile *p, const char *leaf, const char *reason,
 			int64_t count, int64_t ns)
 {
-	const struct tp_sample *s = wait_at(p, leaf, reason);
+	static const char *const types[] = { "waits", "ns" };
+	const int64_t want[] = { count, ns };
+	char what[64];
 
-	cr_assert_not_null(s, "no sample at %s with reason %s", leaf, reason ? reason : "(none)");
-	cr_assert_eq(s->nr_values, 2);
-	cr_assert_eq(s->values[0], count, "%s %s: %ld waits", leaf, reason, (long)s->values[0]);
-	cr_assert_eq(s->values[1], ns, "%s %s: %ld ns", leaf, reason, (long)s->values[1]);
+	snprintf(what, sizeof(what), "at %s with reason %s", leaf, reason ? reason : "(none)");
+	expect_values(wait_at(p, leaf, reason), what, types, want, 2);
 }
 
 /*
@@ -1277,14 +1337,12 @@ static void expect_wait(const struct tp_profile *p, const char *leaf, const char
  */
 static void write_sched_file(struct file *f)
 {
-	uint64_t a[] = { PERF_CONTEXT_USER, rt("leaf_a", 8), rt("work", 0x20), rt("main", 0x30) };
-	uint64_t b[] = { PERF_CONTEXT_USER, rt("leaf_b", 8), rt("work", 0x20), rt("main", 0x30) };
-	uint64_t c[] = { PERF_CONTEXT_USER, rt("leaf_c", 4), rt("work", 0x20), rt("main", 0x30) };
 	static const char preempted[] = "preempted  ", woken[] = "woken  ";
-	uint64_t t = 100;
+	uint64_t a[4], b[4], c[4];
+	uint64_t t;
 
 	sched_file_open(f, "sched-delay");
-	sample(f, EV_CPU, PID, TID, 0, t++, 1000000, PERF_RECORD_MISC_USER, a, 4);
+	t = three_stacks_and_a_cpu_sample(f, a, b, c);
 	for (uint64_t i = 1; i <= 3; i++)
 		sched_wait(f, TID, t++, i * 1000, preempted, sizeof(preempted), a, 4);
 	sched_wait(f, TID, t++, 500, woken, sizeof(woken), a, 4);
@@ -1300,15 +1358,9 @@ static void write_sched_file(struct file *f)
 
 Test(convert, sched_delay_profile)
 {
-	struct file f;
-	struct pp_convert_opts o = { 0 };
 	struct result res;
 
-	write_sched_file(&f);
-	convert(f.path, &o, &res);
-	cr_assert_eq(res.n, 2);
-	cr_assert_str_eq(res.name[0], "cpu-clock");
-	cr_assert_str_eq(res.name[1], "sched-delay");
+	convert_cpu_and(write_sched_file, "sched-delay", &res);
 	cr_assert_eq(res.p[0]->nr_samples, 1);
 	cr_assert_eq(res.p[0]->samples[0].nr_labels, 0, "CPU samples get no reason");
 
@@ -1334,22 +1386,20 @@ Test(convert, sched_delay_profile)
 	free_result(&res);
 }
 
+static void write_waits_two_threads(struct file *f, const uint64_t *a)
+{
+	sched_file_open(f, "sched-delay");
+	sched_wait(f, TID, 50, 1000, "preempted", 10, a, 4);
+	sched_wait(f, TID + 1, 60, 2000, "preempted", 10, a, 4);
+	sched_wait(f, TID + 1, 70, 4000, "woken", 6, a, 4);
+}
+
 /* --labels come first, the reason after them; --event picks the profile. */
 Test(convert, sched_delay_with_labels)
 {
-	struct file f;
-	struct pp_label_spec tid = { PP_LABEL_TID, NULL };
-	struct pp_convert_opts o = { .event = "sched-delay", .labels = &tid, .nr_labels = 1 };
 	struct result res;
-	uint64_t a[] = { PERF_CONTEXT_USER, rt("leaf_a", 8), rt("work", 0x20), rt("main", 0x30) };
 
-	sched_file_open(&f, "sched-delay");
-	sched_wait(&f, TID, 50, 1000, "preempted", 10, a, 4);
-	sched_wait(&f, TID + 1, 60, 2000, "preempted", 10, a, 4);
-	sched_wait(&f, TID + 1, 70, 4000, "woken", 6, a, 4);
-	file_close(&f);
-
-	convert(f.path, &o, &res);
+	convert_by_tid("sched-delay", write_waits_two_threads, &res);
 	cr_assert_eq(res.n, 1);
 	cr_assert_eq(res.p[0]->nr_samples, 3, "two threads, two reasons");
 	for (size_t i = 0; i < 3; i++) {
@@ -1401,9 +1451,7 @@ Test(convert, build_id_from_feature)
 	char hex[41];
 
 	cr_assert_eq(buildid_read_file(fixture, id, &n), 0);
-	file_open(&f, false);
-	shares_chain(chain);
-	comm(&f, PID, PID, "pp_shares", true, 10);
+	shares_open(&f, false, chain, 10);
 	struct perfdata_mmap m = fixture_mmap(PID, false);
 
 	mmap2(&f, &m, 10);
@@ -1424,9 +1472,7 @@ Test(convert, many_identical_samples_aggregate)
 	struct result res;
 	uint64_t chain[4];
 
-	file_open(&f, false);
-	shares_chain(chain);
-	comm(&f, PID, PID, "pp_shares", true, 1);
+	shares_open(&f, false, chain, 1);
 	for (int i = 0; i < 200000; i++) {
 		sample(&f, EV_CPU, PID, PID, 0, 10 + i, 1, PERF_RECORD_MISC_USER, chain, 4);
 		if (i % 10000 == 9999)

@@ -58,6 +58,13 @@ static void write_maps(unsigned int pid, const char *text, size_t len)
 	write_file(path, text, len);
 }
 
+/* Write root/PID/maps, then read it back (no flags): it must read. */
+static void read_fake(unsigned int pid, const char *text, size_t len, struct procmaps *m)
+{
+	write_maps(pid, text, len);
+	cr_assert_eq(procmaps_read(root, pid, 0, m), 0, "pid %u", pid);
+}
+
 Test(procmaps, file_mapping_fields)
 {
 	struct procmaps_entry e;
@@ -160,11 +167,15 @@ Test(procmaps, malformed_lines)
 		cr_assert_eq(procmaps_parse_line(bad[i], &e), -EINVAL, "line %zu: '%s'", i, bad[i]);
 }
 
+/* /opt/app/bin's read-only and text mappings, as the maps file shows them. */
+#define APP_BIN \
+	"00400000-00401000 r--p 00000000 fe:01 100 /opt/app/bin\n" \
+	"00401000-00405000 r-xp 00001000 fe:01 100 /opt/app/bin\n"
+
 Test(procmaps, fake_proc_file)
 {
 	static const char text[] =
-		"00400000-00401000 r--p 00000000 fe:01 100 /opt/app/bin\n"
-		"00401000-00405000 r-xp 00001000 fe:01 100 /opt/app/bin\n"
+		APP_BIN
 		"this line is garbage\n"
 		"7f0000000000-7f0000010000 r-xp 00000000 00:00 0 \n"
 		"7f0000020000-7f0000030000 r-xp 00002000 fe:01 200        /opt/app/lib with space.so\n"
@@ -173,8 +184,7 @@ Test(procmaps, fake_proc_file)
 		"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n";
 	struct procmaps m;
 
-	write_maps(4242, text, sizeof(text) - 1);
-	cr_assert_eq(procmaps_read(root, 4242, 0, &m), 0);
+	read_fake(4242, text, sizeof(text) - 1, &m);
 	cr_assert_eq(m.nr, 5);
 	cr_assert_eq(m.entries[0].start, 0x401000);
 	cr_assert_eq(m.entries[0].pgoff, 0x1000);
@@ -191,8 +201,7 @@ Test(procmaps, fake_proc_file)
 Test(procmaps, data_mappings_of_files_on_request)
 {
 	static const char text[] =
-		"00400000-00401000 r--p 00000000 fe:01 100 /opt/app/bin\n"
-		"00401000-00405000 r-xp 00001000 fe:01 100 /opt/app/bin\n"
+		APP_BIN
 		"00405000-00406000 rw-p 00005000 fe:01 100 /opt/app/bin\n"
 		"00406000-00407000 rw-p 00000000 00:00 0 \n"
 		"00407000-00408000 ---p 00000000 fe:01 200 /opt/app/guard\n"
@@ -200,8 +209,7 @@ Test(procmaps, data_mappings_of_files_on_request)
 		"7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0 [stack]\n";
 	struct procmaps m;
 
-	write_maps(4343, text, sizeof(text) - 1);
-	cr_assert_eq(procmaps_read(root, 4343, 0, &m), 0);
+	read_fake(4343, text, sizeof(text) - 1, &m);
 	cr_assert_eq(m.nr, 1, "only the executable mapping by default");
 	procmaps_release(&m);
 
@@ -232,8 +240,7 @@ Test(procmaps, long_lines_and_cut_short_file)
 			       "1000-2000 r-xp 00000000 fe:01 1 %s\n"
 			       "3000-4000 r-xp 00000000 fe:01 2 /short\n"
 			       "5000-6000 r-xp 00000000 fe:01 3 /cut/sho", name);
-	write_maps(7, text, len);
-	cr_assert_eq(procmaps_read(root, 7, 0, &m), 0);
+	read_fake(7, text, len, &m);
 	/* The last line has no newline: the file was cut short, its path is partial. */
 	cr_assert_eq(m.nr, 2);
 	cr_assert_eq(strlen(m.entries[0].path), name_len);
@@ -264,8 +271,7 @@ Test(procmaps, empty_file_and_missing_process)
 {
 	struct procmaps m;
 
-	write_maps(8, "", 0);
-	cr_assert_eq(procmaps_read(root, 8, 0, &m), 0);
+	read_fake(8, "", 0, &m);
 	cr_assert_eq(m.nr, 0);
 	procmaps_release(&m);
 	cr_assert_eq(procmaps_read(root, 9, 0, &m), -ENOENT);

@@ -117,43 +117,39 @@ static int detect_renamed(const char *fix, const char *name, const char *to,
 	return err;
 }
 
-Test(pyruntime, fake_313_is_313_with_the_published_layout)
+/*
+ * The fake runtimes: 3.13 says its micro version (and hexversion), 3.10
+ * does not; each publishes the table's offsets for its release.
+ */
+static const struct {
+	const char *fixture, *name;
+	int minor;
+	bool micro_known;
+	uint64_t hexversion, runtime_size;
+} fakes[] = {
+	{ "libpy_fake313.so", "fake 3.13", 13, true, 0x030d00f0, 1024 },
+	{ "libpy_fake310.so", "fake 3.10", 10, false, 0, 672 },
+};
+
+Test(pyruntime, fakes_are_their_release_with_the_published_layout)
 {
-	const char *path = fixture("libpy_fake313.so");
-	struct py_runtime_info rt;
-	struct py_layout l;
-	int lerr;
+	for (size_t i = 0; i < sizeof(fakes) / sizeof(fakes[0]); i++) {
+		const char *path = fixture(fakes[i].fixture), *name = fakes[i].name;
+		struct py_runtime_info rt;
+		struct py_layout l;
+		int lerr;
 
-	cr_assert_eq(detect_path(path, &rt, &l, &lerr), 0);
-	cr_expect_eq(rt.major, 3);
-	cr_expect_eq(rt.minor, 13);
-	cr_expect_eq(rt.micro, 0);
-	cr_expect(rt.micro_known);
-	cr_expect_eq(rt.hexversion, 0x030d00f0);
-	expect_runtime_symbols(path, &rt);
-	cr_expect_eq(rt.runtime_size, 1024);
-	/* The fixture publishes 3.13.0's offsets: the table's. */
-	cr_assert_eq(lerr, 0);
-	expect_layout_eq(&l, py_layout_table(3, 13), "fake 3.13");
-}
-
-Test(pyruntime, fake_310_is_310_without_a_micro_version)
-{
-	const char *path = fixture("libpy_fake310.so");
-	struct py_runtime_info rt;
-	struct py_layout l;
-	int lerr;
-
-	cr_assert_eq(detect_path(path, &rt, &l, &lerr), 0);
-	cr_expect_eq(rt.major, 3);
-	cr_expect_eq(rt.minor, 10);
-	cr_expect_not(rt.micro_known);
-	cr_expect_eq(rt.micro, 0);
-	cr_expect_eq(rt.hexversion, 0);
-	expect_runtime_symbols(path, &rt);
-	cr_expect_eq(rt.runtime_size, 672);
-	cr_assert_eq(lerr, 0);
-	expect_layout_eq(&l, py_layout_table(3, 10), "fake 3.10");
+		cr_assert_eq(detect_path(path, &rt, &l, &lerr), 0, "%s", name);
+		cr_expect_eq(rt.major, 3, "%s", name);
+		cr_expect_eq(rt.minor, fakes[i].minor, "%s", name);
+		cr_expect_eq(rt.micro, 0, "%s", name);
+		cr_expect_eq(rt.micro_known, fakes[i].micro_known, "%s", name);
+		cr_expect_eq(rt.hexversion, fakes[i].hexversion, "%s", name);
+		expect_runtime_symbols(path, &rt);
+		cr_expect_eq(rt.runtime_size, fakes[i].runtime_size, "%s", name);
+		cr_assert_eq(lerr, 0, "%s", name);
+		expect_layout_eq(&l, py_layout_table(3, fakes[i].minor), name);
+	}
 }
 
 /* Without the function a release added, the file is the release before. */

@@ -310,11 +310,27 @@ Test(cpulist, online_file)
 
 /* ---- batch ---- */
 
+/*
+ * b holds strlen(first) records: record i begins with byte first[i] and is
+ * len[i] bytes long.
+ */
+static void expect_records(struct batch *b, const char *first, const size_t *len)
+{
+	size_t n = strlen(first), got;
+
+	cr_assert_eq(b->nr, n, "%zu records, want %zu", b->nr, n);
+	for (size_t i = 0; i < n; i++) {
+		char c = *(const char *)batch_get(b, i, &got);
+
+		cr_assert_eq(c, first[i], "record %zu is '%c', want '%c'", i, c, first[i]);
+		cr_assert_eq(got, len[i], "record %zu ('%c'): %zu bytes, want %zu", i, c, got, len[i]);
+	}
+}
+
 Test(batch, sorts_by_time_and_keeps_arrival_order_on_ties)
 {
 	struct batch b = { 0 };
 	static const uint64_t times[] = { 30, 10, 20, 10, 5 };
-	size_t len;
 
 	for (size_t i = 0; i < 5; i++) {
 		char *p = batch_add(&b, times[i], 3);
@@ -324,13 +340,8 @@ Test(batch, sorts_by_time_and_keeps_arrival_order_on_ties)
 		p[1] = p[2] = 0;
 	}
 	batch_sort(&b);
-	cr_assert_eq(b.nr, 5);
-	cr_assert_eq(*(const char *)batch_get(&b, 0, &len), 'e');
-	cr_assert_eq(len, 3);
-	cr_assert_eq(*(const char *)batch_get(&b, 1, &len), 'b');	/* 10, first */
-	cr_assert_eq(*(const char *)batch_get(&b, 2, &len), 'd');	/* 10, second */
-	cr_assert_eq(*(const char *)batch_get(&b, 3, &len), 'c');
-	cr_assert_eq(*(const char *)batch_get(&b, 4, &len), 'a');
+	/* b and d both at 10: in the order they came */
+	expect_records(&b, "ebdca", (const size_t[]){ 3, 3, 3, 3, 3 });
 	cr_assert_eq(batch_bytes(&b), 5 * 8, "records are 8-byte aligned");
 	batch_clear(&b);
 	cr_assert_eq(b.nr, 0);
@@ -342,7 +353,6 @@ Test(batch, sorts_by_time_and_keeps_arrival_order_on_ties)
 Test(batch, keeps_a_sorted_tail_for_the_next_round)
 {
 	struct batch b = { 0 };
-	size_t len;
 	char *p;
 
 	for (int i = 0; i < 6; i++) {
@@ -360,15 +370,8 @@ Test(batch, keeps_a_sorted_tail_for_the_next_round)
 	p = batch_add(&b, 1, 16);
 	memset(p, 'y', 16);
 	batch_sort(&b);
-	cr_assert_eq(b.nr, 5);
-	cr_assert_eq(*(const char *)batch_get(&b, 0, &len), 'y');
-	cr_assert_eq(*(const char *)batch_get(&b, 1, &len), 'c');	/* 40 */
-	cr_assert_eq(len, 16);
-	cr_assert_eq(*(const char *)batch_get(&b, 2, &len), 'b');	/* 50, kept */
-	cr_assert_eq(len, 4);
-	cr_assert_eq(*(const char *)batch_get(&b, 3, &len), 'x');	/* 50, new */
-	cr_assert_eq(*(const char *)batch_get(&b, 4, &len), 'a');	/* 60 */
-	cr_assert_eq(len, 16);
+	/* 1, 40, 50 kept (shortened), 50 new, 60 */
+	expect_records(&b, "ycbxa", (const size_t[]){ 16, 16, 4, 16, 16 });
 	cr_assert_eq(batch_keep_from(&b, 5), 0);
 	cr_assert_eq(b.nr, 0);
 	cr_assert_eq(batch_bytes(&b), 0);

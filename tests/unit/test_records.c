@@ -22,6 +22,30 @@ static void hdr(uint8_t *b, uint32_t type, uint16_t misc, uint16_t size)
 	le16(b, 6, size);
 }
 
+/* Consecutive words from off on: LE32S(b, 8, pid, tid) is le32(b, 8, pid); le32(b, 12, tid). */
+static void le32s(uint8_t *b, size_t off, const uint32_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		le32(b, off + 4 * i, v[i]);
+}
+
+static void le64s(uint8_t *b, size_t off, const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		le64(b, off + 8 * i, v[i]);
+}
+#define LE32S(b, off, ...) \
+	le32s(b, off, (const uint32_t[]){ __VA_ARGS__ }, sizeof((uint32_t[]){ __VA_ARGS__ }) / 4)
+#define LE64S(b, off, ...) \
+	le64s(b, off, (const uint64_t[]){ __VA_ARGS__ }, sizeof((uint64_t[]){ __VA_ARGS__ }) / 8)
+
+/* want, zeroed, begins with the header of a record of `size` bytes. */
+static void new_want(uint32_t type, uint16_t misc, uint16_t size)
+{
+	memset(want, 0, sizeof(want));
+	hdr(want, type, misc, size);
+}
+
 #define TRAILER (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 static const struct perfdata_sample_id sid = { .pid = 11, .tid = 12, .time = 0x1122334455ull,
 					       .id = 77, .cpu = 3 };
@@ -29,11 +53,9 @@ static const struct perfdata_sample_id sid = { .pid = 11, .tid = 12, .time = 0x1
 /* The trailer for TRAILER: {pid,tid} {time} {cpu,res} {identifier}. */
 static size_t put_trailer(uint8_t *b, size_t off)
 {
-	le32(b, off, 11);
-	le32(b, off + 4, 12);
+	LE32S(b, off, 11, 12);
 	le64(b, off + 8, 0x1122334455ull);
-	le32(b, off + 16, 3);
-	le32(b, off + 20, 0);
+	LE32S(b, off + 16, 3, 0);
 	le64(b, off + 24, 77);
 	return off + 32;
 }
@@ -59,13 +81,9 @@ Test(records, kernel_mmap)
 				   .pgoff = 0xffffffff81000000ull,
 				   .filename = "[kernel.kallsyms]_text" };
 	/* 8 header + 8 pid/tid + 24 start/len/pgoff + 24 name (23 + 1 pad) + 32 trailer */
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 96);
-	le32(want, 8, 0xffffffff);
-	le32(want, 12, 0);
-	le64(want, 16, 0xffffffff81000000ull);
-	le64(want, 24, 0x1000000);
-	le64(want, 32, 0xffffffff81000000ull);
+	new_want(PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 96);
+	LE32S(want, 8, 0xffffffff, 0);	/* pid, tid */
+	LE64S(want, 16, 0xffffffff81000000ull, 0x1000000, 0xffffffff81000000ull);
 	memcpy(want + 40, "[kernel.kallsyms]_text", 23);
 	put_trailer(want, 64);
 	memset(got, 0xaa, sizeof(got));
@@ -81,18 +99,13 @@ Test(records, mmap2_build_id)
 	for (int i = 0; i < 20; i++)
 		m.build_id[i] = (uint8_t)(0xa0 + i);
 	/* 8 + 8 + 24 + 24 (size, 3 reserved, 20 id) + 8 prot/flags + 8 name + 32 = 112 */
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, 112);
-	le32(want, 8, 100);
-	le32(want, 12, 100);
-	le64(want, 16, 0x400000);
-	le64(want, 24, 0x2000);
-	le64(want, 32, 0x1000);
+	new_want(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, 112);
+	LE32S(want, 8, 100, 100);
+	LE64S(want, 16, 0x400000, 0x2000, 0x1000);
 	want[40] = 20;
 	for (int i = 0; i < 20; i++)
 		want[44 + i] = (uint8_t)(0xa0 + i);
-	le32(want, 64, PROT_READ | PROT_EXEC);
-	le32(want, 68, MAP_PRIVATE);
+	LE32S(want, 64, PROT_READ | PROT_EXEC, MAP_PRIVATE);
 	memcpy(want + 72, "/bin/x", 7);
 	put_trailer(want, 80);
 	memset(got, 0xaa, sizeof(got));
@@ -107,19 +120,12 @@ Test(records, mmap2_inode)
 				   .prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE,
 				   .filename = "/usr/lib/libfoo.so.1" };
 	/* No build-id: the flag is cleared even if the caller set it. No trailer. */
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, 96);
-	le32(want, 8, 5);
-	le32(want, 12, 6);
-	le64(want, 16, 0x1000);
-	le64(want, 24, 0x1000);
-	le64(want, 32, 0);
-	le32(want, 40, 8);
-	le32(want, 44, 1);
-	le64(want, 48, 123456);
-	le64(want, 56, 9);
-	le32(want, 64, PROT_READ | PROT_EXEC);
-	le32(want, 68, MAP_PRIVATE);
+	new_want(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, 96);
+	LE32S(want, 8, 5, 6);
+	LE64S(want, 16, 0x1000, 0x1000, 0);
+	LE32S(want, 40, 8, 1);
+	LE64S(want, 48, 123456, 9);
+	LE32S(want, 64, PROT_READ | PROT_EXEC, MAP_PRIVATE);
 	memcpy(want + 72, "/usr/lib/libfoo.so.1", 21);	/* 21 -> padded to 24 */
 	memset(got, 0xaa, sizeof(got));
 	expect_same(perfdata_encode_mmap2(got, sizeof(got), &m, 0, NULL), 96);
@@ -129,10 +135,8 @@ Test(records, comm_exec)
 {
 	struct perfdata_comm c = { .pid = 7, .tid = 8, .exec = true, .comm = "worker" };
 
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 56);
-	le32(want, 8, 7);
-	le32(want, 12, 8);
+	new_want(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 56);
+	LE32S(want, 8, 7, 8);
 	memcpy(want + 16, "worker", 7);
 	put_trailer(want, 24);
 	memset(got, 0xaa, sizeof(got));
@@ -157,8 +161,7 @@ Test(records, ksymbol_bpf_with_trailer)
 				      .ksym_type = PERF_RECORD_KSYMBOL_TYPE_BPF,
 				      .name = "bpf_prog_de3d2baa04cab2a8_on_sample" };
 	/* 8 header + 8 addr + 4 len + 2 type + 2 flags + 40 name (35 + NUL, 4 pad) + 32 trailer */
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_KSYMBOL, 0, 96);
+	new_want(PERF_RECORD_KSYMBOL, 0, 96);
 	le64(want, 8, 0xffffffffc0025538ull);
 	le32(want, 16, 0x8c2);
 	le16(want, 20, PERF_RECORD_KSYMBOL_TYPE_BPF);
@@ -179,8 +182,7 @@ Test(records, ksymbol_name_of_8_bytes_gets_a_word_for_its_nul)
 	struct perfdata_ksymbol k8 = k;
 
 	k8.name = "bpf_prog_0123456789abcdef_abcdef";
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_KSYMBOL, 0, 56);
+	new_want(PERF_RECORD_KSYMBOL, 0, 56);
 	le64(want, 8, 0x1000);
 	le32(want, 16, 16);
 	le16(want, 20, 2);
@@ -200,12 +202,8 @@ Test(records, fork_and_exit)
 {
 	struct perfdata_task t = { .pid = 10, .ppid = 1, .tid = 11, .ptid = 1, .time = 555 };
 
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_FORK, 0, 64);
-	le32(want, 8, 10);
-	le32(want, 12, 1);
-	le32(want, 16, 11);
-	le32(want, 20, 1);
+	new_want(PERF_RECORD_FORK, 0, 64);
+	LE32S(want, 8, 10, 1, 11, 1);
 	le64(want, 24, 555);
 	put_trailer(want, 32);
 	expect_same(perfdata_encode_task(got, sizeof(got), PERF_RECORD_FORK, &t, TRAILER, &sid), 64);
@@ -216,16 +214,13 @@ Test(records, fork_and_exit)
 
 Test(records, lost_and_lost_samples)
 {
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_LOST_SAMPLES, 0, 48);
+	new_want(PERF_RECORD_LOST_SAMPLES, 0, 48);
 	le64(want, 8, 1234);
 	put_trailer(want, 16);
 	expect_same(perfdata_encode_lost_samples(got, sizeof(got), 1234, TRAILER, &sid), 48);
 
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_LOST, 0, 56);
-	le64(want, 8, 77);
-	le64(want, 16, 5);
+	new_want(PERF_RECORD_LOST, 0, 56);
+	LE64S(want, 8, 77, 5);
 	put_trailer(want, 24);
 	expect_same(perfdata_encode_lost(got, sizeof(got), 77, 5, TRAILER, &sid), 56);
 }
@@ -243,16 +238,12 @@ Test(records, sample_with_callchain)
 				     .time = 1000, .cpu = 1, .period = 250000,
 				     .nr_callchain = 4, .callchain = chain };
 	/* 8 hdr, id, ip, pid/tid, time, cpu/res, period, nr, 4 ips = 8 + 7*8 + 32 = 96 */
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, 96);
-	le64(want, 8, 99);
-	le64(want, 16, 0xffffffff81111111ull);
-	le32(want, 24, 20);
-	le32(want, 28, 21);
+	new_want(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, 96);
+	LE64S(want, 8, 99, 0xffffffff81111111ull);
+	LE32S(want, 24, 20, 21);
 	le64(want, 32, 1000);
 	le32(want, 40, 1);
-	le64(want, 48, 250000);
-	le64(want, 56, 4);
+	LE64S(want, 48, 250000, 4);
 	memcpy(want + 64, chain, sizeof(chain));
 	expect_same(perfdata_encode_sample(got, sizeof(got), &attr, &s), 96);
 	cr_assert_eq(perfdata_sample_size(&attr, &s), 96);
@@ -267,12 +258,8 @@ Test(records, sample_addr_id_stream_raw_order)
 	struct perfdata_sample s = { .ip = 1, .addr = 2, .id = 3, .stream_id = 4,
 				     .raw_size = 5, .raw = "abcde" };
 	/* ip, addr, id, stream_id, then u32 size (=12, padded) + 5 bytes + 7 zero = 16 */
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_SAMPLE, 0, 56);
-	le64(want, 8, 1);
-	le64(want, 16, 2);
-	le64(want, 24, 3);
-	le64(want, 32, 4);
+	new_want(PERF_RECORD_SAMPLE, 0, 56);
+	LE64S(want, 8, 1, 2, 3, 4);
 	le32(want, 40, 12);
 	memcpy(want + 44, "abcde", 5);
 	expect_same(perfdata_encode_sample(got, sizeof(got), &attr, &s), 56);
@@ -293,10 +280,8 @@ Test(records, sample_regs_and_stack_user)
 	for (int i = 0; i < 16; i++)
 		stack[i] = (uint8_t)i;
 	/* ip, abi, 3 regs, size, 16 bytes, dyn_size = 8 + 8 + 8 + 24 + 8 + 16 + 8 = 80 */
-	memset(want, 0, sizeof(want));
-	hdr(want, PERF_RECORD_SAMPLE, 0, 80);
-	le64(want, 8, 0x401000);
-	le64(want, 16, PERF_SAMPLE_REGS_ABI_64);
+	new_want(PERF_RECORD_SAMPLE, 0, 80);
+	LE64S(want, 8, 0x401000, PERF_SAMPLE_REGS_ABI_64);
 	memcpy(want + 24, regs, 24);
 	le64(want, 48, 16);
 	memcpy(want + 56, stack, 12);	/* bytes past dyn_size are written as zeros */
@@ -347,8 +332,7 @@ Test(records, stack_user_is_cut_to_fit_a_record)
 
 Test(records, finished_round)
 {
-	memset(want, 0, sizeof(want));
-	hdr(want, PERFDATA_RECORD_FINISHED_ROUND, 0, 8);
+	new_want(PERFDATA_RECORD_FINISHED_ROUND, 0, 8);
 	expect_same(perfdata_encode_finished_round(got, sizeof(got)), 8);
 }
 
@@ -369,8 +353,7 @@ Test(records, header_attr)
 
 Test(records, header_feature_pads)
 {
-	memset(want, 0, sizeof(want));
-	hdr(want, PERFDATA_RECORD_HEADER_FEATURE, 0, 24);
+	new_want(PERFDATA_RECORD_HEADER_FEATURE, 0, 24);
 	le64(want, 8, PERFDATA_FEAT_ARCH);
 	memcpy(want + 16, "abc", 3);
 	expect_same(perfdata_encode_header_feature(got, sizeof(got), PERFDATA_FEAT_ARCH, "abc", 3), 24);
@@ -385,8 +368,7 @@ Test(records, build_id_feature_and_pipe)
 	for (int i = 0; i < 20; i++)
 		id[i] = (uint8_t)i;
 	/* Inside the BUILD_ID feature: 36 + name padded to 64, type 0, as perf writes it. */
-	memset(want, 0, sizeof(want));
-	hdr(want, 0, PERF_RECORD_MISC_KERNEL | PERFDATA_MISC_BUILD_ID_SIZE, 100);
+	new_want(0, PERF_RECORD_MISC_KERNEL | PERFDATA_MISC_BUILD_ID_SIZE, 100);
 	le32(want, 8, 0xffffffff);
 	memcpy(want + 12, id, 20);
 	want[32] = 20;

@@ -42,34 +42,59 @@ static void push(struct perfdata_reorder *q, uint64_t time, uint64_t tag, uint16
 	cr_assert_eq(perfdata_reorder_push(q, time, &r.h), 0);
 }
 
+/* Records to push in order: time, tag, size. */
+struct push_rec {
+	uint64_t time, tag;
+	uint16_t size;
+};
+#define PUSH_ALL(q, ...) \
+	do { \
+		static const struct push_rec r_[] = { __VA_ARGS__ }; \
+		for (size_t i_ = 0; i_ < sizeof(r_) / sizeof(r_[0]); i_++) \
+			push(q, r_[i_].time, r_[i_].tag, r_[i_].size); \
+	} while (0)
+
+/* A queue of at most `limit` bytes (0: no limit) that collects into s. */
+static struct perfdata_reorder *queue(struct seen *s, size_t limit)
+{
+	struct perfdata_reorder *q;
+
+	cr_assert_eq(perfdata_reorder_new(limit, collect, s, &q), 0);
+	return q;
+}
+
+/* Records from..from+n-1 delivered were those tagged want[0..n-1]. */
+static void expect_tags(const struct seen *s, size_t from, const uint64_t *want, size_t n)
+{
+	cr_assert_geq(s->n, from + n, "%zu delivered", s->n);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(s->tags[from + i], want[i], "record %zu: tag %lu, want %lu", from + i,
+			     (unsigned long)s->tags[from + i], (unsigned long)want[i]);
+}
+#define EXPECT_TAGS(s, from, ...) \
+	expect_tags(s, from, (const uint64_t[]){ __VA_ARGS__ }, \
+		    sizeof((uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t))
+
 Test(reorder, round_rule)
 {
 	struct seen s = { 0 };
-	struct perfdata_reorder *q;
+	struct perfdata_reorder *q = queue(&s, 0);
 
-	cr_assert_eq(perfdata_reorder_new(0, collect, &s, &q), 0);
 	/* Round 1: two CPUs' buffers, each sorted, together not. */
-	push(q, 10, 1, 24);
-	push(q, 30, 2, 24);
-	push(q, 20, 3, 24);
+	PUSH_ALL(q, { 10, 1, 24 }, { 30, 2, 24 }, { 20, 3, 24 });
 	cr_assert_eq(perfdata_reorder_round(q), 0);
 	cr_assert_eq(s.n, 0, "nothing is due at the first round end");
 	/* Round 2 may still hold records older than 30, but not older than round 1's start. */
-	push(q, 25, 4, 24);
-	push(q, 40, 5, 24);
+	PUSH_ALL(q, { 25, 4, 24 }, { 40, 5, 24 });
 	cr_assert_eq(perfdata_reorder_round(q), 0);
 	/* Due: everything up to 30 (the newest before round 1 ended). */
 	cr_assert_eq(s.n, 4);
-	cr_assert_eq(s.tags[0], 1);
-	cr_assert_eq(s.tags[1], 3);
-	cr_assert_eq(s.tags[2], 4);
-	cr_assert_eq(s.tags[3], 2);
+	EXPECT_TAGS(&s, 0, 1, 3, 4, 2);
 	cr_assert_eq(perfdata_reorder_queued(q), 1);
 	push(q, 35, 6, 24);
 	cr_assert_eq(perfdata_reorder_flush(q), 0);
 	cr_assert_eq(s.n, 6);
-	cr_assert_eq(s.tags[4], 6);
-	cr_assert_eq(s.tags[5], 5);
+	EXPECT_TAGS(&s, 4, 6, 5);
 	cr_assert_eq(s.times[5], 40);
 	cr_assert_eq(perfdata_reorder_queued(q), 0);
 	perfdata_reorder_free(q);
@@ -78,9 +103,8 @@ Test(reorder, round_rule)
 Test(reorder, equal_times_keep_file_order)
 {
 	struct seen s = { 0 };
-	struct perfdata_reorder *q;
+	struct perfdata_reorder *q = queue(&s, 0);
 
-	cr_assert_eq(perfdata_reorder_new(0, collect, &s, &q), 0);
 	/* Synthesized records (time 0) then samples at the same time. */
 	for (uint64_t i = 0; i < 100; i++)
 		push(q, i % 3 ? 0 : 5, i, 24 + 8 * (i % 5));
@@ -107,27 +131,21 @@ Test(reorder, equal_times_keep_file_order)
 Test(reorder, odd_sizes)
 {
 	struct seen s = { 0 };
-	struct perfdata_reorder *q;
+	struct perfdata_reorder *q = queue(&s, 0);
 
-	cr_assert_eq(perfdata_reorder_new(0, collect, &s, &q), 0);
-	push(q, 3, 1, 17);
-	push(q, 1, 2, 21);
-	push(q, 2, 3, 48);
+	PUSH_ALL(q, { 3, 1, 17 }, { 1, 2, 21 }, { 2, 3, 48 });
 	cr_assert_eq(perfdata_reorder_flush(q), 0);
 	cr_assert_eq(s.n, 3);
-	cr_assert_eq(s.tags[0], 2);
-	cr_assert_eq(s.tags[1], 3);
-	cr_assert_eq(s.tags[2], 1);
+	EXPECT_TAGS(&s, 0, 2, 3, 1);
 	perfdata_reorder_free(q);
 }
 
 Test(reorder, memory_limit_without_rounds)
 {
 	struct seen s = { 0 };
-	struct perfdata_reorder *q;
+	struct perfdata_reorder *q = queue(&s, 1024);
 
 	/* 1 KiB limit, 32-byte records: the queue must start delivering by itself. */
-	cr_assert_eq(perfdata_reorder_new(1024, collect, &s, &q), 0);
 	for (uint64_t i = 0; i < 1000; i++)
 		push(q, 1000 - i, i, 32);
 	cr_assert_gt(s.n, 0, "delivered before the end");
@@ -140,9 +158,8 @@ Test(reorder, memory_limit_without_rounds)
 Test(reorder, callback_error_stops)
 {
 	struct seen s = { .stop_after = 2 };
-	struct perfdata_reorder *q;
+	struct perfdata_reorder *q = queue(&s, 0);
 
-	cr_assert_eq(perfdata_reorder_new(0, collect, &s, &q), 0);
 	for (uint64_t i = 0; i < 5; i++)
 		push(q, i, i, 24);
 	cr_assert_eq(perfdata_reorder_flush(q), -EIO);

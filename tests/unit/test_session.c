@@ -456,6 +456,13 @@ static void read_file(const char *name, struct contents *c)
 	close(fd);
 }
 
+/* read_file() of a file the reader must get to the end of. */
+static void read_whole(const char *name, struct contents *c)
+{
+	read_file(name, c);
+	cr_assert_eq(c->rc, 0, "%s: read to its end", name);
+}
+
 TestSuite(session, .init = setup, .fini = teardown);
 
 Test(session, rounds_are_sorted_and_follow_each_other)
@@ -481,8 +488,7 @@ Test(session, rounds_are_sorted_and_follow_each_other)
 	cr_assert_eq(record_session_stop(s), 0, "%s", record_session_error(s));
 	record_session_close(s);
 
-	read_file(path, &c);
-	cr_assert_eq(c.rc, 0);
+	read_whole(path, &c);
 	cr_assert_eq(c.samples, 9);
 	cr_assert_eq(c.forks, 1);
 	cr_assert_eq(c.exits, 1);
@@ -528,8 +534,7 @@ Test(session, lost_samples_are_written_and_counted)
 	cr_assert_not(st.write_failed);
 	record_session_close(s);
 
-	read_file(path, &c);
-	cr_assert_eq(c.rc, 0);
+	read_whole(path, &c);
 	cr_assert_eq(c.samples, 5);
 	cr_assert_eq(c.lost, 7, "LOST_SAMPLES counts every drop once");
 }
@@ -571,8 +576,7 @@ Test(session, a_tracer_plugs_in_through_its_ops)
 	cr_assert_eq(ft.file_ends, 1);
 	cr_assert_eq(ft.last_ends, 1, "the one file ended the recording");
 
-	read_file(path, &c);
-	cr_assert_eq(c.rc, 0);
+	read_whole(path, &c);
 	cr_assert_str_eq(c.second_event, "fake-event", "its event is in the header");
 	cr_assert_eq(c.samples, 2);
 	cr_assert_eq(c.tracer_samples, 3, "two in the rounds, one collected at stop");
@@ -673,8 +677,7 @@ Test(session, lifecycle_steps_out_of_order)
 	cr_assert_eq(f.attached, 1);
 	record_session_close(s);
 	/* A stopped session's file stays, finished. */
-	read_file(path, &c);
-	cr_assert_eq(c.rc, 0);
+	read_whole(path, &c);
 	cr_assert_eq(c.samples, 0);
 	cr_assert_eq(f.opened, 1);
 	cr_assert_eq(f.freed, 1);
@@ -790,19 +793,18 @@ Test(session, write_error_stops_with_a_readable_stream)
 	cr_assert_eq(fwrite(k.buf, 1, k.len, out), k.len);
 	fclose(out);
 	free(k.buf);
-	read_file(path, &c);
-	cr_assert_eq(c.rc, 0);
+	read_whole(path, &c);
 	cr_assert_eq(c.samples, 0, "nothing after the failed write");
 }
 
 /* A file that cannot grow (EFBIG past RLIMIT_FSIZE): stop leaves it readable. */
 Test(session, write_error_leaves_the_file_at_its_checkpoint)
 {
-	static struct fake f;
-	uint64_t t0 = base_time();
 	struct bpfrec_record_stats st;
-	struct record_opts o;
 	struct record_session *s;
+	uint64_t t0 = base_time();
+	struct record_opts o;
+	static struct fake f;
 	struct contents c;
 	struct rlimit rl;
 	struct stat sb;

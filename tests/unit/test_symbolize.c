@@ -627,6 +627,23 @@ Test(symbolize, build_id_under_debug_dir, .init = make_tmpdir, .fini = cleanup)
 	check_like_unstripped(bin);
 }
 
+/*
+ * @bin, stripped, has no debug info the symbolizer may use: sym_leaf,
+ * inside it, has no name (-ENOENT, no frames). @r is left for the caller.
+ */
+static void check_leaf_unknown(const char *bin, struct sym_result *r)
+{
+	struct symbolizer *s = new_symbolizer(tmp("debug"), false);
+	struct sym_mapping m = text_mapping(bin, 0x7f0000000000ULL);
+	uint64_t value, size;
+
+	nm_symbol(fixture("sym_target"), "sym_leaf", &value, &size);
+	cr_assert_eq(symbolize_user(s, &m, 0x7f0000000000ULL + value + 4, r), -ENOENT,
+		     "%s: sym_leaf has no name", bin);
+	cr_assert_eq(r->nr_frames, 0, "%s: no frames", bin);
+	symbolizer_free(s);
+}
+
 Test(symbolize, build_id_in_perf_cache, .init = make_tmpdir, .fini = cleanup)
 {
 	const char *bin = make_stripped(false);
@@ -642,21 +659,13 @@ Test(symbolize, build_id_in_perf_cache, .init = make_tmpdir, .fini = cleanup)
 Test(symbolize, stripped_without_debug_info, .init = make_tmpdir, .fini = cleanup)
 {
 	const char *bin = make_stripped(true);
-	struct symbolizer *s;
-	struct sym_mapping m;
 	struct sym_result r;
-	uint64_t value, size;
 
 	isolate_home();
 	run("rm '%s'", tmp("t.debug"));
-	s = new_symbolizer(tmp("debug"), false);
-	m = text_mapping(bin, 0x7f0000000000ULL);
-	nm_symbol(fixture("sym_target"), "sym_leaf", &value, &size);
 	/* A PIE's .dynsym has none of its own functions: nothing to say. */
-	cr_assert_eq(symbolize_user(s, &m, 0x7f0000000000ULL + value + 4, &r), -ENOENT);
-	cr_assert_eq(r.nr_frames, 0);
+	check_leaf_unknown(bin, &r);
 	cr_assert(!r.has_functions && !r.has_filenames && !r.has_line_numbers);
-	symbolizer_free(s);
 }
 
 Test(symbolize, symbol_table_without_dwarf, .init = make_tmpdir, .fini = cleanup)
@@ -751,20 +760,12 @@ Test(symbolize, elf_aliases_as_perf_chooses, .init = make_tmpdir, .fini = cleanu
 Test(symbolize, debuglink_to_another_build_is_ignored, .init = make_tmpdir, .fini = cleanup)
 {
 	const char *bin = make_stripped(true);
-	struct symbolizer *s;
-	struct sym_mapping m;
 	struct sym_result r;
-	uint64_t value, size;
 
 	isolate_home();
 	/* Debug info of another program under the expected name. */
 	run("objcopy --only-keep-debug '%s' '%s'", fixture("sym_inline"), tmp("bin/t.debug"));
-	s = new_symbolizer(tmp("debug"), false);
-	m = text_mapping(bin, 0x7f0000000000ULL);
-	nm_symbol(fixture("sym_target"), "sym_leaf", &value, &size);
-	cr_assert_eq(symbolize_user(s, &m, 0x7f0000000000ULL + value + 4, &r), -ENOENT);
-	cr_assert_eq(r.nr_frames, 0);
-	symbolizer_free(s);
+	check_leaf_unknown(bin, &r);
 }
 
 Test(symbolize, debuglink_crc_without_build_ids, .init = make_tmpdir, .fini = cleanup)

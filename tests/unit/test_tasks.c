@@ -279,6 +279,23 @@ static int see(uint32_t pid, uint32_t tid, const char *comm, uint64_t time, uint
 	return emit_task(w, tt, pid, tid, comm, time, cpu, ips, nr);
 }
 
+/* The r-x private mapping of file, with file's own build-id. */
+static struct mmap2_want rx_map(uint32_t pid, uint32_t tid, uint64_t start, uint64_t len,
+				uint64_t pgoff, const char *file)
+{
+	return (struct mmap2_want){ pid, tid, start, len, pgoff, PROT_READ | PROT_EXEC,
+				    MAP_PRIVATE, file, file, 0, 0, 0 };
+}
+
+/* see() a sample the tracker must take (0): the number of records it wrote. */
+static size_t see_take(uint32_t pid, uint32_t tid, const char *comm, uint64_t time, uint32_t cpu,
+		       const uint64_t *ips, size_t nr)
+{
+	cr_assert_eq(see(pid, tid, comm, time, cpu, ips, nr), 0, "%u/%u at %lu", pid, tid,
+		     (unsigned long)time);
+	return take();
+}
+
 /* A kernel mmap report, with what it makes the file lack written at once. */
 static int report_mmap(uint32_t pid, uint32_t tid, const struct procmaps_entry *e,
 		       uint64_t time, uint32_t cpu)
@@ -369,8 +386,7 @@ Test(tasks, first_sample_describes_the_process)
 	uint64_t ips[] = { APP_START + 0x123, 0 };
 
 	start_app();
-	cr_assert_eq(see(1000, 1000, "app", 5000, 1, ips, 2), 0);
-	cr_assert_eq(take(), 7);
+	cr_assert_eq(see_take(1000, 1000, "app", 5000, 1, ips, 2), 7);
 	assert_comm(&recs[0], 1000, 1000, "app", false, 5000, 1);
 	check_app_mmaps(1, 1000, 1000, 5000, 1);
 	/* Only the file with a sample gets its build-id listed. */
@@ -417,14 +433,11 @@ Test(tasks, same_process_again_writes_nothing)
 	start_app();
 	cr_assert_eq(see(1000, 1000, "app", 5000, 0, in_app, 2), 0);
 	take();
-	cr_assert_eq(see(1000, 1000, "app", 6000, 0, in_app, 2), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(1000, 1000, "app", 6000, 0, in_app, 2), 0);
 	/* A first hit in libc lists its build-id, nothing else. */
-	cr_assert_eq(see(1000, 1000, "app", 7000, 0, in_libc, 2), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(1000, 1000, "app", 7000, 0, in_libc, 2), 1);
 	assert_build_id(&recs[0], libc_path);
-	cr_assert_eq(see(1000, 1000, "app", 8000, 0, in_libc, 2), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(1000, 1000, "app", 8000, 0, in_libc, 2), 0);
 }
 
 Test(tasks, new_thread_gets_a_comm_only)
@@ -434,11 +447,9 @@ Test(tasks, new_thread_gets_a_comm_only)
 	start_app();
 	cr_assert_eq(see(1000, 1000, "app", 5000, 0, ips, 1), 0);
 	take();
-	cr_assert_eq(see(1000, 1001, "worker", 6000, 1, ips, 1), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(1000, 1001, "worker", 6000, 1, ips, 1), 1);
 	assert_comm(&recs[0], 1000, 1001, "worker", false, 6000, 1);
-	cr_assert_eq(see(1000, 1001, "worker", 7000, 1, ips, 1), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(1000, 1001, "worker", 7000, 1, ips, 1), 0);
 }
 
 Test(tasks, first_sample_from_a_thread)
@@ -448,16 +459,14 @@ Test(tasks, first_sample_from_a_thread)
 	make_blob();
 	fake_proc(1000, app_maps(), "mainname");
 	new_tracker(0);
-	cr_assert_eq(see(1000, 1002, "thr", 5000, 1, ips, 1), 0);
-	cr_assert_eq(take(), 8);
+	cr_assert_eq(see_take(1000, 1002, "thr", 5000, 1, ips, 1), 8);
 	/* The process is named from /proc, the thread from the sample. */
 	assert_comm(&recs[0], 1000, 1000, "mainname", false, 5000, 1);
 	assert_comm(&recs[1], 1000, 1002, "thr", false, 5000, 1);
 	check_app_mmaps(2, 1000, 1000, 5000, 1);
 	assert_build_id(&recs[7], libc_path);
 	/* The main thread is known now. */
-	cr_assert_eq(see(1000, 1000, "mainname", 6000, 1, ips, 1), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(1000, 1000, "mainname", 6000, 1, ips, 1), 0);
 }
 
 static char *app_maps_plus_lib(const char *lib)
@@ -474,37 +483,29 @@ static char *app_maps_plus_lib(const char *lib)
 Test(tasks, ip_outside_the_maps_rereads_them)
 {
 	uint64_t in_new[] = { 0x7f0000500000ull + 0x77, APP_START + 0x10 };
-	struct mmap2_want lib = { 1000, 1003, 0x7f0000500000ull, 0x8000, 0x2000,
-				  PROT_READ | PROT_EXEC, MAP_PRIVATE, libc_path, libc_path,
-				  0, 0, 0 };
+	struct mmap2_want lib = rx_map(1000, 1003, 0x7f0000500000ull, 0x8000, 0x2000, libc_path);
 
 	app_seen_at_1s();
 	/* dlopen: a new mapping (the same file again, mapped elsewhere). */
 	fake_proc(1000, app_maps_plus_lib(libc_path), NULL);
-	cr_assert_eq(see(1000, 1003, "app", 1300 * MS, 1, in_new, 2), 0);
-	cr_assert_eq(take(), 3);
+	cr_assert_eq(see_take(1000, 1003, "app", 1300 * MS, 1, in_new, 2), 3);
 	assert_comm(&recs[0], 1000, 1003, "app", false, 1300 * MS, 1);
 	/* Only the new mapping, then its build-id (its first sample). */
 	assert_mmap2(&recs[1], &lib, 1300 * MS, 1);
 	assert_build_id(&recs[2], libc_path);
-	cr_assert_eq(see(1000, 1003, "app", 1400 * MS, 1, in_new, 2), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(1000, 1003, "app", 1400 * MS, 1, in_new, 2), 0);
 }
 
 Test(tasks, rereads_are_rate_limited)
 {
 	uint64_t in_new[] = { 0x7f0000500000ull + 0x77 };
-	struct mmap2_want lib = { 1000, 1000, 0x7f0000500000ull, 0x8000, 0x2000,
-				  PROT_READ | PROT_EXEC, MAP_PRIVATE, libc_path, libc_path,
-				  0, 0, 0 };
+	struct mmap2_want lib = rx_map(1000, 1000, 0x7f0000500000ull, 0x8000, 0x2000, libc_path);
 
 	app_seen_at_1s();
 	fake_proc(1000, app_maps_plus_lib(libc_path), NULL);
 	/* Within 100 ms of the last read: the maps are not read again yet. */
-	cr_assert_eq(see(1000, 1000, "app", 1050 * MS, 0, in_new, 1), 0);
-	cr_assert_eq(take(), 0);
-	cr_assert_eq(see(1000, 1000, "app", 1100 * MS, 0, in_new, 1), 0);
-	cr_assert_eq(take(), 2);
+	cr_assert_eq(see_take(1000, 1000, "app", 1050 * MS, 0, in_new, 1), 0);
+	cr_assert_eq(see_take(1000, 1000, "app", 1100 * MS, 0, in_new, 1), 2);
 	assert_mmap2(&recs[0], &lib, 1100 * MS, 0);
 	assert_build_id(&recs[1], libc_path);
 }
@@ -516,18 +517,15 @@ Test(tasks, unmapped_addresses_are_remembered)
 
 	app_seen_at_1s();
 	/* An address no mapping holds: one re-read, which finds nothing. */
-	cr_assert_eq(see(1000, 1000, "app", 2000 * MS, 0, nowhere, 1), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(1000, 1000, "app", 2000 * MS, 0, nowhere, 1), 0);
 	/*
 	 * The maps change, but the same unmapped address does not read them
 	 * again (a JIT region would otherwise cost a read per sample)...
 	 */
 	fake_proc(1000, app_maps_plus_lib(libc_path), NULL);
-	cr_assert_eq(see(1000, 1000, "app", 2500 * MS, 0, nowhere, 1), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(1000, 1000, "app", 2500 * MS, 0, nowhere, 1), 0);
 	/* ... while an ip in a page not known to be unmapped does. */
-	cr_assert_eq(see(1000, 1000, "app", 2600 * MS, 0, in_new, 1), 0);
-	cr_assert_eq(take(), 2);
+	cr_assert_eq(see_take(1000, 1000, "app", 2600 * MS, 0, in_new, 1), 2);
 	cr_assert_eq(recs[0].type, PERF_RECORD_MMAP2);
 	cr_assert_eq(u64_at(&recs[0], 16), 0x7f0000500000ull);
 }
@@ -539,8 +537,7 @@ Test(tasks, kernel_and_null_ips_are_ignored)
 	app_seen_at_1s();
 	fake_proc(1000, app_maps_plus_lib(libc_path), NULL);
 	/* No user address outside the maps: no re-read, the new mapping stays unwritten. */
-	cr_assert_eq(see(1000, 1000, "app", 5000 * MS, 0, kernelish, 3), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(1000, 1000, "app", 5000 * MS, 0, kernelish, 3), 0);
 }
 
 static const char other_maps[] =
@@ -563,14 +560,12 @@ Test(tasks, exec_writes_comm_exec_and_fresh_maps)
 	cr_assert_eq(see(1000, 1001, "app", 1001 * MS, 0, in_app, 1), 0);
 	take();
 	fake_proc(1000, other_maps, "other");
-	cr_assert_eq(see(1000, 1000, "other", 1010 * MS, 1, in_other, 1), 0);
-	cr_assert_eq(take(), 3);
+	cr_assert_eq(see_take(1000, 1000, "other", 1010 * MS, 1, in_other, 1), 3);
 	assert_comm(&recs[0], 1000, 1000, "other", true, 1010 * MS, 1);
 	assert_mmap2(&recs[1], &want[0], 1010 * MS, 1);
 	assert_mmap2(&recs[2], &want[1], 1010 * MS, 1);
 	/* exec left one thread: a sample on the old tid is a new thread. */
-	cr_assert_eq(see(1000, 1001, "other", 1020 * MS, 1, in_other, 1), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(1000, 1001, "other", 1020 * MS, 1, in_other, 1), 1);
 	assert_comm(&recs[0], 1000, 1001, "other", false, 1020 * MS, 1);
 }
 
@@ -583,15 +578,12 @@ Test(tasks, rename_is_not_an_exec)
 	cr_assert_eq(see(1000, 1001, "app", 1001 * MS, 0, in_app, 1), 0);
 	take();
 	/* prctl(PR_SET_NAME) on the main thread: same address space. */
-	cr_assert_eq(see(1000, 1000, "renamed", 1002 * MS, 0, in_app, 1), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(1000, 1000, "renamed", 1002 * MS, 0, in_app, 1), 1);
 	assert_comm(&recs[0], 1000, 1000, "renamed", false, 1002 * MS, 0);
 	/* ... and on another thread, which cannot exec anyway. */
-	cr_assert_eq(see(1000, 1001, "pool-1", 1003 * MS, 1, in_app, 1), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(1000, 1001, "pool-1", 1003 * MS, 1, in_app, 1), 1);
 	assert_comm(&recs[0], 1000, 1001, "pool-1", false, 1003 * MS, 1);
-	cr_assert_eq(see(1000, 1001, "pool-1", 1004 * MS, 1, in_app, 1), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(1000, 1001, "pool-1", 1004 * MS, 1, in_app, 1), 0);
 }
 
 Test(tasks, vanished_process_gets_its_comm_only)
@@ -599,14 +591,11 @@ Test(tasks, vanished_process_gets_its_comm_only)
 	uint64_t ips[] = { 0x401000, 0x7f0000001000ull };
 
 	new_tracker(0);
-	cr_assert_eq(see(2000, 2000, "ghost", 1000 * MS, 0, ips, 2), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(2000, 2000, "ghost", 1000 * MS, 0, ips, 2), 1);
 	assert_comm(&recs[0], 2000, 2000, "ghost", false, 1000 * MS, 0);
-	cr_assert_eq(see(2000, 2000, "ghost", 1001 * MS, 0, ips, 2), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(2000, 2000, "ghost", 1001 * MS, 0, ips, 2), 0);
 	/* A thread of another vanished process: the process is named after it. */
-	cr_assert_eq(see(3000, 3005, "gone-thr", 1002 * MS, 1, ips, 2), 0);
-	cr_assert_eq(take(), 2);
+	cr_assert_eq(see_take(3000, 3005, "gone-thr", 1002 * MS, 1, ips, 2), 2);
 	assert_comm(&recs[0], 3000, 3000, "gone-thr", false, 1002 * MS, 1);
 	assert_comm(&recs[1], 3000, 3005, "gone-thr", false, 1002 * MS, 1);
 }
@@ -637,8 +626,7 @@ Test(tasks, new_file_describes_again_from_what_is_known)
 	struct task_desc_rec r;
 
 	app_seen_at_1s();
-	cr_assert_eq(see(1000, 1001, "worker", 1001 * MS, 0, ips, 1), 0);
-	cr_assert_eq(take(), 1, "a thread: its COMM");
+	cr_assert_eq(see_take(1000, 1001, "worker", 1001 * MS, 0, ips, 1), 1, "a thread: its COMM");
 	proc_gone(1000);
 	task_tracker_new_file(tt);
 	/* What the tracker decides the new file lacks (this test's writer is the old file's). */
@@ -714,8 +702,7 @@ Test(tasks, idle_task_is_left_to_perf)
 
 	new_tracker(0);
 	cr_assert_eq(see(0, 0, "swapper/0", 1000, 0, NULL, 0), 0);
-	cr_assert_eq(see(0, 0, "swapper/1", 2000, 1, ips, 1), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(0, 0, "swapper/1", 2000, 1, ips, 1), 0);
 }
 
 Test(tasks, comm_is_cut_at_15_characters)
@@ -724,8 +711,7 @@ Test(tasks, comm_is_cut_at_15_characters)
 
 	memset(long_comm, 'x', sizeof(long_comm));	/* 16 bytes, no NUL */
 	new_tracker(0);
-	cr_assert_eq(see(2000, 2000, long_comm, 1, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(2000, 2000, long_comm, 1, 0, NULL, 0), 1);
 	assert_comm(&recs[0], 2000, 2000, "xxxxxxxxxxxxxxx", false, 1, 0);
 }
 
@@ -739,13 +725,11 @@ Test(tasks, eviction_of_the_least_recently_seen)
 	cr_assert_eq(see(2003, 2003, "c", 4, 0, NULL, 0), 0);	/* evicts b */
 	cr_assert_eq(take(), 1);
 	cr_assert_eq(see(2001, 2001, "a", 5, 0, NULL, 0), 0);	/* still known */
-	cr_assert_eq(see(2003, 2003, "c", 6, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(2003, 2003, "c", 6, 0, NULL, 0), 0);
 	cr_assert_eq(see(2002, 2002, "b", 7, 0, NULL, 0), 0);	/* described again, evicts a */
 	cr_assert_eq(take(), 1);
 	assert_comm(&recs[0], 2002, 2002, "b", false, 7, 0);
-	cr_assert_eq(see(2001, 2001, "a", 8, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(2001, 2001, "a", 8, 0, NULL, 0), 1);
 	assert_comm(&recs[0], 2001, 2001, "a", false, 8, 0);
 }
 
@@ -759,8 +743,7 @@ Test(tasks, many_processes_stay_bounded)
 	for (uint32_t pid = 11900; pid < 12000; pid++)
 		cr_assert_eq(see(pid, pid, "p", 20000, 0, NULL, 0), 0);
 	cr_assert_eq(take(), 0);
-	cr_assert_eq(see(11899, 11899, "p", 20001, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(11899, 11899, "p", 20001, 0, NULL, 0), 1);
 }
 
 /* Two round ends: the one of the round the exit came in, and the next. */
@@ -779,31 +762,25 @@ Test(tasks, exit_forgets_after_the_next_round)
 	/* A thread exits: a late sample of it still finds it... */
 	task_tracker_exit(tt, 2001, 2002);
 	task_tracker_round_end(tt);
-	cr_assert_eq(see(2001, 2002, "a-thr", 3, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(2001, 2002, "a-thr", 3, 0, NULL, 0), 0);
 	/* ...then its tid is new again; the process is still known. */
 	task_tracker_round_end(tt);
-	cr_assert_eq(see(2001, 2002, "a-thr2", 4, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(2001, 2002, "a-thr2", 4, 0, NULL, 0), 1);
 	assert_comm(&recs[0], 2001, 2002, "a-thr2", false, 4, 0);
 	/* The process exits: the same, then a reused pid starts fresh. */
 	task_tracker_exit(tt, 2001, 2001);
-	cr_assert_eq(see(2001, 2001, "a", 5, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(2001, 2001, "a", 5, 0, NULL, 0), 0);
 	rounds_pass();
-	cr_assert_eq(see(2001, 2001, "reused", 6, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(2001, 2001, "reused", 6, 0, NULL, 0), 1);
 	assert_comm(&recs[0], 2001, 2001, "reused", false, 6, 0);
 	/* A fork under the pid is a new process at once. */
 	task_tracker_fork(tt, 2001, 2001, 1);
-	cr_assert_eq(see(2001, 2001, "again", 7, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(2001, 2001, "again", 7, 0, NULL, 0), 1);
 	assert_comm(&recs[0], 2001, 2001, "again", false, 7, 0);
 	/* Mismatched tids are ignored. */
 	task_tracker_exit(tt, 9999, 2001);
 	rounds_pass();
-	cr_assert_eq(see(2001, 2001, "again", 8, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 0);
+	cr_assert_eq(see_take(2001, 2001, "again", 8, 0, NULL, 0), 0);
 }
 
 /* A sample in the exit path of a process never seen before leaves nothing behind. */
@@ -813,8 +790,7 @@ Test(tasks, sample_after_exit_of_an_unseen_process)
 
 	new_tracker(0);
 	task_tracker_exit(tt, 4242, 4242);
-	cr_assert_eq(see(4242, 4242, "gone", 10, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 1, "its COMM");
+	cr_assert_eq(see_take(4242, 4242, "gone", 10, 0, NULL, 0), 1, "its COMM");
 	rounds_pass();
 	task_tracker_stats(tt, &st);
 	cr_assert_eq(st.procs, 0);
@@ -845,8 +821,7 @@ Test(tasks, tid_reused_by_another_process)
 	new_tracker(0);
 	cr_assert_eq(see(2001, 2005, "a", 1, 0, NULL, 0), 0);
 	take();
-	cr_assert_eq(see(2010, 2005, "a", 2, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 2);
+	cr_assert_eq(see_take(2010, 2005, "a", 2, 0, NULL, 0), 2);
 	assert_comm(&recs[0], 2010, 2010, "a", false, 2, 0);
 	assert_comm(&recs[1], 2010, 2005, "a", false, 2, 0);
 }
@@ -873,13 +848,11 @@ Test(tasks, build_id_is_read_once_per_file)
 	fake_proc(5000, maps, "x");
 	fake_proc(5001, maps, "y");
 	new_tracker(0);
-	cr_assert_eq(see(5000, 5000, "x", 1, 0, ips, 1), 0);
-	cr_assert_eq(take(), 3);
+	cr_assert_eq(see_take(5000, 5000, "x", 1, 0, ips, 1), 3);
 	assert_mmap2(&recs[1], &want, 1, 0);
 	/* The same (device, inode, path) in another process: the cached build-id, not the new file's. */
 	copy_file(libc_path, lib);
-	cr_assert_eq(see(5001, 5001, "y", 2, 0, ips, 1), 0);
-	cr_assert_eq(take(), 2);
+	cr_assert_eq(see_take(5001, 5001, "y", 2, 0, ips, 1), 2);
 	want.pid = want.tid = 5001;
 	assert_mmap2(&recs[1], &want, 2, 0);
 }
@@ -901,8 +874,7 @@ Test(tasks, deleted_file_read_through_map_files)
 	FMT(link, "%s/7f0000500000-7f0000501000", dir);
 	cr_assert_eq(symlink(exe, link), 0);
 	new_tracker(0);
-	cr_assert_eq(see(6000, 6000, "d", 1, 0, ips, 1), 0);
-	cr_assert_eq(take(), 3);
+	cr_assert_eq(see_take(6000, 6000, "d", 1, 0, ips, 1), 3);
 	assert_mmap2(&recs[1], &want, 1, 0);
 	cr_assert_eq(recs[2].type, PERFDATA_RECORD_HEADER_BUILD_ID);
 	cr_assert_str_eq(str_at(&recs[2], 36), "/nonexistent/app (deleted)");
@@ -972,13 +944,11 @@ Test(tasks, vdso_build_id)
 	fake_proc(7000, maps, "app32");
 	new_tracker(0);
 	/* A sample in the vDSO lists its build-id under "[vdso]", as perf does. */
-	cr_assert_eq(see(1000, 1000, "app", 1, 0, in_vdso, 1), 0);
-	cr_assert_eq(take(), 7);
+	cr_assert_eq(see_take(1000, 1000, "app", 1, 0, in_vdso, 1), 7);
 	check_app_mmaps(1, 1000, 1000, 1, 0);
 	assert_build_id(&recs[6], "[vdso]");
 	/* A 32-bit process has another vDSO image: no build-id we could vouch for. */
-	cr_assert_eq(see(7000, 7000, "app32", 2, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 3);
+	cr_assert_eq(see_take(7000, 7000, "app32", 2, 0, NULL, 0), 3);
 	assert_mmap2(&recs[2], &vdso32, 2, 0);
 }
 
@@ -1017,22 +987,26 @@ static void report_exec(uint32_t pid, uint64_t time)
 	task_tracker_exec(tt, pid);
 }
 
+/* pid, forked by init, execs the app at `time`: as the kernel reports it. */
+static void spawn(uint32_t pid, uint64_t time)
+{
+	task_tracker_fork(tt, pid, pid, 1);
+	report_exec(pid, time);
+}
+
 /* No /proc/7000 in the fake root: the process is gone before its first sample is written. */
 Test(tasks, process_gone_before_its_sample_resolves_from_kernel_reports)
 {
 	uint64_t ips[] = { APP_START + 0x10 };
-	struct mmap2_want want = { 7000, 7000, APP_START, APP_END - APP_START, 0x1000,
-				   PROT_READ | PROT_EXEC, MAP_PRIVATE, exe, exe, 0, 0, 0 };
+	struct mmap2_want want = rx_map(7000, 7000, APP_START, APP_END - APP_START, 0x1000, exe);
 
 	new_tracker(0);
-	task_tracker_fork(tt, 7000, 7000, 1);
-	report_exec(7000, 100);
+	spawn(7000, 100);
 	cr_assert_eq(take(), 0, "nothing is written before a sample");
 	task_tracker_exit(tt, 7000, 7000);
 	/* A sample stamped before the exit, arriving in the next batch. */
 	task_tracker_round_end(tt);
-	cr_assert_eq(see(7000, 7000, "short", 150, 1, ips, 1), 0);
-	cr_assert_eq(take(), 3);
+	cr_assert_eq(see_take(7000, 7000, "short", 150, 1, ips, 1), 3);
 	assert_comm(&recs[0], 7000, 7000, "short", true, 150, 1);
 	assert_mmap2(&recs[1], &want, 150, 1);
 	assert_build_id(&recs[2], exe);
@@ -1043,8 +1017,7 @@ Test(tasks, unsampled_process_leaves_nothing)
 	struct task_tracker_stats st;
 
 	new_tracker(0);
-	task_tracker_fork(tt, 7001, 7001, 1);
-	report_exec(7001, 100);
+	spawn(7001, 100);
 	task_tracker_stats(tt, &st);
 	cr_assert_eq(st.procs, 1);
 	cr_assert_eq(st.maps, 1);
@@ -1076,8 +1049,7 @@ Test(tasks, reported_mapping_over_another_splits_it)
 	struct procmaps_entry big = exe_mapping(0x10000, 0x10000, 0);
 	struct procmaps_entry mid = exe_mapping(0x14000, 0x4000, 0x8000);
 	uint64_t ips[] = { 0x10010 };
-	struct mmap2_want want = { 7003, 7003, 0, 0, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE,
-				   exe, exe, 0, 0, 0 };
+	struct mmap2_want want = rx_map(7003, 7003, 0, 0, 0, exe);
 	const uint64_t starts[] = { 0x10000, 0x14000, 0x18000 };
 	const uint64_t lens[] = { 0x4000, 0x4000, 0x8000 };
 	const uint64_t pgoffs[] = { 0, 0x8000, 0x8000 };
@@ -1086,8 +1058,7 @@ Test(tasks, reported_mapping_over_another_splits_it)
 	task_tracker_exec_begin(tt, 7003);
 	cr_assert_eq(report_mmap(7003, 7003, &big, 1, 0), 0);
 	cr_assert_eq(report_mmap(7003, 7003, &mid, 2, 0), 0);
-	cr_assert_eq(see(7003, 7003, "split", 3, 0, ips, 1), 0);
-	cr_assert_eq(take(), 5);
+	cr_assert_eq(see_take(7003, 7003, "split", 3, 0, ips, 1), 5);
 	for (size_t i = 0; i < 3; i++) {
 		want.start = starts[i];
 		want.len = lens[i];
@@ -1102,18 +1073,15 @@ Test(tasks, reported_mapping_of_a_sampled_process_is_written_at_once)
 	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
 	struct procmaps_entry lib = exe_mapping(0x7f0000500000ull, 0x1000, 0);
 	uint64_t ips[] = { 0x7f0000500010ull };
-	struct mmap2_want want = { 7004, 7005, 0x7f0000500000ull, 0x1000, 0,
-				   PROT_READ | PROT_EXEC, MAP_PRIVATE, exe, exe, 0, 0, 0 };
+	struct mmap2_want want = rx_map(7004, 7005, 0x7f0000500000ull, 0x1000, 0, exe);
 
 	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 	task_tracker_exec_begin(tt, 7004);
-	cr_assert_eq(see(7004, 7004, "mid-exec", 1, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 1, "a COMM, no mappings yet");
+	cr_assert_eq(see_take(7004, 7004, "mid-exec", 1, 0, NULL, 0), 1, "a COMM, no mappings yet");
 	cr_assert_eq(report_mmap(7004, 7005, &lib, 2, 1), 0);
 	cr_assert_eq(take(), 1);
 	assert_mmap2(&recs[0], &want, 2, 1);
-	cr_assert_eq(see(7004, 7004, "mid-exec", 3, 0, ips, 1), 0);
-	cr_assert_eq(take(), 1, "only the build-id: no re-read, the ip is mapped");
+	cr_assert_eq(see_take(7004, 7004, "mid-exec", 3, 0, ips, 1), 1, "only the build-id: no re-read, the ip is mapped");
 	assert_build_id(&recs[0], exe);
 }
 
@@ -1125,8 +1093,7 @@ Test(tasks, exec_flag_kept_per_process)
 	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 	for (uint32_t pid = 8000; pid < 8200; pid++)
 		task_tracker_exec_begin(tt, pid);
-	cr_assert_eq(see(8000, 8000, "first", 1, 0, NULL, 0), 0);
-	cr_assert_eq(take(), 1);
+	cr_assert_eq(see_take(8000, 8000, "first", 1, 0, NULL, 0), 1);
 	assert_comm(&recs[0], 8000, 8000, "first", true, 1, 0);
 }
 
@@ -1134,16 +1101,13 @@ Test(tasks, exec_flag_kept_per_process)
 Test(tasks, forked_child_inherits_its_parents_mappings)
 {
 	uint64_t ips[] = { APP_START + 0x10 };
-	struct mmap2_want want = { 7011, 7011, APP_START, APP_END - APP_START, 0x1000,
-				   PROT_READ | PROT_EXEC, MAP_PRIVATE, exe, exe, 0, 0, 0 };
+	struct mmap2_want want = rx_map(7011, 7011, APP_START, APP_END - APP_START, 0x1000, exe);
 
 	new_tracker(0);
-	task_tracker_fork(tt, 7010, 7010, 1);
-	report_exec(7010, 100);
+	spawn(7010, 100);
 	task_tracker_fork(tt, 7011, 7011, 7010);
 	task_tracker_exit(tt, 7011, 7011);
-	cr_assert_eq(see(7011, 7011, "child", 200, 0, ips, 1), 0);
-	cr_assert_eq(take(), 3);
+	cr_assert_eq(see_take(7011, 7011, "child", 200, 0, ips, 1), 3);
 	assert_comm(&recs[0], 7011, 7011, "child", false, 200, 0);
 	assert_mmap2(&recs[1], &want, 200, 0);
 }
@@ -1162,8 +1126,7 @@ static void short_lived_wave(uint32_t first_pid, unsigned int n, uint64_t *time)
 	for (unsigned int i = 0; i < n; i++) {
 		uint32_t pid = first_pid + 2 * i;
 
-		task_tracker_fork(tt, pid, pid, 1);
-		report_exec(pid, (*time)++);
+		spawn(pid, (*time)++);
 		cr_assert_eq(report_mmap(pid, pid, &lib, (*time)++, 0), 0);
 		if (i % 3)
 			cr_assert_eq(see(pid, pid, "cc1", (*time)++, 0, ips, 2), 0);
@@ -1414,8 +1377,7 @@ Test(tasks, prefetch_reads_maps_and_tells_the_hooks_without_writing)
 	/* Gone from /proc before its sample is written: the maps read before describe it. */
 	FMT(path, "%s/7200/maps", root);
 	cr_assert_eq(unlink(path), 0);
-	cr_assert_eq(see(7200, 7200, "app", 5000, 1, ips, 2), 0);
-	cr_assert_eq(take(), 7);
+	cr_assert_eq(see_take(7200, 7200, "app", 5000, 1, ips, 2), 7);
 	assert_comm(&recs[0], 7200, 7200, "app", false, 5000, 1);
 	check_app_mmaps(1, 7200, 7200, 5000, 1);
 }
@@ -1450,8 +1412,7 @@ Test(tasks, early_mmaps_reach_the_hooks_of_undescribed_processes_only)
 	new_hooked_tracker(&l, false);
 	task_tracker_mmap_early(tt, 7300, &lib);
 	cr_assert_eq(l.changed, 0, "unknown: its fork or exec comes first");
-	task_tracker_fork(tt, 7300, 7300, 1);
-	report_exec(7300, 100);
+	spawn(7300, 100);
 	cr_assert_eq(l.nr, 1);
 	task_tracker_mmap_early(tt, 7300, &lib);
 	cr_assert_eq(l.nr, 2, "the library joins its mappings");

@@ -28,6 +28,8 @@
 #include "symbolize/procmaps.h"
 #include "symbolize/vdso.h"
 #include "symbolize/cfiwalk.h"
+#include "test_want.h"
+#include "test_want.h"
 
 #define MAX_FAKE_PIDS 8
 
@@ -251,6 +253,13 @@ static void free_tables(struct file_table *ft, size_t n)
 		cfi_table_free(ft[i].cfi);
 }
 
+/* The end of a test: the manager and the tables built beside it. */
+static void free_all(struct unwind_tables *t, struct file_table *ft, size_t n)
+{
+	free_tables(ft, n);
+	unwind_tables_free(t);
+}
+
 static uint64_t total_rows(const struct file_table *ft, size_t n)
 {
 	uint64_t sum = 0;
@@ -331,16 +340,12 @@ Test(unwind_tables, own_mappings_rows_and_biases)
 	}
 	cr_assert_geq(with_rows, n);
 	st = stats(t);
-	cr_assert_eq(st.procs, 1);
-	cr_assert_eq(st.tables, n);
-	cr_assert_eq(st.files_built, n);
-	cr_assert_eq(st.rows_used, total_rows(ft, n));
-	cr_assert_eq(st.rows_capacity, 1u << 22);
-	cr_assert_eq(st.mappings_over_budget, 0);
-	cr_assert_eq(st.files_failed, 0);
+	EXPECT_ALL(
+		WANT(st.procs, 1), WANT(st.tables, n), WANT(st.files_built, n),
+		WANT(st.rows_used, total_rows(ft, n)), WANT(st.rows_capacity, 1u << 22),
+		WANT(st.mappings_over_budget, 0), WANT(st.files_failed, 0));
 	cr_assert_gt(st.build_ns, 0);
-	free_tables(ft, n);
-	unwind_tables_free(t);
+	free_all(t, ft, n);
 }
 
 /* A copy of live stack memory, redzones included: not through ASan's memcpy. */
@@ -415,10 +420,10 @@ Test(unwind_tables, processes_share_tables)
 	set_self(t, 1001);
 	set_self(t, 1002);
 	st = stats(t);
-	cr_assert_eq(st.procs, 2);
-	cr_assert_eq(st.tables, n);
-	cr_assert_eq(st.rows_used, rows, "shared tables are stored once");
-	cr_assert_eq(st.files_built, n, "the second process built nothing");
+	EXPECT_ALL(
+		WANT(st.procs, 2), WANT(st.tables, n),
+		WANT_WHY(st.rows_used, rows, "shared tables are stored once"),
+		WANT_WHY(st.files_built, n, "the second process built nothing"));
 	a = entry_of(1001);
 	b = entry_of(1002);
 	cr_assert(a && b);
@@ -433,21 +438,16 @@ Test(unwind_tables, processes_share_tables)
 	unwind_tables_drop_proc(t, 1001);
 	cr_assert_null(entry_of(1001));
 	st = stats(t);
-	cr_assert_eq(st.procs, 1);
-	cr_assert_eq(st.tables, n);
-	cr_assert_eq(st.rows_used, rows);
-	cr_assert_eq(st.cached, 0);
+	EXPECT_ALL(
+		WANT(st.procs, 1), WANT(st.tables, n), WANT(st.rows_used, rows), WANT(st.cached, 0));
 
 	/* Both gone: no table in use, all cached, parked in the store (nothing needs the room). */
 	unwind_tables_drop_proc(t, 1002);
 	cr_assert_null(entry_of(1002));
 	st = stats(t);
-	cr_assert_eq(st.procs, 0);
-	cr_assert_eq(st.tables, 0);
-	cr_assert_eq(st.rows_used, 0);
-	cr_assert_eq(st.parked, n);
-	cr_assert_eq(st.rows_parked, rows);
-	cr_assert_eq(st.largest_free, (1u << 22) - rows);
+	EXPECT_ALL(
+		WANT(st.procs, 0), WANT(st.tables, 0), WANT(st.rows_used, 0), WANT(st.parked, n),
+		WANT(st.rows_parked, rows), WANT(st.largest_free, (1u << 22) - rows));
 	cr_assert_geq(st.cached, n);
 	cr_assert_leq(st.cached_bytes, 256u << 20);
 	writes = store->rows_writes;
@@ -455,21 +455,17 @@ Test(unwind_tables, processes_share_tables)
 	/* A new process mapping them: from the cache, not rebuilt, not even copied. */
 	set_self(t, 1003);
 	st = stats(t);
-	cr_assert_eq(st.files_built, n, "cache hit: nothing rebuilt");
-	cr_assert_eq(st.cache_hits, n);
+	EXPECT_ALL(
+		WANT_WHY(st.files_built, n, "cache hit: nothing rebuilt"), WANT(st.cache_hits, n));
 	cr_assert_eq(store->rows_writes, writes, "parked tables are used where they are");
-	cr_assert_eq(st.parked, 0);
-	cr_assert_eq(st.tables, n);
-	cr_assert_eq(st.rows_used, rows);
+	EXPECT_ALL(WANT(st.parked, 0), WANT(st.tables, n), WANT(st.rows_used, rows));
 	for (uint32_t i = 0; i < entry_of(1003)->nr; i++)
 		if (entry_of(1003)->maps[i].nr_rows)
 			check_mapping(&self_maps.entries[i], &entry_of(1003)->maps[i]);
 	/* A re-read of the same maps changes nothing. */
 	set_self(t, 1003);
-	cr_assert_eq(stats(t).rows_used, rows);
-	cr_assert_eq(stats(t).files_built, n);
-	free_tables(ft, n);
-	unwind_tables_free(t);
+	EXPECT_ALL(WANT(stats(t).rows_used, rows), WANT(stats(t).files_built, n));
+	free_all(t, ft, n);
 }
 
 Test(unwind_tables, cache_bound_evicts)
@@ -482,15 +478,14 @@ Test(unwind_tables, cache_bound_evicts)
 	set_self(t, 1001);
 	unwind_tables_drop_proc(t, 1001);
 	st = stats(t);
-	cr_assert_eq(st.cached, 0, "a 1-byte cache holds nothing");
-	cr_assert_eq(st.cached_bytes, 0);
+	EXPECT_ALL(
+		WANT_WHY(st.cached, 0, "a 1-byte cache holds nothing"), WANT(st.cached_bytes, 0));
 	set_self(t, 1001);
 	st = stats(t);
-	cr_assert_eq(st.files_built, 2 * n, "evicted tables are built again");
-	cr_assert_eq(st.cache_hits, 0);
-	cr_assert_eq(st.tables, n);
-	free_tables(ft, n);
-	unwind_tables_free(t);
+	EXPECT_ALL(
+		WANT_WHY(st.files_built, 2 * n, "evicted tables are built again"),
+		WANT(st.cache_hits, 0), WANT(st.tables, n));
+	free_all(t, ft, n);
 }
 
 /* The mapping of pid's entry for the file of ft, which must be there. */
@@ -533,16 +528,15 @@ Test(unwind_tables, over_budget_tables_are_left_out_whole)
 	cr_assert_geq(left, 1);
 	cr_assert_geq(placed, 1, "the tables that fit are placed");
 	cr_assert_geq(st.mappings_over_budget, left);
-	cr_assert_eq(st.tables, placed);
-	cr_assert_eq(st.rows_used, placed_rows);
+	EXPECT_ALL(WANT(st.tables, placed), WANT(st.rows_used, placed_rows));
 	cr_assert_leq(st.rows_used, rows - 1);
 
 	/* The same process read again: counted again, once per mapping. */
 	set_self(t, 1001);
-	cr_assert_eq(stats(t).mappings_over_budget, 2 * st.mappings_over_budget);
-	cr_assert_eq(stats(t).rows_used, placed_rows);
-	free_tables(ft, n);
-	unwind_tables_free(t);
+	EXPECT_ALL(
+		WANT(stats(t).mappings_over_budget, 2 * st.mappings_over_budget),
+		WANT(stats(t).rows_used, placed_rows));
+	free_all(t, ft, n);
 }
 
 Test(unwind_tables, tiny_and_empty_store)
@@ -553,8 +547,7 @@ Test(unwind_tables, tiny_and_empty_store)
 
 	set_self(t, 1001);
 	st = stats(t);
-	cr_assert_eq(st.tables, 0);
-	cr_assert_eq(st.rows_used, 0);
+	EXPECT_ALL(WANT(st.tables, 0), WANT(st.rows_used, 0));
 	cr_assert_gt(st.mappings_over_budget, 0);
 	p = entry_of(1001);
 	cr_assert_not_null(p, "the entry is written even without tables");
@@ -628,14 +621,12 @@ Test(unwind_tables, holes_and_coalescing)
 	cr_assert_eq(mapping_of(1002, y)->first_row, a);
 	cr_assert_eq(mapping_of(1003, z)->first_row, a + b);
 	st = stats(t);
-	cr_assert_eq(st.rows_used, a + b + c);
-	cr_assert_eq(st.free_ranges, 0);
+	EXPECT_ALL(WANT(st.rows_used, a + b + c), WANT(st.free_ranges, 0));
 
 	/* A hole of b rows in the middle. */
 	unwind_tables_drop_proc(t, 1002);
 	st = stats(t);
-	cr_assert_eq(st.free_ranges, 1);
-	cr_assert_eq(st.largest_free, b);
+	EXPECT_ALL(WANT(st.free_ranges, 1), WANT(st.largest_free, b));
 	/* W is bigger than the hole: left out, counted, not cut. */
 	set_one(t, 1004, w);
 	cr_assert_eq(mapping_of(1004, w)->nr_rows, 0);
@@ -643,38 +634,32 @@ Test(unwind_tables, holes_and_coalescing)
 	/* Y again fits the hole exactly (rebuilt: nothing is cached). */
 	set_one(t, 1005, y);
 	cr_assert_eq(mapping_of(1005, y)->first_row, a);
-	cr_assert_eq(stats(t).free_ranges, 0);
-	cr_assert_eq(stats(t).cache_hits, 0);
+	EXPECT_ALL(WANT(stats(t).free_ranges, 0), WANT(stats(t).cache_hits, 0));
 	unwind_tables_drop_proc(t, 1005);
 
 	/* X leaves: [0, a) and [a, a + b) merge. */
 	unwind_tables_drop_proc(t, 1001);
 	st = stats(t);
-	cr_assert_eq(st.free_ranges, 1);
-	cr_assert_eq(st.largest_free, a + b);
+	EXPECT_ALL(WANT(st.free_ranges, 1), WANT(st.largest_free, a + b));
 	/* W fits now: rebuilt (its rows were dropped when it did not fit), at the start. */
 	set_one(t, 1004, w);
 	cr_assert_eq(mapping_of(1004, w)->first_row, 0);
 	check_mapping(w->e, mapping_of(1004, w));
 	cr_assert_eq(stats(t).mappings_over_budget, 1);
 	st = stats(t);
-	cr_assert_eq(st.free_ranges, 1);
-	cr_assert_eq(st.largest_free, a + b - w->cfi->nr);
+	EXPECT_ALL(WANT(st.free_ranges, 1), WANT(st.largest_free, a + b - w->cfi->nr));
 
 	/* Z leaves: its range merges with the hole before it. */
 	unwind_tables_drop_proc(t, 1003);
 	st = stats(t);
-	cr_assert_eq(st.free_ranges, 1);
-	cr_assert_eq(st.largest_free, a + b + c - w->cfi->nr);
+	EXPECT_ALL(WANT(st.free_ranges, 1), WANT(st.largest_free, a + b + c - w->cfi->nr));
 	/* The last one: the store is one free range again. */
 	unwind_tables_drop_proc(t, 1004);
 	st = stats(t);
-	cr_assert_eq(st.free_ranges, 1);
-	cr_assert_eq(st.largest_free, a + b + c);
-	cr_assert_eq(st.rows_used, 0);
-	cr_assert_eq(st.tables, 0);
-	free_tables(ft, n);
-	unwind_tables_free(t);
+	EXPECT_ALL(
+		WANT(st.free_ranges, 1), WANT(st.largest_free, a + b + c), WANT(st.rows_used, 0),
+		WANT(st.tables, 0));
+	free_all(t, ft, n);
 }
 
 /*
@@ -705,27 +690,22 @@ Test(unwind_tables, parked_tables_give_way)
 	set_one(t, 1003, z);
 	unwind_tables_drop_proc(t, 1002);
 	st = stats(t);
-	cr_assert_eq(st.tables, 2);
-	cr_assert_eq(st.rows_used, a + c);
-	cr_assert_eq(st.parked, 1);
-	cr_assert_eq(st.rows_parked, b);
-	cr_assert_eq(st.free_ranges, 0);
+	EXPECT_ALL(
+		WANT(st.tables, 2), WANT(st.rows_used, a + c), WANT(st.parked, 1),
+		WANT(st.rows_parked, b), WANT(st.free_ranges, 0));
 	writes = store->rows_writes;
 	set_one(t, 1005, y);
 	cr_assert_eq(mapping_of(1005, y)->first_row, a);
 	check_mapping(y->e, mapping_of(1005, y));
 	cr_assert_eq(store->rows_writes, writes);
-	cr_assert_eq(stats(t).cache_hits, 1);
-	cr_assert_eq(stats(t).files_built, 3);
+	EXPECT_ALL(WANT(stats(t).cache_hits, 1), WANT(stats(t).files_built, 3));
 	unwind_tables_drop_proc(t, 1005);
 
 	/* W: Y makes way, and W still does not fit. */
 	set_one(t, 1004, w);
 	cr_assert_eq(mapping_of(1004, w)->nr_rows, 0);
 	st = stats(t);
-	cr_assert_eq(st.mappings_over_budget, 1);
-	cr_assert_eq(st.parked, 0);
-	cr_assert_eq(st.largest_free, b);
+	EXPECT_ALL(WANT(st.mappings_over_budget, 1), WANT(st.parked, 0), WANT(st.largest_free, b));
 	unwind_tables_drop_proc(t, 1004);
 
 	/* X parked too, after Y: W takes the room of both. */
@@ -738,18 +718,13 @@ Test(unwind_tables, parked_tables_give_way)
 	cr_assert_eq(mapping_of(1004, w)->first_row, 0);
 	check_mapping(w->e, mapping_of(1004, w));
 	st = stats(t);
-	cr_assert_eq(st.parked, 0);
-	cr_assert_eq(st.tables, 2);
-	cr_assert_eq(st.rows_used, w->cfi->nr + c);
+	EXPECT_ALL(WANT(st.parked, 0), WANT(st.tables, 2), WANT(st.rows_used, w->cfi->nr + c));
 	/* Everything gone: parked, then out when the manager goes. */
 	unwind_tables_drop_proc(t, 1003);
 	unwind_tables_drop_proc(t, 1004);
 	st = stats(t);
-	cr_assert_eq(st.tables, 0);
-	cr_assert_eq(st.rows_used, 0);
-	cr_assert_eq(st.parked, 2);
-	free_tables(ft, n);
-	unwind_tables_free(t);
+	EXPECT_ALL(WANT(st.tables, 0), WANT(st.rows_used, 0), WANT(st.parked, 2));
+	free_all(t, ft, n);
 }
 
 /* An exec: the process's new maps replace the old ones, whose tables leave the store. */
@@ -765,22 +740,18 @@ Test(unwind_tables, new_maps_release_old_tables)
 	cr_assert_eq(stats(t).tables, n);
 	set_one(t, 1001, &ft[0]);
 	st = stats(t);
-	cr_assert_eq(st.procs, 1);
-	cr_assert_eq(st.tables, 1);
-	cr_assert_eq(st.rows_used, ft[0].cfi->nr);
-	cr_assert_eq(st.cached, n - 1);
-	cr_assert_eq(st.files_built, n, "the table kept was not rebuilt");
+	EXPECT_ALL(
+		WANT(st.procs, 1), WANT(st.tables, 1), WANT(st.rows_used, ft[0].cfi->nr),
+		WANT(st.cached, n - 1),
+		WANT_WHY(st.files_built, n, "the table kept was not rebuilt"));
 	p = entry_of(1001);
 	cr_assert_eq(p->nr, 1);
 	check_mapping(ft[0].e, &p->maps[0]);
 	/* And back (a dlopen of everything): from the cache. */
 	set_self(t, 1001);
 	st = stats(t);
-	cr_assert_eq(st.tables, n);
-	cr_assert_eq(st.files_built, n);
-	cr_assert_eq(st.cache_hits, n - 1);
-	free_tables(ft, n);
-	unwind_tables_free(t);
+	EXPECT_ALL(WANT(st.tables, n), WANT(st.files_built, n), WANT(st.cache_hits, n - 1));
+	free_all(t, ft, n);
 }
 
 Test(unwind_tables, max_procs)
@@ -789,8 +760,7 @@ Test(unwind_tables, max_procs)
 
 	set_self(t, 1001);
 	set_self(t, 1002);
-	cr_assert_eq(stats(t).procs, 1);
-	cr_assert_eq(stats(t).procs_over_budget, 1);
+	EXPECT_ALL(WANT(stats(t).procs, 1), WANT(stats(t).procs_over_budget, 1));
 	cr_assert_null(entry_of(1002));
 	/* The one there may still be updated. */
 	set_self(t, 1001);
@@ -815,8 +785,7 @@ Test(unwind_tables, too_many_mappings)
 						   .prot = 5, .path = PROCMAPS_ANON_NAME };
 	cr_assert_eq(unwind_tables_set_proc(t, 1001, maps, nr), 0);
 	cr_assert_eq(entry_of(1001)->nr, UNWIND_MAX_MAPPINGS);
-	cr_assert_eq(stats(t).mappings_truncated, 88);
-	cr_assert_eq(stats(t).files_failed, 0);
+	EXPECT_ALL(WANT(stats(t).mappings_truncated, 88), WANT(stats(t).files_failed, 0));
 	free(maps);
 	unwind_tables_free(t);
 }
@@ -849,15 +818,13 @@ Test(unwind_tables, files_without_tables)
 	cr_assert_eq(unwind_tables_set_proc(t, 1001, e, 3), 0);
 	cr_assert_eq(stats(t).files_no_cfi, 1);
 	/* ...and a [vdso] smaller than our own image is not that image: no table either. */
-	cr_assert_eq(stats(t).files_failed, 2);
-	cr_assert_eq(stats(t).files_built, 0);
+	EXPECT_ALL(WANT(stats(t).files_failed, 2), WANT(stats(t).files_built, 0));
 	cr_assert_eq(entry_of(1001)->nr, 3);
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(entry_of(1001)->maps[i].nr_rows, 0);
 	/* The file without CFI is remembered: not parsed again. */
 	cr_assert_eq(unwind_tables_set_proc(t, 1002, e, 1), 0);
-	cr_assert_eq(stats(t).files_no_cfi, 1);
-	cr_assert_eq(stats(t).tables, 0);
+	EXPECT_ALL(WANT(stats(t).files_no_cfi, 1), WANT(stats(t).tables, 0));
 	unwind_tables_free(t);
 }
 
@@ -875,58 +842,55 @@ Test(unwind_tables, store_errors)
 	store->fail_rows = -ENOSPC;
 	cr_assert_eq(unwind_tables_set_proc(t, 1001, self_maps.entries, self_maps.nr), -ENOSPC);
 	st = stats(t);
-	cr_assert_eq(st.tables, 1, "only what 1001 held before is in the store");
-	cr_assert_eq(st.rows_used, ft[0].cfi->nr);
+	EXPECT_ALL(
+		WANT_WHY(st.tables, 1, "only what 1001 held before is in the store"),
+		WANT(st.rows_used, ft[0].cfi->nr));
 	cr_assert(!memcmp(entry_of(1001), &before, sizeof(before)));
 
 	store->fail_proc = -E2BIG;
 	cr_assert_eq(unwind_tables_set_proc(t, 1001, self_maps.entries, self_maps.nr), -E2BIG);
 	st = stats(t);
-	cr_assert_eq(st.tables, 1);
-	cr_assert_eq(st.rows_used, ft[0].cfi->nr);
+	EXPECT_ALL(WANT(st.tables, 1), WANT(st.rows_used, ft[0].cfi->nr));
 	cr_assert(!memcmp(entry_of(1001), &before, sizeof(before)));
 
 	/* A new process whose entry cannot be written: nothing held. */
 	store->fail_proc = -E2BIG;
 	cr_assert_eq(unwind_tables_set_proc(t, 1002, self_maps.entries, self_maps.nr), -E2BIG);
-	cr_assert_eq(stats(t).procs, 1);
-	cr_assert_eq(stats(t).tables, 1);
+	EXPECT_ALL(WANT(stats(t).procs, 1), WANT(stats(t).tables, 1));
 
 	/* And then it works. */
 	set_self(t, 1001);
 	cr_assert_eq(stats(t).tables, n);
-	free_tables(ft, n);
-	unwind_tables_free(t);
+	free_all(t, ft, n);
 }
 
 /* A table built ahead (the command about to be launched) is a cache hit for its first process. */
 Test(unwind_tables, warmed_table_is_a_cache_hit)
 {
-	struct unwind_tables *t = manager(1u << 22, 0, 0);
-	struct file_table ft[128];
-	size_t n = self_tables(ft, 128);
 	struct unwind_tables_stats st;
+	struct file_table ft[128];
 	int fd;
+	struct unwind_tables *t = manager(1u << 22, 0, 0);
+	size_t n = self_tables(ft, 128);
 
 	cr_assert_geq(n, 1);
 	fd = open(ft[0].e->path, O_RDONLY | O_CLOEXEC);
 	cr_assert_geq(fd, 0, "%s", ft[0].e->path);
 	cr_assert_eq(unwind_tables_warm(t, fd), 0);
 	st = stats(t);
-	cr_assert_eq(st.files_built, 1);
-	cr_assert_eq(st.cached, 1, "kept like a table nobody uses");
-	cr_assert_eq(st.tables, 0, "not in the store before a process maps it");
-	cr_assert_eq(st.rows_used, 0);
+	EXPECT_ALL(
+		WANT(st.files_built, 1), WANT_WHY(st.cached, 1, "kept like a table nobody uses"),
+		WANT_WHY(st.tables, 0, "not in the store before a process maps it"),
+		WANT(st.rows_used, 0));
 	/* Warming it again builds nothing. */
 	cr_assert_eq(unwind_tables_warm(t, fd), 0);
 	cr_assert_eq(stats(t).files_built, 1);
 	close(fd);
 	set_self(t, 1001);
 	st = stats(t);
-	cr_assert_eq(st.files_built, n, "every other table built, not the warmed one again");
-	cr_assert_eq(st.cache_hits, 1);
-	cr_assert_eq(st.cached, 0);
+	EXPECT_ALL(
+		WANT_WHY(st.files_built, n, "every other table built, not the warmed one again"),
+		WANT(st.cache_hits, 1), WANT(st.cached, 0));
 	cr_assert_eq(mapping_of(1001, &ft[0])->nr_rows, ft[0].cfi->nr);
-	free_tables(ft, n);
-	unwind_tables_free(t);
+	free_all(t, ft, n);
 }

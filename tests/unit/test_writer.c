@@ -99,6 +99,13 @@ static int count_records(size_t start, size_t end, uint32_t type)
 	return n;
 }
 
+/* The file as it is now: the SAMPLE records its header's data section covers. */
+static int samples_on_file(int fd)
+{
+	slurp(fd);
+	return count_records(u64_at(40), u64_at(40) + u64_at(48), PERF_RECORD_SAMPLE);
+}
+
 static bool feature_bit(unsigned int f) { return u64_at(72 + 8 * (f / 64)) >> (f % 64) & 1; }
 
 Test(writer, file_layout)
@@ -188,11 +195,9 @@ Test(writer, checkpoint_makes_partial_file_readable)
 
 	/* Records after the checkpoint are buffered, then counted by the next one. */
 	write_samples(w, 3, 100);
-	slurp(fd);
-	cr_assert_eq(count_records(u64_at(40), u64_at(40) + u64_at(48), PERF_RECORD_SAMPLE), 5);
+	cr_assert_eq(samples_on_file(fd), 5);
 	cr_assert_eq(perfdata_writer_checkpoint(w), 0);
-	slurp(fd);
-	cr_assert_eq(count_records(u64_at(40), u64_at(40) + u64_at(48), PERF_RECORD_SAMPLE), 8);
+	cr_assert_eq(samples_on_file(fd), 8);
 	perfdata_writer_free(w);
 	close(fd);
 }
@@ -211,8 +216,7 @@ Test(writer, rounds_checkpoint_by_themselves)
 	write_samples(w, 4, 1);
 	usleep(5000);
 	cr_assert_eq(perfdata_write_finished_round(w), 0);
-	slurp(fd);
-	cr_assert_eq(count_records(u64_at(40), u64_at(40) + u64_at(48), PERF_RECORD_SAMPLE), 4);
+	cr_assert_eq(samples_on_file(fd), 4);
 	perfdata_writer_free(w);
 	close(fd);
 }
@@ -247,9 +251,8 @@ Test(writer, samples_pick_their_event_by_id)
 	write_samples(w, 3, 101);
 	cr_assert_eq(perfdata_write_sample(w, &s), -EINVAL, "unknown id");
 	cr_assert_eq(perfdata_writer_finish(w), 0);
-	slurp(fd);
+	cr_assert_eq(samples_on_file(fd), 5);
 	cr_assert_eq(u64_at(32), 2 * 144);
-	cr_assert_eq(count_records(u64_at(40), u64_at(40) + u64_at(48), PERF_RECORD_SAMPLE), 5);
 	perfdata_writer_free(w);
 	close(fd);
 }
