@@ -702,7 +702,14 @@ static void sampler_counters(const struct record_session *s, const void *src,
 	c->late_spent = read_stat(sm, PROFILE_STAT_LATE_SPENT);
 	c->late_busy = read_stat(sm, PROFILE_STAT_LATE_BUSY);
 	c->py_cut = read_stat(sm, PROFILE_STAT_PY_CUT);
-	progstats_read(sm->progstats, &c->prog);
+	if (sm->progstats) {
+		struct progstats_sum prog;
+
+		progstats_read(sm->progstats, &prog);
+		c->bpf_counted = prog.counted;
+		c->bpf_run_ns = prog.run_ns;
+		c->bpf_runs = prog.runs;
+	}
 }
 
 /* PROFILE_LATE_UNHELPFUL fewer copies for pid (a race with BPF's decrement loses one at most). */

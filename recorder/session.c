@@ -626,9 +626,9 @@ void record_session_status(const struct record_session *s, struct record_status 
 		struct record_source_counters c = { 0 };
 
 		s->src_ops->counters(s, s->src, &c);
-		st->bpf_counted = c.prog.counted;
-		st->bpf_run_ns = c.prog.run_ns;
-		st->bpf_runs = c.prog.runs;
+		st->bpf_counted = c.bpf_counted;
+		st->bpf_run_ns = c.bpf_run_ns;
+		st->bpf_runs = c.bpf_runs;
 	}
 }
 

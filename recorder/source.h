@@ -43,8 +43,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "recorder/progstats.h"
-
 struct record_session;
 
 /* The source's own counts, read at each round. */
@@ -58,8 +56,9 @@ struct record_source_counters {
 	uint64_t late_busy;
 	/* -g: Python walks cut (PROFILE_STAT_PY_CUT). */
 	uint64_t py_cut;
-	/* The source's BPF programs' run time, when the kernel counts it. */
-	struct progstats_sum prog;
+	/* The source's BPF programs, when the kernel counts their time. */
+	bool bpf_counted;
+	uint64_t bpf_run_ns, bpf_runs;
 };
 
 struct record_source_ops {
