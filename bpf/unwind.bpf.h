@@ -452,20 +452,15 @@ static __always_inline struct unwind_walk_state *unwind_walk_begin(void)
 	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!st)
 		return NULL;
+	/* The walk's state starts at zero but for these; pcs[] is written as frames are found. */
+	__builtin_memset(st, 0, __builtin_offsetof(struct unwind_walk_state, pcs));
 	regs = task_user_regs(task);
 	st->pc = BPF_CORE_READ(regs, ip);
 	st->sp = BPF_CORE_READ(regs, sp);
 	st->bp = BPF_CORE_READ(regs, bp);
 	st->tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
 	st->bp_known = 1;
-	st->nr = 0;
 	st->stop = UNWIND_STOP_DEPTH;
-	st->fp_frames = 0;
-	st->map_idx = 0;
-	st->unmapped = 0;
-	st->by_fp = 0;
-	st->ret_addr = 0;
-	st->pad = 0;
 	return st;
 }
 

@@ -92,9 +92,25 @@ static ssize_t finish(struct out *o)
 	return (ssize_t)o->len;
 }
 
+/* The end of every record but a sample: its sample_id trailer, then its size. */
+static ssize_t finish_id(struct out *o, uint64_t id_type, const struct perfdata_sample_id *sid)
+{
+	put_sample_id(o, id_type, sid);
+	return finish(o);
+}
+
 static struct out out_init(void *buf, size_t cap)
 {
 	return (struct out){ .p = buf, .cap = cap };
+}
+
+/* A record's start: the cursor, with the header put (finish() patches its size). */
+static struct out out_record(void *buf, size_t cap, uint32_t type, uint16_t misc)
+{
+	struct out o = out_init(buf, cap);
+
+	put_header(&o, type, misc);
+	return o;
 }
 
 size_t perfdata_sample_id_size(uint64_t id_type)
@@ -105,22 +121,20 @@ size_t perfdata_sample_id_size(uint64_t id_type)
 ssize_t perfdata_encode_mmap(void *buf, size_t cap, const struct perfdata_mmap *m,
 			     uint64_t id_type, const struct perfdata_sample_id *sid)
 {
-	struct out o = out_init(buf, cap);
+	struct out o = out_record(buf, cap, PERF_RECORD_MMAP, m->misc);
 
-	put_header(&o, PERF_RECORD_MMAP, m->misc);
 	put_u32x2(&o, m->pid, m->tid);
 	put_u64(&o, m->start);
 	put_u64(&o, m->len);
 	put_u64(&o, m->pgoff);
 	put_string8(&o, m->filename);
-	put_sample_id(&o, id_type, sid);
-	return finish(&o);
+	return finish_id(&o, id_type, sid);
 }
 
 ssize_t perfdata_encode_mmap2(void *buf, size_t cap, const struct perfdata_mmap *m,
 			      uint64_t id_type, const struct perfdata_sample_id *sid)
 {
-	struct out o = out_init(buf, cap);
+	struct out o;
 	uint16_t misc = m->misc;
 
 	if (m->build_id_size > PERFDATA_BUILD_ID_MAX)
@@ -129,7 +143,7 @@ ssize_t perfdata_encode_mmap2(void *buf, size_t cap, const struct perfdata_mmap 
 		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
 	else
 		misc &= ~PERF_RECORD_MISC_MMAP_BUILD_ID;
-	put_header(&o, PERF_RECORD_MMAP2, misc);
+	o = out_record(buf, cap, PERF_RECORD_MMAP2, misc);
 	put_u32x2(&o, m->pid, m->tid);
 	put_u64(&o, m->start);
 	put_u64(&o, m->len);
@@ -147,75 +161,65 @@ ssize_t perfdata_encode_mmap2(void *buf, size_t cap, const struct perfdata_mmap 
 	}
 	put_u32x2(&o, m->prot, m->flags);
 	put_string8(&o, m->filename);
-	put_sample_id(&o, id_type, sid);
-	return finish(&o);
+	return finish_id(&o, id_type, sid);
 }
 
 ssize_t perfdata_encode_comm(void *buf, size_t cap, const struct perfdata_comm *c,
 			     uint64_t id_type, const struct perfdata_sample_id *sid)
 {
-	struct out o = out_init(buf, cap);
+	struct out o = out_record(buf, cap, PERF_RECORD_COMM, c->exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
 
-	put_header(&o, PERF_RECORD_COMM, c->exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
 	put_u32x2(&o, c->pid, c->tid);
 	put_string8(&o, c->comm);
-	put_sample_id(&o, id_type, sid);
-	return finish(&o);
+	return finish_id(&o, id_type, sid);
 }
 
 ssize_t perfdata_encode_ksymbol(void *buf, size_t cap, const struct perfdata_ksymbol *k,
 				uint64_t id_type, const struct perfdata_sample_id *sid)
 {
-	struct out o = out_init(buf, cap);
+	struct out o = out_record(buf, cap, PERF_RECORD_KSYMBOL, 0);
 	struct {
 		uint32_t len;
 		uint16_t ksym_type, flags;
 	} fixed = { k->len, k->ksym_type, k->flags };
 
-	put_header(&o, PERF_RECORD_KSYMBOL, 0);
 	put_u64(&o, k->addr);
 	put(&o, &fixed, sizeof(fixed));
 	put_string8(&o, k->name);
-	put_sample_id(&o, id_type, sid);
-	return finish(&o);
+	return finish_id(&o, id_type, sid);
 }
 
 ssize_t perfdata_encode_task(void *buf, size_t cap, uint32_t type, const struct perfdata_task *t,
 			     uint64_t id_type, const struct perfdata_sample_id *sid)
 {
-	struct out o = out_init(buf, cap);
+	struct out o;
 
 	if (type != PERF_RECORD_FORK && type != PERF_RECORD_EXIT)
 		return -EINVAL;
-	put_header(&o, type, 0);
+	o = out_record(buf, cap, type, 0);
 	put_u32x2(&o, t->pid, t->ppid);
 	put_u32x2(&o, t->tid, t->ptid);
 	put_u64(&o, t->time);
-	put_sample_id(&o, id_type, sid);
-	return finish(&o);
+	return finish_id(&o, id_type, sid);
 }
 
 ssize_t perfdata_encode_lost(void *buf, size_t cap, uint64_t id, uint64_t lost,
 			     uint64_t id_type, const struct perfdata_sample_id *sid)
 {
-	struct out o = out_init(buf, cap);
+	struct out o = out_record(buf, cap, PERF_RECORD_LOST, 0);
 
-	put_header(&o, PERF_RECORD_LOST, 0);
 	put_u64(&o, id);
 	put_u64(&o, lost);
-	put_sample_id(&o, id_type, sid);
-	return finish(&o);
+	return finish_id(&o, id_type, sid);
 }
 
 ssize_t perfdata_encode_lost_samples(void *buf, size_t cap, uint64_t lost,
 				     uint64_t id_type, const struct perfdata_sample_id *sid)
 {
-	struct out o = out_init(buf, cap);
+	struct out o = out_record(buf, cap, PERF_RECORD_LOST_SAMPLES, 0);
 
-	put_header(&o, PERF_RECORD_LOST_SAMPLES, 0);
 	put_u64(&o, lost);
-	put_sample_id(&o, id_type, sid);
-	return finish(&o);
+	return finish_id(&o, id_type, sid);
 }
 
 /* The sample_type bits this encoder knows how to lay out. */
@@ -229,11 +233,11 @@ ssize_t perfdata_encode_sample(void *buf, size_t cap, const struct perf_event_at
 			       const struct perfdata_sample *s)
 {
 	uint64_t st = attr->sample_type;
-	struct out o = out_init(buf, cap);
+	struct out o;
 
 	if (st & ~SAMPLE_BITS_SUPPORTED)
 		return -EINVAL;
-	put_header(&o, PERF_RECORD_SAMPLE, s->misc);
+	o = out_record(buf, cap, PERF_RECORD_SAMPLE, s->misc);
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		put_u64(&o, s->id);
 	if (st & PERF_SAMPLE_IP)
@@ -354,21 +358,19 @@ uint16_t perfdata_sample_cpumode(bool kernel)
 
 ssize_t perfdata_encode_finished_round(void *buf, size_t cap)
 {
-	struct out o = out_init(buf, cap);
+	struct out o = out_record(buf, cap, PERFDATA_RECORD_FINISHED_ROUND, 0);
 
-	put_header(&o, PERFDATA_RECORD_FINISHED_ROUND, 0);
 	return finish(&o);
 }
 
 ssize_t perfdata_encode_header_attr(void *buf, size_t cap, const struct perf_event_attr *attr,
 				    const uint64_t *ids, uint32_t nr_ids)
 {
-	struct out o = out_init(buf, cap);
+	struct out o = out_record(buf, cap, PERFDATA_RECORD_HEADER_ATTR, 0);
 	uint8_t a[PERFDATA_ATTR_SIZE] = { 0 };
 
 	memcpy(a, attr, sizeof(*attr) < sizeof(a) ? sizeof(*attr) : sizeof(a));
 	((struct perf_event_attr *)a)->size = PERFDATA_ATTR_SIZE;
-	put_header(&o, PERFDATA_RECORD_HEADER_ATTR, 0);
 	put(&o, a, sizeof(a));
 	put(&o, ids, (size_t)nr_ids * 8);
 	return finish(&o);
@@ -377,11 +379,11 @@ ssize_t perfdata_encode_header_attr(void *buf, size_t cap, const struct perf_eve
 ssize_t perfdata_encode_header_feature(void *buf, size_t cap, uint32_t feat,
 				       const void *payload, size_t size)
 {
-	struct out o = out_init(buf, cap);
+	struct out o;
 
 	if (feat >= PERFDATA_FEAT_LAST)
 		return -EINVAL;
-	put_header(&o, PERFDATA_RECORD_HEADER_FEATURE, 0);
+	o = out_record(buf, cap, PERFDATA_RECORD_HEADER_FEATURE, 0);
 	put_u64(&o, feat);
 	put(&o, payload, size);
 	put(&o, NULL, perfdata_align8(size) - size);

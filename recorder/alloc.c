@@ -866,19 +866,22 @@ static void alloc_stats(const void *t, struct record_status *st)
 	const struct alloc_tracer *a = t;
 	struct bpfrec_alloc_stats *out = &st->alloc;
 
-	*out = (struct bpfrec_alloc_stats){ .sz = sizeof(*out), .enabled = true };
-	out->interval = a->interval;
-	out->calls = read_stat(a, ALLOC_STAT_CALLS);
-	out->sampled = read_stat(a, ALLOC_STAT_SAMPLED);
-	out->lost = read_stat(a, ALLOC_STAT_LOST);
-	out->live_full = read_stat(a, ALLOC_STAT_LIVE_FULL);
-	out->freed = read_stat(a, ALLOC_STAT_FREED);
-	out->no_storage = read_stat(a, ALLOC_STAT_NO_STORAGE);
-	out->written = a->written;
-	out->inuse = a->inuse;
-	out->files_probed = a->nr_files - (a->probe_errors < a->nr_files ? a->probe_errors :
-					   a->nr_files);
-	out->probe_errors = a->probe_errors;
+	*out = (struct bpfrec_alloc_stats){
+		.sz = sizeof(*out),
+		.enabled = true,
+		.interval = a->interval,
+		.calls = read_stat(a, ALLOC_STAT_CALLS),
+		.sampled = read_stat(a, ALLOC_STAT_SAMPLED),
+		.written = a->written,
+		.lost = read_stat(a, ALLOC_STAT_LOST),
+		.live_full = read_stat(a, ALLOC_STAT_LIVE_FULL),
+		.freed = read_stat(a, ALLOC_STAT_FREED),
+		.inuse = a->inuse,
+		.no_storage = read_stat(a, ALLOC_STAT_NO_STORAGE),
+		.files_probed = a->nr_files - (a->probe_errors < a->nr_files ? a->probe_errors :
+					       a->nr_files),
+		.probe_errors = a->probe_errors,
+	};
 	st->rec.lost += out->lost;
 }
 

@@ -2,7 +2,6 @@
 /* pyframes.c - Python frames in -g stacks; the contract is in pyframes.h. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,9 +151,6 @@ struct py_file_seen {
 	/* The last process said to map it: one process's image is told again after its exec. */
 	uint32_t said_pid;
 };
-
-struct py_frames;
-static void note(struct py_frames *pf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 struct py_frames {
 	struct py_frames_opts opts;
@@ -364,8 +360,13 @@ static void unsupported(struct py_frames *pf, uint32_t pid, struct py_file_seen 
 		return;
 	f->said_pid = pid;
 	pf->st.procs_unsupported++;
-	note(pf, "Python frames: process %" PRIu32 " runs CPython %u.%u (%s), which is not "
-	     "walked (3.8 to 3.13 are)", pid, f->major, f->minor, path);
+	if (pf->opts.note) {
+		char msg[300];
+
+		snprintf(msg, sizeof(msg), "Python frames: process %" PRIu32 " runs CPython %u.%u "
+			 "(%s), which is not walked (3.8 to 3.13 are)", pid, f->major, f->minor, path);
+		pf->opts.note(pf->opts.note_ctx, msg);
+	}
 }
 
 /* Done with p: its samples so far have addresses in its open file, which is complete now. */
@@ -466,19 +467,6 @@ static bool bpf_proc_of(const struct py_layout *l, uint64_t runtime_addr, struct
 	      bp->frame_instr < PY_FRAME_READ - 8;
 	ok &= !(bp->flags & PY_PROC_OWNER) || bp->frame_owner < PY_FRAME_READ - 8;
 	return ok;
-}
-
-static void note(struct py_frames *pf, const char *fmt, ...)
-{
-	char msg[300];
-	va_list ap;
-
-	if (!pf->opts.note)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	pf->opts.note(pf->opts.note_ctx, msg);
 }
 
 /*

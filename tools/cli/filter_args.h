@@ -84,9 +84,9 @@ int filter_args_opt(struct filter_args *f, int opt, char *arg, char *const *argv
 int filter_args_check(const struct filter_args *f, const char *cmd);
 
 /*
- * The filters and symbol options into *o, a public opts struct that names
- * them as bpfrec_pprof_opts and bpfrec_flamegraph_opts do; the arrays stay
- * f's.
+ * The filters and symbol options into *o, a public opts struct with
+ * BPFREC_SAMPLE_FILTER_FIELDS and BPFREC_SYMBOL_SOURCE_FIELDS
+ * (bpfrec_pprof_opts, bpfrec_flamegraph_opts); the arrays stay f's.
  */
 #define FILTER_ARGS_TO_OPTS(o, f)			\
 	do {						\

@@ -62,19 +62,9 @@ struct bpfrec_flamegraph_opts {
 	 * total. 0 = 0.0001 (0.01 %); negative = fold nothing.
 	 */
 	double min_share;
-	/* Filters and symbols: as bpfrec_pprof_opts. */
-	const char *event;
-	const uint32_t *pids;
-	size_t nr_pids;
-	const uint32_t *tids;
-	size_t nr_tids;
-	const char *const *comms;
-	size_t nr_comms;
-	bool no_inlines;
-	const char *kallsyms;
-	const char *symfs;
-	const char *debug_dir;
-	const char *jit_dir;
+	/* Filters and symbols: as bpfrec_pprof_opts (bpfrec/common.h). */
+	BPFREC_SAMPLE_FILTER_FIELDS;	/* event, pids, tids, comms */
+	BPFREC_SYMBOL_SOURCE_FIELDS;	/* no_inlines, kallsyms, symfs, debug_dir, jit_dir */
 	bpfrec_log_fn log;		/* warnings about the conversion */
 	void *log_ctx;
 };

@@ -2,7 +2,7 @@
 /*
  * bpfrec/common.h - what every part of libbpfrec's public API shares:
  * version, the export marker, options structs, errors, the log and write
- * callbacks.
+ * callbacks; and the fields the two converters' options share.
  *
  * Installed as <bpfrec/common.h>; <bpfrec/bpfrec.h> includes everything.
  * It lives in tools/lib/, with the rest of what every module shares: it
@@ -26,7 +26,9 @@
 #ifndef BPFREC_COMMON_H
 #define BPFREC_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #ifdef __cplusplus
@@ -73,6 +75,31 @@ typedef void (*bpfrec_log_fn)(void *ctx, enum bpfrec_log_level level, const char
  * it took all of buf, else -errno, which fails the write that called it.
  */
 typedef int (*bpfrec_write_fn)(void *ctx, const void *buf, size_t len);
+
+/*
+ * The fields bpfrec_pprof_opts and bpfrec_flamegraph_opts share, written
+ * once so that both name, mean and lay them out alike. Field lists rather
+ * than a member struct: a caller still sets o.event, o.kallsyms.
+ *
+ * Which samples a conversion keeps: only this event (by name), these
+ * pids, tids, command names; NULL (and 0) = all.
+ */
+#define BPFREC_SAMPLE_FILTER_FIELDS					\
+	const char *event;						\
+	const uint32_t *pids;						\
+	size_t nr_pids;							\
+	const uint32_t *tids;						\
+	size_t nr_tids;							\
+	const char *const *comms;					\
+	size_t nr_comms
+
+/* Where a conversion's symbols come from. */
+#define BPFREC_SYMBOL_SOURCE_FIELDS					\
+	bool no_inlines;	/* only the outermost function per address */	\
+	const char *kallsyms;	/* NULL = /proc/kallsyms */			\
+	const char *symfs;	/* look for every binary under this dir */	\
+	const char *debug_dir;	/* NULL = /usr/lib/debug */			\
+	const char *jit_dir	/* where perf-PID.map files are; NULL = /tmp */
 
 /* "0.1.0": the library's own version, whatever header a program was built with. */
 BPFREC_API const char *bpfrec_version(void);

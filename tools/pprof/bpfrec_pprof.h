@@ -38,21 +38,10 @@ struct bpfrec_pprof;
 struct bpfrec_pprof_opts {
 	size_t sz;
 	const char *input_name;		/* for messages; NULL = the path, or "fd N" */
-	/* Filters: only this event (by name), these pids/tids/command names. */
-	const char *event;
-	const uint32_t *pids;
-	size_t nr_pids;
-	const uint32_t *tids;
-	size_t nr_tids;
-	const char *const *comms;
-	size_t nr_comms;
+	BPFREC_SAMPLE_FILTER_FIELDS;	/* event, pids, tids, comms (bpfrec/common.h) */
 	const char *labels;		/* per-sample labels: "pid,tid,comm,cpu,trace:FIELD" */
 	bool no_symbolize;		/* addresses and build-ids only */
-	bool no_inlines;		/* only the outermost function per address */
-	const char *kallsyms;		/* NULL = /proc/kallsyms */
-	const char *symfs;		/* look for every binary under this dir */
-	const char *debug_dir;		/* NULL = /usr/lib/debug */
-	const char *jit_dir;		/* where perf-PID.map files are; NULL = /tmp */
+	BPFREC_SYMBOL_SOURCE_FIELDS;	/* no_inlines, kallsyms, symfs, debug_dir, jit_dir */
 	/*
 	 * The profile's time when the file has no CLOCK_DATA (ns since the
 	 * epoch); 0 = the input file's mtime, or now for a pipe.
