@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,6 +21,7 @@
 #include "symbolize/vdso.h"
 #include "tools/lib/array.h"
 #include "tools/lib/clock.h"
+#include "tools/lib/hash.h"
 #include "tools/lib/sorted.h"
 
 /* What a table is filed under: a build-id, or the file's identity when it has none. */
@@ -74,6 +76,7 @@ struct table {
 struct proc {
 	struct table **held;
 	uint32_t nr_held;
+	uint64_t entry_hash;	/* of the struct unwind_proc written for it */
 };
 
 /* A free range of the store. */
@@ -91,6 +94,7 @@ struct unwind_tables {
 	struct cache keys;	/* file identity -> its struct table_key (file_key()) */
 	struct cache known;	/* maps line (dev, ino, path) -> struct known_file */
 	uint64_t trust_ns;	/* how long a known file is taken on its maps line alone */
+	uint64_t seed;		/* of the hashes of the entries written (struct proc) */
 	struct cache procs;	/* pid -> struct proc */
 	/*
 	 * Our vDSO image (vdso_open_self()), made at the first [vdso] mapping
@@ -708,7 +712,7 @@ int unwind_tables_set_proc(struct unwind_tables *t, uint32_t pid, const struct p
 	struct unwind_proc *up = t->entry;
 	struct table **mtab = NULL, **held = NULL;
 	uint32_t nr_held = 0, nr_maps = 0;
-	uint64_t last_end = 0;
+	uint64_t last_end = 0, hash;
 	struct proc *p;
 	int err = 0;
 
@@ -753,10 +757,21 @@ int unwind_tables_set_proc(struct unwind_tables *t, uint32_t pid, const struct p
 		fill_mapping(t, e, tb, &up->maps[nr_maps++]);
 	}
 	up->nr = nr_maps;
-	/* Every row it names is in the store already. */
-	err = t->ops->write_proc(t->ctx, pid, up);
-	if (err)
-		goto fail;
+	/*
+	 * The same entry as written before (a process described again in the
+	 * next file, a re-read that found nothing new for the walker): the
+	 * tables it names are held still, where they were, so it stands.
+	 */
+	hash = hash_bytes(t->seed, up, offsetof(struct unwind_proc, maps) +
+				       nr_maps * sizeof(up->maps[0]));
+	if (ce && ((struct proc *)ce->value)->entry_hash == hash) {
+		t->st.procs_unchanged++;
+	} else {
+		/* Every row it names is in the store already. */
+		err = t->ops->write_proc(t->ctx, pid, up);
+		if (err)
+			goto fail;
+	}
 
 	if (!ce) {
 		p = calloc(1, sizeof(*p));
@@ -775,6 +790,7 @@ int unwind_tables_set_proc(struct unwind_tables *t, uint32_t pid, const struct p
 	proc_release(t, p);
 	p->held = held;
 	p->nr_held = nr_held;
+	p->entry_hash = hash;
 	free(mtab);
 	return 0;
 
@@ -829,6 +845,7 @@ int unwind_tables_new(const struct unwind_tables_opts *opts, struct unwind_table
 	t->max_procs = opts->max_procs ? opts->max_procs : UNWIND_TABLES_MAX_PROCS;
 	t->cache_bytes = opts->cache_bytes ? opts->cache_bytes : UNWIND_TABLES_CACHE_BYTES;
 	t->trust_ns = opts->trust_ns ? opts->trust_ns : UNWIND_TABLES_TRUST_NS;
+	t->seed = hash_seed();
 	t->ops = opts->ops;
 	t->ctx = opts->ctx;
 	t->lru.prev = t->lru.next = &t->lru;

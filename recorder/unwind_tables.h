@@ -181,6 +181,7 @@ struct unwind_tables_stats {
 	uint64_t rows_parked;		/* their rows (not free, not in use) */
 	size_t files_opened;		/* files opened to find their table */
 	size_t files_known;		/* mappings whose table its maps line gave, no file opened */
+	size_t procs_unchanged;		/* set_proc calls that left the written entry as it was */
 };
 void unwind_tables_stats(const struct unwind_tables *t, struct unwind_tables_stats *st);
 

@@ -953,7 +953,7 @@ Test(unwind_tables, known_maps_lines_open_no_file)
 {
 	struct unwind_tables *t = manager(1u << 22, 256u << 20, 0);
 	struct unwind_tables_stats st;
-	size_t opened;
+	size_t opened, writes, tables;
 
 	set_self(t, 1001);
 	st = stats(t);
@@ -966,6 +966,7 @@ Test(unwind_tables, known_maps_lines_open_no_file)
 	st = stats(t);
 	cr_assert_eq(st.files_opened, opened, "no file opened again");
 	cr_assert_eq(st.files_known, opened);
+	tables = st.tables;
 	cr_assert_eq(entry_of(1002)->nr, entry_of(1001)->nr);
 	for (uint32_t i = 0; i < entry_of(1002)->nr; i++) {
 		cr_assert_eq(entry_of(1002)->maps[i].first_row, entry_of(1001)->maps[i].first_row);
@@ -974,6 +975,16 @@ Test(unwind_tables, known_maps_lines_open_no_file)
 		if (entry_of(1002)->maps[i].nr_rows)
 			check_mapping(&self_maps.entries[i], &entry_of(1002)->maps[i]);
 	}
+	/* The same maps again (a process described in the next file): the entry stands. */
+	writes = store->proc_writes;
+	set_self(t, 1002);
+	cr_assert_eq(store->proc_writes, writes, "not written again");
+	cr_assert_eq(stats(t).procs_unchanged, 1);
+	cr_assert_eq(stats(t).tables, tables, "its tables held once, as before");
+	/* One mapping fewer: written. */
+	cr_assert_eq(unwind_tables_set_proc(t, 1002, self_maps.entries, self_maps.nr - 1), 0);
+	cr_assert_eq(store->proc_writes, writes + 1);
+	cr_assert_eq(entry_of(1002)->nr, self_maps.nr - 1);
 	/* Both gone, the tables parked: a third process still opens nothing. */
 	unwind_tables_drop_proc(t, 1001);
 	unwind_tables_drop_proc(t, 1002);
