@@ -41,7 +41,7 @@ _Static_assert(BUILDID_MAX <= sizeof(struct file_identity), "a build-id fits the
 
 /* Keys remembered by file identity (file_key()); past it they are all forgotten. */
 #define KEYS_MAX 4096
-/* Maps lines remembered with their file's key (known_file()); past it they are all forgotten. */
+/* Maps lines remembered with their file's key (known_add()); past it they are all forgotten. */
 #define KNOWN_MAX 4096
 
 /*
@@ -339,9 +339,9 @@ static void table_put(struct unwind_tables *t, struct table *tb)
 /*
  * Put tb (a table with CFI, held) in the store if it is not there and it
  * fits, rebuilding its rows from fd if they were dropped (fd -1: no file at
- * hand, the table stays out). fresh: built just
- * now (else rows kept from before are a cache hit). 0 (placed, or no room:
- * its rows are dropped) or -errno from the store or the allocator.
+ * hand, the table stays out). fresh: built just now (else rows kept from
+ * before are a cache hit). 0 (placed, or no room: its rows are dropped) or
+ * -errno from the store or the allocator.
  */
 static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool fresh)
 {
@@ -637,7 +637,7 @@ static int table_for(struct unwind_tables *t, uint32_t pid, const struct procmap
 	bool fresh = false, is_file = strcmp(e->path, "[vdso]");
 	uint64_t now = mono_ns();
 	struct table *tb;
-	int fd = -1, err;
+	int fd = -1, err = 0;
 
 	*out = NULL;
 	*taken = false;
