@@ -377,6 +377,11 @@ int buildid_cache_put(struct buildid_cache *c, const char *path, const uint8_t *
 	return err;
 }
 
+bool buildid_cache_has(const struct buildid_cache *c, const uint8_t *id, size_t size)
+{
+	return c && size && size <= BUILDID_MAX && cache_get(&c->seen, id, size);
+}
+
 void buildid_cache_flush(struct buildid_cache *c)
 {
 	if (!c)

@@ -36,6 +36,7 @@
 #ifndef RECORDER_BUILDID_CACHE_H
 #define RECORDER_BUILDID_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -79,6 +80,12 @@ void buildid_cache_add(struct buildid_cache *c, const char *path, const uint8_t 
  */
 int buildid_cache_put(struct buildid_cache *c, const char *path, const uint8_t *id, size_t size,
 		      int fd);
+/*
+ * Whether a file with this build-id was handed over already (kept, copied,
+ * or counted as failed): another is closed at once, so a caller need not
+ * open one (a recorder starting a new file lists every build-id again).
+ */
+bool buildid_cache_has(const struct buildid_cache *c, const uint8_t *id, size_t size);
 /* Copy every file kept so far and close their fds. */
 void buildid_cache_flush(struct buildid_cache *c);
 const struct buildid_cache_stats *buildid_cache_stats(const struct buildid_cache *c);

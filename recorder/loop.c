@@ -335,6 +335,13 @@ static void late_unhelpful(struct record_session *s, uint32_t pid)
  * profile_sample.flags BPF never sets): its record waits without the copy.
  */
 #define SAMPLE_WALK_ASKED	0x10000u
+/*
+ * Another: the new process of this sample had its maps read ahead
+ * (early_turns()): a record that waits round after round behind a late
+ * sample is not read ahead again (a process gone cost one failed open of
+ * its comm per round).
+ */
+#define SAMPLE_PREFETCHED	0x20000u
 
 /*
  * Hand a late sample's copy (u, its user-stack block) to the worker, to be
@@ -457,10 +464,15 @@ static void early_turns(struct record_session *s, size_t from, size_t to)
 		size_t len;
 		const struct profile_hdr *h = batch_get(&s->batch, i, &len);
 
-		if (h->kind == PROFILE_KIND_SAMPLE &&
-		    (((const struct profile_sample *)h)->flags & PROFILE_SAMPLE_NEW_PROC))
-			task_tracker_prefetch(s->tracker, h->pid, h->tid,
-					      ((const struct profile_sample *)h)->comm);
+		if (h->kind == PROFILE_KIND_SAMPLE) {
+			struct profile_sample *ps = (struct profile_sample *)h;
+
+			if ((ps->flags & (PROFILE_SAMPLE_NEW_PROC | SAMPLE_PREFETCHED)) ==
+			    PROFILE_SAMPLE_NEW_PROC) {
+				task_tracker_prefetch(s->tracker, h->pid, h->tid, ps->comm);
+				ps->flags |= SAMPLE_PREFETCHED;
+			}
+		}
 		if (h->time > s->early_done && sideband_record_ok(h, len)) {
 			sideband_apply_early(h, s->tracker);
 			if (h->time > early)

@@ -485,8 +485,8 @@ static int probe_mapping(struct py_frames *pf, uint32_t pid, const struct procma
 	Elf *elf = NULL;
 	int fd = -1, err, ret = 0;
 
-	if (e->path[0] != '/')
-		return 0;
+	if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME))
+		return 0;	/* "//anon" (a JIT's code, qemu's translations): no file */
 	seen = file_seen(pf, dev, e->ino, false);
 	if (seen) {
 		if (seen->unsupported)
@@ -496,8 +496,13 @@ static int probe_mapping(struct py_frames *pf, uint32_t pid, const struct procma
 	if (safeopen_mapped(pf->opts.proc_root, pid, e->start, e->end, e->path, e->maj, e->min,
 			    e->ino, &fd, NULL))
 		return 0;
-	if (elf_open_fd(fd, &elf))
+	err = elf_open_fd(fd, &elf);
+	if (err) {
+		/* Not ELF: no runtime, however often it is mapped. */
+		if (err == -EINVAL)
+			file_seen(pf, dev, e->ino, true);
 		goto out;
+	}
 	err = py_runtime_detect(elf, &rt);
 	if (!err)
 		err = py_runtime_layout(elf, &rt, &layout);

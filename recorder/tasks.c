@@ -147,6 +147,9 @@ static void cache_file(struct task_tracker *t, uint32_t pid, const struct task_m
 	const struct task_file *f = m->file;
 	int fd;
 
+	/* Every new file lists the build-ids again: the cache has most of them already. */
+	if (buildid_cache_has(t->cache, f->build_id, f->build_id_size))
+		return;
 	if (!strcmp(f->path, "[vdso]")) {
 		/* The image is ours too: read_build_id() took our own vDSO's build-id. */
 		if (!vdso_open_self(&fd))

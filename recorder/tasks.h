@@ -33,9 +33,9 @@
  *
  * Build-ids of every mapped file are read from the file's ELF notes and go
  * into the description (for the BUILD_ID list) once per file that has
- * samples; then, with a build-id cache, the file is opened once more
- * through the process's root and handed to the cache. Files are only ever
- * opened with safeopen_mapped() (symbolize/safeopen.h).
+ * samples; then, with a build-id cache that lacks that build-id, the file
+ * is opened once more through the process's root and handed to the cache.
+ * Files are only ever opened with safeopen_mapped() (symbolize/safeopen.h).
  */
 #ifndef RECORDER_TASKS_H
 #define RECORDER_TASKS_H

@@ -2,7 +2,9 @@
 /* unwind_tables.c - tables in the row store, refcounted by process (unwind_tables.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +21,7 @@
 #include "symbolize/vdso.h"
 #include "tools/lib/array.h"
 #include "tools/lib/clock.h"
+#include "tools/lib/hash.h"
 #include "tools/lib/sorted.h"
 
 /* What a table is filed under: a build-id, or the file's identity when it has none. */
@@ -38,6 +41,17 @@ _Static_assert(BUILDID_MAX <= sizeof(struct file_identity), "a build-id fits the
 
 /* Keys remembered by file identity (file_key()); past it they are all forgotten. */
 #define KEYS_MAX 4096
+/* Maps lines remembered with their file's key (known_add()); past it they are all forgotten. */
+#define KNOWN_MAX 4096
+
+/*
+ * A file as a maps line names it (device, inode, path), with the key of
+ * the table it was found to have when it was last opened (at verified_ns).
+ */
+struct known_file {
+	struct table_key key;
+	uint64_t verified_ns;
+};
 
 /* The table of one file, in the store or not, used or cached. */
 struct table {
@@ -62,6 +76,7 @@ struct table {
 struct proc {
 	struct table **held;
 	uint32_t nr_held;
+	uint64_t entry_hash;	/* of the struct unwind_proc written for it */
 };
 
 /* A free range of the store. */
@@ -77,6 +92,9 @@ struct unwind_tables {
 
 	struct cache tables;	/* key -> struct table */
 	struct cache keys;	/* file identity -> its struct table_key (file_key()) */
+	struct cache known;	/* maps line (dev, ino, path) -> struct known_file */
+	uint64_t trust_ns;	/* how long a known file is taken on its maps line alone */
+	uint64_t seed;		/* of the hashes of the entries written (struct proc) */
 	struct cache procs;	/* pid -> struct proc */
 	/*
 	 * Our vDSO image (vdso_open_self()), made at the first [vdso] mapping
@@ -320,9 +338,10 @@ static void table_put(struct unwind_tables *t, struct table *tb)
 
 /*
  * Put tb (a table with CFI, held) in the store if it is not there and it
- * fits, rebuilding its rows from fd if they were dropped. fresh: built just
- * now (else rows kept from before are a cache hit). 0 (placed, or no room:
- * its rows are dropped) or -errno from the store or the allocator.
+ * fits, rebuilding its rows from fd if they were dropped (fd -1: no file at
+ * hand, the table stays out). fresh: built just now (else rows kept from
+ * before are a cache hit). 0 (placed, or no room: its rows are dropped) or
+ * -errno from the store or the allocator.
  */
 static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool fresh)
 {
@@ -346,7 +365,7 @@ static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool f
 		struct cfi_table *rebuilt;
 
 		/* Room came back for a table that did not fit: build it again. */
-		if (build_table(t, fd, &rebuilt))
+		if (fd < 0 || build_table(t, fd, &rebuilt))
 			return 0;	/* the file no longer builds: it stays without a table */
 		cfi_table_free(tb->cfi);
 		tb->cfi = rebuilt;
@@ -501,6 +520,112 @@ int unwind_tables_warm(struct unwind_tables *t, int fd)
 }
 
 /*
+ * The key of t->known for e's maps line: (maj, min, ino) then the path.
+ * 0 when the path is too long to remember.
+ */
+static size_t known_key(const struct procmaps_entry *e, unsigned char *buf, size_t cap)
+{
+	uint64_t id[2] = { (uint64_t)e->maj << 32 | e->min, e->ino };
+	size_t len = strlen(e->path);
+
+	if (sizeof(id) + len > cap)
+		return 0;
+	memcpy(buf, id, sizeof(id));
+	memcpy(buf + sizeof(id), e->path, len);
+	return sizeof(id) + len;
+}
+
+/*
+ * The table of the file e names, when its maps line was seen less than
+ * trust_ns ago with a file opened and checked and that table is at hand
+ * (not evicted, and not one whose rows must be built again from the
+ * file): then the file is not opened for this process. NULL otherwise.
+ */
+static struct table *known_table(struct unwind_tables *t, const struct procmaps_entry *e,
+				 uint64_t now)
+{
+	unsigned char buf[16 + PATH_MAX];
+	size_t len = known_key(e, buf, sizeof(buf));
+	struct cache_entry *ce = len ? cache_get(&t->known, buf, len) : NULL;
+	const struct known_file *kf;
+	struct table *tb;
+
+	if (!ce)
+		return NULL;
+	kf = ce->value;
+	if (now - kf->verified_ns >= t->trust_ns)
+		return NULL;
+	ce = cache_get(&t->tables, kf->key.bytes, kf->key.len);
+	if (!ce)
+		return NULL;
+	tb = ce->value;
+	if (tb->cfi && !tb->placed && !tb->cfi->rows)
+		return NULL;	/* it did not fit: rebuilt from the file when room came */
+	return tb;
+}
+
+/* e's maps line names the file of table tb, as found (opened and checked) at now. */
+static void known_add(struct unwind_tables *t, const struct procmaps_entry *e,
+		      const struct table *tb, uint64_t now)
+{
+	unsigned char buf[16 + PATH_MAX];
+	size_t len = known_key(e, buf, sizeof(buf));
+	struct cache_entry *ce;
+	struct known_file *kf;
+
+	if (!len)
+		return;
+	ce = cache_get(&t->known, buf, len);
+	if (!ce) {
+		if (t->known.nr >= KNOWN_MAX)
+			cache_clear(&t->known, free);
+		kf = malloc(sizeof(*kf));
+		ce = kf ? cache_add(&t->known, buf, len) : NULL;
+		if (!ce) {
+			free(kf);
+			return;	/* not remembered: opened again next time, still right */
+		}
+		ce->value = kf;
+	}
+	kf = ce->value;
+	kf->key.len = (uint8_t)tb->entry->key_len;
+	memcpy(kf->key.bytes, tb->entry->key, tb->entry->key_len);
+	kf->verified_ns = now;
+}
+
+/*
+ * The file of e opened as safeopen_mapped() does for pid, or our vDSO
+ * image for "[vdso]" (no file, but the kernel maps one image into every
+ * 64-bit process: ours, keyed by its build-id like any file; a mapping of
+ * another size is not that image, a 32-bit vDSO). 0 with *fd or -errno.
+ */
+static int open_mapped(struct unwind_tables *t, uint32_t pid, const struct procmaps_entry *e,
+		       int *fd)
+{
+	struct stat st;
+	int err;
+
+	if (strcmp(e->path, "[vdso]")) {
+		err = safeopen_mapped(t->proc_root, pid, e->start, e->end, e->path, e->maj, e->min,
+				      e->ino, fd, NULL);
+		t->st.files_opened += !err;
+		return err;
+	}
+	err = t->vdso_fd < 0 ? vdso_open_self(&t->vdso_fd) : 0;
+	if (err)
+		return err;
+	/* A descriptor of its own, closed as any file's: the image's offset is never used. */
+	*fd = fcntl(t->vdso_fd, F_DUPFD_CLOEXEC, 0);
+	if (*fd < 0)
+		return -errno;
+	if (fstat(*fd, &st) || (uint64_t)st.st_size > e->end - e->start) {
+		close(*fd);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+/*
  * The table of the file that pid maps at e, found or built, in the store if
  * it fits. 0 with *out (NULL: no table, counted) or -errno (store, memory).
  * *taken: the table was not yet held by this set_proc call and now is
@@ -509,42 +634,30 @@ int unwind_tables_warm(struct unwind_tables *t, int fd)
 static int table_for(struct unwind_tables *t, uint32_t pid, const struct procmaps_entry *e,
 		     struct table **out, bool *taken)
 {
+	bool fresh = false, is_file = strcmp(e->path, "[vdso]");
+	uint64_t now = mono_ns();
 	struct table *tb;
-	bool fresh = false;
-	int fd, err;
+	int fd = -1, err = 0;
 
 	*out = NULL;
 	*taken = false;
-	if (!strcmp(e->path, "[vdso]")) {
-		/*
-		 * No file, but the kernel maps one image into every 64-bit
-		 * process: ours (keyed by its build-id like any file). A
-		 * mapping of another size is not that image (a 32-bit vDSO).
-		 */
-		struct stat st;
-
-		err = t->vdso_fd < 0 ? vdso_open_self(&t->vdso_fd) : 0;
-		/* A descriptor of its own, closed as any file's: the image's offset is never used. */
-		fd = err ? -1 : fcntl(t->vdso_fd, F_DUPFD_CLOEXEC, 0);
-		if (!err && fd < 0)
-			err = -errno;
-		if (!err && (fstat(fd, &st) || (uint64_t)st.st_size > e->end - e->start)) {
-			close(fd);
-			err = -ESTALE;
-		}
-	} else if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME)) {
+	if (is_file && (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME)))
 		return 0;	/* "//anon" (JIT): no file to read */
+	tb = is_file ? known_table(t, e, now) : NULL;
+	if (tb) {
+		t->st.files_known++;
 	} else {
-		err = safeopen_mapped(t->proc_root, pid, e->start, e->end, e->path, e->maj, e->min,
-				      e->ino, &fd, NULL);
+		err = open_mapped(t, pid, e, &fd);
+		if (err) {
+			t->st.files_failed++;
+			return 0;
+		}
+		err = table_find_or_build(t, fd, e, &tb, &fresh);
+		if (err || !tb)
+			goto out;
+		if (is_file)
+			known_add(t, e, tb, now);
 	}
-	if (err) {
-		t->st.files_failed++;
-		return 0;
-	}
-	err = table_find_or_build(t, fd, e, &tb, &fresh);
-	if (err || !tb)
-		goto out;
 	if (tb->mark != t->gen) {
 		table_get(t, tb);
 		err = tb->cfi ? table_place(t, tb, fd, fresh) : 0;
@@ -557,7 +670,8 @@ static int table_for(struct unwind_tables *t, uint32_t pid, const struct procmap
 	}
 	*out = tb;
 out:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return err;
 }
 
@@ -598,7 +712,7 @@ int unwind_tables_set_proc(struct unwind_tables *t, uint32_t pid, const struct p
 	struct unwind_proc *up = t->entry;
 	struct table **mtab = NULL, **held = NULL;
 	uint32_t nr_held = 0, nr_maps = 0;
-	uint64_t last_end = 0;
+	uint64_t last_end = 0, hash;
 	struct proc *p;
 	int err = 0;
 
@@ -643,10 +757,21 @@ int unwind_tables_set_proc(struct unwind_tables *t, uint32_t pid, const struct p
 		fill_mapping(t, e, tb, &up->maps[nr_maps++]);
 	}
 	up->nr = nr_maps;
-	/* Every row it names is in the store already. */
-	err = t->ops->write_proc(t->ctx, pid, up);
-	if (err)
-		goto fail;
+	/*
+	 * The same entry as written before (a process described again in the
+	 * next file, a re-read that found nothing new for the walker): the
+	 * tables it names are held still, where they were, so it stands.
+	 */
+	hash = hash_bytes(t->seed, up, offsetof(struct unwind_proc, maps) +
+				       nr_maps * sizeof(up->maps[0]));
+	if (ce && ((struct proc *)ce->value)->entry_hash == hash) {
+		t->st.procs_unchanged++;
+	} else {
+		/* Every row it names is in the store already. */
+		err = t->ops->write_proc(t->ctx, pid, up);
+		if (err)
+			goto fail;
+	}
 
 	if (!ce) {
 		p = calloc(1, sizeof(*p));
@@ -665,6 +790,7 @@ int unwind_tables_set_proc(struct unwind_tables *t, uint32_t pid, const struct p
 	proc_release(t, p);
 	p->held = held;
 	p->nr_held = nr_held;
+	p->entry_hash = hash;
 	free(mtab);
 	return 0;
 
@@ -718,6 +844,8 @@ int unwind_tables_new(const struct unwind_tables_opts *opts, struct unwind_table
 	}
 	t->max_procs = opts->max_procs ? opts->max_procs : UNWIND_TABLES_MAX_PROCS;
 	t->cache_bytes = opts->cache_bytes ? opts->cache_bytes : UNWIND_TABLES_CACHE_BYTES;
+	t->trust_ns = opts->trust_ns ? opts->trust_ns : UNWIND_TABLES_TRUST_NS;
+	t->seed = hash_seed();
 	t->ops = opts->ops;
 	t->ctx = opts->ctx;
 	t->lru.prev = t->lru.next = &t->lru;
@@ -751,6 +879,7 @@ void unwind_tables_free(struct unwind_tables *t)
 	cache_clear(&t->procs, free_proc);
 	cache_clear(&t->tables, free_table);
 	cache_clear(&t->keys, free);
+	cache_clear(&t->known, free);
 	free(t->free);
 	free(t->placed);
 	free(t->entry);

@@ -33,6 +33,22 @@
  *     memory until a process takes it into the store.
  *   - Files without usable CFI are remembered the same way, so they are
  *     not opened and parsed again each time.
+ *   - A file is known by its maps line, too: (device, inode, path) with
+ *     the key of the table its file had when it was last opened and
+ *     checked (safeopen_mapped()). For trust_ns after that (10 s by
+ *     default) a mapping with the same line takes that table without the
+ *     file being opened at all: a system-wide recording sees every new
+ *     process map the same libc, sh, cc1, as..., and opening each of
+ *     their files for each process (map_files, else the process's root,
+ *     then reopening) was most of what a new process cost. A file
+ *     replaced by another (a new inode, as install and linkers make) is
+ *     another line and is opened. What the line cannot tell, a file
+ *     rewritten in place or a deleted file's inode number given to a new
+ *     file at the same path (a rebuilt binary), is noticed when the entry
+ *     expires: the next process to map it opens it again and is keyed
+ *     anew (by build-id, else by size and mtime). Until then a process
+ *     of such a file is walked with the old file's table: wrong frames,
+ *     never a read outside the store, and never a file opened unchecked.
  *
  * Ordering, so the walker never follows a row that is not its table's:
  *   - a table's rows are written before any struct unwind_proc names them;
@@ -84,6 +100,8 @@ struct unwind_store_ops {
 
 /* The default of unwind_tables_opts.cache_bytes. */
 #define UNWIND_TABLES_CACHE_BYTES	(16u << 20)
+/* The default of unwind_tables_opts.trust_ns: how long a maps line stands for its file. */
+#define UNWIND_TABLES_TRUST_NS	(10ull * 1000000000)
 /* The default of unwind_tables_opts.max_procs. */
 #define UNWIND_TABLES_MAX_PROCS		4096
 
@@ -96,6 +114,8 @@ struct unwind_tables_opts {
 	 * the rows of warmed ones); 0 = UNWIND_TABLES_CACHE_BYTES.
 	 */
 	size_t cache_bytes;
+	/* How long a maps line opened once stands for its file (see above); 0 = UNWIND_TABLES_TRUST_NS. */
+	uint64_t trust_ns;
 	const struct unwind_store_ops *ops;
 	void *ctx;		/* passed to every op */
 };
@@ -159,6 +179,9 @@ struct unwind_tables_stats {
 	size_t store_errors;		/* delete_proc failures in unwind_tables_drop_proc() */
 	size_t parked;			/* cached tables still in the store */
 	uint64_t rows_parked;		/* their rows (not free, not in use) */
+	size_t files_opened;		/* files opened to find their table */
+	size_t files_known;		/* mappings whose table its maps line gave, no file opened */
+	size_t procs_unchanged;		/* set_proc calls that left the written entry as it was */
 };
 void unwind_tables_stats(const struct unwind_tables *t, struct unwind_tables_stats *st);
 

@@ -42,6 +42,8 @@
 #                   also run perf record through it as a reference
 #   BENCH_AGENT_SECS  length of each of scenario 11's runs (default 60 s, quick
 #                   30 s; make bench-long and make bench-agent: 600 s)
+#   BENCH_AGENT_RATES  scenario 11's sampling rates (default "19 99"): one rate
+#                   to compare two builds back to back in half the time
 #   BENCH_KEEP=1    keep the scratch dir (every run's rusage, stderr, BPF stats)
 # Needs root (BPF, system-wide sampling). Exits non-zero when a tool that
 # should work failed; a bpfrec command that is not built yet is reported
@@ -114,7 +116,7 @@ MEMLEAK_RATE=100
 # Scenario 10: perf record's default rate.
 MEM_RATE=999
 # Scenario 11: each rate runs once for AGENT_SECS (its own length, as 6).
-AGENT_RATES="19 99"
+AGENT_RATES=${BENCH_AGENT_RATES:-19 99}
 AGENT_SECS=${BENCH_AGENT_SECS:-$([ "$QUICK" = 1 ] && echo 30 || echo 60)}
 ONLY=${BENCH_ONLY:-1 2 3 4 5 7 8 9 10 11}
 for s in $ONLY; do

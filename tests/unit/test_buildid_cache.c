@@ -91,7 +91,12 @@ Test(buildid_cache, perf_layout_and_one_copy_per_build_id)
 	struct stat sb;
 	ssize_t n;
 
+	cr_assert_not(buildid_cache_has(c, exe_id, exe_id_size));
 	buildid_cache_add(c, exe, exe_id, exe_id_size, open_ro(exe));
+	/* Handed over: a caller need not open another file with that build-id. */
+	cr_assert(buildid_cache_has(c, exe_id, exe_id_size));
+	cr_assert_not(buildid_cache_has(c, libc_id, libc_id_size));
+	cr_assert_not(buildid_cache_has(NULL, exe_id, exe_id_size));
 	buildid_cache_add(c, "/elsewhere/same-id", exe_id, exe_id_size, open_ro(exe));
 	/* Kept until the flush, not copied while recording. */
 	cr_assert_neq(access(cached_path(exe_hex, "elf"), F_OK), 0);

@@ -179,11 +179,13 @@ static void teardown(void)
 
 TestSuite(unwind_tables, .init = setup, .fini = teardown);
 
-static struct unwind_tables *manager(uint32_t store_rows, size_t cache_bytes, size_t max_procs)
+/* A manager over a new fake store; trust_ns 0: the default. */
+static struct unwind_tables *manager_trust(uint32_t store_rows, size_t cache_bytes,
+					   size_t max_procs, uint64_t trust_ns)
 {
 	struct unwind_tables_opts o = {
 		.proc_root = root, .store_rows = store_rows, .cache_bytes = cache_bytes,
-		.max_procs = max_procs, .ops = &fake_ops,
+		.max_procs = max_procs, .trust_ns = trust_ns, .ops = &fake_ops,
 	};
 	struct unwind_tables *t;
 
@@ -196,6 +198,11 @@ static struct unwind_tables *manager(uint32_t store_rows, size_t cache_bytes, si
 	o.ctx = store;
 	cr_assert_eq(unwind_tables_new(&o, &t), 0);
 	return t;
+}
+
+static struct unwind_tables *manager(uint32_t store_rows, size_t cache_bytes, size_t max_procs)
+{
+	return manager_trust(store_rows, cache_bytes, max_procs, 0);
 }
 
 static struct unwind_tables_stats stats(const struct unwind_tables *t)
@@ -893,4 +900,159 @@ Test(unwind_tables, warmed_table_is_a_cache_hit)
 		WANT(st.cache_hits, 1), WANT(st.cached, 0));
 	cr_assert_eq(mapping_of(1001, &ft[0])->nr_rows, ft[0].cfi->nr);
 	free_all(t, ft, n);
+}
+
+/* Our mappings of files with a path (what a maps line makes the manager open). */
+static size_t self_file_mappings(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < self_maps.nr; i++)
+		n += self_maps.entries[i].path[0] == '/' &&
+		     strcmp(self_maps.entries[i].path, PROCMAPS_ANON_NAME);
+	return n;
+}
+
+Test(unwind_tables, known_maps_lines_open_no_file)
+{
+	struct unwind_tables *t = manager(1u << 22, 256u << 20, 0);
+	struct unwind_tables_stats st;
+	size_t opened, writes, tables;
+
+	set_self(t, 1001);
+	st = stats(t);
+	opened = st.files_opened;
+	cr_assert_gt(opened, 0);
+	cr_assert_leq(opened, self_file_mappings());
+	cr_assert_eq(st.files_known, 0);
+	/* Another process mapping the same files: every table from its maps line. */
+	set_self(t, 1002);
+	st = stats(t);
+	cr_assert_eq(st.files_opened, opened, "no file opened again");
+	cr_assert_eq(st.files_known, opened);
+	tables = st.tables;
+	cr_assert_eq(entry_of(1002)->nr, entry_of(1001)->nr);
+	for (uint32_t i = 0; i < entry_of(1002)->nr; i++) {
+		cr_assert_eq(entry_of(1002)->maps[i].first_row, entry_of(1001)->maps[i].first_row);
+		cr_assert_eq(entry_of(1002)->maps[i].nr_rows, entry_of(1001)->maps[i].nr_rows);
+		cr_assert_eq(entry_of(1002)->maps[i].bias, entry_of(1001)->maps[i].bias);
+		if (entry_of(1002)->maps[i].nr_rows)
+			check_mapping(&self_maps.entries[i], &entry_of(1002)->maps[i]);
+	}
+	/* The same maps again (a process described in the next file): the entry stands. */
+	writes = store->proc_writes;
+	set_self(t, 1002);
+	cr_assert_eq(store->proc_writes, writes, "not written again");
+	cr_assert_eq(stats(t).procs_unchanged, 1);
+	cr_assert_eq(stats(t).tables, tables, "its tables held once, as before");
+	/* One mapping fewer: written. */
+	cr_assert_eq(unwind_tables_set_proc(t, 1002, self_maps.entries, self_maps.nr - 1), 0);
+	cr_assert_eq(store->proc_writes, writes + 1);
+	cr_assert_eq(entry_of(1002)->nr, self_maps.nr - 1);
+	/* Both gone, the tables parked: a third process still opens nothing. */
+	unwind_tables_drop_proc(t, 1001);
+	unwind_tables_drop_proc(t, 1002);
+	set_self(t, 1003);
+	cr_assert_eq(stats(t).files_opened, opened);
+	cr_assert_eq(stats(t).cache_hits, stats(t).tables);
+	unwind_tables_free(t);
+}
+
+/* A maps line for path as stat() names the file now. */
+static struct procmaps_entry line_of(const char *path, uint64_t start)
+{
+	struct stat st;
+
+	cr_assert_eq(stat(path, &st), 0, "%s", path);
+	return (struct procmaps_entry){ .start = start, .end = start + 0x1000,
+					.maj = major(st.st_dev), .min = minor(st.st_dev),
+					.ino = st.st_ino, .prot = 5, .path = path };
+}
+
+static void write_file(const char *path, const void *data, size_t len, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | flags, 0644);
+
+	cr_assert_geq(fd, 0, "%s", path);
+	cr_assert_eq(write(fd, data, len), (ssize_t)len);
+	close(fd);
+}
+
+Test(unwind_tables, replaced_file_is_opened)
+{
+	struct unwind_tables *t = manager(1u << 22, 0, 0);
+	char path[PATH_MAX], tmp[PATH_MAX];
+	struct procmaps_entry e;
+
+	snprintf(path, sizeof(path), "%s/tool", root);
+	snprintf(tmp, sizeof(tmp), "%s/tool.new", root);
+	write_file(path, "#!/bin/sh\n", 10, O_EXCL);
+	e = line_of(path, 0x10000);
+	cr_assert_eq(unwind_tables_set_proc(t, 1001, &e, 1), 0);
+	cr_assert_eq(stats(t).files_opened, 1);
+	cr_assert_eq(stats(t).files_no_cfi, 1);
+	cr_assert_eq(unwind_tables_set_proc(t, 1002, &e, 1), 0);
+	cr_assert_eq(stats(t).files_opened, 1, "the same line: known");
+	/* Replaced as install does (a new inode under the name): another line, opened. */
+	write_file(tmp, "#!/bin/sh\nexit 0\n", 17, O_EXCL);
+	cr_assert_eq(rename(tmp, path), 0);
+	e = line_of(path, 0x10000);
+	cr_assert_eq(unwind_tables_set_proc(t, 1003, &e, 1), 0);
+	cr_assert_eq(stats(t).files_opened, 2);
+	cr_assert_eq(stats(t).files_no_cfi, 2, "a new file, keyed anew");
+	unwind_tables_free(t);
+}
+
+Test(unwind_tables, maps_line_trusted_for_trust_ns_only)
+{
+	struct unwind_tables *t = manager_trust(1u << 22, 256u << 20, 0, 1);
+	struct file_table ft[128];
+	size_t n = self_tables(ft, 128), opened, f = 0;
+	const struct procmaps_entry *code = NULL;
+	char path[PATH_MAX];
+	struct procmaps_entry e;
+	struct stat st;
+	void *elf;
+	int fd;
+
+	/* Expired at once: every process opens its files again, builds nothing again. */
+	set_self(t, 1001);
+	set_self(t, 1002);
+	cr_assert_eq(stats(t).files_known, 0);
+	cr_assert_eq(stats(t).files_built, n);
+	cr_assert_gt(stats(t).files_opened, n);
+
+	/* Rewritten in place (same inode) with an ELF: once expired, opened and keyed anew. */
+	while (f < n && ft[f].e->path[0] != '/')
+		f++;
+	cr_assert_lt(f, n, "a file with a table");
+	for (size_t i = 0; i < self_maps.nr && !code; i++)
+		if (self_maps.entries[i].ino == ft[f].e->ino && (self_maps.entries[i].prot & 4))
+			code = &self_maps.entries[i];
+	cr_assert_not_null(code, "%s has an executable mapping", ft[f].e->path);
+	snprintf(path, sizeof(path), "%s/lib", root);
+	write_file(path, "not an ELF file\n", 16, O_EXCL);
+	e = line_of(path, code->start);
+	e.end = code->end;
+	e.pgoff = code->pgoff;
+	cr_assert_eq(unwind_tables_set_proc(t, 1003, &e, 1), 0);
+	cr_assert_eq(stats(t).files_no_cfi, 1);
+	cr_assert_eq(entry_of(1003)->maps[0].nr_rows, 0);
+	fd = open(ft[f].e->path, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	elf = malloc((size_t)st.st_size);
+	cr_assert_not_null(elf);
+	cr_assert_eq(pread(fd, elf, (size_t)st.st_size, 0), st.st_size);
+	close(fd);
+	write_file(path, elf, (size_t)st.st_size, O_TRUNC);
+	free(elf);
+	cr_assert_eq(line_of(path, 0).ino, e.ino, "the same inode");
+	opened = stats(t).files_opened;
+	cr_assert_eq(unwind_tables_set_proc(t, 1004, &e, 1), 0);
+	cr_assert_eq(stats(t).files_opened, opened + 1);
+	cr_assert_eq(stats(t).files_no_cfi, 1);
+	cr_assert_eq(entry_of(1004)->maps[0].nr_rows, ft[f].cfi->nr, "the ELF's table now");
+	free_tables(ft, n);
+	unwind_tables_free(t);
 }
