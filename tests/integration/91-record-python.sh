@@ -1,6 +1,7 @@
 #!/bin/bash
 # Python frames in -g stacks (recorder/pyframes.h), on Debian's python3 and
-# on each pyenv CPython 3.8-3.13 found (a missing one is a skip, said):
+# on each pyenv CPython 3.8-3.13 found (a missing one is a skip, said),
+# with bpf_loop's walk or, before 5.17, the bounded one (said per run):
 #   - perf report --children names the fixture's leaves (tests/fixtures/
 #     py_tree.py) with shares among them within 3 points (and sampling
 #     error) of the work's 6:3:1 split (the fixture's own clock is shown);
@@ -37,12 +38,9 @@ for minor in 8 9 10 11 12 13; do
 done
 
 check_tree() { # LABEL PYTHON
-	local label=$1 py=$2 out=$T/tree-$1 total a b c n cut
+	local label=$1 py=$2 out=$T/tree-$1 total a b c n cut walk
 	"$BPFREC" record -v -g -o "$out.data" -- "$py" "$PY_TREE" tree 3 >"$out.out" 2>"$out.err" ||
 		{ cat "$out.err" >&2; fail "$label: bpfrec record exited $?"; }
-	if grep -q "Python frames need Linux" "$out.err"; then
-		skip "$(sed -n 's/.*note: //p' "$out.err" | grep -m1 'Python frames need')"
-	fi
 	grep -q "Python frames: [1-9]" "$out.err" || { cat "$out.err" >&2; fail "$label: no Python process found"; }
 	run_clean "$out.rep" perf report -i "$out.data" --children --stdio -g none
 	a=$(children_pct "$out.rep" hot_alpha)
@@ -84,8 +82,12 @@ check_tree() { # LABEL PYTHON
 		END { printf "%d of %d leaf samples with run_round, main, <module> above\n", ok, t
 		      exit !(t > 0 && ok >= 0.95 * t) }' "$out.script" ||
 		fail "$label: leaf samples without their Python callers"
-	cut=$(sed -n 's/.*Python frames: .* samples with Python frames, \([0-9]*\) walks cut.*/\1/p' "$out.err")
-	echo "$label: $(grep 'Python frames:' "$out.err" | sed 's/^bpfrec record: //'), cut $cut"
+	cut=$(sed -n 's/.*Python frames: [0-9].* samples with Python frames, \([0-9]*\) walks cut.*/\1/p' "$out.err")
+	# Which walk ran: bpf_loop's, or the bounded one of kernels before 5.17.
+	walk=bpf_loop
+	grep -q "Python frames: walked with bounded loops" "$out.err" && walk=bounded
+	echo "$label: $(grep 'Python frames: [0-9]' "$out.err" | sed 's/^bpfrec record: //'), cut $cut," \
+		"$walk walk"
 }
 
 check_threads() { # LABEL PYTHON

@@ -58,9 +58,6 @@ check_offcpu() { # LABEL PYTHON
 	local label=$1 py=$2 out=$T/off-$1 tid order
 	"$BPFREC" record -v -g --off-cpu -o "$out.data" -- "$py" "$PY_WAIT" sleep 50 20 \
 		>"$out.out" 2>"$out.err" || { cat "$out.err" >&2; fail "$label: bpfrec record --off-cpu exited $?"; }
-	if grep -q "Python frames need Linux" "$out.err"; then
-		skip "$(sed -n 's/.*note: //p' "$out.err" | grep -m1 'Python frames need')"
-	fi
 	tid=$(sed -n 's/^wait_here: tid \([0-9]*\)$/\1/p' "$out.out")
 	[ -n "$tid" ] && grep -q "^wait_here: calls 50 " "$out.out" || fail "$label: the fixture did not say its numbers"
 	run_clean "$out.script" perf script -i "$out.data" --ns -F tid,time,event,period,ip,sym
