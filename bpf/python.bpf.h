@@ -25,11 +25,17 @@
  *
  * py_walk() is a global function (the verifier checks it once, apart from
  * the program and the table walker's loops that call it) whose two loops
- * are bpf_loop() callbacks: as bounded loops over values read from user
- * memory, every iteration and path was a state of its own and the walk
- * alone passed the verifier's million instructions. So it needs 5.17; a
- * program for older kernels must not call it. Its result is in the per-CPU
- * py_scratch buffer.
+ * are bpf_loop() callbacks (5.17+): inlined into the programs as bounded
+ * loops over values read from user memory, every iteration and path was a
+ * state of its own and the walk alone passed the verifier's million
+ * instructions. py_walk_bounded() is the same walk for kernels without
+ * bpf_loop (5.10-5.16): the same steps as bounded loops in small global
+ * functions of their own, called in turn (a piece of the thread search,
+ * PY_BOUNDED_FRAMES frames), each checked once: some 20K instructions on
+ * 6.18, and the same PY_MAX_FRAMES frames as py_walk().
+ * A program calls one or the other, chosen when it is compiled (the
+ * sampler's on_sample_cfi_bounded, the tracers' compat builds). The result
+ * is in the per-CPU py_scratch buffer.
  *
  * py_frames_into() copies the result after a record's native frames, the
  * one layout every record with Python frames uses (profile.h): the
@@ -330,9 +336,9 @@ __noinline int py_walk_bounded(__u32 tgid, __u32 tid)
  * a record's `at` native frames: how many. frames has room for max_at
  * native frames and `room` Python ones after them (a constant); a walk
  * with more keeps its innermost `room` frames.
- * Only for a program built for 5.17+ (bpf_loop), and only when
- * python_frames: the caller tests both, so older kernels' builds never
- * contain the call.
+ * Only when python_frames (the caller tests it). bounded: the walk for
+ * kernels without bpf_loop (py_walk_bounded()), a constant in each
+ * program, so a build for them never contains bpf_loop.
  */
 static __always_inline __u32 py_frames_into(__u64 *frames, __u64 at, __u64 max_at, __u64 room,
 					    __u32 tgid, __u32 tid, bool bounded)

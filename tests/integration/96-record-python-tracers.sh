@@ -11,14 +11,16 @@
 #     process when it first sees it): those are counted and shown, and all
 #     but 10 % of the calls must be named;
 #   - --alloc: the alloc samples of make_blob's big bytes objects name it,
-#     with its Python callers;
+#     with its Python callers (5.17+; before, said and left out);
 #   - --sched: two busy Python threads on one CPU wait for it in their own
 #     function, spin_a or spin_b, never in the other's;
 #   - --no-python: the off-CPU stacks name no Python function.
 # perf reads every file without a warning.
 . "$(dirname "$0")/lib.sh"
 need_root
-need_kernel_for -g --off-cpu --alloc --sched
+need_kernel_for -g --off-cpu --sched
+# --alloc needs 5.17: before, the others run (their compat builds' bounded walk).
+alloc_refused=$(kernel_refuses -g --alloc) && echo "SKIP --alloc: $alloc_refused"
 PY_WAIT=$TOP/tests/fixtures/py_wait.py
 cd "$T"
 
@@ -129,7 +131,7 @@ for entry in "${pythons[@]}"; do
 	label=${entry%% *}
 	py=${entry#* }
 	check_offcpu "$label" "$py"
-	check_alloc "$label" "$py"
+	[ -n "$alloc_refused" ] || check_alloc "$label" "$py"
 	check_sched "$label" "$py"
 done
 
