@@ -281,7 +281,7 @@ __noinline int py_walk(__u32 tgid, __u32 tid)
 #define PY_BOUNDED_FRAMES	32
 #define PY_BOUNDED_PIECES	(PY_MAX_FRAMES / PY_BOUNDED_FRAMES)
 
-/* One interpreter's thread states at most (and the step to the next one): 1 when the search ended. */
+/* PY_MAX_THREADS + 1 steps of the thread search (an interpreter's worth): 1 when it ended. */
 __noinline int py_find_bounded(void)
 {
 	struct py_walk_buf *b;
