@@ -32,7 +32,8 @@
  * bpf_loop (5.10-5.16): the same steps as bounded loops in small global
  * functions of their own, called in turn (a piece of the thread search,
  * PY_BOUNDED_FRAMES frames), each checked once: some 20K instructions on
- * 6.18, and the same PY_MAX_FRAMES frames as py_walk().
+ * 6.18 and 30K on 5.10 (the bounded programs: 0.8M and 0.5M in all), and
+ * the same PY_MAX_FRAMES frames as py_walk().
  * A program calls one or the other, chosen when it is compiled (the
  * sampler's on_sample_cfi_bounded, the tracers' compat builds). The result
  * is in the per-CPU py_scratch buffer.
