@@ -144,7 +144,7 @@ static __always_inline __u32 python_frames_into(struct alloc_sample *rec, __u32 
 	if (!python_frames)
 		return 0;
 	return py_frames_into(rec->frames, rec->nr_user, PROFILE_MAX_STACK, ALLOC_PY_ROOM, tgid,
-			      tid);
+			      tid, false);
 }
 
 /* An allocator entered: the outermost call remembers its arguments and, when sampled, its stack. */

@@ -44,8 +44,8 @@ struct {
  * first, and their numbers. The user stack is walked with the unwind
  * tables (unwind_cfi; compat: the walker's bounded build), else by frame
  * pointers when user_fp, else not at all. A Python thread's Python frames
- * follow (python_frames; not in the compat build: the walk needs
- * bpf_loop, 5.17), as the sampler sends them.
+ * follow (python_frames; compat: the walk's bounded build), as the sampler
+ * sends them.
  *
  * Both stacks, with or without -g: the kernel one says why the task waits,
  * the user one who waits; a lone ip would say neither. The kernel stack
@@ -74,9 +74,9 @@ static __always_inline void walk_stacks(void *ctx, struct task_struct *prev,
 	rec->nr_user = nr_user;
 	rec->nr_py = 0;
 	/* current is prev: its thread's Python frames. */
-	if (python_frames && !compat && prev->mm)
+	if (python_frames && prev->mm)
 		rec->nr_py = py_frames_into(rec->frames, nr_kernel + nr_user, 2 * PROFILE_MAX_STACK,
-					    PROFILE_PY_ROOM, prev->tgid, prev->pid);
+					    PROFILE_PY_ROOM, prev->tgid, prev->pid, compat);
 }
 
 /* The words of b's frames, native and Python, bounded for the verifier. */

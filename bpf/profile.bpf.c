@@ -227,10 +227,10 @@ static __always_inline long send_with_ustack_fixed(struct profile_sample *s, __u
  * `at` native frames: how many.
  */
 static __always_inline __u32 python_frames_into(struct profile_sample *s, __u32 tgid, __u32 tid,
-						__u64 at)
+						__u64 at, bool bounded)
 {
 	__u32 n = py_frames_into(s->frames, at, 2 * PROFILE_MAX_STACK, PROFILE_PY_ROOM,
-				 tgid, tid);
+				 tgid, tid, bounded);
 
 	if (n)
 		count(PROFILE_STAT_PY_SAMPLES);
@@ -313,9 +313,10 @@ static __always_inline int sample(void *ctx, enum sample_walk walk)
 	}
 	s->nr_kernel = nr_kernel;
 	s->nr_user = nr_user;
-	/* The Python walk needs bpf_loop() (python.bpf.h): not on kernels before 5.17. */
-	if (python_frames && walk == SAMPLE_WALK_LOOP && s->user_ip)
-		s->nr_py = python_frames_into(s, tgid, tid, nr_kernel + nr_user);
+	/* Python frames with -g, walked as bounded loops where the table walk is (python.bpf.h). */
+	if (python_frames && walk != SAMPLE_WALK_NONE && s->user_ip)
+		s->nr_py = python_frames_into(s, tgid, tid, nr_kernel + nr_user,
+					      walk == SAMPLE_WALK_BOUNDED);
 	size = PROFILE_SAMPLE_SIZE_PY(nr_kernel + nr_user, s->nr_py);
 	if (size > sizeof(*s))	/* never true; keeps the bound visible to the verifier */
 		return 0;

@@ -19,7 +19,7 @@
 
 struct kfeatures {
 	char release[65];	/* uname -r, for messages */
-	bool bpf_loop;		/* 5.17: the tracers' table walker; -g's walks more frames with it */
+	bool bpf_loop;		/* 5.17 (--alloc's walker); else -g's and Python's walks are bounded loops */
 	bool task_storage;	/* 5.11: per-task state of --off-cpu, --sched, --alloc */
 	bool ringbuf_dynptr;	/* 6.0: records with a copy of the user stack (dwarf) */
 	/*

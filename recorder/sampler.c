@@ -382,12 +382,15 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 		sm->on_sample = skel->progs.on_sample_cfi;
 	else
 		sm->on_sample = skel->progs.on_sample_cfi_bounded;
-	/* The Python walk runs on bpf_loop() (python.bpf.h): 5.17+. */
+	/*
+	 * The Python walk runs on bpf_loop() from 5.17, before as bounded
+	 * loops in the bounded program (python.bpf.h): the same frames.
+	 */
 	want_python = s->opts.callgraph == RECORD_CALLGRAPH_CFI && !s->opts.no_python;
-	skel->rodata->python_frames = want_python && s->kfeatures.bpf_loop;
+	skel->rodata->python_frames = want_python;
 	if (want_python && !s->kfeatures.bpf_loop)
-		python_note(s, "Python frames need Linux 5.17 (bpf_loop): the stacks of Python "
-			    "processes show the interpreter only");
+		python_note(s, "Python frames: walked with bounded loops (no bpf_loop before "
+			    "Linux 5.17)");
 	if (!skel->rodata->python_frames)
 		bpf_map__set_max_entries(skel->maps.py_procs, 1);
 	bpf_program__set_autoload(skel->progs.on_sample, sm->on_sample == skel->progs.on_sample);

@@ -75,8 +75,8 @@ struct record_tracer_env {
 	int unwind_rows_fd, unwind_procs_fd, unwind_stops_fd, unwind_stats_fd;
 	/*
 	 * The source's py_procs (bpf/python.bpf.h): its tracers' records of a
-	 * Python thread carry its Python frames too; -1 = none (no -g,
-	 * --no-python, or before 5.17).
+	 * Python thread carry its Python frames too (the compat build's
+	 * from the bounded walk); -1 = none (no -g, --no-python).
 	 */
 	int py_procs_fd;
 	/* Keeps the verifier's log of a failed load (loadlog.h). */
