@@ -114,25 +114,8 @@ assert_range "symbol file filings" "$filings" 1 "$nfiles"
 # filed again, grown, under its build-id); the first file, read then, still
 # names its warm-up (the new copy holds the old).
 mkdir grow
-cat >grow/late.py <<'EOF2'
-import sys, time
-sys.path.insert(0, sys.argv[1])
-
-def warm_up(secs):
-    x = 0
-    end = time.process_time() + secs
-    while time.process_time() < end:
-        for i in range(20000):
-            x = (x + i * 7) & 0xffff
-    return x
-
-warm_up(float(sys.argv[2]))
-print("tree begins", flush=True)
-import py_tree
-py_tree.main(float(sys.argv[3]))
-EOF2
 "$BPFREC" record -v -g -F 999 --switch-output=1s -o grow/w.data -- \
-	"$(debian_python3)" grow/late.py "$(dirname "$PY_TREE")" 1.5 4 >grow/out 2>grow/err &
+	"$(debian_python3)" "$TOP/tests/fixtures/py_late.py" "$(dirname "$PY_TREE")" 1.5 4 >grow/out 2>grow/err &
 rec=$!
 after=
 for _ in $(seq 6000); do
@@ -160,7 +143,7 @@ run_clean "$T/script.txt" perf script -i "$first" -F ip,sym,dso
 read -r named unnamed _ < <(leaves "$T/script.txt")
 echo "grown: first file $first, read again: Python frames $named named, $unnamed unnamed"
 [ "$unnamed" = 0 ] || fail "grown: the first file has $unnamed Python frames without a name after the refiling"
-grep -qF 'warm_up (late.py)' "$T/script.txt" || fail "grown: the first file does not name warm_up"
+grep -qF 'warm_up (py_late.py)' "$T/script.txt" || fail "grown: the first file does not name warm_up"
 grep -q ': cpu ' grow/out && fail "grown: the fixture ended while its files were read"
 wait "$rec" || { cat grow/err >&2; fail "bpfrec record (grown) exited $?"; }
 rec=

@@ -28,23 +28,6 @@ export HOME=$T PPROF_TMPDIR=$T
 . "$TOP/tests/integration/agent_lib.sh"
 trap 'kill ${RPID:-} 2>/dev/null || true; rm -rf "$T"' EXIT
 
-cat >"$T/late.py" <<'EOF'
-import sys, time
-sys.path.insert(0, sys.argv[1])
-
-def warm_up(secs):
-    x = 0
-    end = time.process_time() + secs
-    while time.process_time() < end:
-        for i in range(20000):
-            x = (x + i * 7) & 0xffff
-    return x
-
-warm_up(float(sys.argv[2]))
-import py_tree
-py_tree.main(float(sys.argv[3]))
-EOF
-
 # frames PROFILE: "NAMED UNNAMED A B C": the profile's Python frames with a
 # name (NAME (FILE.py)) and those left as an address in a symbol file's
 # range (pysyms.h: 0x0200000000000000 to 0x7000000000000000), then the
@@ -71,7 +54,7 @@ frames() {
 
 start_receiver "$T/recv"
 "$BPFREC" agent --server "http://127.0.0.1:$RPORT" --every 0.5s -F 999 -g --spool "$T/spool" -- \
-	"$(debian_python3)" "$T/late.py" "$TOP/tests/fixtures" 1 3 >"$T/agent.out" 2>"$T/agent.err" ||
+	"$(debian_python3)" "$TOP/tests/fixtures/py_late.py" "$TOP/tests/fixtures" 1 3 >"$T/agent.out" 2>"$T/agent.err" ||
 	{ cat "$T/agent.err" >&2; fail "bpfrec agent failed"; }
 stop_receiver
 tail -n 1 "$T/agent.err"

@@ -39,6 +39,7 @@
 #include "symbolize/pyruntime.h"
 #include "symbolize/util.h"
 #include "tests/unit/test_pylayout.h"
+#include "test_want.h"
 
 TestSuite(pycode);
 
@@ -316,9 +317,8 @@ Test(pycode, fake_code_object_named)
 	/* Past the bytecode: another object's instruction, no line of this one. */
 	cr_assert_eq(py_code_name(r, (uintptr_t)f.code, unit(&f, 3), &n), 0);
 	cr_expect_eq(n.line, 0);
-	cr_expect_eq(stats_of(r).reads, 1);
-	cr_expect_eq(stats_of(r).hits, 3);
-	cr_expect_eq(stats_of(r).no_line, 1);
+	struct py_code_stats st = stats_of(r);
+	EXPECT_ALL(WANT(st.reads, 1), WANT(st.hits, 3), WANT(st.no_line, 1));
 	py_code_reader_free(r);
 }
 
@@ -449,9 +449,8 @@ Test(pycode, cache_sees_a_replaced_object)
 	cr_expect_eq(py_code_name(r, (uintptr_t)f.code, 0, &n), -EINVAL);
 	f.code[f.l->object_type]--;
 	cr_assert_eq(py_code_name(r, (uintptr_t)f.code, 0, &n), 0);
-	cr_expect_eq(stats_of(r).reads, 3);
-	cr_expect_eq(stats_of(r).changed, 2);
-	cr_expect_eq(stats_of(r).hits, 2);
+	struct py_code_stats st = stats_of(r);
+	EXPECT_ALL(WANT(st.reads, 3), WANT(st.changed, 2), WANT(st.hits, 2));
 	py_code_reader_free(r);
 }
 
