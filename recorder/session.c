@@ -650,29 +650,36 @@ void record_session_status(const struct record_session *s, struct record_status 
 	}
 }
 
+/* The Python frames' counters as the public stats name them (the rest of u stays). */
+static void py_stats_public(const struct py_frames_stats *ps, uint64_t cut,
+			    struct bpfrec_unwind_stats *u)
+{
+	u->py_procs = ps->procs;
+	u->py_procs_unsupported = ps->procs_unsupported;
+	u->py_samples = ps->samples;
+	u->py_frames = ps->frames;
+	u->py_unknown = ps->unknown;
+	u->py_unplaced = ps->unplaced;
+	u->py_files = ps->files;
+	u->py_filings = ps->filings;
+	u->py_reads = ps->reads;
+	u->py_cut = cut;
+}
+
 void record_session_unwind_status(const struct record_session *s, struct bpfrec_unwind_stats *u)
 {
+	struct py_frames_stats ps;
+
 	*u = (struct bpfrec_unwind_stats){ .sz = sizeof(*u) };
 	if (!s->unwind)
 		return;
 	unwind_bpf_stats(s->unwind, u);
 	u->late_spent = s->late_spent;
 	u->late_busy = s->late_busy;
-	if (s->py) {
-		struct py_frames_stats ps;
-
-		py_frames_stats(s->py, &ps);
-		u->py_procs = ps.procs;
-		u->py_procs_unsupported = ps.procs_unsupported;
-		u->py_samples = ps.samples;
-		u->py_frames = ps.frames;
-		u->py_unknown = ps.unknown;
-		u->py_unplaced = ps.unplaced;
-		u->py_files = ps.files;
-		u->py_filings = ps.filings;
-		u->py_reads = ps.reads;
-		u->py_cut = s->py_cut + session_tracers_py_cut(s);
-	}
+	if (!s->py)
+		return;
+	py_frames_stats(s->py, &ps);
+	py_stats_public(&ps, s->py_cut + session_tracers_py_cut(s), u);
 }
 
 int record_session_sched_metrics(struct record_session *s, struct bpfrec_sched_metrics **out)

@@ -11,7 +11,7 @@ cleanup() { kill $spin1 $spin2 $threads 2>/dev/null || true; rm -rf "$T"; }
 "$FIX/rec_sleepspin" 0 600 & spin1=$!
 "$FIX/rec_sleepspin" 0 600 & spin2=$!
 # Long enough to outlive the -p part on a loaded machine (killed at the end).
-"$FIX/rec_threads" 100 & threads=$!
+"$FIX/rec_threads" 600 & threads=$!
 trap cleanup EXIT
 
 # -p two pids, --duration 2.
