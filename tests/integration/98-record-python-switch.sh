@@ -57,8 +57,13 @@ check_file() {
 	n=$((a + b + c))
 	echo "$label: Python frames $named named, $unnamed unnamed; leaf samples hot_alpha $a" \
 		"hot_beta $b cold_gamma $c"
-	for fn in hot_alpha hot_beta cold_gamma; do
-		grep -qF "] $fn (py_tree.py)" "$T/rep.txt" || fail "$label: perf report does not name $fn"
+	# A leaf with a handful of samples (the last file is whatever tail the
+	# run left: 1 of cold_gamma in one CI run) may not show in perf
+	# report's list; perf script named it (no unnamed frame, below).
+	local leaf
+	for leaf in "hot_alpha $a" "hot_beta $b" "cold_gamma $c"; do
+		[ "${leaf#* }" -lt 5 ] || grep -qF "] ${leaf%% *} (py_tree.py)" "$T/rep.txt" ||
+			fail "$label: perf report does not name ${leaf%% *} (${leaf#* } leaf samples)"
 	done
 	assert_no_grep 'bpfrec-python-[0-9]+-[0-9]+ +\[\.\] 0x' "$T/rep.txt" \
 		"$label: a sample of a Python symbol file without a name in perf report"
