@@ -905,11 +905,22 @@ static uint64_t frame_addr(struct py_frames *pf, struct py_proc_state *p,
 	return addr;
 }
 
-/* pid's state when it runs a CPython we walk. */
+/*
+ * pid's state when it runs a CPython we walk, or ran one and was forgotten
+ * since (retired, the latest first): a process's records can be written
+ * after the tracker forgot it at its exit, the tracers' sums (short
+ * off-CPU intervals, run-queue waits) at the very end of the recording,
+ * and its frames are then named as they were while it lived (its memo,
+ * py_code_name_last()). BPF walks only the processes in py_procs, so a
+ * record with Python frames is of the live state or of the one before it.
+ */
 static struct py_proc_state *proc_walked(struct py_frames *pf, uint32_t pid)
 {
 	struct py_proc_state *p = proc_find(pf, pid);
 
+	for (size_t i = pf->nr_retired; !p && i > 0; i--)
+		if (pf->retired[i - 1]->pid == pid)
+			p = pf->retired[i - 1];
 	return p && !p->unsupported ? p : NULL;
 }
 

@@ -13,7 +13,8 @@
 #   - --alloc: the alloc samples of make_blob's big bytes objects name it,
 #     with its Python callers (5.17+; before, said and left out);
 #   - --sched: two busy Python threads on one CPU wait for it in their own
-#     function, spin_a or spin_b, never in the other's;
+#     function, spin_a or spin_b, never in the other's, also in the sums of
+#     short waits written at the end, after the process exited;
 #   - --no-python: the off-CPU stacks name no Python function.
 # perf reads every file without a warning.
 . "$(dirname "$0")/lib.sh"
@@ -105,7 +106,12 @@ check_alloc() { # LABEL PYTHON (nothing where this kernel refuses --alloc, said 
 check_sched() { # LABEL PYTHON
 	local label=$1 py=$2 out=$T/sched-$1
 	# One CPU: the threads take turns, preempted or waiting for the GIL.
-	taskset -c 0 "$BPFREC" record -q -g --sched -o "$out.data" -- "$py" "$PY_WAIT" busy 1 \
+	# The run-queue waits too short for a sample of their own are summed
+	# in BPF and written when the recording ends: the shell outlives Python
+	# by 1.5 s (15 rounds), so they are written after its process was
+	# forgotten, and must still be named as they were while it lived.
+	taskset -c 0 "$BPFREC" record -q -g --sched -o "$out.data" -- \
+		sh -c '"$1" "$2" busy 1 && sleep 1.5' sh "$py" "$PY_WAIT" \
 		>"$out.out" 2>"$out.err" || { cat "$out.err" >&2; fail "$label: bpfrec record --sched exited $?"; }
 	run_clean "$out.script" perf script -i "$out.data" -F tid,event,ip,sym
 	own_frames "$out.script" sched-delay "$out.out" py_wait.py spin_a spin_b "$label" ||
