@@ -164,6 +164,7 @@ struct py_frames {
 	/* Forgotten processes, oldest first, kept to come back (proc_add()). */
 	struct py_proc_state *retired[PY_RETIRED_MAX];
 	size_t nr_retired;
+	bool said_no_cache;		/* no_cache() */
 	/* Symbol files of every process so far, and where the next one maps: never two alike. */
 	uint32_t next_seq;
 	uint64_t next_start;
@@ -369,6 +370,25 @@ static void unsupported(struct py_frames *pf, uint32_t pid, struct py_file_seen 
 	}
 }
 
+/*
+ * A process runs a CPython we walk, and there is no build-id cache (-N, or
+ * none could be opened) to file the symbol files that name its frames in:
+ * said once a recording, as a warning, since its functions are left out.
+ */
+static void no_cache(struct py_frames *pf, uint32_t pid, const struct py_runtime_info *rt)
+{
+	char msg[300];
+
+	if (pf->said_no_cache || !pf->opts.warn)
+		return;
+	pf->said_no_cache = true;
+	snprintf(msg, sizeof(msg), "Python functions are not named: process %" PRIu32 " runs "
+		 "CPython %u.%u, and its frames are named by symbol files kept in the build-id "
+		 "cache, which this recording has none of (-N, or HOME unset)", pid, rt->major,
+		 rt->minor);
+	pf->opts.warn(pf->opts.note_ctx, msg);
+}
+
 /* Done with p: its samples so far have addresses in its open file, which is complete now. */
 static void proc_retire(struct py_frames *pf, struct py_proc_state *p)
 {
@@ -519,6 +539,11 @@ static int probe_mapping(struct py_frames *pf, uint32_t pid, const struct procma
 	}
 	if (elf_mapping_bias(elf, e->start, e->end - e->start, e->pgoff, &bias) || !bpf_proc_of(&layout, rt.runtime_addr + bias, &bp))
 		goto out;
+	if (!pf->cache) {
+		/* Nothing could name its frames: BPF does not walk them. */
+		no_cache(pf, pid, &rt);
+		goto out;
+	}
 	elf_for_each_symbol(elf, SHT_DYNSYM, match_eval, &ev);
 	elf_for_each_symbol(elf, SHT_SYMTAB, match_eval, &ev);
 	p = proc_add(pf, pid, e);

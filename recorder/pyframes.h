@@ -77,8 +77,10 @@ struct py_frames_opts {
 	/* One line per process skipped for an unsupported CPython; NULL = none. */
 	void (*note)(void *ctx, const char *msg);
 	void *note_ctx;
+	/* The line saying Python functions go unnamed for want of a build-id cache (ctx note_ctx). */
+	void (*warn)(void *ctx, const char *msg);
 };
-#define py_frames_opts__last_field note_ctx
+#define py_frames_opts__last_field warn
 
 struct py_frames_stats {
 	uint64_t procs;		/* processes found running a CPython we walk */

@@ -332,6 +332,12 @@ static void python_note(void *ctx, const char *msg)
 		session_note(s, msg);
 }
 
+/* Python functions left unnamed for want of a build-id cache: a warning. */
+static void python_warn(void *ctx, const char *msg)
+{
+	session_warn(ctx, "%s", msg);
+}
+
 static int load_bpf(struct record_session *s, struct sampler *sm)
 {
 	size_t ring = ring_bytes(s);
@@ -456,7 +462,7 @@ static int load_bpf(struct record_session *s, struct sampler *sm)
 	if (skel->rodata->python_frames) {
 		struct py_frames_opts po = {
 			.sz = sizeof(po), .procs_fd = bpf_map__fd(skel->maps.py_procs),
-			.note = python_note, .note_ctx = s,
+			.note = python_note, .note_ctx = s, .warn = python_warn,
 		};
 
 		err = py_frames_new(&po, &s->py);

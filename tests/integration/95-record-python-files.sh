@@ -94,3 +94,18 @@ for l in 4 "$far_line"; do
 	echo "long_tail samples at gen_long.py:$l: $n"
 	[ "$n" -gt 0 ] || fail "no long_tail sample at gen_long.py:$l"
 done
+
+# -N: no symbol file can be kept, so no Python frame is written: said in one
+# warning line (not only under -v), and the native stacks stay.
+export HOME=$T/nocache
+mkdir -p "$HOME"
+"$BPFREC" record -N -g -F 999 -o nocache.data -- "$(debian_python3)" gen.py 1 1 >nocache.out 2>nocache.err ||
+	{ cat nocache.err >&2; fail "bpfrec record -N exited $?"; }
+pid=$(sed -n 's/^pid //p' nocache.out)
+said=$(grep -c "^bpfrec record: warning: Python functions are not named: process $pid runs CPython 3\.[0-9]*, .*(-N, " nocache.err)
+echo "-N: $said warning line(s) for process $pid"
+[ "$said" = 1 ] || { cat nocache.err >&2; fail "-N: the warning about Python frames was said $said times, once expected"; }
+[ ! -e "$HOME/.debug" ] || fail "-N: the build-id cache was written: $(find "$HOME/.debug" | head -3)"
+run_clean nocache.script perf script -i nocache.data -F ip,sym
+assert_no_grep 'bpfrec-python|\(gen_round\.py\)' nocache.script "-N: a Python frame in the file"
+assert_grep ' _PyEval_EvalFrameDefault$' nocache.script "-N: the native frames are missing"
