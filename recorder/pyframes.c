@@ -155,6 +155,12 @@ struct py_file_seen {
 struct py_frames {
 	struct py_frames_opts opts;
 	struct hash_table procs;	/* struct py_proc_state by pid */
+	/*
+	 * The entries of procs that are walked (not unsupported), kept as they
+	 * come and go (proc_link(), proc_unlink(), unsupported()): the
+	 * recorder asks py_frames_walking() at every poll.
+	 */
+	size_t nr_walked;
 	struct hash_table seen;		/* struct py_file_seen by (dev, ino) */
 	const struct task_tracker_hooks *next;
 	void *next_ctx;
@@ -270,6 +276,21 @@ static struct py_proc_state *proc_find(struct py_frames *pf, uint32_t pid)
 	return NULL;
 }
 
+/* p (walked until unsupported() says otherwise) is pid's state: 0 or -ENOMEM. */
+static int proc_link(struct py_frames *pf, struct py_proc_state *p)
+{
+	if (hash_table_add(&pf->procs, &p->node, hash_table_key(&pf->procs, &p->pid, sizeof(p->pid))))
+		return -ENOMEM;
+	pf->nr_walked += !p->unsupported;
+	return 0;
+}
+
+static void proc_unlink(struct py_frames *pf, struct py_proc_state *p)
+{
+	hash_table_del(&pf->procs, &p->node);
+	pf->nr_walked -= !p->unsupported;
+}
+
 /*
  * A new state for pid, which maps a runtime at e; NULL without memory. The
  * state pid had until it was forgotten comes back when it ran the same
@@ -311,7 +332,7 @@ static struct py_proc_state *proc_add(struct py_frames *pf, uint32_t pid,
 		p->ino = e->ino;
 	}
 	p->map_start = e->start;
-	if (hash_table_add(&pf->procs, &p->node, hash_table_key(&pf->procs, &pid, sizeof(pid)))) {
+	if (proc_link(pf, p)) {
 		proc_free(p);
 		return NULL;
 	}
@@ -355,8 +376,10 @@ static void unsupported(struct py_frames *pf, uint32_t pid, struct py_file_seen 
 {
 	struct py_proc_state *p = proc_add(pf, pid, e);
 
-	if (p)
+	if (p && !p->unsupported) {
 		p->unsupported = true;
+		pf->nr_walked--;
+	}
 	if (f->said_pid == pid)
 		return;
 	f->said_pid = pid;
@@ -404,7 +427,7 @@ static void proc_forget(struct py_frames *pf, uint32_t pid)
 	if (!p)
 		return;
 	bpf_map_delete_elem(pf->opts.procs_fd, &pid);
-	hash_table_del(&pf->procs, &p->node);
+	proc_unlink(pf, p);
 	/* Kept a while, to come back (proc_add()); the oldest kept goes. */
 	if (pf->nr_retired == PY_RETIRED_MAX) {
 		proc_retire(pf, pf->retired[0]);
@@ -1072,14 +1095,8 @@ void py_frames_flush(struct py_frames *pf)
 
 bool py_frames_walking(const struct py_frames *pf)
 {
-	struct hash_node *n, *tmp;
-	size_t i;
-
-	/* Forgotten processes are retired, out of procs: only live ones are there. */
-	hash_table_for_each_safe(&pf->procs, n, tmp, i)
-		if (!container_of(n, struct py_proc_state, node)->unsupported)
-			return true;
-	return false;
+	/* Forgotten processes are retired, out of procs: only live ones are counted. */
+	return pf->nr_walked > 0;
 }
 
 void py_frames_stats(const struct py_frames *pf, struct py_frames_stats *out)
