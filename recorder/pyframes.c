@@ -98,6 +98,18 @@ struct py_code_seen {
 /* Forgotten processes kept, in case they come back (proc_add()). */
 #define PY_RETIRED_MAX	16
 
+/*
+ * How long after a process was found running Python, or after the latest
+ * sample with Python frames, the rings are read every few ms
+ * (py_frames_read_soon()). A new process's functions, and those of one
+ * that just ran, are read before it can exit (a short job's code objects
+ * are freed at its exit, tens of ms after its work); one idle longer has
+ * its functions read already, and a system-wide recording nearly always
+ * has an idle Python process somewhere, which would keep the reader
+ * waking every few ms for as long as it lives.
+ */
+#define PY_LIVELY_NS	(1000ull * 1000 * 1000)
+
 /* Frames remembered per process; past this the memo starts afresh. */
 #define PY_MEMO_MAX	16384
 
@@ -158,9 +170,15 @@ struct py_frames {
 	/*
 	 * The entries of procs that are walked (not unsupported), kept as they
 	 * come and go (proc_link(), proc_unlink(), unsupported()): the
-	 * recorder asks py_frames_walking() at every poll.
+	 * recorder asks py_frames_read_soon() at every poll.
 	 */
 	size_t nr_walked;
+	/*
+	 * When a process was last found running a CPython we walk (mono_ns()),
+	 * and the latest sample with Python frames named (its time, the same
+	 * clock): py_frames_read_soon().
+	 */
+	uint64_t found_ns, active_ns;
 	struct hash_table seen;		/* struct py_file_seen by (dev, ino) */
 	const struct task_tracker_hooks *next;
 	void *next_ctx;
@@ -590,6 +608,7 @@ static int probe_mapping(struct py_frames *pf, uint32_t pid, const struct procma
 	if (pf->last_walked_pid != pid)
 		pf->st.procs++;
 	pf->last_walked_pid = pid;
+	pf->found_ns = mono_ns();
 	ret = 1;
 out:
 	if (elf)
@@ -984,6 +1003,8 @@ void py_frames_prepare(struct py_frames *pf, uint32_t pid, uint64_t time, struct
 
 	if (!pf->cache || !(p = proc_walked(pf, pid)))
 		return;
+	if (nr_py && time > pf->active_ns)
+		pf->active_ns = time;
 	for (size_t i = 0; i < nr_py && i < PY_MAX_FRAMES; i++) {
 		bool unknown;
 
@@ -1093,10 +1114,11 @@ void py_frames_flush(struct py_frames *pf)
 			gen_file(pf, pf->retired[i], &pf->retired[i]->gens[pf->retired[i]->nr_gens - 1]);
 }
 
-bool py_frames_walking(const struct py_frames *pf)
+bool py_frames_read_soon(const struct py_frames *pf, uint64_t now)
 {
 	/* Forgotten processes are retired, out of procs: only live ones are counted. */
-	return pf->nr_walked > 0;
+	return pf->nr_walked > 0 &&
+	       (now < pf->found_ns + PY_LIVELY_NS || now < pf->active_ns + PY_LIVELY_NS);
 }
 
 void py_frames_stats(const struct py_frames *pf, struct py_frames_stats *out)

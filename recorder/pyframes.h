@@ -39,7 +39,7 @@
  * then (a new process, not yet known to run Python); a code object read
  * from the process is taken as the same for PY_CODE_TRUST_NS of samples
  * (20 ms) before it is read again, so a sample costs hash lookups, not
- * reads. While py_frames_walking(), the recorder reads its rings every few
+ * reads. While py_frames_read_soon(), the recorder reads its rings every few
  * ms, so a process's frames are read while it lives; a frame whose object
  * can no longer be read (freed as the interpreter ends, or the process
  * gone) is named as its code object was last read, when that is the
@@ -153,10 +153,14 @@ size_t py_frames_chain(struct py_frames *pf, uint32_t pid, const uint64_t *nativ
 void py_frames_flush(struct py_frames *pf);
 
 /*
- * Whether a process known to run a CPython we walk lives: its frames are
- * named as its records are read, and must be read while it lives.
+ * Whether the rings should be read every few ms at mono_ns() now: a
+ * process known to run a CPython we walk lives, and one was found in the
+ * last second or a sample with Python frames was taken in it. Frames are
+ * named as their records are read, so a process's must be read while it
+ * lives; one idle for longer had its functions read already (they are
+ * named as last read once it exits).
  */
-bool py_frames_walking(const struct py_frames *pf);
+bool py_frames_read_soon(const struct py_frames *pf, uint64_t now);
 
 void py_frames_stats(const struct py_frames *pf, struct py_frames_stats *out);
 

@@ -48,7 +48,8 @@
 #define UNWIND_SETTLE_NS	(50ull * 1000000)
 #define MAX_SAMPLE_RATE		"kernel.perf_event_max_sample_rate"
 /*
- * While a process runs a CPython we walk, the rings are read at least this
+ * While a process runs a CPython we walk, and one was found or ran Python
+ * in the last second (py_frames_read_soon()), the rings are read at least this
  * often (a round is still written at the flush interval): its frames are
  * named from its memory as they are read (pyframes.h), and a process that
  * exits within a flush interval of its first frames, its records still
@@ -405,7 +406,7 @@ static uint64_t read_due_ns(const struct record_session *s)
 {
 	uint64_t due = session_flush_due_ns(s);
 
-	if (s->py && py_frames_walking(s->py) && s->consume_start + PY_READ_NS < due)
+	if (s->py && py_frames_read_soon(s->py, mono_ns()) && s->consume_start + PY_READ_NS < due)
 		due = s->consume_start + PY_READ_NS;
 	return due;
 }
