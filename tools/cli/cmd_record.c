@@ -302,8 +302,10 @@ static int run(struct bpfrec_record *rec, const struct record_args *a, int sfd,
 		err = bpfrec_record_poll(rec, 0);
 		if (err < 0)
 			return err;
-		bpfrec_record_get_stats(rec, &st);
-		status_line_update(line, &st, mono_ns());
+		if (status_line_due(line, mono_ns())) {
+			bpfrec_record_get_stats(rec, &st);
+			status_line_update(line, &st, mono_ns());
+		}
 		sig = read_signals(sfd);
 		if (sig.do_switch && a->opts.switch_output != BPFREC_SWITCH_NONE) {
 			err = bpfrec_record_switch_output(rec);

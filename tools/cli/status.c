@@ -28,13 +28,18 @@ int status_bpf_format(char *buf, size_t len, const struct bpfrec_record_stats *s
 			st->bpf_runs ? (double)st->bpf_run_ns / 1e3 / (double)st->bpf_runs : 0.0);
 }
 
+bool status_line_due(const struct status_line *l, uint64_t now_ns)
+{
+	return l->f && now_ns - l->last_ns >= STATUS_INTERVAL_MS * 1000000ull;
+}
+
 void status_line_update(struct status_line *l, const struct bpfrec_record_stats *st, uint64_t now_ns)
 {
 	uint64_t seen = st->samples + st->lost;
 	double dt;
 	char text[256];
 
-	if (!l->f || now_ns - l->last_ns < STATUS_INTERVAL_MS * 1000000ull)
+	if (!status_line_due(l, now_ns))
 		return;
 	dt = (double)(now_ns - l->last_ns) / 1e9;
 	status_line_format(text, sizeof(text), st, (double)(now_ns - l->start_ns) / 1e9,

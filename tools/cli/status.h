@@ -33,6 +33,12 @@ struct status_line {
 /* f NULL disables every call below. */
 void status_line_init(struct status_line *l, FILE *f, uint64_t now_ns);
 /* Redraw when STATUS_INTERVAL_MS have passed since the last redraw. */
+/*
+ * Whether the line is shown and due for an update: the stats cost a dozen
+ * bpf() calls (counters, programs' run time), too many to read at every
+ * poll of a recording whose rings are read every few ms.
+ */
+bool status_line_due(const struct status_line *l, uint64_t now_ns);
 void status_line_update(struct status_line *l, const struct bpfrec_record_stats *st, uint64_t now_ns);
 /* Erase the line (before printing anything else on f). */
 void status_line_clear(struct status_line *l);
