@@ -67,19 +67,28 @@ mount -t tmpfs -o size=256k none "$T/mnt" || fail "cannot mount a tmpfs"
 record_until_full "$T/full.err" -z
 umount "$T/mnt"
 
-# 5. Rotation by size counts compressed bytes on disk: 64K files where the
-# timer gives 4999 Hz, as much smaller where it gives less (timer_hz), so
-# that 3 s still fill several.
-rate=$(timer_hz 4999)
-kb=$((64 * rate / 4999))
-[ "$kb" -ge 8 ] || kb=8
-echo "perf gets $rate Hz of 4999 here: files of ${kb}K"
-"$BPFREC" record -q -z -a -g -F 4999 --switch-output=${kb}K -o rot.data -- "$FIX/rec_sleepspin" 0 3 ||
-	fail "-z --switch-output exited non-zero"
+# 5. Rotation by size counts compressed bytes on disk: 16K files, and the
+# recording runs until two are retired (however many samples a second this
+# machine gives), then stops on SIGINT.
+"$FIX/rec_sleepspin" 0 600 & spin=$!
+"$BPFREC" record -q -z -a -g -F 4999 --switch-output=16K -o rot.data &
+rec=$!
+for _ in $(seq 1200); do
+	[ "$(ls rot.data.* 2>/dev/null | wc -l)" -ge 2 ] && break
+	kill -0 $rec 2>/dev/null || break
+	sleep 0.25
+done
+kill -INT $rec 2>/dev/null
+wait $rec || fail "-z --switch-output exited $?"
+kill $spin 2>/dev/null; wait $spin 2>/dev/null || true
 ls rot.data.* >"$T/rot.list" || fail "no rotated files"
 nfiles=$(wc -l <"$T/rot.list")
-echo "rotation: $nfiles files"
-[ "$nfiles" -ge 2 ] || fail "-z with --switch-output=${kb}K wrote $nfiles file(s)"
+echo "rotation: $nfiles files, of $(du -b rot.data.* | awk '{ printf "%s%d", (NR > 1 ? ", " : ""), $1 }') bytes"
+[ "$nfiles" -ge 2 ] || fail "-z with --switch-output=16K wrote $nfiles file(s)"
+# Retired for their size: each but the last (cut by SIGINT) has 16K of compressed records.
+sed '$d' "$T/rot.list" | while read -r f; do
+	[ "$(stat -c %s "$f")" -ge 16384 ] || fail "$f: $(stat -c %s "$f") bytes, retired before 16K"
+done
 total=0
 while read -r f; do
 	run_clean "$T/r.txt" perf script -i "$f" -F pid
