@@ -350,6 +350,8 @@ static int build_segment(struct builder *b, uint64_t lo, uint64_t hi)
 			}
 			st->gap_bytes++;
 			err = add_row(b, pc++, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0));
+			if (!err)
+				err = renew_cfi(b);	/* a failed lookup reads and keeps CFI too */
 			if (err)
 				return err;
 			continue;
@@ -414,9 +416,13 @@ static int build(struct cfi_table *t, Elf *elf, int fd, const struct cfi_table_b
 		return -EINVAL;
 	b.gap_budget = file_size < CFI_GAP_PROBES_MAX ? file_size : CFI_GAP_PROBES_MAX;
 	/* libdw's interpreter trusts register numbers; the file is not ours (cfiscan.h). */
+	find_file_map(&b, fd);
 	err = cfi_scan(elf);
 	if (err)
 		return err;
+	/* The scan read all of the CFI (cc1: 2.7 MB): those pages go back before the build. */
+	if (b.map)
+		madvise(b.map, b.map_len, MADV_DONTNEED);
 	if (opts) {
 		/* One chunk, handed over whenever it fills: rows never pile up here. */
 		t->rows = malloc(CFI_EMIT_ROWS * sizeof(*t->rows));
@@ -428,7 +434,6 @@ static int build(struct cfi_table *t, Elf *elf, int fd, const struct cfi_table_b
 	if (!b.cfi)
 		return -ENOENT;
 	b.renew = has_search_table(elf);
-	find_file_map(&b, fd);
 	for (size_t i = 0; i < t->nr_segs && !err; i++)
 		err = build_segment(&b, t->segs[i].vaddr,
 				    t->segs[i].vaddr + code_bytes(&t->segs[i], file_size));
