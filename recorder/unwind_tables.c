@@ -122,7 +122,7 @@ struct unwind_tables {
 	struct unwind_tables_stats st;
 };
 
-/* ---- the store: first fit, coalesced on free ----------------------------- */
+/* ---- the store: free ranges, coalesced on free ---------------------------- */
 
 /* Room for one more free range than a placement can leave, taken before it. */
 static int reserve_ranges(struct unwind_tables *t)
