@@ -57,9 +57,10 @@ struct known_file {
 struct table {
 	struct cache_entry *entry;	/* in unwind_tables.tables; value = this */
 	/*
-	 * Segments (for biases) and, while kept, rows; NULL for a file without
-	 * usable CFI. Rows are dropped (rows NULL, nr 0) when the table did
-	 * not fit the store: nr_rows remembers its size.
+	 * Segments (for biases), never rows: they went straight into the
+	 * store (build_into()). NULL for a file without usable CFI. A table
+	 * that did not fit is not placed and nr_rows remembers its size: it
+	 * is built again when room comes.
 	 */
 	struct cfi_table *cfi;
 	uint32_t nr_rows;
@@ -121,7 +122,7 @@ struct unwind_tables {
 	struct unwind_tables_stats st;
 };
 
-/* ---- the store: first fit, coalesced on free ----------------------------- */
+/* ---- the store: free ranges, coalesced on free ---------------------------- */
 
 /* Room for one more free range than a placement can leave, taken before it. */
 static int reserve_ranges(struct unwind_tables *t)
@@ -196,29 +197,10 @@ static void give_rows(struct unwind_tables *t, uint32_t first, uint32_t nr)
 
 /* ---- tables --------------------------------------------------------------- */
 
-/* The file's table, built from fd: 0, or the cfi_table_build_fd() error (counted). */
-static int build_table(struct unwind_tables *t, int fd, struct cfi_table **out)
-{
-	uint64_t start = mono_ns();
-	int err = cfi_table_build_fd(fd, out);
-
-	t->st.build_ns += mono_ns() - start;
-	if (!err)
-		t->st.files_built++;
-	return err;
-}
-
 /* What cfi_table_build_fd() says about a file rather than about us: no usable CFI. */
 static bool is_no_cfi(int err)
 {
 	return err == -ENOENT || err == -E2BIG || err == -EINVAL;
-}
-
-static void drop_rows(struct table *tb)
-{
-	free(tb->cfi->rows);
-	tb->cfi->rows = NULL;
-	tb->cfi->nr = 0;
 }
 
 static size_t table_bytes(const struct table *tb)
@@ -226,8 +208,7 @@ static size_t table_bytes(const struct table *tb)
 	size_t n = sizeof(*tb) + sizeof(*tb->entry) + tb->entry->key_len;
 
 	if (tb->cfi)
-		n += sizeof(*tb->cfi) + tb->cfi->nr * sizeof(*tb->cfi->rows) +
-		     tb->cfi->nr_segs * sizeof(*tb->cfi->segs);
+		n += sizeof(*tb->cfi) + tb->cfi->nr_segs * sizeof(*tb->cfi->segs);
 	return n;
 }
 
@@ -336,60 +317,116 @@ static void table_put(struct unwind_tables *t, struct table *tb)
 	evict(t);
 }
 
-/*
- * Put tb (a table with CFI, held) in the store if it is not there and it
- * fits, rebuilding its rows from fd if they were dropped (fd -1: no file at
- * hand, the table stays out). fresh: built just now (else rows kept from
- * before are a cache hit). 0 (placed, or no room: its rows are dropped) or
- * -errno from the store or the allocator.
- */
-static int table_place(struct unwind_tables *t, struct table *tb, int fd, bool fresh)
+/* Where a build's rows go: free rows [first, first + cap) of the store, from the start. */
+struct build_sink {
+	struct unwind_tables *t;
+	uint32_t first, cap, written;
+	bool overflow;		/* more rows came than cap: the rest only counted */
+	int err;		/* the store's */
+};
+
+static int sink_rows(void *ctx, const struct unwind_row *rows, uint32_t nr)
 {
-	bool cached = tb->cfi->rows != NULL;
-	ssize_t i;
+	struct build_sink *s = ctx;
+
+	if (s->overflow || nr > s->cap - s->written) {
+		s->overflow = true;
+		return 0;	/* the build goes on, for the table's size */
+	}
+	s->err = s->t->ops->write_rows(s->t->ctx, s->first + s->written, rows, nr);
+	if (s->err)
+		return -ECANCELED;
+	s->written += nr;
+	return 0;
+}
+
+/* Room to place one more table, taken before its rows go to the store. */
+static int reserve_place(struct unwind_tables *t)
+{
+	int err = reserve_ranges(t);
+
+	if (!err && ARRAY_RESERVE(t->placed, t->cap_placed, t->nr_placed + 1, 16))
+		err = -ENOMEM;
+	return err;
+}
+
+/*
+ * Build tb's table from fd, its rows going straight into free range i of
+ * the store as they are made (i -1: nowhere, only counted): a table is
+ * never whole in user memory (cc1's would be 3.8 MB). The range is not
+ * named by any process entry, so nothing reads it meanwhile. When all the
+ * rows fit, tb is placed at the start of range i; else it stays out and
+ * nr_rows is its size. reserve_place() first. 0, a cfi_table_build_fd_opts()
+ * error about the file (tb unchanged), or -errno from the store or the
+ * allocator.
+ */
+static int build_into(struct unwind_tables *t, struct table *tb, int fd, ssize_t i)
+{
+	struct build_sink sink = { .t = t };
+	struct cfi_table_build_opts opts = { .sz = sizeof(opts), .emit = sink_rows, .ctx = &sink };
+	uint64_t start = mono_ns();
+	struct cfi_table *cfi;
 	int err;
 
-	if (tb->placed)
-		return 0;
-	err = reserve_ranges(t);
+	if (i >= 0) {
+		sink.first = t->free[i].first;
+		sink.cap = t->free[i].nr;
+	}
+	err = cfi_table_build_fd_opts(fd, &opts, &cfi);
+	t->st.build_ns += mono_ns() - start;
+	if (sink.err)
+		return sink.err;
 	if (err)
 		return err;
-	if (ARRAY_RESERVE(t->placed, t->cap_placed, t->nr_placed + 1, 16))
-		return -ENOMEM;
-	make_room(t, tb->nr_rows);
-	if (find_fit(t, tb->nr_rows) < 0) {
-		drop_rows(tb);
+	t->st.files_built++;
+	t->st.builds_over += sink.overflow;
+	cfi_table_free(tb->cfi);
+	tb->cfi = cfi;
+	tb->nr_rows = (uint32_t)cfi->nr;
+	if (sink.overflow || !tb->nr_rows)
 		return 0;
-	}
-	if (!cached) {
-		struct cfi_table *rebuilt;
-
-		/* Room came back for a table that did not fit: build it again. */
-		if (fd < 0 || build_table(t, fd, &rebuilt))
-			return 0;	/* the file no longer builds: it stays without a table */
-		cfi_table_free(tb->cfi);
-		tb->cfi = rebuilt;
-		tb->nr_rows = (uint32_t)rebuilt->nr;
-	}
-	i = find_fit(t, tb->nr_rows);
-	if (i < 0) {
-		drop_rows(tb);
-		return 0;
-	}
 	tb->first = take_rows(t, (size_t)i, tb->nr_rows);
-	err = t->ops->write_rows(t->ctx, tb->first, tb->cfi->rows, tb->nr_rows);
-	if (err) {
-		give_rows(t, tb->first, tb->nr_rows);
-		return err;
-	}
 	tb->placed = true;
 	tb->slot = t->nr_placed;
 	t->placed[t->nr_placed++] = tb;
-	if (cached && !fresh)
-		t->st.cache_hits++;
-	/* The store has them now: its copy is the only one (table_put()). */
-	drop_rows(tb);
 	return 0;
+}
+
+/* The largest free range of the store, or -1 when it is full. */
+static ssize_t largest_free(const struct unwind_tables *t)
+{
+	ssize_t best = -1;
+
+	for (size_t i = 0; i < t->nr_free; i++)
+		if (best < 0 || t->free[i].nr > t->free[(size_t)best].nr)
+			best = (ssize_t)i;
+	return best;
+}
+
+/*
+ * Put tb (a table with CFI, held) in the store if it is not there: one
+ * that did not fit when it was built is built again from fd, straight
+ * into a range that holds it, once parked tables have made room (fd -1:
+ * no file at hand, it stays out). 0 (placed, or no room) or -errno from
+ * the store or the allocator.
+ */
+static int table_place(struct unwind_tables *t, struct table *tb, int fd)
+{
+	ssize_t i;
+	int err;
+
+	if (tb->placed || !tb->nr_rows || fd < 0)
+		return 0;
+	make_room(t, tb->nr_rows);
+	i = find_fit(t, tb->nr_rows);
+	if (i < 0)
+		return 0;
+	err = reserve_place(t);
+	if (err)
+		return err;
+	err = build_into(t, tb, fd, i);
+	/* The file no longer builds: it stays without a table. */
+	return err && is_no_cfi(err) ? 0 : err;
 }
 
 /* The key of the open file fd (mapped as e, st its fstat): its build-id, or its identity. */
@@ -459,7 +496,6 @@ static int file_key(struct unwind_tables *t, int fd, const struct procmaps_entry
 static int table_find_or_build(struct unwind_tables *t, int fd, const struct procmaps_entry *e,
 			       struct table **out, bool *fresh)
 {
-	struct cfi_table *cfi = NULL;
 	struct table_key key;
 	struct cache_entry *ce;
 	struct table *tb;
@@ -476,22 +512,27 @@ static int table_find_or_build(struct unwind_tables *t, int fd, const struct pro
 		*out = ce->value;
 		return 0;
 	}
-	err = build_table(t, fd, &cfi);
-	if (err && !is_no_cfi(err))
-		return err;	/* ours (-ENOMEM): nothing to remember about the file */
-	if (err)
-		t->st.files_no_cfi++;
 	tb = calloc(1, sizeof(*tb));
 	ce = tb ? cache_add(&t->tables, key.bytes, key.len) : NULL;
 	if (!ce) {
 		free(tb);
-		cfi_table_free(cfi);
 		return -ENOMEM;
 	}
 	ce->value = tb;
 	tb->entry = ce;
-	tb->cfi = cfi;
-	tb->nr_rows = cfi ? (uint32_t)cfi->nr : 0;
+	/*
+	 * Its rows go where the most room is; a table bigger than that is
+	 * placed (built again) by table_place(), once parked tables made room.
+	 */
+	err = reserve_place(t);
+	if (!err)
+		err = build_into(t, tb, fd, largest_free(t));
+	if (err && !is_no_cfi(err)) {
+		table_destroy(t, tb);
+		return err;	/* ours (-ENOMEM, the store): nothing to remember about the file */
+	}
+	if (err)
+		t->st.files_no_cfi++;
 	*fresh = true;
 	*out = tb;
 	return 0;
@@ -559,7 +600,7 @@ static struct table *known_table(struct unwind_tables *t, const struct procmaps_
 	if (!ce)
 		return NULL;
 	tb = ce->value;
-	if (tb->cfi && !tb->placed && !tb->cfi->rows)
+	if (tb->cfi && !tb->placed && tb->nr_rows)
 		return NULL;	/* it did not fit: rebuilt from the file when room came */
 	return tb;
 }
@@ -660,7 +701,7 @@ static int table_for(struct unwind_tables *t, uint32_t pid, const struct procmap
 	}
 	if (tb->mark != t->gen) {
 		table_get(t, tb);
-		err = tb->cfi ? table_place(t, tb, fd, fresh) : 0;
+		err = tb->cfi ? table_place(t, tb, fd) : 0;
 		if (err) {
 			table_put(t, tb);
 			goto out;

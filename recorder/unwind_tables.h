@@ -29,8 +29,12 @@
  *     room is allocated whole anyway, until a table in use needs the room
  *     (parked tables go, oldest first, until the new one fits) or the
  *     cache's bookkeeping passes cache_bytes. A table built ahead of need
- *     (unwind_tables_warm()) waits in the cache with its rows in user
- *     memory until a process takes it into the store.
+ *     (unwind_tables_warm()) waits parked the same way.
+ *   - A table's rows go into the store as they are made, in chunks
+ *     (cfi_table_build_fd_opts()), into the largest free range: no table
+ *     is ever whole in user memory. One that turns out bigger than that
+ *     range is only counted, then built again straight into a range that
+ *     holds it once parked tables made room (builds_over), or left out.
  *   - Files without usable CFI are remembered the same way, so they are
  *     not opened and parsed again each time.
  *   - A file is known by its maps line, too: (device, inode, path) with
@@ -68,10 +72,10 @@
  * written are not revisited when room appears: a process gets the table at
  * its next unwind_tables_set_proc().
  *
- * User memory: per table its segments and key (the rows of a table in
- * the store, in use or parked, are not kept here: the store is their only
- * copy), the rows of warmed tables not yet taken, within cache_bytes with
- * the cache's bookkeeping, plus per process the list of tables it holds.
+ * User memory: per table its segments and key (rows are never kept here:
+ * the store is their only copy), within cache_bytes for the tables no
+ * process uses, plus per process the list of tables it holds; while a
+ * table is built, one chunk of rows (64 KiB) and what libdw takes.
  * At most max_procs processes have an entry; later ones are counted and
  * not written.
  *
@@ -145,7 +149,7 @@ void unwind_tables_drop_proc(struct unwind_tables *t, uint32_t pid);
  * Build the table of the open file fd ahead of need (the command a
  * recording is about to launch: its first samples would otherwise walk by
  * frame pointers while the table is built) and keep it in the cache, like
- * a table no process uses. 0 (also when the file has no CFI or is known
+ * a table no process uses (parked in the store). 0 (also when the file has no CFI or is known
  * already) or -errno.
  */
 int unwind_tables_warm(struct unwind_tables *t, int fd);
@@ -182,6 +186,7 @@ struct unwind_tables_stats {
 	size_t files_opened;		/* files opened to find their table */
 	size_t files_known;		/* mappings whose table its maps line gave, no file opened */
 	size_t procs_unchanged;		/* set_proc calls that left the written entry as it was */
+	size_t builds_over;		/* builds whose rows outgrew the free range they went to */
 };
 void unwind_tables_stats(const struct unwind_tables *t, struct unwind_tables_stats *st);
 

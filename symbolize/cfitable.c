@@ -33,12 +33,22 @@
  * costs nothing it needs: the table is in the file.
  */
 #define CFI_RENEW_LOOKUPS	4096
+/* Rows a build with a sink holds before it hands them over (64 KiB). */
+#define CFI_EMIT_ROWS		8192
 /* Files from this size up have their pages given back during the build (find_file_map()). */
 #define CFI_DROP_PAGES_BYTES	(1u << 20)
 
 struct builder {
 	struct cfi_table *t;
 	size_t cap;
+	/*
+	 * With a sink (cfi_table_build_opts.emit): the rows not handed over
+	 * yet, in t->rows (cap CFI_EMIT_ROWS), and the last row made, which
+	 * the next one is merged with or checked against.
+	 */
+	const struct cfi_table_build_opts *opts;
+	size_t pending;
+	struct unwind_row last;
 	uint64_t gap_budget;	/* bytes without CFI still to probe */
 	Elf *elf;
 	Dwarf_CFI *cfi;
@@ -48,20 +58,37 @@ struct builder {
 	size_t map_len;
 };
 
+/* The rows not handed over yet go to the sink: 0, or its error. */
+static int flush_rows(struct builder *b)
+{
+	int err = 0;
+
+	if (b->pending)
+		err = b->opts->emit(b->opts->ctx, b->t->rows, (uint32_t)b->pending);
+	b->pending = 0;
+	return err;
+}
+
 static int add_row(struct builder *b, uint64_t pc, uint32_t rule)
 {
 	struct cfi_table *t = b->t;
+	int err;
 
-	if (t->nr && t->rows[t->nr - 1].rule == rule)
+	if (t->nr && b->last.rule == rule)
 		return 0;	/* same rule continues: one row covers both */
-	if (t->nr && pc <= t->rows[t->nr - 1].pc)
+	if (t->nr && pc <= b->last.pc)
 		return -EINVAL;	/* overlapping segments: not a layout we can serve */
 	if (t->nr >= UNWIND_TABLE_MAX_ROWS)
 		return -E2BIG;
-	if (ARRAY_RESERVE(t->rows, b->cap, t->nr + 1, 1024))
+	if (b->opts && b->pending == b->cap) {
+		err = flush_rows(b);
+		if (err)
+			return err;
+	}
+	if (ARRAY_RESERVE(t->rows, b->cap, b->pending + 1, 1024))
 		return -ENOMEM;
-	t->rows[t->nr].pc = (uint32_t)pc;
-	t->rows[t->nr].rule = rule;
+	b->last = (struct unwind_row){ .pc = (uint32_t)pc, .rule = rule };
+	t->rows[b->pending++] = b->last;
 	t->nr++;
 	return 0;
 }
@@ -323,6 +350,8 @@ static int build_segment(struct builder *b, uint64_t lo, uint64_t hi)
 			}
 			st->gap_bytes++;
 			err = add_row(b, pc++, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0));
+			if (!err)
+				err = renew_cfi(b);	/* a failed lookup reads and keeps CFI too */
 			if (err)
 				return err;
 			continue;
@@ -374,9 +403,9 @@ static uint64_t code_bytes(const struct load_seg *s, uint64_t file_size)
 	return n < file_size - s->offset ? n : file_size - s->offset;
 }
 
-static int build(struct cfi_table *t, Elf *elf, int fd)
+static int build(struct cfi_table *t, Elf *elf, int fd, const struct cfi_table_build_opts *opts)
 {
-	struct builder b = { .t = t, .elf = elf };
+	struct builder b = { .t = t, .elf = elf, .opts = opts };
 	size_t file_size = 0;
 	int err;
 
@@ -387,18 +416,35 @@ static int build(struct cfi_table *t, Elf *elf, int fd)
 		return -EINVAL;
 	b.gap_budget = file_size < CFI_GAP_PROBES_MAX ? file_size : CFI_GAP_PROBES_MAX;
 	/* libdw's interpreter trusts register numbers; the file is not ours (cfiscan.h). */
+	find_file_map(&b, fd);
 	err = cfi_scan(elf);
 	if (err)
 		return err;
+	/* The scan read all of the CFI (cc1: 2.7 MB): those pages go back before the build. */
+	if (b.map)
+		madvise(b.map, b.map_len, MADV_DONTNEED);
+	if (opts) {
+		/* One chunk, handed over whenever it fills: rows never pile up here. */
+		t->rows = malloc(CFI_EMIT_ROWS * sizeof(*t->rows));
+		if (!t->rows)
+			return -ENOMEM;
+		b.cap = CFI_EMIT_ROWS;
+	}
 	b.cfi = dwarf_getcfi_elf(elf);
 	if (!b.cfi)
 		return -ENOENT;
 	b.renew = has_search_table(elf);
-	find_file_map(&b, fd);
 	for (size_t i = 0; i < t->nr_segs && !err; i++)
 		err = build_segment(&b, t->segs[i].vaddr,
 				    t->segs[i].vaddr + code_bytes(&t->segs[i], file_size));
 	dwarf_cfi_end(b.cfi);
+	if (opts) {
+		if (!err)
+			err = flush_rows(&b);
+		free(t->rows);
+		t->rows = NULL;
+		return err;
+	}
 	if (!err && t->nr && t->nr < b.cap) {
 		/*
 		 * The rows grew by doubling; a table is kept for as long as a
@@ -413,13 +459,16 @@ static int build(struct cfi_table *t, Elf *elf, int fd)
 	return err;
 }
 
-int cfi_table_build_fd(int fd, struct cfi_table **out)
+int cfi_table_build_fd_opts(int fd, const struct cfi_table_build_opts *opts,
+			    struct cfi_table **out)
 {
 	struct cfi_table *t;
 	Elf *elf;
 	int err;
 
 	*out = NULL;
+	if (opts && (opts->sz < sizeof(*opts) || !opts->emit))
+		return -EINVAL;
 	err = elf_open_fd(fd, &elf);
 	if (err)
 		return err;
@@ -429,7 +478,7 @@ int cfi_table_build_fd(int fd, struct cfi_table **out)
 	else if (gelf_getclass(elf) != ELFCLASS64)
 		err = -EINVAL;	/* x86_64 code only */
 	else
-		err = build(t, elf, fd);
+		err = build(t, elf, fd, opts);
 	elf_end(elf);
 	if (err) {
 		cfi_table_free(t);
@@ -437,6 +486,11 @@ int cfi_table_build_fd(int fd, struct cfi_table **out)
 	}
 	*out = t;
 	return 0;
+}
+
+int cfi_table_build_fd(int fd, struct cfi_table **out)
+{
+	return cfi_table_build_fd_opts(fd, NULL, out);
 }
 
 int cfi_table_build(const char *path, struct cfi_table **out)

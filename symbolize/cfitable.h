@@ -51,8 +51,9 @@ struct cfi_table_stats {
 };
 
 struct cfi_table {
-	struct unwind_row *rows;	/* sorted by pc, strictly increasing */
-	size_t nr;
+	/* Sorted by pc, strictly increasing; NULL when they went to a sink (below). */
+	struct unwind_row *rows;
+	size_t nr;			/* rows made (also those handed to a sink) */
 	struct load_seg *segs;		/* executable PT_LOADs, in file order */
 	size_t nr_segs;
 	struct cfi_table_stats stats;
@@ -73,6 +74,28 @@ int cfi_table_build(const char *path, struct cfi_table **out);
  * never by a path a traced process controls. fd stays open.
  */
 int cfi_table_build_fd(int fd, struct cfi_table **out);
+
+/*
+ * Where the rows go instead of into cfi_table.rows: emit() gets them in
+ * order, in chunks of at most 8192 rows, as the build makes them, so a big
+ * file's table (cc1: 480k rows, 3.8 MB) is never in memory whole. The
+ * recorder writes them straight into the row store. An error emit()
+ * returns ends the build with that error.
+ */
+struct cfi_table_build_opts {
+	size_t sz;		/* sizeof(struct cfi_table_build_opts) */
+	int (*emit)(void *ctx, const struct unwind_row *rows, uint32_t nr);
+	void *ctx;
+};
+
+/*
+ * cfi_table_build_fd(), the rows going to opts->emit (opts NULL: into the
+ * table, as cfi_table_build_fd()). On success (*out)->rows is NULL and
+ * (*out)->nr is how many rows emit() was given in all; on an error emit()
+ * may have had some of them. -EINVAL also for opts without emit.
+ */
+int cfi_table_build_fd_opts(int fd, const struct cfi_table_build_opts *opts,
+			    struct cfi_table **out);
 void cfi_table_free(struct cfi_table *t);
 
 /*

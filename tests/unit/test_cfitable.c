@@ -501,6 +501,69 @@ Test(cfitable, segment_longer_than_the_file, .fini = free_fixture)
 	free(img);
 }
 
+/* What a sink got: every row in order, and how it came. */
+struct sink_log {
+	struct unwind_row *rows;
+	size_t nr, cap, calls, largest;
+	size_t fail_at;		/* the call (1-based) that fails with -ENOSPC; 0 = none */
+};
+
+static int log_rows(void *ctx, const struct unwind_row *rows, uint32_t nr)
+{
+	struct sink_log *l = ctx;
+
+	if (++l->calls == l->fail_at)
+		return -ENOSPC;
+	cr_assert_gt(nr, 0, "an empty chunk");
+	if (l->nr + nr > l->cap) {
+		l->cap = (l->nr + nr) * 2;
+		l->rows = realloc(l->rows, l->cap * sizeof(*l->rows));
+		cr_assert(l->rows);
+	}
+	memcpy(l->rows + l->nr, rows, nr * sizeof(*rows));
+	l->nr += nr;
+	if (nr > l->largest)
+		l->largest = nr;
+	return 0;
+}
+
+/*
+ * A table built into a sink: the same rows as built in memory, in chunks
+ * of at most 8192 rows (libc has several times that), none kept in the
+ * table; a sink's error ends the build with it.
+ */
+Test(cfitable, rows_to_a_sink_in_chunks)
+{
+	struct cfi_table *want = build(LIBC), *got;
+	struct sink_log log = { 0 };
+	struct cfi_table_build_opts opts = { .sz = sizeof(opts), .emit = log_rows, .ctx = &log };
+	int fd = open(LIBC, O_RDONLY | O_CLOEXEC);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_gt(want->nr, 2 * 8192u, "libc's table spans several chunks");
+	cr_assert_eq(cfi_table_build_fd_opts(fd, &opts, &got), 0);
+	cr_expect_null(got->rows, "the rows went to the sink");
+	cr_assert_eq(got->nr, want->nr);
+	cr_assert_eq(log.nr, want->nr);
+	cr_expect(!memcmp(log.rows, want->rows, want->nr * sizeof(*want->rows)),
+		  "the sink's rows are the table's");
+	cr_expect_leq(log.largest, 8192u);
+	cr_expect_eq(log.calls, (want->nr + 8191) / 8192, "chunks handed over full");
+	cr_assert_eq(got->nr_segs, want->nr_segs);
+	cfi_table_free(got);
+
+	log.nr = log.calls = 0;
+	log.fail_at = 2;
+	cr_expect_eq(cfi_table_build_fd_opts(fd, &opts, &got), -ENOSPC);
+	cr_expect_null(got);
+	cr_expect_eq(log.calls, 2, "the build stopped at the sink's error");
+	opts.emit = NULL;
+	cr_expect_eq(cfi_table_build_fd_opts(fd, &opts, &got), -EINVAL);
+	close(fd);
+	free(log.rows);
+	cfi_table_free(want);
+}
+
 Test(cfitable, bias_of_mappings)
 {
 	struct cfi_table t = { 0 };
