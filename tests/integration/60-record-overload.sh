@@ -75,6 +75,7 @@ echo "perf gets $rate Hz of 4999 on this machine"
 assert_range "samples at 4999 Hz" "$seen" "$(awk -v s="$span" -v n="$ncpus" -v r="$rate" 'BEGIN { printf "%d", r * s * n / 3 }')" \
 	"$(awk -v s="$span" -v n="$ncpus" 'BEGIN { printf "%d", 4999 * s * n * 1.1 + 100 }')"
 [ "$lost" = 0 ] || fail "the default ring buffer lost $lost samples at -F 4999 -a -g"
+echo "f4999: the spinners' late_spin $(self_share "$T/f4999.txt" late_spin)% of the samples"
 assert_grep "rec_sleepspin +\\[\\.\\] late_spin$" "$T/f4999.txt" "the spinners are not in the profile"
 
 # The spinners stop here. At the kernel's maximum rate the samples come
