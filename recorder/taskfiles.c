@@ -78,9 +78,25 @@ static void read_build_id(struct task_files *t, uint32_t pid,
 	if (err)
 		return;
 	err = buildid_read_fd(fd, f->build_id, &size);
-	close(fd);
-	if (!err && size > 0 && size <= BUILDID_MAX)
+	if (!err && size > 0 && size <= BUILDID_MAX) {
 		f->build_id_size = (uint8_t)size;
+		/* For the build-id cache: this is the very file, while its process lives. */
+		if (t->nr_kept < t->max_kept) {
+			f->fd = fd;
+			t->nr_kept++;
+			return;
+		}
+	}
+	close(fd);
+}
+
+static void file_free(struct task_files *t, struct task_file *f)
+{
+	if (f->fd >= 0) {
+		close(f->fd);
+		t->nr_kept--;
+	}
+	free(f);
 }
 
 static void files_sweep(struct task_files *t)
@@ -94,7 +110,7 @@ static void files_sweep(struct task_files *t)
 		if (f->refs)
 			continue;
 		hash_table_del(&t->map, n);
-		free(f);
+		file_free(t, f);
 	}
 	t->sweep_at = t->map.nr * 2 > TASK_FILES_SWEEP_MIN ? t->map.nr * 2 : TASK_FILES_SWEEP_MIN;
 }
@@ -126,10 +142,11 @@ struct task_file *task_file_get(struct task_files *t, uint32_t pid, const struct
 	f->ino = e->ino;
 	f->vdso32 = vdso32;
 	f->refs = 1;
+	f->fd = -1;
 	memcpy(f->path, e->path, len);
 	read_build_id(t, pid, e, f);
 	if (hash_table_add(&t->map, &f->node, h)) {
-		free(f);
+		file_free(t, f);
 		return NULL;
 	}
 	return f;
@@ -139,6 +156,22 @@ void task_file_put(struct task_file *f)
 {
 	if (f && f->refs)
 		f->refs--;
+}
+
+void task_files_keep(struct task_files *tf, size_t max)
+{
+	tf->max_kept = max;
+}
+
+int task_file_take_fd(struct task_files *tf, struct task_file *f)
+{
+	int fd = f->fd;
+
+	if (fd >= 0) {
+		f->fd = -1;
+		tf->nr_kept--;
+	}
+	return fd;
 }
 
 void task_files_init(struct task_files *tf, const char *proc_root,
@@ -157,7 +190,7 @@ void task_files_free(struct task_files *tf)
 	size_t i;
 
 	hash_table_for_each_safe(&tf->map, n, tmp, i)
-		free(container_of(n, struct task_file, node));
+		file_free(tf, container_of(n, struct task_file, node));
 	hash_table_free(&tf->map);
 }
 

@@ -13,7 +13,13 @@
  *
  * Entries are counted by the mappings that point at them; those nobody
  * maps any more are swept once the table doubles (at least
- * TASK_FILES_SWEEP_MIN entries). A refused map_files open is counted in
+ * TASK_FILES_SWEEP_MIN entries).
+ *
+ * With task_files_keep(), the file a build-id was read from stays open
+ * (up to a bound) until task_file_take_fd() or the sweep: its copy for the
+ * build-id cache is made when a sample of it is written, which on a slow
+ * machine can come after its process exited, and then neither map_files
+ * nor the process's root (a chroot, a container) can open it again. A refused map_files open is counted in
  * the denied counters the caller passes, so the tracker can say which
  * capability was missing.
  */
@@ -42,6 +48,7 @@ struct task_file {
 	bool registered;	/* build-id given to the writer (the file has samples) */
 	uint8_t build_id_size;	/* 0: none found, MMAP2 carries maj/min/ino */
 	uint8_t build_id[BUILDID_MAX];
+	int fd;			/* the file its build-id came from, kept; -1: none */
 	char path[];
 };
 
@@ -53,6 +60,7 @@ struct task_files {
 	/* This process's vDSO build-id: the kernel maps the same image into every 64-bit process. */
 	uint8_t vdso_id[BUILDID_MAX];
 	size_t vdso_id_size;
+	size_t max_kept, nr_kept;	/* task_files_keep(): how many fds at most, held */
 };
 
 void task_files_init(struct task_files *tf, const char *proc_root,
@@ -62,6 +70,10 @@ void task_files_free(struct task_files *tf);
 /* The file of mapping e in pid, with a reference taken; NULL on ENOMEM. */
 struct task_file *task_file_get(struct task_files *tf, uint32_t pid, const struct procmaps_entry *e);
 void task_file_put(struct task_file *f);
+/* Keep up to max files open after their build-id is read (0: none, the default). */
+void task_files_keep(struct task_files *tf, size_t max);
+/* f's kept fd, now the caller's; -1 when none was kept. */
+int task_file_take_fd(struct task_files *tf, struct task_file *f);
 /* Bytes the table holds (entries and buckets), for the tracker's stats. */
 size_t task_files_bytes(const struct task_files *tf);
 

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "recorder/buildid_cache.h"
@@ -51,6 +52,19 @@
 #include "tools/lib/sorted.h"
 
 #define DEFAULT_MAX_PIDS	65536
+/* Files kept open for the build-id cache (taskfiles.h): at most this many... */
+#define KEPT_FILES_MAX		256
+
+/* ...and a quarter of the fds the process may open, for everything else it opens. */
+static size_t kept_files_max(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur / 4 >= KEPT_FILES_MAX)
+		return KEPT_FILES_MAX;
+	return (size_t)(rl.rlim_cur / 4);
+}
 #define COMM_LEN		16	/* the kernel's TASK_COMM_LEN, NUL included */
 #define REREAD_MIN_NS		(100ull * 1000000)
 #define REREAD_MAX_NS		(1600ull * 1000000)
@@ -144,12 +158,20 @@ static int read_maps(struct task_tracker *t, uint32_t pid, struct procmaps *pm)
  */
 static void cache_file(struct task_tracker *t, uint32_t pid, const struct task_map *m)
 {
-	const struct task_file *f = m->file;
-	int fd;
+	struct task_file *f = m->file;
+	/* The file its build-id was read from, while pid lived (taskfiles.h). */
+	int fd = task_file_take_fd(&t->files, f);
 
 	/* Every new file lists the build-ids again: the cache has most of them already. */
-	if (buildid_cache_has(t->cache, f->build_id, f->build_id_size))
+	if (buildid_cache_has(t->cache, f->build_id, f->build_id_size)) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
+	if (fd >= 0) {
+		buildid_cache_add(t->cache, f->path, f->build_id, f->build_id_size, fd);
+		return;
+	}
 	if (!strcmp(f->path, "[vdso]")) {
 		/* The image is ours too: read_build_id() took our own vDSO's build-id. */
 		if (!vdso_open_self(&fd))
@@ -795,6 +817,8 @@ int task_tracker_new(const struct task_tracker_opts *opts, struct task_tracker *
 	t->track_all = opts && opts->track_all;
 	t->maps_flags = opts && opts->data_maps ? PROCMAPS_DATA : 0;
 	task_files_init(&t->files, t->proc_root, &t->denied);
+	if (t->cache)
+		task_files_keep(&t->files, kept_files_max());
 	t->hooks = opts ? opts->hooks : NULL;
 	t->hooks_ctx = opts ? opts->hooks_ctx : NULL;
 	lru_table_init(&t->procs);

@@ -2,6 +2,7 @@
 /* Unit tests for recorder/taskfiles.c: one entry per mapped file, build-ids read once. */
 #include <criterion/criterion.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "recorder/taskfiles.h"
@@ -90,6 +91,50 @@ Test(taskfiles, a_file_with_another_inode_gets_no_build_id)
 	cr_assert_not_null(f);
 	cr_assert_eq(f->build_id_size, 0);
 	task_file_put(f);
+	task_files_free(&tf);
+	procmaps_release(&pm);
+}
+
+/*
+ * Kept for the build-id cache: the file the build-id came from stays open,
+ * up to the bound, handed over once; freeing the table closes the rest.
+ */
+Test(taskfiles, kept_fds_are_the_file_and_bounded)
+{
+	struct task_tracker_denied denied = { 0 };
+	struct task_files tf;
+	struct procmaps pm = { 0 };
+	struct procmaps_entry libc, ld;
+	struct stat st;
+
+	cr_assert(own_mapping("libc", &pm, &libc));
+	cr_assert(own_mapping("ld-linux", &pm, &ld), "no ld.so mapping in our own maps");
+	task_files_init(&tf, "/proc", &denied);
+	struct task_file *a = task_file_get(&tf, (uint32_t)getpid(), &libc);
+
+	cr_assert_eq(a->fd, -1, "nothing kept without task_files_keep()");
+	task_file_put(a);
+	task_files_free(&tf);
+
+	task_files_init(&tf, "/proc", &denied);
+	task_files_keep(&tf, 1);
+	a = task_file_get(&tf, (uint32_t)getpid(), &libc);
+	struct task_file *b = task_file_get(&tf, (uint32_t)getpid(), &ld);
+
+	cr_assert_gt(a->build_id_size, 0);
+	cr_assert_gt(b->build_id_size, 0);
+	cr_assert_eq(tf.nr_kept, 1);
+	cr_assert_eq(b->fd, -1, "past the bound: not kept");
+	int fd = task_file_take_fd(&tf, a);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert_eq(st.st_ino, libc.ino, "the kept fd is the mapped file");
+	cr_assert_eq(task_file_take_fd(&tf, a), -1, "handed over once");
+	cr_assert_eq(tf.nr_kept, 0);
+	close(fd);
+	task_file_put(a);
+	task_file_put(b);
 	task_files_free(&tf);
 	procmaps_release(&pm);
 }
