@@ -148,6 +148,8 @@ static int session_opts(struct bpfrec_record *r, struct record_opts *o)
 	o->compression_level = p->compression_level;
 	o->no_buildid_cache = p->no_buildid_cache;
 	o->buildid_cache_log = r->debug_log;
+	o->on_filed = p->on_filed;
+	o->on_filed_ctx = p->on_filed_ctx;
 	o->sched = p->sched;
 	o->no_python = p->no_python;
 	o->sched_thresh_ns = p->sched_thresh_ns ? p->sched_thresh_ns : SCHED_DEFAULT_THRESH_NS;

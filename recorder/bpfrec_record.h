@@ -168,9 +168,17 @@ struct bpfrec_record_opts {
 	 * true turns that off.
 	 */
 	bool no_python;
+	/*
+	 * Each file written into the build-id cache (copied, or a Python symbol
+	 * file copied again, grown, over its earlier copy), by build-id, from
+	 * the recording's thread: for a converter that keeps symbol tables
+	 * across files (bpfrec_pprof_symbols_filed()). NULL: nobody is told.
+	 */
+	void (*on_filed)(void *ctx, const uint8_t *build_id, size_t size);
+	void *on_filed_ctx;
 };
 /* The last field (what the library checks up to; move it with each new field). */
-#define bpfrec_record_opts__last_field no_python
+#define bpfrec_record_opts__last_field on_filed_ctx
 
 enum bpfrec_record_state {
 	BPFREC_RECORD_NEW = 0,

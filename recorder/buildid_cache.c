@@ -31,6 +31,8 @@ struct buildid_cache {
 	uint64_t max_file;
 	size_t max_held;
 	FILE *log;
+	void (*on_filed)(void *ctx, const uint8_t *build_id, size_t size);
+	void *on_filed_ctx;
 	struct cache seen;	/* build-ids handed over already */
 	struct held *held;
 	size_t nr_held, cap_held;
@@ -72,6 +74,8 @@ int buildid_cache_new(const struct buildid_cache_opts *opts, struct buildid_cach
 	c->max_file = opts->max_file_bytes ? opts->max_file_bytes : BUILDID_CACHE_MAX_FILE;
 	c->max_held = opts->max_held ? opts->max_held : BUILDID_CACHE_MAX_HELD;
 	c->log = opts->log;
+	c->on_filed = opts->on_filed;
+	c->on_filed_ctx = opts->on_filed_ctx;
 	if (!c->dir) {
 		err = -ENOMEM;
 		goto fail;
@@ -306,6 +310,8 @@ static int copy_one(struct buildid_cache *c, const char *rel, const uint8_t *wan
 		c->st.replaced++;
 	else
 		c->st.copied++;
+	if (c->on_filed)
+		c->on_filed(c->on_filed_ctx, want, want_size);
 	return 0;
 }
 

@@ -51,6 +51,13 @@ struct buildid_cache_opts {
 	uint64_t max_file_bytes;	/* 0: BUILDID_CACHE_MAX_FILE */
 	size_t max_held;		/* 0: BUILDID_CACHE_MAX_HELD */
 	FILE *log;			/* one line per file skipped or failed; NULL: none */
+	/*
+	 * Told each file written into the cache (copied, or copied again over
+	 * an earlier copy), by build-id: what a reader found under it before
+	 * may have changed. NULL: nobody is told.
+	 */
+	void (*on_filed)(void *ctx, const uint8_t *build_id, size_t size);
+	void *on_filed_ctx;
 };
 
 struct buildid_cache_stats {

@@ -93,7 +93,9 @@ int session_priv_fail(struct record_session *s, enum priv_step step, int err, co
  */
 static void open_buildid_cache(struct record_session *s)
 {
-	struct buildid_cache_opts o = { .log = s->opts.buildid_cache_log };
+	struct buildid_cache_opts o = { .log = s->opts.buildid_cache_log,
+					.on_filed = s->opts.on_filed,
+					.on_filed_ctx = s->opts.on_filed_ctx };
 	char msg[128];
 	int err;
 

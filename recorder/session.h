@@ -192,6 +192,9 @@ struct record_opts {
 	 */
 	bool no_buildid_cache;
 	FILE *buildid_cache_log;	/* files skipped or failed (-v); NULL = none */
+	/* Each file written into the build-id cache, by build-id (buildid_cache_opts.on_filed). */
+	void (*on_filed)(void *ctx, const uint8_t *build_id, size_t size);
+	void *on_filed_ctx;
 	/* -g: no Python frames (recorder/pyframes.h) in the stacks of CPython processes. */
 	bool no_python;
 	/* --sched: the sched-delay event and per-thread metrics (recorder/sched.h). */

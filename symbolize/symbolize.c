@@ -39,6 +39,14 @@ struct symbolizer {
 	struct cache files;	/* path + build-id -> struct sym_file */
 	struct cache jitmaps;	/* pid -> struct jitmap */
 	uint64_t recording;	/* symbolizer_next_recording() calls so far */
+	/*
+	 * opts.filed_told: build-id -> the recording it was last filed in
+	 * (symbolizer_file_filed()), as value (uintptr_t) recording + 1.
+	 */
+	bool filed_told;
+	struct cache filed;
+	/* A filing not remembered (no memory): every file is checked up to this recording. */
+	uint64_t check_all_until;
 };
 
 /*
@@ -84,6 +92,7 @@ int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out)
 	if (!s)
 		return -ENOMEM;
 	s->no_inlines = opts->no_inlines;
+	s->filed_told = opts->filed_told;
 	s->symfs = strdup(opts->symfs ? opts->symfs : "");
 	s->debug_dir = opts->debug_dir ? strdup(opts->debug_dir)
 				       : str_join(s->symfs ? s->symfs : "", "/usr/lib/debug", NULL);
@@ -124,6 +133,7 @@ void symbolizer_free(struct symbolizer *s)
 		return;
 	cache_clear(&s->files, free_sym_file);
 	cache_clear(&s->jitmaps, free_jitmap);
+	cache_clear(&s->filed, NULL);
 	kallsyms_free(s->ks);
 	free(s->symfs);
 	free(s->debug_dir);
@@ -208,6 +218,22 @@ void symbolizer_next_recording(struct symbolizer *s)
 {
 	cache_clear(&s->jitmaps, free_jitmap);
 	s->recording++;
+}
+
+void symbolizer_file_filed(struct symbolizer *s, const uint8_t *build_id, size_t size)
+{
+	struct cache_entry *e;
+
+	if (!size || size > BUILDID_MAX)
+		return;
+	e = cache_get(&s->filed, build_id, size);
+	if (!e)
+		e = cache_add(&s->filed, build_id, size);
+	if (!e) {
+		s->check_all_until = s->recording + 1;
+		return;
+	}
+	e->value = (void *)(uintptr_t)(s->recording + 1);
 }
 
 const char *symbolize_kernel_error(const struct symbolizer *s)
@@ -305,6 +331,22 @@ static int mapping_file(const struct sym_mapping *m, const uint8_t **build_id,
 }
 
 /*
+ * With filed_told, need a file with a build-id found (or not) in recording
+ * `recording` be checked again? Only when its build-id was filed at or
+ * after that recording: filed while the symbolizer served it, or after.
+ */
+static bool filed_since(const struct symbolizer *s, const uint8_t *build_id, size_t size,
+			uint64_t recording)
+{
+	const struct cache_entry *e;
+
+	if (recording < s->check_all_until)
+		return true;
+	e = cache_get(&s->filed, build_id, size);
+	return e && (uintptr_t)e->value - 1 >= recording;
+}
+
+/*
  * Is what was found for e in an earlier recording (symbolizer_next_recording())
  * still what is there? A file not found then may be now; a file found is
  * looked for again when what is at the path it was opened from is another
@@ -355,7 +397,8 @@ static int file_of(struct symbolizer *s, const struct sym_mapping *m, char *path
 	f = e ? e->value : NULL;
 	if (f && f->recording != s->recording) {
 		/* Found anew: nothing of this recording uses the old one yet. */
-		if (still_found(e)) {
+		if ((s->filed_told && build_id &&
+		     !filed_since(s, build_id, build_id_size, f->recording)) || still_found(e)) {
 			f->recording = s->recording;
 		} else {
 			free_sym_file(f);

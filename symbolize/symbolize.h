@@ -40,6 +40,13 @@ struct symbolizer_opts {
 	const char *debug_dir;	/* NULL = /usr/lib/debug */
 	const char *jit_dir;	/* where perf-PID.map files are; NULL = /tmp */
 	bool no_inlines;	/* only the outermost function per address */
+	/*
+	 * For a series (symbolizer_next_recording()): every change to a file
+	 * with a build-id is told (symbolizer_file_filed()), so such a file is
+	 * checked again only when its build-id was filed since it was last
+	 * looked for, not at each recording (see there).
+	 */
+	bool filed_told;
 };
 
 /* One inline level of an address: innermost first. Strings are owned by the symbolizer. */
@@ -89,8 +96,20 @@ size_t symbolizer_size(const struct symbolizer *s);
  * grown, under the same build-id; a binary replaced), and one not found
  * is looked for again (it may have been filed since). A stat, or a
  * lookup that fails again, per file and recording.
+ * With opts.filed_told, a file with a build-id (found or not) is checked
+ * only when symbolizer_file_filed() named its build-id after it was last
+ * looked for: what a build-id names changes only when the recorder files
+ * it again (a binary has a new build-id when it is replaced). A file
+ * without one is checked as above.
  */
 void symbolizer_next_recording(struct symbolizer *s);
+/*
+ * A file was written (or written again) into the build-id cache under
+ * build_id: what the symbolizer found or failed to find for that build-id
+ * is checked at its next use in a later recording. Without memory the
+ * symbolizer checks every file once in the next recording instead.
+ */
+void symbolizer_file_filed(struct symbolizer *s, const uint8_t *build_id, size_t size);
 
 /* Kernel address from kallsyms. 0, -ENOENT when not found, -errno. */
 int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);

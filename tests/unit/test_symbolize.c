@@ -1450,3 +1450,95 @@ Test(symbolize, grown_symbol_file_is_read_again_in_the_next_recording, .init = m
 	py_symfile_free(sf2);
 	symbolizer_free(s);
 }
+
+/* buildid_cache_opts.on_filed, as bpfrec agent wires it: each filing told to the symbolizer. */
+static void tell_filed(void *ctx, const uint8_t *id, size_t size)
+{
+	symbolizer_file_filed(ctx, id, size);
+}
+
+/*
+ * With filed_told, a file with a build-id is checked again only when its
+ * build-id was filed since it was looked for: one filed again, grown, is
+ * read anew in the next recording, one not filed yet once it is, and a
+ * file changed behind the symbolizer's back (nobody told) is not looked at
+ * again: no stat per file and recording.
+ */
+Test(symbolize, filed_told_checks_only_the_files_filed, .init = make_tmpdir, .fini = cleanup)
+{
+	static const struct py_symfile_func early = { 0x100, 0x10, "early", "/srv/app.py", NULL, 0 };
+	static const struct py_symfile_func late = { 0x200, 0x10, "late", "/srv/app.py", NULL, 0 };
+	static const struct py_symfile_func later = { 0x300, 0x10, "later", "/srv/app.py", NULL, 0 };
+	struct symbolizer_opts so = { .debug_dir = tmp("empty-debug"), .filed_told = true };
+	struct buildid_cache_opts co = { .dir = tmp("empty-home/.debug"), .on_filed = tell_filed };
+	uint8_t id[PY_SYMFILE_BUILD_ID_SIZE], id2[PY_SYMFILE_BUILD_ID_SIZE];
+	struct sym_mapping m = { .start = PY_SYMFILE_MAP_BASE, .len = 1 << 24,
+				 .build_id = id, .build_id_size = sizeof(id) };
+	struct sym_mapping m2 = m;
+	struct buildid_cache *cache, *untold;
+	struct py_symfile *sf, *sf2;
+	struct symbolizer *s = NULL;
+	char path[64], path2[64];
+	const char *n;
+
+	run("mkdir -p '%s' '%s'", tmp("empty-debug"), tmp("empty-home"));
+	cr_assert_eq(setenv("HOME", tmp("empty-home"), 1), 0);
+	cr_assert_eq(symbolizer_new(&so, &s), 0);
+	for (size_t i = 0; i < sizeof(id); i++) {
+		id[i] = (uint8_t)(0x71 + i);
+		id2[i] = (uint8_t)(0x91 + i);
+	}
+	cr_assert_eq(py_symfile_path(path, sizeof(path), 4247, 0), 0);
+	cr_assert_eq(py_symfile_path(path2, sizeof(path2), 4248, 1), 0);
+	m.path = path;
+	m2.path = path2;
+	m2.build_id = id2;
+	co.on_filed_ctx = s;
+	cr_assert_eq(buildid_cache_new(&co, &cache), 0);
+	co.on_filed = NULL;
+	cr_assert_eq(buildid_cache_new(&co, &untold), 0);
+	cr_assert_eq(py_symfile_new(&sf), 0);
+	cr_assert_eq(py_symfile_add(sf, &early), 0);
+	cr_assert_eq(py_symfile_cache(sf, cache, path, id), 0);
+
+	symbolizer_next_recording(s);
+	n = name_at(s, &m, m.start + early.start + 2);
+	cr_assert(n && !strcmp(n, "early (app.py)"), "early: %s", n ? n : "none");
+	cr_assert_null(name_at(s, &m2, m2.start + early.start + 2));
+
+	/* Filed (and told) while that recording is read: its answers stay. */
+	cr_assert_eq(py_symfile_add(sf, &late), 0);
+	cr_assert_eq(py_symfile_cache(sf, cache, path, id), 0);
+	cr_assert_eq(py_symfile_new(&sf2), 0);
+	cr_assert_eq(py_symfile_add(sf2, &early), 0);
+	cr_assert_eq(py_symfile_cache(sf2, cache, path2, id2), 0);
+	cr_assert_null(name_at(s, &m, m.start + late.start + 2));
+
+	/* The next recording reads both as they are now. */
+	symbolizer_next_recording(s);
+	n = name_at(s, &m, m.start + late.start + 2);
+	cr_assert(n && !strcmp(n, "late (app.py)"), "late: %s", n ? n : "none");
+	n = name_at(s, &m2, m2.start + early.start + 2);
+	cr_assert(n && !strcmp(n, "early (app.py)"), "the file filed late: %s", n ? n : "none");
+
+	/* Grown and filed again, but not told: what was found stays. */
+	cr_assert_eq(py_symfile_add(sf, &later), 0);
+	cr_assert_eq(py_symfile_cache(sf, untold, path, id), 0);
+	symbolizer_next_recording(s);
+	cr_assert_null(name_at(s, &m, m.start + later.start + 2));
+	n = name_at(s, &m, m.start + late.start + 2);
+	cr_assert(n && !strcmp(n, "late (app.py)"), "late, untold: %s", n ? n : "none");
+
+	/* Told: read anew in the recording after. */
+	symbolizer_file_filed(s, id, sizeof(id));
+	cr_assert_null(name_at(s, &m, m.start + later.start + 2));
+	symbolizer_next_recording(s);
+	n = name_at(s, &m, m.start + later.start + 2);
+	cr_assert(n && !strcmp(n, "later (app.py)"), "later, told: %s", n ? n : "none");
+
+	buildid_cache_free(cache);
+	buildid_cache_free(untold);
+	py_symfile_free(sf);
+	py_symfile_free(sf2);
+	symbolizer_free(s);
+}

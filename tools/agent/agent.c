@@ -28,6 +28,7 @@
 #include "tools/agent/http.h"
 #include "tools/agent/service.h"
 #include "tools/agent/spool.h"
+#include "tools/lib/array.h"
 #include "tools/lib/clock.h"
 #include "tools/lib/errbuf.h"
 #include "tools/lib/opts.h"
@@ -105,7 +106,7 @@ static int check_record_opts(struct bpfrec_agent *a)
 
 	if (r->output != BPFREC_OUTPUT_PATH || r->output_path || r->output_fd ||
 	    r->output_write || r->switch_output || r->switch_bytes || r->switch_ns ||
-	    r->switch_max_files || r->on_switch)
+	    r->switch_max_files || r->on_switch || r->on_filed)
 		return fail(a, -EINVAL, "the recording's output and switch options are the "
 			    "agent's own: leave them unset");
 	return 0;
@@ -205,6 +206,24 @@ void bpfrec_agent_stop(struct bpfrec_agent *a)
 	if (a && a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0) {
 		/* The counter is full: a stop is pending anyway. */
 	}
+}
+
+/* A file filed into the build-id cache (the recording thread): for the worker's symbol tables. */
+static void on_filed(void *ctx, const uint8_t *id, size_t size)
+{
+	struct bpfrec_agent *a = ctx;
+
+	if (!size || size > BUILDID_MAX)
+		return;
+	pthread_mutex_lock(&a->lock);
+	if (a->nr_filed >= AGENT_FILED_MAX ||
+	    ARRAY_RESERVE(a->filed, a->cap_filed, a->nr_filed + 1, 64)) {
+		a->filed_lost = true;
+	} else {
+		a->filed[a->nr_filed].size = (uint8_t)size;
+		memcpy(a->filed[a->nr_filed++].id, id, size);
+	}
+	pthread_mutex_unlock(&a->lock);
 }
 
 /* A finished window (the recording thread): queue it, or drop the oldest waiting. */
@@ -391,6 +410,8 @@ int bpfrec_agent_run(struct bpfrec_agent *a)
 	a->ropts.switch_output = BPFREC_SWITCH_MANUAL;
 	a->ropts.on_switch = on_window;
 	a->ropts.on_switch_ctx = a;
+	a->ropts.on_filed = on_filed;
+	a->ropts.on_filed_ctx = a;
 	if (!a->ropts.log) {
 		a->ropts.log = a->opts.log;
 		a->ropts.log_ctx = a->opts.log_ctx;
@@ -466,6 +487,7 @@ void bpfrec_agent_free(struct bpfrec_agent *a)
 	agent_spool_close(a->spool);
 	agent_services_free(a->services);
 	bpfrec_pprof_symbols_free(a->symbols);
+	free(a->filed);
 	for (size_t i = 0; i < a->nr_labels; i++)
 		free(a->label_bufs[i]);
 	free(a->label_bufs);

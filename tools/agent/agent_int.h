@@ -22,10 +22,20 @@
 #include "tools/agent/bpfrec_agent.h"
 #include "tools/pprof/bpfrec_pprof.h"
 #include "tools/agent/request.h"
+#include "symbolize/buildid.h"
 
 struct agent_http;
 struct agent_spool;
 struct agent_services;
+
+/* A build-id filed into the build-id cache (a Python symbol file grown, a binary copied). */
+struct agent_filed {
+	uint8_t size;
+	uint8_t id[BUILDID_MAX];
+};
+
+/* Filings kept between two windows; past it the symbol tables are renewed instead. */
+#define AGENT_FILED_MAX	4096
 
 struct bpfrec_agent {
 	struct bpfrec_agent_opts opts;
@@ -43,6 +53,15 @@ struct bpfrec_agent {
 	char *queue[BPFREC_AGENT_MAX_PENDING];	/* window files, oldest first */
 	size_t nr_queued;
 	bool stopping;				/* the recording has ended */
+	/*
+	 * Build-ids the recording filed into the build-id cache since the
+	 * worker last took them (on_filed): the symbol tables check those
+	 * files again, and only those (window.c). filed_lost: one did not
+	 * fit (AGENT_FILED_MAX, or no memory): the tables are renewed.
+	 */
+	struct agent_filed *filed;
+	size_t nr_filed, cap_filed;
+	bool filed_lost;
 	struct bpfrec_agent_stats st;
 
 	/* The worker's own. */

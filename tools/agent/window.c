@@ -115,7 +115,7 @@ static bool take_kallsyms(struct bpfrec_agent *a)
  * them ends every Dwfl, which unmaps its files and closes their fds.
  * Without tables (they could not be made) each window has its own.
  */
-static void renew_symbols(struct bpfrec_agent *a)
+static void renew_symbols(struct bpfrec_agent *a, bool filed_lost)
 {
 	uint64_t now = mono_ns(), size = bpfrec_pprof_symbols_size(a->symbols);
 	bool too_big = size > a->opts.symbols_max_bytes;
@@ -125,7 +125,7 @@ static void renew_symbols(struct bpfrec_agent *a)
 		a->st.symbols_peak_bytes = size;
 	a->st.symbols_renewed += a->symbols && too_big;
 	pthread_mutex_unlock(&a->lock);
-	if (a->symbols && !too_big && now - a->symbols_made_ns < SYMBOLS_MAX_AGE_NS)
+	if (a->symbols && !too_big && !filed_lost && now - a->symbols_made_ns < SYMBOLS_MAX_AGE_NS)
 		return;
 	if (too_big)
 		agent_log(a, BPFREC_LOG_DEBUG, "symbol tables renewed: %.1f MiB held, the bound "
@@ -138,7 +138,8 @@ static void renew_symbols(struct bpfrec_agent *a)
 	}
 	a->symbols = NULL;
 	{
-		BPFREC_OPTS(bpfrec_pprof_opts, so, .kallsyms = take_kallsyms(a) ? a->ksyms : NULL);
+		BPFREC_OPTS(bpfrec_pprof_opts, so, .kallsyms = take_kallsyms(a) ? a->ksyms : NULL,
+			    .symbols_filed_told = true);
 
 		if (bpfrec_pprof_symbols_new(&so, &a->symbols))
 			a->symbols = NULL;
@@ -146,12 +147,39 @@ static void renew_symbols(struct bpfrec_agent *a)
 	a->symbols_made_ns = now;
 }
 
+/*
+ * The files filed into the build-id cache before this window was finished
+ * (and maybe a few after: checked once more, no harm), told to the symbol
+ * tables, which check only those again (opts.symbols_filed_told): a Python
+ * symbol file filed again, grown, under its build-id. Every other file
+ * with a build-id is what it was. Some not kept: the tables are renewed.
+ */
+static void take_filed(struct bpfrec_agent *a)
+{
+	struct agent_filed *filed;
+	size_t nr;
+	bool lost;
+
+	pthread_mutex_lock(&a->lock);
+	filed = a->filed;
+	nr = a->nr_filed;
+	lost = a->filed_lost;
+	a->filed = NULL;
+	a->nr_filed = a->cap_filed = 0;
+	a->filed_lost = false;
+	pthread_mutex_unlock(&a->lock);
+	renew_symbols(a, lost);
+	for (size_t i = 0; i < nr; i++)
+		bpfrec_pprof_symbols_filed(a->symbols, filed[i].id, filed[i].size);
+	free(filed);
+}
+
 int agent_convert_window(struct bpfrec_agent *a, const char *path)
 {
 	const char *stamp = strrchr(path, '.');
 	char name[64];
 
-	renew_symbols(a);
+	take_filed(a);
 	/* The profile's comment names the window, not a private temporary file. */
 	snprintf(name, sizeof(name), "bpfrec agent window %s", stamp ? stamp + 1 : "");
 	BPFREC_OPTS(bpfrec_pprof_opts, po, .input_name = name, .log = a->opts.log,

@@ -368,7 +368,8 @@ int bpfrec_pprof_symbols_new(const struct bpfrec_pprof_opts *opts,
 	if (OPTS_COPY(&o, bpfrec_pprof_opts, opts))
 		return -EINVAL;
 	so = (struct symbolizer_opts){ .kallsyms = o.kallsyms, .symfs = o.symfs,
-		.debug_dir = o.debug_dir, .jit_dir = o.jit_dir, .no_inlines = o.no_inlines };
+		.debug_dir = o.debug_dir, .jit_dir = o.jit_dir, .no_inlines = o.no_inlines,
+		.filed_told = o.symbols_filed_told };
 	err = symbolizer_new(&so, &s);
 	if (err)
 		return err;
@@ -380,6 +381,13 @@ void bpfrec_pprof_symbols_free(struct bpfrec_pprof_symbols *symbols)
 {
 	if (symbols)
 		symbolizer_free((struct symbolizer *)symbols);
+}
+
+void bpfrec_pprof_symbols_filed(struct bpfrec_pprof_symbols *symbols, const uint8_t *build_id,
+				size_t size)
+{
+	if (symbols && build_id)
+		symbolizer_file_filed((struct symbolizer *)symbols, build_id, size);
 }
 
 size_t bpfrec_pprof_symbols_size(const struct bpfrec_pprof_symbols *symbols)

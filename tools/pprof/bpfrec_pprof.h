@@ -73,8 +73,15 @@ struct bpfrec_pprof_opts {
 	 * another. NULL: this conversion's own, from the fields above.
 	 */
 	struct bpfrec_pprof_symbols *symbols;
+	/*
+	 * bpfrec_pprof_symbols_new() only: the caller tells every file the
+	 * recorder files into the build-id cache (bpfrec_pprof_symbols_filed(),
+	 * from bpfrec_record_opts.on_filed), so a file with a build-id is not
+	 * checked at each conversion, only after its build-id was filed.
+	 */
+	bool symbols_filed_told;
 };
-#define bpfrec_pprof_opts__last_field symbols
+#define bpfrec_pprof_opts__last_field symbols_filed_told
 
 /* What the conversion met; declare with BPFREC_OPTS(bpfrec_pprof_stats, st). */
 struct bpfrec_pprof_stats {
@@ -140,7 +147,9 @@ BPFREC_API int bpfrec_pprof_write_callback(struct bpfrec_pprof *conv, size_t i,
  * jit_dir and no_inlines of opts say (the rest is ignored), loaded as the
  * conversions need them and kept, every file opened staying open, until
  * bpfrec_pprof_symbols_free(). What is learnt per process (JIT maps) is
- * forgotten at each conversion, and each file is checked once in each: one
+ * forgotten at each conversion, and each file is checked once in each
+ * (with opts.symbols_filed_told, only a file without a build-id, or one
+ * whose build-id was filed since: bpfrec_pprof_symbols_filed()): one
  * that changed where it was found (another inode, size or mtime: a binary
  * replaced, a Python symbol file the recorder filed again, grown, under
  * the same build-id) is found anew, one not found before is looked for
@@ -154,6 +163,15 @@ struct bpfrec_pprof_symbols;
 BPFREC_API int bpfrec_pprof_symbols_new(const struct bpfrec_pprof_opts *opts,
 					struct bpfrec_pprof_symbols **symbols);
 BPFREC_API void bpfrec_pprof_symbols_free(struct bpfrec_pprof_symbols *symbols);
+/*
+ * With opts.symbols_filed_told: a file was written into the build-id cache
+ * (again) under build_id (bpfrec_record_opts.on_filed); what the tables
+ * found for it, or did not, is checked at its next use by a later
+ * conversion. Call it before the conversion of the recording that was
+ * finished after the filing. Not thread-safe, as the conversions.
+ */
+BPFREC_API void bpfrec_pprof_symbols_filed(struct bpfrec_pprof_symbols *symbols,
+					   const uint8_t *build_id, size_t size);
 /*
  * About the bytes the tables hold now: the kernel's symbols and the tables
  * made of every file named (heap), plus the pages of those files (binary,
