@@ -502,7 +502,7 @@ static int attach_preload(struct alloc_tracer *a, const char *path)
 }
 
 static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_entry *maps,
-			      size_t nr)
+			      struct task_file *const *files, size_t nr)
 {
 	struct alloc_tracer *a = ctx;
 
@@ -530,7 +530,16 @@ static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_ent
 		close(fd);
 	}
 	if (a->next_hooks && a->next_hooks->maps_changed)
-		a->next_hooks->maps_changed(a->next_hooks_ctx, pid, maps, nr);
+		a->next_hooks->maps_changed(a->next_hooks_ctx, pid, maps, files, nr);
+}
+
+static void hook_file_new(void *ctx, uint32_t pid, const struct procmaps_entry *e, int fd,
+			  struct task_file *f)
+{
+	struct alloc_tracer *a = ctx;
+
+	if (a->next_hooks && a->next_hooks->file_new)
+		a->next_hooks->file_new(a->next_hooks_ctx, pid, e, fd, f);
 }
 
 static void hook_forget(void *ctx, uint32_t pid)
@@ -544,6 +553,7 @@ static void hook_forget(void *ctx, uint32_t pid)
 /* Probes the allocator files of processes whose mappings change, then calls next_hooks. */
 static const struct task_tracker_hooks alloc_tracker_hooks = {
 	.maps_changed = hook_maps_changed,
+	.file_new = hook_file_new,
 	.forget = hook_forget,
 };
 

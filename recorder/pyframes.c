@@ -21,6 +21,7 @@
 #include "recorder/pysyms_cache.h"
 #include "recorder/pystack.h"
 #include "recorder/taskdesc.h"
+#include "recorder/taskfiles.h"
 #include "recorder/tasks.h"
 #include "symbolize/procmaps.h"
 #include "symbolize/pycode.h"
@@ -154,14 +155,32 @@ struct py_proc_state {
 	size_t described;		/* how many of its files that one has */
 };
 
-/* A file looked at that is no runtime we walk: none at all, or one of another version. */
-struct py_file_seen {
-	struct hash_node node;
-	uint64_t dev, ino;
-	bool unsupported;	/* a CPython of version major.minor */
-	uint8_t major, minor;
+/*
+ * What a file mapped executable is to Python frames: no runtime at all, a
+ * CPython of a version not walked, or one walked with what a process's
+ * walk needs of the file. Learnt once per file, from the descriptor the
+ * task tracker read its build-id from (hook_file_new(): one open per new
+ * file), and kept in the tracker's entry of the file (task_file.hook_data,
+ * one malloc'd block): each process that maps it later costs no open and
+ * no ELF parse, only its bias.
+ */
+enum py_file_kind {
+	PY_FILE_OTHER,
+	PY_FILE_UNSUPPORTED,	/* a CPython of version major.minor */
+	PY_FILE_RUNTIME,
+};
+
+struct py_file_facts {
+	enum py_file_kind kind;
+	uint8_t major, minor;		/* its CPython's version (not PY_FILE_OTHER) */
 	/* The last process said to map it: one process's image is told again after its exec. */
 	uint32_t said_pid;
+	/* PY_FILE_RUNTIME, at ELF addresses: */
+	struct py_layout layout;
+	uint64_t runtime_addr, code_type_addr;
+	uint64_t eval[2][2];		/* [start, end) of the eval loop's parts; 0: absent */
+	size_t nr_segs;
+	struct load_seg segs[];		/* its executable PT_LOADs: a mapping's bias */
 };
 
 struct py_frames {
@@ -179,7 +198,6 @@ struct py_frames {
 	 * clock): py_frames_read_soon().
 	 */
 	uint64_t found_ns, active_ns;
-	struct hash_table seen;		/* struct py_file_seen by (dev, ino) */
 	const struct task_tracker_hooks *next;
 	void *next_ctx;
 	struct py_frames_stats st;
@@ -265,10 +283,7 @@ void py_frames_free(struct py_frames *pf)
 		proc_free(container_of(n, struct py_proc_state, node));
 	for (i = 0; i < pf->nr_retired; i++)
 		proc_free(pf->retired[i]);
-	hash_table_for_each_safe(&pf->seen, n, tmp, i)
-		free(container_of(n, struct py_file_seen, node));
 	hash_table_free(&pf->procs);
-	hash_table_free(&pf->seen);
 	free(pf);
 }
 
@@ -357,39 +372,13 @@ static struct py_proc_state *proc_add(struct py_frames *pf, uint32_t pid,
 	return p;
 }
 
-static struct py_file_seen *file_seen(struct py_frames *pf, uint64_t dev, uint64_t ino, bool add)
-{
-	uint64_t key[2] = { dev, ino };
-	uint64_t h = hash_table_key(&pf->seen, key, sizeof(key));
-	struct py_file_seen *f;
-	struct hash_node *n;
-
-	hash_table_for_each_possible(&pf->seen, n, h) {
-		f = container_of(n, struct py_file_seen, node);
-		if (f->dev == dev && f->ino == ino)
-			return f;
-	}
-	if (!add)
-		return NULL;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
-	f->dev = dev;
-	f->ino = ino;
-	if (hash_table_add(&pf->seen, &f->node, h)) {
-		free(f);
-		return NULL;
-	}
-	return f;
-}
-
 static struct py_proc_state *proc_add(struct py_frames *pf, uint32_t pid,
 				       const struct procmaps_entry *e);
 static void gen_file(struct py_frames *pf, struct py_proc_state *p, struct py_gen *g);
 static void proc_free(struct py_proc_state *p);
 
 /* pid maps f (at e), a CPython of a version not walked: counted, and said once. */
-static void unsupported(struct py_frames *pf, uint32_t pid, struct py_file_seen *f,
+static void unsupported(struct py_frames *pf, uint32_t pid, struct py_file_facts *f,
 			const struct procmaps_entry *e, const char *path)
 {
 	struct py_proc_state *p = proc_add(pf, pid, e);
@@ -416,7 +405,7 @@ static void unsupported(struct py_frames *pf, uint32_t pid, struct py_file_seen 
  * none could be opened) to file the symbol files that name its frames in:
  * said once a recording, as a warning, since its functions are left out.
  */
-static void no_cache(struct py_frames *pf, uint32_t pid, const struct py_runtime_info *rt)
+static void no_cache(struct py_frames *pf, uint32_t pid, const struct py_file_facts *rt)
 {
 	char msg[300];
 
@@ -530,63 +519,121 @@ static bool bpf_proc_of(const struct py_layout *l, uint64_t runtime_addr, struct
 	return ok;
 }
 
-/*
- * Is e (a mapping of pid's) a CPython runtime we walk? Then pid gets its
- * state and BPF entry: 1. 0 when it is not one (or cannot be read), -ENOMEM.
- */
-static int probe_mapping(struct py_frames *pf, uint32_t pid, const struct procmaps_entry *e)
+/* Facts of a file that is no runtime we walk; major: a CPython of version major.minor. */
+static int facts_other(uint8_t major, uint8_t minor, struct py_file_facts **out)
 {
-	uint64_t dev = makedev(e->maj, e->min), bias = 0;
-	struct py_runtime_info rt = { 0 };
-	struct py_layout layout;
-	struct py_proc_state *p;
-	struct eval_find ev = { 0 };
-	struct py_file_seen *seen;
-	struct py_proc bp;
-	Elf *elf = NULL;
-	int fd = -1, err, ret = 0;
+	struct py_file_facts *f = calloc(1, sizeof(*f));
 
-	if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME))
-		return 0;	/* "//anon" (a JIT's code, qemu's translations): no file */
-	seen = file_seen(pf, dev, e->ino, false);
-	if (seen) {
-		if (seen->unsupported)
-			unsupported(pf, pid, seen, e, e->path);
-		return 0;
-	}
-	if (safeopen_mapped(pf->opts.proc_root, pid, e->start, e->end, e->path, e->maj, e->min,
-			    e->ino, &fd, NULL))
-		return 0;
+	if (!f)
+		return -ENOMEM;
+	f->kind = major ? PY_FILE_UNSUPPORTED : PY_FILE_OTHER;
+	f->major = major;
+	f->minor = minor;
+	*out = f;
+	return 0;
+}
+
+/*
+ * What the file open as fd is to us (struct py_file_facts): 0 with *out,
+ * a malloc'd block, or -errno when nothing could be learnt (no memory, not
+ * read): asked again at its next mapping.
+ */
+static int facts_read(int fd, struct py_file_facts **out)
+{
+	struct py_runtime_info rt = { 0 };
+	struct eval_find ev = { 0 };
+	struct load_seg *segs = NULL;
+	struct py_file_facts *f;
+	struct py_layout layout;
+	size_t nr_segs = 0;
+	Elf *elf = NULL;
+	int err;
+
+	*out = NULL;
 	err = elf_open_fd(fd, &elf);
-	if (err) {
-		/* Not ELF: no runtime, however often it is mapped. */
-		if (err == -EINVAL)
-			file_seen(pf, dev, e->ino, true);
-		goto out;
-	}
+	if (err)	/* Not ELF: no runtime, however often it is mapped. */
+		return err == -EINVAL ? facts_other(0, 0, out) : err;
 	err = py_runtime_detect(elf, &rt);
 	if (!err)
 		err = py_runtime_layout(elf, &rt, &layout);
 	if (err) {
-		/* Never opened again; a CPython of another version is said for each process. */
-		seen = file_seen(pf, dev, e->ino, true);
-		if (seen && err == -EOPNOTSUPP && rt.major) {
-			seen->unsupported = true;
-			seen->major = rt.major;
-			seen->minor = rt.minor;
-			unsupported(pf, pid, seen, e, e->path);
-		}
+		/* A CPython of another version is said for each process that maps it. */
+		err = facts_other(err == -EOPNOTSUPP ? rt.major : 0, rt.minor, out);
 		goto out;
 	}
-	if (elf_mapping_bias(elf, e->start, e->end - e->start, e->pgoff, &bias) || !bpf_proc_of(&layout, rt.runtime_addr + bias, &bp))
-		goto out;
-	if (!pf->cache) {
-		/* Nothing could name its frames: BPF does not walk them. */
-		no_cache(pf, pid, &rt);
+	err = elf_load_segments(elf, true, &segs, &nr_segs);
+	if (err) {
+		/* No executable segment: none of its code can run, nothing to walk. */
+		err = err == -ENOMEM ? err : facts_other(0, 0, out);
 		goto out;
 	}
 	elf_for_each_symbol(elf, SHT_DYNSYM, match_eval, &ev);
 	elf_for_each_symbol(elf, SHT_SYMTAB, match_eval, &ev);
+	f = calloc(1, sizeof(*f) + nr_segs * sizeof(*segs));
+	if (!f) {
+		err = -ENOMEM;
+		goto out;
+	}
+	f->kind = PY_FILE_RUNTIME;
+	f->major = rt.major;
+	f->minor = rt.minor;
+	f->layout = layout;
+	f->runtime_addr = rt.runtime_addr;
+	f->code_type_addr = rt.code_type_addr;
+	memcpy(f->eval, ev.range, sizeof(f->eval));
+	f->nr_segs = nr_segs;
+	memcpy(f->segs, segs, nr_segs * sizeof(*segs));
+	*out = f;
+out:
+	free(segs);
+	elf_end(elf);
+	return err;
+}
+
+/*
+ * Is e (a mapping of pid's, of the tracker's file entry file) a CPython
+ * runtime we walk? Then pid gets its state and BPF entry: 1. 0 when it is
+ * not one (or cannot be read), -ENOMEM. What the file is comes from its
+ * entry (hook_file_new()), else it is opened and learnt now, and kept.
+ */
+static int probe_mapping(struct py_frames *pf, uint32_t pid, const struct procmaps_entry *e,
+			 struct task_file *file)
+{
+	struct py_file_facts *facts = file ? file->hook_data : NULL, *own = NULL;
+	struct py_proc_state *p;
+	struct py_proc bp;
+	uint64_t bias = 0;
+	int fd, ret = 0;
+
+	if (e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME))
+		return 0;	/* "//anon" (a JIT's code, qemu's translations): no file */
+	if (!facts) {
+		/* Not learnt when the file was new (it could not be read then): now. */
+		if (safeopen_mapped(pf->opts.proc_root, pid, e->start, e->end, e->path, e->maj,
+				    e->min, e->ino, &fd, NULL))
+			return 0;
+		ret = facts_read(fd, &own);
+		close(fd);
+		if (ret)
+			return 0;
+		facts = own;
+		if (file) {
+			file->hook_data = own;
+			own = NULL;
+		}
+	}
+	if (facts->kind == PY_FILE_UNSUPPORTED)
+		unsupported(pf, pid, facts, e, e->path);
+	if (facts->kind != PY_FILE_RUNTIME ||
+	    load_segs_bias(facts->segs, facts->nr_segs, e->start, e->end - e->start, e->pgoff,
+			   &bias) ||
+	    !bpf_proc_of(&facts->layout, facts->runtime_addr + bias, &bp))
+		goto out;
+	if (!pf->cache) {
+		/* Nothing could name its frames: BPF does not walk them. */
+		no_cache(pf, pid, facts);
+		goto out;
+	}
 	p = proc_add(pf, pid, e);
 	if (!p) {
 		ret = -ENOMEM;
@@ -594,9 +641,10 @@ static int probe_mapping(struct py_frames *pf, uint32_t pid, const struct procma
 	}
 	for (int i = 0; i < 2; i++)
 		for (int j = 0; j < 2; j++)
-			p->eval[i][j] = ev.range[i][1] ? ev.range[i][j] + bias : 0;
+			p->eval[i][j] = facts->eval[i][1] ? facts->eval[i][j] + bias : 0;
 	p->instr_is_int = bp.instr_is_int;
-	if (py_code_reader_new(pid, &layout, rt.code_type_addr + bias, NULL, &p->reader)) {
+	if (py_code_reader_new(pid, &facts->layout, facts->code_type_addr + bias, NULL,
+			       &p->reader)) {
 		proc_forget(pf, pid);
 		goto out;
 	}
@@ -611,15 +659,12 @@ static int probe_mapping(struct py_frames *pf, uint32_t pid, const struct procma
 	pf->found_ns = mono_ns();
 	ret = 1;
 out:
-	if (elf)
-		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
+	free(own);
 	return ret;
 }
 
 static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_entry *maps,
-			      size_t nr)
+			      struct task_file *const *files, size_t nr)
 {
 	struct py_frames *pf = ctx;
 	struct py_proc_state *p = proc_find(pf, pid);
@@ -632,10 +677,29 @@ static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_ent
 	if (p && !still)
 		proc_forget(pf, pid);
 	for (size_t i = 0; !still && i < nr; i++)
-		if (probe_mapping(pf, pid, &maps[i]))
+		if (probe_mapping(pf, pid, &maps[i], files ? files[i] : NULL))
 			break;
 	if (pf->next && pf->next->maps_changed)
-		pf->next->maps_changed(pf->next_ctx, pid, maps, nr);
+		pf->next->maps_changed(pf->next_ctx, pid, maps, files, nr);
+}
+
+/*
+ * A file new to the tracker, open: what it is to us, learnt now, without
+ * opening it again (only a file mapped executable is ever probed). Its
+ * entry's hook_data is ours: the hooks after us are not asked.
+ */
+static void hook_file_new(void *ctx, uint32_t pid, const struct procmaps_entry *e, int fd,
+			  struct task_file *f)
+{
+	struct py_file_facts *facts;
+
+	(void)ctx;
+	(void)pid;
+	if (!(e->prot & PROT_EXEC) || e->path[0] != '/' || !strcmp(e->path, PROCMAPS_ANON_NAME) ||
+	    f->hook_data)
+		return;
+	if (!facts_read(fd, &facts))
+		f->hook_data = facts;
 }
 
 static void hook_forget(void *ctx, uint32_t pid)
@@ -649,6 +713,7 @@ static void hook_forget(void *ctx, uint32_t pid)
 
 const struct task_tracker_hooks py_frames_hooks = {
 	.maps_changed = hook_maps_changed,
+	.file_new = hook_file_new,
 	.forget = hook_forget,
 };
 

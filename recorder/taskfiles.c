@@ -78,14 +78,15 @@ static void read_build_id(struct task_files *t, uint32_t pid,
 	if (err)
 		return;
 	err = buildid_read_fd(fd, f->build_id, &size);
-	if (!err && size > 0 && size <= BUILDID_MAX) {
+	if (!err && size > 0 && size <= BUILDID_MAX)
 		f->build_id_size = (uint8_t)size;
-		/* For the build-id cache: this is the very file, while its process lives. */
-		if (t->nr_kept < t->max_kept) {
-			f->fd = fd;
-			t->nr_kept++;
-			return;
-		}
+	if (t->hooks && t->hooks->file_new)
+		t->hooks->file_new(t->hooks_ctx, pid, e, fd, f);
+	/* For the build-id cache: this is the very file, while its process lives. */
+	if (f->build_id_size && t->nr_kept < t->max_kept) {
+		f->fd = fd;
+		t->nr_kept++;
+		return;
 	}
 	close(fd);
 }
@@ -96,6 +97,7 @@ static void file_free(struct task_files *t, struct task_file *f)
 		close(f->fd);
 		t->nr_kept--;
 	}
+	free(f->hook_data);
 	free(f);
 }
 
@@ -175,11 +177,14 @@ int task_file_take_fd(struct task_files *tf, struct task_file *f)
 }
 
 void task_files_init(struct task_files *tf, const char *proc_root,
-		     struct task_tracker_denied *denied)
+		     struct task_tracker_denied *denied, const struct task_tracker_hooks *hooks,
+		     void *hooks_ctx)
 {
 	memset(tf, 0, sizeof(*tf));
 	tf->proc_root = proc_root;
 	tf->denied = denied;
+	tf->hooks = hooks;
+	tf->hooks_ctx = hooks_ctx;
 	tf->sweep_at = TASK_FILES_SWEEP_MIN;
 	read_self_vdso_build_id(tf);
 }

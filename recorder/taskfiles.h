@@ -4,7 +4,10 @@
  * file (device, inode, path; a 32-bit process's "[vdso]" apart), shared by
  * every process that maps it, so each file's build-id is read once.
  *
- * A build-id is read only through safeopen_mapped() (the mapping itself,
+ * A build-id is read only through safeopen_mapped(), and the same open file
+ * is shown to the tracker's hooks (file_new: Python's probe), so a new file
+ * is opened once on the reader thread; what they learn is kept with the
+ * entry (hook_data). A build-id is read only through safeopen_mapped() (the mapping itself,
  * else the path inside the process's root, and only a file with the maps
  * line's device and inode); "[vdso]" gets this process's own vDSO
  * build-id, as perf does; "//anon" and other pseudo-files get none. A file
@@ -49,12 +52,17 @@ struct task_file {
 	uint8_t build_id_size;	/* 0: none found, MMAP2 carries maj/min/ino */
 	uint8_t build_id[BUILDID_MAX];
 	int fd;			/* the file its build-id came from, kept; -1: none */
+	/* The tracker's hooks' facts about the file (task_tracker_hooks.file_new); freed with it. */
+	void *hook_data;
 	char path[];
 };
 
 struct task_files {
 	const char *proc_root;	/* the tracker's; outlives the table */
 	struct task_tracker_denied *denied;	/* the tracker's refusal counters */
+	/* Told of each new file while it is open (task_tracker_hooks.file_new); NULL: none. */
+	const struct task_tracker_hooks *hooks;
+	void *hooks_ctx;
 	struct hash_table map;	/* struct task_file by (maj, min, ino, path, vdso32) */
 	size_t sweep_at;
 	/* This process's vDSO build-id: the kernel maps the same image into every 64-bit process. */
@@ -64,7 +72,8 @@ struct task_files {
 };
 
 void task_files_init(struct task_files *tf, const char *proc_root,
-		     struct task_tracker_denied *denied);
+		     struct task_tracker_denied *denied, const struct task_tracker_hooks *hooks,
+		     void *hooks_ctx);
 /* Frees every entry, referenced or not: the mappings pointing at them must be gone. */
 void task_files_free(struct task_files *tf);
 /* The file of mapping e in pid, with a reference taken; NULL on ENOMEM. */

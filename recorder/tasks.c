@@ -376,25 +376,28 @@ static void maps_changed(struct task_tracker *t, struct task_proc *p)
 static void hook_maps(struct task_tracker *t, struct task_proc *p)
 {
 	struct procmaps_entry *e;
+	struct task_file **files;
 	size_t n = 0;
 
 	if (!t->hooks)
 		return;
-	e = calloc(p->nr_maps ? p->nr_maps : 1, sizeof(*e));
+	e = calloc(p->nr_maps ? p->nr_maps : 1, sizeof(*e) + sizeof(*files));
 	if (!e)
 		return;	/* the unwinder falls back to frame pointers for it */
+	files = (struct task_file **)(e + (p->nr_maps ? p->nr_maps : 1));
 	for (size_t i = 0; i < p->nr_maps; i++) {
 		const struct task_map *m = &p->maps[i];
 
 		if (!(m->prot & PROT_EXEC))
 			continue;
+		files[n] = m->file;
 		e[n++] = (struct procmaps_entry){
 			.start = m->start, .end = m->end, .pgoff = m->pgoff,
 			.maj = m->file->maj, .min = m->file->min, .ino = m->file->ino,
 			.prot = m->prot, .flags = m->flags, .path = m->file->path,
 		};
 	}
-	t->hooks->maps_changed(t->hooks_ctx, p->e.key, e, n);
+	t->hooks->maps_changed(t->hooks_ctx, p->e.key, e, files, n);
 	p->hooked = true;
 	free(e);
 }
@@ -816,11 +819,11 @@ int task_tracker_new(const struct task_tracker_opts *opts, struct task_tracker *
 	t->max_pids = opts && opts->max_pids ? opts->max_pids : DEFAULT_MAX_PIDS;
 	t->track_all = opts && opts->track_all;
 	t->maps_flags = opts && opts->data_maps ? PROCMAPS_DATA : 0;
-	task_files_init(&t->files, t->proc_root, &t->denied);
-	if (t->cache)
-		task_files_keep(&t->files, kept_files_max());
 	t->hooks = opts ? opts->hooks : NULL;
 	t->hooks_ctx = opts ? opts->hooks_ctx : NULL;
+	task_files_init(&t->files, t->proc_root, &t->denied, t->hooks, t->hooks_ctx);
+	if (t->cache)
+		task_files_keep(&t->files, kept_files_max());
 	lru_table_init(&t->procs);
 	lru_table_init(&t->threads);
 	if (!t->proc_root) {

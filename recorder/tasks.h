@@ -50,6 +50,7 @@ struct task_desc;
 struct task_tracker;
 
 struct procmaps_entry;
+struct task_file;
 
 /*
  * What the in-kernel unwinder (recorder/unwind_tables.h) needs to follow:
@@ -60,8 +61,24 @@ struct procmaps_entry;
  * process the kernel reports) are told only once sampled.
  */
 struct task_tracker_hooks {
-	/* pid's executable mappings are now maps[0, nr) (sorted by start). */
-	void (*maps_changed)(void *ctx, uint32_t pid, const struct procmaps_entry *maps, size_t nr);
+	/*
+	 * pid's executable mappings are now maps[0, nr) (sorted by start);
+	 * files[i] is the tracker's entry of maps[i]'s file (taskfiles.h),
+	 * whose hook_data a hook may read and fill (see file_new).
+	 */
+	void (*maps_changed)(void *ctx, uint32_t pid, const struct procmaps_entry *maps,
+			     struct task_file *const *files, size_t nr);
+	/*
+	 * A file is first mapped (a new entry of the tracker's file table),
+	 * open as fd, the descriptor the tracker read its build-id from
+	 * (safeopen_mapped(); not to be closed, and read with pread or mmap
+	 * only): what one hook learns of it goes in f->hook_data, one block of
+	 * malloc'd memory, kept with the entry (freed by the tracker) and
+	 * handed back with each maps_changed(). One open per file for all of
+	 * them. Called only for files that can be opened.
+	 */
+	void (*file_new)(void *ctx, uint32_t pid, const struct procmaps_entry *e, int fd,
+			 struct task_file *f);
 	/* pid is gone from the tracker: what was kept for it can go. */
 	void (*forget)(void *ctx, uint32_t pid);
 };

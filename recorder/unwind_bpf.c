@@ -722,12 +722,13 @@ static void *worker_main(void *arg)
 }
 
 static void hook_maps_changed(void *ctx, uint32_t pid, const struct procmaps_entry *maps,
-			      size_t nr)
+			      struct task_file *const *files, size_t nr)
 {
 	struct unwind_bpf *u = ctx;
 	struct unwind_job *j = calloc(1, sizeof(*j));
 	size_t len = 0, off = 0;
 
+	(void)files;	/* the worker opens what it builds from, on its own thread */
 	for (size_t i = 0; i < nr; i++)
 		len += strlen(maps[i].path) + 1;
 	if (j) {

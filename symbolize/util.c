@@ -321,16 +321,21 @@ int elf_mapping_bias(Elf *elf, uint64_t start, uint64_t len, uint64_t pgoff, uin
 
 	if (err)
 		return err;
-	err = -ENOENT;
+	err = load_segs_bias(segs, nr, start, len, pgoff, bias);
+	free(segs);
+	return err;
+}
+
+int load_segs_bias(const struct load_seg *segs, size_t nr, uint64_t start, uint64_t len,
+		   uint64_t pgoff, uint64_t *bias)
+{
 	for (size_t i = 0; i < nr; i++) {
 		/* The mapping starts at a page boundary at or below the
 		 * segment's offset: take the executable segment it covers. */
 		if (segs[i].offset + segs[i].filesz <= pgoff || segs[i].offset >= pgoff + len)
 			continue;
 		*bias = start - pgoff - (segs[i].vaddr - segs[i].offset);
-		err = 0;
-		break;
+		return 0;
 	}
-	free(segs);
-	return err;
+	return -ENOENT;
 }

@@ -89,6 +89,9 @@ int elf_load_segments(Elf *elf, bool exec_only, struct load_seg **segs, size_t *
  * mapping covers no executable segment, or elf_load_segments()'s error.
  */
 int elf_mapping_bias(Elf *elf, uint64_t start, uint64_t len, uint64_t pgoff, uint64_t *bias);
+/* The same from segs (elf_load_segments(), exec_only), kept from an earlier look: 0 or -ENOENT. */
+int load_segs_bias(const struct load_seg *segs, size_t nr, uint64_t start, uint64_t len,
+		   uint64_t pgoff, uint64_t *bias);
 
 /*
  * Call fn(sym, name, ctx) for each defined symbol with a name in elf's

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests for recorder/taskfiles.c: one entry per mapped file, build-ids read once. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,7 +34,7 @@ Test(taskfiles, one_entry_per_file_with_its_build_id)
 
 	cr_assert(own_mapping("libc", &pm, &e), "no libc mapping in our own maps");
 	cr_assert_eq(buildid_read_file(e.path, id, &size), 0);
-	task_files_init(&tf, "/proc", &denied);
+	task_files_init(&tf, "/proc", &denied, NULL, NULL);
 	struct task_file *a = task_file_get(&tf, (uint32_t)getpid(), &e);
 	struct task_file *b = task_file_get(&tf, (uint32_t)getpid(), &e);
 
@@ -58,7 +59,7 @@ Test(taskfiles, anon_has_no_build_id_and_vdso_has_ours)
 	struct procmaps pm = { 0 };
 	struct procmaps_entry anon = { .start = 0x1000, .end = 0x2000, .path = "//anon" }, vdso;
 
-	task_files_init(&tf, "/proc", &denied);
+	task_files_init(&tf, "/proc", &denied, NULL, NULL);
 	struct task_file *f = task_file_get(&tf, (uint32_t)getpid(), &anon);
 
 	cr_assert_not_null(f);
@@ -85,7 +86,7 @@ Test(taskfiles, a_file_with_another_inode_gets_no_build_id)
 
 	cr_assert(own_mapping("libc", &pm, &e));
 	e.ino += 1;	/* the maps line and the file on disk disagree: not this file */
-	task_files_init(&tf, "/proc", &denied);
+	task_files_init(&tf, "/proc", &denied, NULL, NULL);
 	struct task_file *f = task_file_get(&tf, (uint32_t)getpid(), &e);
 
 	cr_assert_not_null(f);
@@ -109,14 +110,14 @@ Test(taskfiles, kept_fds_are_the_file_and_bounded)
 
 	cr_assert(own_mapping("libc", &pm, &libc));
 	cr_assert(own_mapping("ld-linux", &pm, &ld), "no ld.so mapping in our own maps");
-	task_files_init(&tf, "/proc", &denied);
+	task_files_init(&tf, "/proc", &denied, NULL, NULL);
 	struct task_file *a = task_file_get(&tf, (uint32_t)getpid(), &libc);
 
 	cr_assert_eq(a->fd, -1, "nothing kept without task_files_keep()");
 	task_file_put(a);
 	task_files_free(&tf);
 
-	task_files_init(&tf, "/proc", &denied);
+	task_files_init(&tf, "/proc", &denied, NULL, NULL);
 	task_files_keep(&tf, 1);
 	a = task_file_get(&tf, (uint32_t)getpid(), &libc);
 	struct task_file *b = task_file_get(&tf, (uint32_t)getpid(), &ld);
@@ -135,6 +136,60 @@ Test(taskfiles, kept_fds_are_the_file_and_bounded)
 	close(fd);
 	task_file_put(a);
 	task_file_put(b);
+	task_files_free(&tf);
+	procmaps_release(&pm);
+}
+
+/* What the file_new hook saw: how often, and the first bytes of the file it was shown. */
+struct seen_new {
+	unsigned int calls;
+	unsigned char magic[4];
+	uint32_t pid;
+};
+
+static void note_new(void *ctx, uint32_t pid, const struct procmaps_entry *e, int fd,
+		     struct task_file *f)
+{
+	struct seen_new *s = ctx;
+
+	(void)e;
+	s->calls++;
+	s->pid = pid;
+	cr_assert_eq(pread(fd, s->magic, sizeof(s->magic), 0), (ssize_t)sizeof(s->magic));
+	f->hook_data = malloc(16);	/* freed with the entry (ASan: no leak) */
+	cr_assert_not_null(f->hook_data);
+}
+
+static const struct task_tracker_hooks new_hooks = { .file_new = note_new };
+
+/*
+ * A new file is shown to the hooks through the descriptor its build-id was
+ * read from, once: the Python probe reads it without opening it again, and
+ * what it keeps in hook_data goes with the entry.
+ */
+Test(taskfiles, a_new_file_is_shown_to_the_hooks_once_while_open)
+{
+	struct task_tracker_denied denied = { 0 };
+	struct seen_new s = { 0 };
+	struct task_files tf;
+	struct procmaps pm = { 0 };
+	struct procmaps_entry e, anon = { .start = 0x1000, .end = 0x2000, .path = "//anon" };
+
+	cr_assert(own_mapping("libc", &pm, &e));
+	task_files_init(&tf, "/proc", &denied, &new_hooks, &s);
+	struct task_file *a = task_file_get(&tf, (uint32_t)getpid(), &e);
+	struct task_file *b = task_file_get(&tf, (uint32_t)getpid(), &e);
+	struct task_file *c = task_file_get(&tf, (uint32_t)getpid(), &anon);
+
+	cr_assert(a && a == b && c);
+	cr_assert_eq(s.calls, 1, "shown once, at its first mapping: %u", s.calls);
+	cr_assert_eq(s.pid, (uint32_t)getpid());
+	cr_assert_eq(memcmp(s.magic, "\177ELF", 4), 0, "the fd reads the file itself");
+	cr_assert_not_null(a->hook_data);
+	cr_assert_null(c->hook_data, "no file behind //anon: nothing shown");
+	task_file_put(a);
+	task_file_put(b);
+	task_file_put(c);
 	task_files_free(&tf);
 	procmaps_release(&pm);
 }

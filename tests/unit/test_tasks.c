@@ -27,6 +27,7 @@
 #include "recorder/emit.h"
 #include "symbolize/procmaps.h"
 #include "recorder/taskdesc.h"
+#include "recorder/taskfiles.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
 #include "tests/unit/test_roundtrip.h"
@@ -1264,15 +1265,19 @@ struct hook_log {
 	char first_path[PATH_MAX];
 };
 
-static void log_maps_changed(void *ctx, uint32_t pid, const struct procmaps_entry *maps, size_t nr)
+static void log_maps_changed(void *ctx, uint32_t pid, const struct procmaps_entry *maps,
+			     struct task_file *const *files, size_t nr)
 {
 	struct hook_log *l = ctx;
 
 	l->changed++;
 	l->pid = pid;
 	l->nr = nr;
-	for (size_t i = 0; i < nr; i++)
+	for (size_t i = 0; i < nr; i++) {
 		cr_assert(maps[i].prot & PROT_EXEC, "only executable mappings are told");
+		cr_assert(files[i] && files[i]->ino == maps[i].ino && !strcmp(files[i]->path, maps[i].path),
+			  "each mapping with its file's entry");
+	}
 	l->first_start = nr ? maps[0].start : 0;
 	snprintf(l->first_path, sizeof(l->first_path), "%s", nr ? maps[0].path : "");
 }
