@@ -823,7 +823,7 @@ int task_tracker_new(const struct task_tracker_opts *opts, struct task_tracker *
 	t->hooks_ctx = opts ? opts->hooks_ctx : NULL;
 	task_files_init(&t->files, t->proc_root, &t->denied, t->hooks, t->hooks_ctx);
 	if (t->cache)
-		task_files_keep(&t->files, kept_files_max(), t->cache);
+		task_files_keep(&t->files, kept_files_max());
 	lru_table_init(&t->procs);
 	lru_table_init(&t->threads);
 	if (!t->proc_root) {
