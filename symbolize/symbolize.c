@@ -76,6 +76,8 @@ static char *dup_or_null(const char *s, int *err)
 	return d;
 }
 
+static int kernel_table(struct symbolizer *s);
+
 int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out)
 {
 	static const struct symbolizer_opts defaults;
@@ -107,6 +109,8 @@ int symbolizer_new(const struct symbolizer_opts *opts, struct symbolizer **out)
 	s->dp.symfs = s->symfs;
 	s->dp.debug_dir = s->debug_dir;
 	s->dp.home = s->home && *s->home ? s->home : NULL;
+	if (opts->kernel_now)
+		kernel_table(s);	/* a failure is kept and told at the first use */
 	*out = s;
 	return 0;
 }

@@ -47,6 +47,7 @@ struct symbolizer_opts {
 	 * looked for, not at each recording (see there).
 	 */
 	bool filed_told;
+	bool kernel_now;	/* load kallsyms in symbolizer_new(), not at first use */
 };
 
 /* One inline level of an address: innermost first. Strings are owned by the symbolizer. */

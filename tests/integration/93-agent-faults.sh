@@ -109,7 +109,8 @@ echo "errors: the receiver got $got samples, the agents encoded $want"
 receiver_mode hang
 agent hang --spool "$T/spool3" --duration 600
 wait_until "$AGENT" stat_at_least requests 1 || fail "hang: no request arrived"
-# The first windows' conversions grow the heap once (symbol tables, kallsyms);
+# The first window's conversion grows the heap once (symbol tables; kallsyms
+# is read when the tables are made, not at the first kernel frame);
 # after that the readings must be flat however long the server hangs.
 sleep 2
 rss=()

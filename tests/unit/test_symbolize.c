@@ -1542,3 +1542,41 @@ Test(symbolize, filed_told_checks_only_the_files_filed, .init = make_tmpdir, .fi
 	py_symfile_free(sf2);
 	symbolizer_free(s);
 }
+
+/*
+ * opts.kernel_now: the kernel's table is read in symbolizer_new(), so a
+ * long-running user's memory is what it will be from the start; without
+ * it, at the first kernel address. A table that cannot be read fails the
+ * first kernel question, not the symbolizer.
+ */
+Test(symbolize, kernel_now_reads_kallsyms_at_creation, .init = make_tmpdir, .fini = cleanup)
+{
+	const char *ks = tmp("kallsyms");
+	struct symbolizer *now, *lazy, *missing;
+	struct sym_result r;
+	FILE *f = fopen(ks, "w");
+
+	cr_assert(f);
+	fprintf(f, "ffffffff81000000 T _text\n");
+	for (int i = 0; i < 2000; i++)
+		fprintf(f, "ffffffff81%06x T kfunc_%d\n", 0x1000 + i * 0x40, i);
+	cr_assert_eq(fclose(f), 0);
+	struct symbolizer_opts o = { .kallsyms = ks, .kernel_now = true };
+
+	cr_assert_eq(symbolizer_new(&o, &now), 0);
+	o.kernel_now = false;
+	cr_assert_eq(symbolizer_new(&o, &lazy), 0);
+	cr_assert_gt(symbolizer_size(now), symbolizer_size(lazy) + 2000 * 8,
+		     "kernel_now: %zu bytes, lazy: %zu", symbolizer_size(now), symbolizer_size(lazy));
+	cr_assert_eq(symbolize_kernel(now, 0xffffffff81001048ULL, &r), 0);
+	cr_assert_str_eq(r.frames[0].function, "kfunc_1");
+	cr_assert_eq(symbolize_kernel(lazy, 0xffffffff81001048ULL, &r), 0);
+	cr_assert_eq(symbolizer_size(lazy), symbolizer_size(now), "the same table, loaded later");
+	o.kallsyms = tmp("no-such-kallsyms");
+	o.kernel_now = true;
+	cr_assert_eq(symbolizer_new(&o, &missing), 0, "a missing table is not the symbolizer's failure");
+	cr_assert_lt(symbolize_kernel(missing, 0xffffffff81001048ULL, &r), 0);
+	symbolizer_free(now);
+	symbolizer_free(lazy);
+	symbolizer_free(missing);
+}

@@ -138,8 +138,11 @@ static void renew_symbols(struct bpfrec_agent *a, bool filed_lost)
 	}
 	a->symbols = NULL;
 	{
+		/* The kernel's symbols now: the agent's memory is what it will
+		 * be from the first window on, not grown by 10 MB in whichever
+		 * window first holds a kernel frame. */
 		BPFREC_OPTS(bpfrec_pprof_opts, so, .kallsyms = take_kallsyms(a) ? a->ksyms : NULL,
-			    .symbols_filed_told = true);
+			    .symbols_filed_told = true, .symbols_kernel_now = true);
 
 		if (bpfrec_pprof_symbols_new(&so, &a->symbols))
 			a->symbols = NULL;

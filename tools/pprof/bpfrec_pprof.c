@@ -369,7 +369,7 @@ int bpfrec_pprof_symbols_new(const struct bpfrec_pprof_opts *opts,
 		return -EINVAL;
 	so = (struct symbolizer_opts){ .kallsyms = o.kallsyms, .symfs = o.symfs,
 		.debug_dir = o.debug_dir, .jit_dir = o.jit_dir, .no_inlines = o.no_inlines,
-		.filed_told = o.symbols_filed_told };
+		.filed_told = o.symbols_filed_told, .kernel_now = o.symbols_kernel_now };
 	err = symbolizer_new(&so, &s);
 	if (err)
 		return err;

@@ -80,8 +80,15 @@ struct bpfrec_pprof_opts {
 	 * checked at each conversion, only after its build-id was filed.
 	 */
 	bool symbols_filed_told;
+	/*
+	 * bpfrec_pprof_symbols_new() only: read the kernel's symbols now, not
+	 * at the first kernel address a conversion meets. A long-running user
+	 * (the agent) then pays their memory and their parse when it starts,
+	 * not in whichever window first holds a kernel frame.
+	 */
+	bool symbols_kernel_now;
 };
-#define bpfrec_pprof_opts__last_field symbols_filed_told
+#define bpfrec_pprof_opts__last_field symbols_kernel_now
 
 /* What the conversion met; declare with BPFREC_OPTS(bpfrec_pprof_stats, st). */
 struct bpfrec_pprof_stats {
