@@ -276,7 +276,7 @@ static int write_task(struct record_session *s, const struct profile_task *t)
 		return emit_exit(s->w, &c);
 	case PROFILE_KIND_EXEC:
 		/* A new image: described afresh (COMM with the exec flag) at its next sample. */
-		task_tracker_exec(s->tracker, t->hdr.pid);
+		task_tracker_exec(s->tracker, t->hdr.pid, t->hdr.time);
 		return 0;
 	}
 	return 0;

@@ -266,7 +266,7 @@ int sideband_apply(const void *rec, struct task_tracker *t, const struct task_de
 
 	*desc = NULL;
 	if (r->hdr.kind == SIDEBAND_KIND_EXEC) {
-		task_tracker_exec_begin(t, r->hdr.pid);
+		task_tracker_exec_begin(t, r->hdr.pid, r->hdr.time);
 		return 0;
 	}
 	/* A length that wraps is refused there, with empty ones. */

@@ -48,6 +48,7 @@
 #include "symbolize/procmaps.h"
 #include "symbolize/safeopen.h"
 #include "symbolize/vdso.h"
+#include "tools/lib/clock.h"
 #include "tools/lib/hash.h"
 #include "tools/lib/sorted.h"
 
@@ -104,6 +105,12 @@ struct task_proc {
 	bool exec_reported;	/* task_tracker_exec_begin() saw this image's exec */
 	bool execd;		/* this image began with an exec: its COMM says so */
 	bool hooked;		/* hooks->maps_changed was told about it */
+	/*
+	 * When the mappings held were read from /proc (opts.now; 0: never):
+	 * an exec before it, reported in its turn, is already in them.
+	 */
+	uint64_t maps_read_time;
+	bool exec_unwritten;	/* that exec's COMM is still to be written */
 	uint64_t next_reread, reread_interval;
 	/* Pages (ip >> 12) found outside every mapping by the last re-reads. */
 	uint64_t unmapped[UNMAPPED_SLOTS];
@@ -129,6 +136,7 @@ struct task_tracker {
 	uint32_t exec_pending[EXEC_PENDING_SLOTS];
 	unsigned int exec_pending_next;
 	char *proc_root;
+	uint64_t (*now)(void);	/* opts.now */
 	size_t max_pids;
 	unsigned int maps_flags;	/* PROCMAPS_DATA with data_maps */
 	struct lru_table procs, threads;
@@ -148,6 +156,17 @@ static int read_maps(struct task_tracker *t, uint32_t pid, struct procmaps *pm)
 		t->denied.maps_pid = pid;
 		t->denied.maps_err = err;
 	}
+	return err;
+}
+
+/* read_maps() of p, remembering when (an exec before that is in what it read). */
+static int read_maps_of(struct task_tracker *t, struct task_proc *p, struct procmaps *pm)
+{
+	uint64_t at = t->now();
+	int err = read_maps(t, p->e.key, pm);
+
+	if (!err)
+		p->maps_read_time = at;
 	return err;
 }
 
@@ -704,7 +723,7 @@ static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_
 	 * What the kernel reported since the exec is exact as of this sample's
 	 * time; /proc is as of now, and gone for a process that already exited.
 	 */
-	if (p->complete || read_maps(t, pid, &pm)) {
+	if (p->complete || read_maps_of(t, p, &pm)) {
 		err = write_known_maps(t, p, pid, time, cpu);
 		if (!err)
 			maps_changed(t, p);
@@ -749,7 +768,7 @@ static int reread_maps(struct task_tracker *t, struct task_proc *p, uint32_t tid
 	size_t nr_new = 0;
 	int err = 0;
 
-	if (!read_maps(t, p->e.key, &pm)) {
+	if (!read_maps_of(t, p, &pm)) {
 		err = proc_set_maps(t, p, &pm, tid, time, cpu, false, &nr_new);
 		procmaps_release(&pm);
 	}
@@ -776,8 +795,9 @@ static int comm_changed(struct task_tracker *t, struct task_proc *p, struct task
 	if (tid != pid)
 		return write_comm(t, pid, tid, comm, false, time, cpu);
 
-	readable = !read_maps(t, pid, &pm);
-	exec = !readable || maps_replaced(p, &pm);
+	readable = !read_maps_of(t, p, &pm);
+	exec = !readable || p->exec_unwritten || maps_replaced(p, &pm);
+	p->exec_unwritten = false;
 	err = write_comm(t, pid, tid, comm, exec, time, cpu);
 	if (exec) {
 		/* exec leaves one thread, this one, in a new address space. */
@@ -821,6 +841,7 @@ int task_tracker_new(const struct task_tracker_opts *opts, struct task_tracker *
 	t->maps_flags = opts && opts->data_maps ? PROCMAPS_DATA : 0;
 	t->hooks = opts ? opts->hooks : NULL;
 	t->hooks_ctx = opts ? opts->hooks_ctx : NULL;
+	t->now = opts && opts->now ? opts->now : mono_ns;
 	task_files_init(&t->files, t->proc_root, &t->denied, t->hooks, t->hooks_ctx);
 	if (t->cache)
 		task_files_keep(&t->files, kept_files_max());
@@ -980,13 +1001,36 @@ static void exec_pending_add(struct task_tracker *t, uint32_t pid)
 	t->exec_pending[t->exec_pending_next++ % EXEC_PENDING_SLOTS] = pid;
 }
 
-void task_tracker_exec(struct task_tracker *t, uint32_t pid)
+/*
+ * Whether an exec of time is what p's mappings were read after: read from
+ * /proc ahead of their turn for a later sample (early_turns(), a new
+ * process's first sample), or for a sample of the launched command before
+ * its exec, described in a round before the exec's. Forgetting it
+ * then would drop what the hooks built from the new image (unwind tables,
+ * Python frames) for as long as the exec's mmap reports take to build it
+ * again, and a short burst of work falls entirely in that gap.
+ */
+static bool exec_already_read(struct task_proc *p, uint64_t time)
+{
+	if (p->maps_read_time <= time)
+		return false;
+	/* Its COMM says it exec'd: the first one, or the next one written. */
+	if (p->described)
+		p->exec_unwritten = true;
+	else
+		p->execd = true;
+	return true;
+}
+
+void task_tracker_exec(struct task_tracker *t, uint32_t pid, uint64_t time)
 {
 	struct lru_entry *e;
 
 	if (!pid)
 		return;
 	e = lru_table_find(&t->procs, pid);
+	if (e && exec_already_read(proc_of(e), time))
+		return;
 	if (e && proc_of(e)->exec_reported) {
 		/* task_tracker_exec_begin() already started this image afresh. */
 		proc_of(e)->exec_reported = false;
@@ -997,7 +1041,7 @@ void task_tracker_exec(struct task_tracker *t, uint32_t pid)
 	exec_pending_add(t, pid);
 }
 
-void task_tracker_exec_begin(struct task_tracker *t, uint32_t pid)
+void task_tracker_exec_begin(struct task_tracker *t, uint32_t pid, uint64_t time)
 {
 	struct lru_entry *e;
 	struct task_proc *p;
@@ -1007,6 +1051,8 @@ void task_tracker_exec_begin(struct task_tracker *t, uint32_t pid)
 	e = lru_table_find(&t->procs, pid);
 	if (!e && !t->track_all)
 		return;	/* not a process in scope */
+	if (e && exec_already_read(proc_of(e), time))
+		return;
 	if (e)
 		proc_remove(t, proc_of(e));
 	p = proc_new(t, pid);
@@ -1131,7 +1177,7 @@ void task_tracker_prefetch(struct task_tracker *t, uint32_t pid, uint32_t tid, c
 		if (!p)
 			return;
 	}
-	if (read_maps(t, pid, &pm))
+	if (read_maps_of(t, p, &pm))
 		return;	/* gone already: described from its samples' comm */
 	/* Complete unless maps_insert() finds it over the bound: /proc again at the description. */
 	p->complete = true;

@@ -102,6 +102,12 @@ struct task_tracker_opts {
 	/* Told when a process's executable mappings change or it is forgotten; NULL = none. */
 	const struct task_tracker_hooks *hooks;
 	void *hooks_ctx;
+	/*
+	 * The records' clock (CLOCK_MONOTONIC) now, taken before each read of
+	 * /proc/PID/maps: an exec reported with an earlier time is in what was
+	 * read. NULL = the real one; tests give theirs.
+	 */
+	uint64_t (*now)(void);
 };
 
 int task_tracker_new(const struct task_tracker_opts *opts, struct task_tracker **out);
@@ -148,15 +154,20 @@ void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid);
  * pid exec'd (the BPF exec notice, after the new image is mapped; also when
  * the comm stays the same): forget its threads and mappings; its next
  * sample writes a COMM with the exec flag and the new image's MMAP2s. A
- * no-op when task_tracker_exec_begin() already reported this exec.
+ * no-op when task_tracker_exec_begin() already reported this exec. time:
+ * the exec's; a process whose mappings were read from /proc after it (a
+ * report handed over in its turn, behind samples read ahead or written
+ * before it) has the new image already: it is kept, its tables and the
+ * hooks' state with it, and only its next COMM gets the exec flag.
  */
-void task_tracker_exec(struct task_tracker *t, uint32_t pid);
+void task_tracker_exec(struct task_tracker *t, uint32_t pid, uint64_t time);
 /*
  * The kernel began an exec of pid (its COMM with the exec flag, before the
  * new image is mapped): as task_tracker_exec(), and the task_tracker_mmap()
- * calls that follow describe the whole new image.
+ * calls that follow describe the whole new image (over the prefetched
+ * one, where it is kept: the same mappings).
  */
-void task_tracker_exec_begin(struct task_tracker *t, uint32_t pid);
+void task_tracker_exec_begin(struct task_tracker *t, uint32_t pid, uint64_t time);
 /*
  * A task was created by ppid (tid == pid: a new process, maybe under a
  * reused pid; it starts with a copy of its parent's known mappings).
@@ -182,10 +193,9 @@ int task_tracker_mmap(struct task_tracker *t, uint32_t pid, uint32_t tid,
  * start) also under track_all, where a process is otherwise told only once
  * described. comm: thread tid's in the sample (16 bytes, BPF's copy): a
  * process whose thread has another name now exec'd since and is left
- * alone. Nothing is
- * written. Where the kernel reported its mappings
- * since its exec, only the hooks are told (once); a process already
- * described is left alone.
+ * alone. Nothing is written. Where the kernel reported its mappings since
+ * its exec, only the hooks are told (once); a process already described is
+ * left alone.
  */
 void task_tracker_prefetch(struct task_tracker *t, uint32_t pid, uint32_t tid, const char *comm);
 /*

@@ -160,9 +160,17 @@ static void teardown(void)
 
 TestSuite(tasks, .init = setup, .fini = teardown);
 
+/* The records' clock at each read of /proc (opts.now): what a test sets. */
+static uint64_t fake_clock;
+
+static uint64_t fake_now(void)
+{
+	return fake_clock;
+}
+
 static void new_tracker(size_t max_pids)
 {
-	struct task_tracker_opts o = { .proc_root = root, .max_pids = max_pids };
+	struct task_tracker_opts o = { .proc_root = root, .max_pids = max_pids, .now = fake_now };
 
 	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 }
@@ -804,7 +812,7 @@ Test(tasks, reported_exec_with_the_same_comm)
 
 	app_seen_at_1s();
 	/* The kernel said exec; the comm did not change (app exec'd app). */
-	task_tracker_exec(tt, 1000);
+	task_tracker_exec(tt, 1000, 1005 * MS);
 	cr_assert_eq(see(1000, 1000, "app", 1010 * MS, 1, in_app, 1), 0);
 	cr_assert_geq(take(), 2, "a COMM and the new image's maps");
 	assert_comm(&recs[0], 1000, 1000, "app", true, 1010 * MS, 1);
@@ -974,7 +982,7 @@ static void report_exec(uint32_t pid, uint64_t time)
 	struct procmaps_entry app = exe_mapping(APP_START, APP_END - APP_START, 0x1000);
 	struct procmaps_entry data = app;
 
-	task_tracker_exec_begin(tt, pid);
+	task_tracker_exec_begin(tt, pid, time);
 	cr_assert_eq(report_mmap(pid, pid, &app, time, 0), 0);
 	/* Not executable, and a pseudo file: neither is kept. */
 	data.prot = PROT_READ | PROT_WRITE;
@@ -985,7 +993,7 @@ static void report_exec(uint32_t pid, uint64_t time)
 	data.path = "[vsyscall]";
 	cr_assert_eq(report_mmap(pid, pid, &data, time, 0), 0);
 	/* The BPF notice comes after the image is mapped: already handled. */
-	task_tracker_exec(tt, pid);
+	task_tracker_exec(tt, pid, time);
 }
 
 /* pid, forked by init, execs the app at `time`: as the kernel reports it. */
@@ -1037,7 +1045,7 @@ Test(tasks, reports_for_pids_out_of_scope_are_dropped)
 	struct task_tracker_stats st;
 
 	new_tracker(0);
-	task_tracker_exec_begin(tt, 7002);
+	task_tracker_exec_begin(tt, 7002, 1);
 	cr_assert_eq(report_mmap(7002, 7002, &app, 1, 0), 0);
 	task_tracker_stats(tt, &st);
 	cr_assert_eq(st.procs, 0);
@@ -1046,7 +1054,7 @@ Test(tasks, reports_for_pids_out_of_scope_are_dropped)
 /* A mapping over part of another replaces that part (ld.so maps a reserve, then segments). */
 Test(tasks, reported_mapping_over_another_splits_it)
 {
-	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
+	struct task_tracker_opts o = { .proc_root = root, .track_all = true, .now = fake_now };
 	struct procmaps_entry big = exe_mapping(0x10000, 0x10000, 0);
 	struct procmaps_entry mid = exe_mapping(0x14000, 0x4000, 0x8000);
 	uint64_t ips[] = { 0x10010 };
@@ -1056,7 +1064,7 @@ Test(tasks, reported_mapping_over_another_splits_it)
 	const uint64_t pgoffs[] = { 0, 0x8000, 0x8000 };
 
 	cr_assert_eq(task_tracker_new(&o, &tt), 0);
-	task_tracker_exec_begin(tt, 7003);
+	task_tracker_exec_begin(tt, 7003, 1);
 	cr_assert_eq(report_mmap(7003, 7003, &big, 1, 0), 0);
 	cr_assert_eq(report_mmap(7003, 7003, &mid, 2, 0), 0);
 	cr_assert_eq(see_take(7003, 7003, "split", 3, 0, ips, 1), 5);
@@ -1071,13 +1079,13 @@ Test(tasks, reported_mapping_over_another_splits_it)
 /* Already sampled (in the middle of its exec, or a dlopen): the report is written at once. */
 Test(tasks, reported_mapping_of_a_sampled_process_is_written_at_once)
 {
-	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
+	struct task_tracker_opts o = { .proc_root = root, .track_all = true, .now = fake_now };
 	struct procmaps_entry lib = exe_mapping(0x7f0000500000ull, 0x1000, 0);
 	uint64_t ips[] = { 0x7f0000500010ull };
 	struct mmap2_want want = rx_map(7004, 7005, 0x7f0000500000ull, 0x1000, 0, exe);
 
 	cr_assert_eq(task_tracker_new(&o, &tt), 0);
-	task_tracker_exec_begin(tt, 7004);
+	task_tracker_exec_begin(tt, 7004, 1);
 	cr_assert_eq(see_take(7004, 7004, "mid-exec", 1, 0, NULL, 0), 1, "a COMM, no mappings yet");
 	cr_assert_eq(report_mmap(7004, 7005, &lib, 2, 1), 0);
 	cr_assert_eq(take(), 1);
@@ -1089,11 +1097,11 @@ Test(tasks, reported_mapping_of_a_sampled_process_is_written_at_once)
 /* The exec flag survives any number of other processes' execs before the first sample. */
 Test(tasks, exec_flag_kept_per_process)
 {
-	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
+	struct task_tracker_opts o = { .proc_root = root, .track_all = true, .now = fake_now };
 
 	cr_assert_eq(task_tracker_new(&o, &tt), 0);
 	for (uint32_t pid = 8000; pid < 8200; pid++)
-		task_tracker_exec_begin(tt, pid);
+		task_tracker_exec_begin(tt, pid, 1);
 	cr_assert_eq(see_take(8000, 8000, "first", 1, 0, NULL, 0), 1);
 	assert_comm(&recs[0], 8000, 8000, "first", true, 1, 0);
 }
@@ -1151,7 +1159,7 @@ static void short_lived_wave(uint32_t first_pid, unsigned int n, uint64_t *time)
 
 Test(tasks, short_lived_processes_leave_no_state)
 {
-	struct task_tracker_opts o = { .proc_root = root, .track_all = true };
+	struct task_tracker_opts o = { .proc_root = root, .track_all = true, .now = fake_now };
 	struct task_tracker_stats base, st;
 	uint64_t time = 1;
 
@@ -1299,6 +1307,7 @@ static void new_hooked_tracker(struct hook_log *l, bool track_all)
 {
 	struct task_tracker_opts o = {
 		.proc_root = root, .track_all = track_all, .hooks = &log_hooks, .hooks_ctx = l,
+		.now = fake_now,
 	};
 
 	memset(l, 0, sizeof(*l));
@@ -1387,6 +1396,57 @@ Test(tasks, prefetch_reads_maps_and_tells_the_hooks_without_writing)
 	check_app_mmaps(1, 7200, 7200, 5000, 1);
 }
 
+/*
+ * The exec's reports (COMM exec, the BPF notice) come in their turn, after
+ * what read the new image from /proc ahead of them: a launched command's
+ * first sample read ahead (early_turns()), or its last sample before the
+ * exec, described in an earlier round when /proc already had the next
+ * image. They must not forget what the hooks built from it (its unwind
+ * tables, its Python frames): the process is kept, and its next COMM says
+ * it exec'd. An exec after the read is another image: forgotten as ever.
+ */
+Test(tasks, exec_reported_after_its_image_was_read_keeps_the_process)
+{
+	uint64_t ips[] = { APP_START + 0x123 };
+	struct procmaps_entry app = exe_mapping(APP_START, APP_END - APP_START, 0x1000);
+	struct hook_log l;
+
+	make_blob();
+	new_hooked_tracker(&l, false);
+	/* Read ahead for its sample at 2000, at 2100; its exec was at 1500. */
+	task_tracker_fork(tt, 7210, 7210, 1);
+	fake_proc(7210, app_maps(), "app");
+	fake_thread_comm(7210, 7210, "app");
+	fake_clock = 2100;
+	task_tracker_prefetch(tt, 7210, 7210, "app");
+	cr_assert_eq(l.changed, 1);
+	task_tracker_exec_begin(tt, 7210, 1500);
+	cr_assert_eq(report_mmap(7210, 7210, &app, 1500, 0), 0);
+	task_tracker_exec(tt, 7210, 1500);
+	cr_assert_eq(l.forgot, 0, "the image read after the exec is the exec's");
+	cr_assert_eq(see_take(7210, 7210, "app", 2000, 1, ips, 1), 7);
+	assert_comm(&recs[0], 7210, 7210, "app", true, 2000, 1);
+	check_app_mmaps(1, 7210, 7210, 2000, 1);
+	/* A later exec than that read is another image. */
+	task_tracker_exec(tt, 7210, 3000);
+	cr_assert_eq(l.forgot, 1);
+
+	/* Its launcher's sample at 1000 described at 1600, /proc having the app since 1500. */
+	task_tracker_fork(tt, 7211, 7211, 1);
+	fake_proc(7211, app_maps(), "app");
+	fake_clock = 1600;
+	cr_assert_eq(see_take(7211, 7211, "launcher", 1000, 1, NULL, 0), 6);
+	assert_comm(&recs[0], 7211, 7211, "launcher", false, 1000, 1);
+	task_tracker_exec_begin(tt, 7211, 1500);
+	task_tracker_exec(tt, 7211, 1500);
+	cr_assert_eq(l.forgot, 1, "described from the exec's image: kept");
+	cr_assert_eq(see_take(7211, 7211, "app", 2000, 1, ips, 1), 6);
+	assert_comm(&recs[0], 7211, 7211, "app", true, 2000, 1);
+	/* Read at 1600, and an exec at 1700: that one is not in what was read. */
+	task_tracker_exec_begin(tt, 7211, 1700);
+	cr_assert_eq(l.forgot, 2);
+}
+
 /* A thread with another name now exec'd since: /proc has the next image. */
 Test(tasks, prefetch_leaves_a_process_that_exec_d_since)
 {
@@ -1453,7 +1513,7 @@ Test(tasks, hooks_follow_proc_maps_and_rereads)
 	cr_assert_eq(l.changed, 2);
 	cr_assert_eq(l.nr, 6);
 	/* exec: forgotten, then described afresh. */
-	task_tracker_exec(tt, 1100);
+	task_tracker_exec(tt, 1100, 5000 + 200000001ull);
 	cr_assert_eq(l.forgot, 1);
 }
 
