@@ -6,6 +6,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "recorder/buildid_cache.h"
 #include "recorder/privs.h"
 #include "recorder/taskfiles.h"
 #include "recorder/tasks.h"
@@ -82,8 +83,13 @@ static void read_build_id(struct task_files *t, uint32_t pid,
 		f->build_id_size = (uint8_t)size;
 	if (t->hooks && t->hooks->file_new)
 		t->hooks->file_new(t->hooks_ctx, pid, e, fd, f);
-	/* For the build-id cache: this is the very file, while its process lives. */
-	if (f->build_id_size && t->nr_kept < t->max_kept) {
+	/*
+	 * For the build-id cache: this is the very file, while its process
+	 * lives. Not one the cache has already (most of a system's libraries,
+	 * listed again by every new process): they would fill the bound.
+	 */
+	if (f->build_id_size && t->nr_kept < t->max_kept &&
+	    !buildid_cache_has(t->keep_for, f->build_id, f->build_id_size)) {
 		f->fd = fd;
 		t->nr_kept++;
 		return;
@@ -160,9 +166,10 @@ void task_file_put(struct task_file *f)
 		f->refs--;
 }
 
-void task_files_keep(struct task_files *tf, size_t max)
+void task_files_keep(struct task_files *tf, size_t max, const struct buildid_cache *cache)
 {
 	tf->max_kept = max;
+	tf->keep_for = cache;
 }
 
 int task_file_take_fd(struct task_files *tf, struct task_file *f)

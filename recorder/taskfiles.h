@@ -36,6 +36,8 @@
 #include "symbolize/buildid.h"
 #include "tools/lib/hash.h"
 
+struct buildid_cache;
+
 struct procmaps_entry;
 struct task_tracker_denied;
 
@@ -69,6 +71,7 @@ struct task_files {
 	uint8_t vdso_id[BUILDID_MAX];
 	size_t vdso_id_size;
 	size_t max_kept, nr_kept;	/* task_files_keep(): how many fds at most, held */
+	const struct buildid_cache *keep_for;	/* task_files_keep(): what it has is not kept */
 };
 
 void task_files_init(struct task_files *tf, const char *proc_root,
@@ -79,8 +82,11 @@ void task_files_free(struct task_files *tf);
 /* The file of mapping e in pid, with a reference taken; NULL on ENOMEM. */
 struct task_file *task_file_get(struct task_files *tf, uint32_t pid, const struct procmaps_entry *e);
 void task_file_put(struct task_file *f);
-/* Keep up to max files open after their build-id is read (0: none, the default). */
-void task_files_keep(struct task_files *tf, size_t max);
+/*
+ * Keep up to max files open after their build-id is read (0: none, the
+ * default), those whose build-id cache (NULL: none) lacks it.
+ */
+void task_files_keep(struct task_files *tf, size_t max, const struct buildid_cache *cache);
 /* f's kept fd, now the caller's; -1 when none was kept. */
 int task_file_take_fd(struct task_files *tf, struct task_file *f);
 /* Bytes the table holds (entries and buckets), for the tracker's stats. */

@@ -844,7 +844,7 @@ int task_tracker_new(const struct task_tracker_opts *opts, struct task_tracker *
 	t->now = opts && opts->now ? opts->now : mono_ns;
 	task_files_init(&t->files, t->proc_root, &t->denied, t->hooks, t->hooks_ctx);
 	if (t->cache)
-		task_files_keep(&t->files, kept_files_max());
+		task_files_keep(&t->files, kept_files_max(), t->cache);
 	lru_table_init(&t->procs);
 	lru_table_init(&t->threads);
 	if (!t->proc_root) {

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "recorder/buildid_cache.h"
 #include "recorder/taskfiles.h"
 #include "recorder/tasks.h"
 #include "symbolize/buildid.h"
@@ -118,7 +119,7 @@ Test(taskfiles, kept_fds_are_the_file_and_bounded)
 	task_files_free(&tf);
 
 	task_files_init(&tf, "/proc", &denied, NULL, NULL);
-	task_files_keep(&tf, 1);
+	task_files_keep(&tf, 1, NULL);
 	a = task_file_get(&tf, (uint32_t)getpid(), &libc);
 	struct task_file *b = task_file_get(&tf, (uint32_t)getpid(), &ld);
 
@@ -137,6 +138,34 @@ Test(taskfiles, kept_fds_are_the_file_and_bounded)
 	task_file_put(a);
 	task_file_put(b);
 	task_files_free(&tf);
+
+	/* A build-id the cache has already is not kept: it would take a place for nothing. */
+	char dir[] = "/tmp/bpfrec-taskfiles.XXXXXX", cmd[64];
+	struct buildid_cache_opts o = { .dir = mkdtemp(dir) };
+	struct buildid_cache *c;
+
+	cr_assert_not_null(o.dir);
+	cr_assert_eq(buildid_cache_new(&o, &c), 0);
+	task_files_init(&tf, "/proc", &denied, NULL, NULL);
+	task_files_keep(&tf, 2, c);
+	a = task_file_get(&tf, (uint32_t)getpid(), &libc);
+	cr_assert_geq(a->fd, 0, "not in the cache yet: kept");
+	buildid_cache_add(c, a->path, a->build_id, a->build_id_size, task_file_take_fd(&tf, a));
+	task_file_put(a);
+	task_files_free(&tf);
+	task_files_init(&tf, "/proc", &denied, NULL, NULL);
+	task_files_keep(&tf, 2, c);
+	a = task_file_get(&tf, (uint32_t)getpid(), &libc);
+	b = task_file_get(&tf, (uint32_t)getpid(), &ld);
+	cr_assert_eq(a->fd, -1, "the cache has libc's build-id: not kept");
+	cr_assert_geq(b->fd, 0, "ld.so's it has not: kept");
+	cr_assert_eq(tf.nr_kept, 1);
+	task_file_put(a);
+	task_file_put(b);
+	task_files_free(&tf);
+	buildid_cache_free(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
 	procmaps_release(&pm);
 }
 
