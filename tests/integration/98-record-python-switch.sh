@@ -5,9 +5,11 @@
 # the file and the build-id cache alone, though the process that ran them
 # still runs (its symbol file, still open to new functions, is filed as it
 # stands before each file is retired).
-#   - py_tree.py (tests/fixtures) runs for several seconds under a
-#     recording cut every second; the first rotated file, read while the
-#     fixture has not finished (it prints its CPU times at its end), names
+#   - py_tree.py (tests/fixtures) runs under a recording cut every second,
+#     for a few seconds and until the test has read its first rotated file
+#     (PY_TREE_UNTIL: under an emulated CPU reading it takes longer than the
+#     tree's seconds); that file, read while the fixture has not finished
+#     (it prints its CPU times at its end), names
 #     hot_alpha, hot_beta and cold_gamma in perf report, no sample of a
 #     Python symbol file is left without a name in perf script, and the
 #     leaves' shares are the fixture's 6:3:1 split of the work (within 3
@@ -77,8 +79,10 @@ check_file() {
 		"$(awk -v v="$c" -v n="$n" 'BEGIN { printf "%.2f\n", n ? 100 * v / n : 0 }')" "$n" 7 13
 }
 
+# The fixtures run until the test has read what it reads while they run.
+export PY_TREE_UNTIL=$T/read
 "$BPFREC" record -v -g -F 999 --switch-output=1s -o w.data -- \
-	"$(debian_python3)" "$PY_TREE" tree 5 >tree.out 2>tree.err &
+	"$(debian_python3)" "$PY_TREE" tree 4 >tree.out 2>tree.err &
 rec=$!
 first=
 for _ in $(seq 3000); do
@@ -92,6 +96,7 @@ grep -q "Python frames need Linux" tree.err && skip "$(grep -m1 'Python frames n
 grep -q ': cpu ' tree.out && fail "the fixture ended before its first rotated file was read: nothing tested"
 check_file "first rotated file $first, read while the fixture runs" "$first"
 grep -q ': cpu ' tree.out && fail "the fixture ended while its first rotated file was read: it was not read while it ran"
+touch "$T/read"
 
 wait "$rec" || { cat tree.err >&2; fail "bpfrec record exited $?"; }
 rec=
@@ -119,13 +124,14 @@ assert_range "symbol file filings" "$filings" 1 "$nfiles"
 # filed again, grown, under its build-id); the first file, read then, still
 # names its warm-up (the new copy holds the old).
 mkdir grow
+rm -f "$T/read"
 "$BPFREC" record -v -g -F 999 --switch-output=1s -o grow/w.data -- \
 	"$(debian_python3)" "$TOP/tests/fixtures/py_late.py" "$(dirname "$PY_TREE")" 1.5 4 >grow/out 2>grow/err &
 rec=$!
 after=
 for _ in $(seq 6000); do
 	kill -0 "$rec" 2>/dev/null || break
-	if [ -z "${at:-}" ] && grep -q '^tree begins' grow/out; then
+	if [ -z "${at:-}" ] && grep -qs '^tree begins' grow/out; then
 		at=$(ls grow/w.data.* 2>/dev/null | wc -l)
 	fi
 	# The second file retired after the tree began: a whole window of it.
@@ -150,6 +156,7 @@ echo "grown: first file $first, read again: Python frames $named named, $unnamed
 [ "$unnamed" = 0 ] || fail "grown: the first file has $unnamed Python frames without a name after the refiling"
 grep -qF 'warm_up (py_late.py)' "$T/script.txt" || fail "grown: the first file does not name warm_up"
 grep -q ': cpu ' grow/out && fail "grown: the fixture ended while its files were read"
+touch "$T/read"
 wait "$rec" || { cat grow/err >&2; fail "bpfrec record (grown) exited $?"; }
 rec=
 sum=$(grep 'Python frames:' grow/err | sed 's/^bpfrec record: //')
