@@ -7,7 +7,14 @@
 need_root
 
 cd "$T"
-"$BPFREC" record -q -g -o g.data -- "$FIX/rec_syscall" || fail "bpfrec record -g exited $?"
+"$BPFREC" record -v -g -o g.data -- "$FIX/rec_syscall" 2>g.err || { cat g.err >&2; fail "bpfrec record -g exited $?"; }
+# How long BPF programs ran against the fixture's CPU time: samples can
+# land in a BPF program (the recorder's trackers run in the task) at most
+# that often, however slow the machine makes them (an emulated CPU: 10-20x).
+bpf_ms=$(sed -n 's/^bpfrec record: BPF programs ran \([0-9.]*\) ms in .*/\1/p' g.err)
+fix_cpu=$(sed -n 's/^rec_syscall: cpu \([0-9.]*\) s$/\1/p' g.err)
+[ -n "$bpf_ms" ] && [ -n "$fix_cpu" ] || { cat g.err >&2; fail "no BPF run time or fixture CPU time in the output"; }
+echo "BPF programs ran $bpf_ms ms; the fixture used $fix_cpu s of CPU"
 run_clean "$T/children.txt" perf report -i g.data --stdio --children --comm rec_syscall -g none
 assert_grep '\[k\] (ksys_write|vfs_write|__x64_sys_write)$' "$T/children.txt" "no write(2) kernel frames"
 assert_grep '\[k\] entry_SYSCALL_64' "$T/children.txt" "no syscall entry frame"
@@ -27,7 +34,7 @@ assert_range "ksys_write share (bpfrec)" "${k:-0}" 1 99.9
 assert_range "ksys_write share (perf record)" "$kp" 1 99.9
 
 run_clean "$T/script.txt" perf script -i g.data --comm rec_syscall -F ip,sym,dso
-awk '
+awk -v bpf_ms="$bpf_ms" -v cpu_s="$fix_cpu" '
 	function flush() {
 		if (!n) return
 		samples++
@@ -60,8 +67,13 @@ awk '
 	}
 	END {
 		flush()
-		printf "samples %d, with ksys_write %d (of which reach main %d), misplaced %d, in BPF programs %d\n", samples, kw, kwmain, bad, inbpf
-		exit !(bad == 0 && kw > 20 && kwmain >= 0.9 * kw && inbpf <= (samples > 200 ? samples / 100 : 2))
+		# In BPF programs: 1 % of the samples, or twice the share of the
+		# time BPF programs ran (all of them, anywhere) and some noise.
+		bpf_share = cpu_s > 0 ? bpf_ms / (cpu_s * 1000) : 0
+		max_bpf = samples > 200 ? samples / 100 : 2
+		if (2 * bpf_share * samples + 3 > max_bpf) max_bpf = 2 * bpf_share * samples + 3
+		printf "samples %d, with ksys_write %d (of which reach main %d), misplaced %d, in BPF programs %d (at most %.0f)\n", samples, kw, kwmain, bad, inbpf, max_bpf
+		exit !(bad == 0 && kw > 20 && kwmain >= 0.9 * kw && inbpf <= max_bpf)
 	}' "$T/script.txt" || fail "kernel and user frames are not split right"
 
 # Without -g: ip and cpumode alone. Kernel samples are [k] in the kernel map.
