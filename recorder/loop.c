@@ -6,8 +6,8 @@
  * tracker describe the process (COMM/MMAP2) and writes the SAMPLE (or
  * FORK/EXIT, a tracer's record, a side-band report for the tracker), then
  * the samples lost meanwhile as LOST_SAMPLES (so samples + lost == seen),
- * the tracers' own batches and losses, and a FINISHED_ROUND, then
- * checkpoints the file.
+ * the tracers' own batches and losses, and (at most every
+ * ROUND_MARK_MIN_NS) a FINISHED_ROUND, then checkpoints the file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,11 +31,21 @@
 #define BATCH_FULL		RECORD_SOURCE_BATCH_FULL
 /*
  * A new process is written (and so described from /proc) this soon after
- * the previous round at the earliest: rounds stay far apart compared with
- * how late a record can reach the ring buffer (a stack walk, microseconds),
- * which perf's round-by-round sorting relies on.
+ * the previous round at the earliest.
  */
 #define EARLY_FLUSH_MIN_NS	(5ull * 1000000)
+/*
+ * FINISHED_ROUND records at least this far apart, however often rounds are
+ * written (a new process, Python's frequent reads): perf sorts what came
+ * before a round mark together with what comes before the next one, so a
+ * record may reach the ring buffer up to one mark-to-mark interval after
+ * later ones were written. A sample is stamped when its program starts
+ * and sent after its stack walk: microseconds, but a stalled virtual CPU
+ * (an overcommitted host, an emulated one) stops in between for
+ * milliseconds, and with marks 5 ms apart perf then warned of records out
+ * of order (a system-wide recording on 5.10 under emulation).
+ */
+#define ROUND_MARK_MIN_NS	(100ull * 1000000)
 /* The longest one reading of the rings goes on (see on_ring_record()). */
 #define CONSUME_MAX_NS		(50ull * 1000000)
 /*
@@ -604,8 +614,12 @@ int session_flush_batch(struct record_session *s)
 		err = session_tracers_round(s, round_end, &wrote);
 	/* Tasks that exited before this round have had their last samples. */
 	task_tracker_round_end(s->tracker);
-	if (!err && wrote)
+	s->round_unmarked |= wrote;
+	if (!err && s->round_unmarked && mono_ns() - s->round_mark_ns >= ROUND_MARK_MIN_NS) {
 		err = emit_round_end(s->w);
+		s->round_mark_ns = mono_ns();
+		s->round_unmarked = false;
+	}
 	if (!err)
 		err = perfdata_writer_checkpoint(s->w);
 	if (!err) {

@@ -144,6 +144,9 @@ struct record_session {
 	bool draining;		/* detached: the rings hold everything there is */
 	int cb_err;
 	uint64_t next_flush_ns, last_flush_ns;
+	/* When the last FINISHED_ROUND was written; records written since without one. */
+	uint64_t round_mark_ns;
+	bool round_unmarked;
 	bool describe_soon;	/* a new process arrived: write a round early */
 	uint64_t unwind_requests;	/* unwind_bpf_requests() after the last round */
 	uint64_t unwind_settle_ns;	/* rounds come early until then */
