@@ -37,19 +37,28 @@
 #define CFI_EMIT_ROWS		8192
 /* Files from this size up have their pages given back during the build (find_file_map()). */
 #define CFI_DROP_PAGES_BYTES	(1u << 20)
+/* Code sections a file's headers may name before they are not used (read_code_ranges()). */
+#define CFI_CODE_SECTIONS_MAX	1024
+
+/* Addresses [start, end) the section headers say hold code. */
+struct code_range {
+	uint64_t start, end;
+};
 
 struct builder {
 	struct cfi_table *t;
 	size_t cap;
 	/*
-	 * With a sink (cfi_table_build_opts.emit): the rows not handed over
-	 * yet, in t->rows (cap CFI_EMIT_ROWS), and the last row made, which
-	 * the next one is merged with or checked against.
+	 * With a sink (cfi_table_build_opts.emit, else NULL): the rows not
+	 * handed over yet, in t->rows (cap CFI_EMIT_ROWS), and the last row
+	 * made, which the next one is merged with or checked against.
 	 */
-	const struct cfi_table_build_opts *opts;
+	const struct cfi_table_build_opts *sink;
 	size_t pending;
 	struct unwind_row last;
 	uint64_t gap_budget;	/* bytes without CFI still to probe */
+	struct code_range *code;	/* sorted, disjoint; none: no section headers to go by */
+	size_t nr_code;
 	Elf *elf;
 	Dwarf_CFI *cfi;
 	bool renew;		/* libdw searches a table: the CFI can be renewed */
@@ -64,7 +73,7 @@ static int flush_rows(struct builder *b)
 	int err = 0;
 
 	if (b->pending)
-		err = b->opts->emit(b->opts->ctx, b->t->rows, (uint32_t)b->pending);
+		err = b->sink->emit(b->sink->ctx, b->t->rows, (uint32_t)b->pending);
 	b->pending = 0;
 	return err;
 }
@@ -80,7 +89,7 @@ static int add_row(struct builder *b, uint64_t pc, uint32_t rule)
 		return -EINVAL;	/* overlapping segments: not a layout we can serve */
 	if (t->nr >= UNWIND_TABLE_MAX_ROWS)
 		return -E2BIG;
-	if (b->opts && b->pending == b->cap) {
+	if (b->sink && b->pending == b->cap) {
 		err = flush_rows(b);
 		if (err)
 			return err;
@@ -323,10 +332,85 @@ static int renew_cfi(struct builder *b)
 	return b->cfi ? 0 : -ENOENT;
 }
 
+static int cmp_code_range(const void *a, const void *b)
+{
+	const struct code_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * Which bytes are code, by the section headers: the allocated
+ * SHF_EXECINSTR sections (.init, .plt, .plt.got, .text, .fini ...), sorted
+ * and merged into b->code. An executable segment holds more than code:
+ * gold puts .dynsym, .dynstr and .rela.dyn before .init (13 MB in Debian's
+ * libLLVM-14) and .rodata and .eh_frame after .fini, bytes no FDE covers
+ * that the byte-wise probe spent its whole budget on before it reached
+ * .text. The headers are the file's word, not the loader's: headers that
+ * lie only cost rows (those walks fall back to frame pointers), never give
+ * a wrong one, as every row still comes from the CFI. No section headers,
+ * or more than CFI_CODE_SECTIONS_MAX code sections: no ranges, and every
+ * byte of an executable segment may be code. 0 or -ENOMEM.
+ */
+static int read_code_ranges(struct builder *b)
+{
+	Elf_Scn *scn = NULL;
+	size_t cap = 0, n = 0;
+
+	while ((scn = elf_nextscn(b->elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size ||
+		    (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR) ||
+		    sh.sh_addr + sh.sh_size < sh.sh_addr)
+			continue;
+		if (n == CFI_CODE_SECTIONS_MAX) {
+			n = 0;
+			break;
+		}
+		if (ARRAY_RESERVE(b->code, cap, n + 1, 16))
+			return -ENOMEM;
+		b->code[n++] = (struct code_range){ sh.sh_addr, sh.sh_addr + sh.sh_size };
+	}
+	qsort(b->code, n, sizeof(*b->code), cmp_code_range);
+	b->nr_code = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct code_range *last = b->nr_code ? &b->code[b->nr_code - 1] : NULL;
+
+		if (last && b->code[i].start <= last->end) {
+			if (b->code[i].end > last->end)
+				last->end = b->code[i].end;
+		} else {
+			b->code[b->nr_code++] = b->code[i];
+		}
+	}
+	return 0;
+}
+
+/* The first address at or after pc that the section headers say is code; UINT64_MAX: none. */
+static uint64_t code_from(const struct builder *b, uint64_t pc)
+{
+	size_t lo = 0, hi = b->nr_code;
+
+	while (lo < hi) {	/* the first range that ends after pc */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->code[mid].end <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == b->nr_code)
+		return UINT64_MAX;
+	return b->code[lo].start > pc ? b->code[lo].start : pc;
+}
+
 /* Rows for one executable segment's addresses [lo, hi). */
 static int build_segment(struct builder *b, uint64_t lo, uint64_t hi)
 {
 	struct cfi_table_stats *st = &b->t->stats;
+	/* A segment the headers name no code in is all code, as its p_flags say. */
+	bool by_sections = code_from(b, lo) < hi;
 	uint64_t pc = lo;
 	int err;
 
@@ -338,6 +422,20 @@ static int build_segment(struct builder *b, uint64_t lo, uint64_t hi)
 		int ra_reg;
 
 		if (dwarf_cfi_addrframe(b->cfi, pc, &frame)) {
+			uint64_t next = by_sections ? code_from(b, pc) : pc;
+
+			if (next > pc) {
+				/* No code here: on to the next code without probing. */
+				next = next < hi ? next : hi;
+				st->noncode_bytes += next - pc;
+				err = add_row(b, pc, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0));
+				if (!err)
+					err = renew_cfi(b);
+				if (err)
+					return err;
+				pc = next;
+				continue;
+			}
 			/*
 			 * No FDE here. libdw offers no "next FDE": step a byte,
 			 * within a budget: a crafted file with a huge gap would
@@ -405,7 +503,8 @@ static uint64_t code_bytes(const struct load_seg *s, uint64_t file_size)
 
 static int build(struct cfi_table *t, Elf *elf, int fd, const struct cfi_table_build_opts *opts)
 {
-	struct builder b = { .t = t, .elf = elf, .opts = opts };
+	struct builder b = { .t = t, .elf = elf, .sink = opts && opts->emit ? opts : NULL };
+	uint64_t budget = opts && opts->gap_probes_max ? opts->gap_probes_max : CFI_GAP_PROBES_MAX;
 	size_t file_size = 0;
 	int err;
 
@@ -414,7 +513,7 @@ static int build(struct cfi_table *t, Elf *elf, int fd, const struct cfi_table_b
 		return err;
 	if (!elf_rawfile(elf, &file_size))
 		return -EINVAL;
-	b.gap_budget = file_size < CFI_GAP_PROBES_MAX ? file_size : CFI_GAP_PROBES_MAX;
+	b.gap_budget = file_size < budget ? file_size : budget;
 	/* libdw's interpreter trusts register numbers; the file is not ours (cfiscan.h). */
 	find_file_map(&b, fd);
 	err = cfi_scan(elf);
@@ -423,29 +522,32 @@ static int build(struct cfi_table *t, Elf *elf, int fd, const struct cfi_table_b
 	/* The scan read all of the CFI (cc1: 2.7 MB): those pages go back before the build. */
 	if (b.map)
 		madvise(b.map, b.map_len, MADV_DONTNEED);
-	if (opts) {
+	err = read_code_ranges(&b);
+	if (err)
+		goto out;
+	if (b.sink) {
 		/* One chunk, handed over whenever it fills: rows never pile up here. */
 		t->rows = malloc(CFI_EMIT_ROWS * sizeof(*t->rows));
-		if (!t->rows)
-			return -ENOMEM;
+		err = t->rows ? 0 : -ENOMEM;
+		if (err)
+			goto out;
 		b.cap = CFI_EMIT_ROWS;
 	}
 	b.cfi = dwarf_getcfi_elf(elf);
-	if (!b.cfi)
-		return -ENOENT;
+	err = b.cfi ? 0 : -ENOENT;
+	if (err)
+		goto out;
 	b.renew = has_search_table(elf);
 	for (size_t i = 0; i < t->nr_segs && !err; i++)
 		err = build_segment(&b, t->segs[i].vaddr,
 				    t->segs[i].vaddr + code_bytes(&t->segs[i], file_size));
 	dwarf_cfi_end(b.cfi);
-	if (opts) {
+	if (b.sink) {
 		if (!err)
 			err = flush_rows(&b);
 		free(t->rows);
 		t->rows = NULL;
-		return err;
-	}
-	if (!err && t->nr && t->nr < b.cap) {
+	} else if (!err && t->nr && t->nr < b.cap) {
 		/*
 		 * The rows grew by doubling; a table is kept for as long as a
 		 * process maps its file (and then cached): up to half of it
@@ -456,6 +558,8 @@ static int build(struct cfi_table *t, Elf *elf, int fd, const struct cfi_table_b
 		if (rows)
 			t->rows = rows;
 	}
+out:
+	free(b.code);
 	return err;
 }
 
@@ -467,7 +571,7 @@ int cfi_table_build_fd_opts(int fd, const struct cfi_table_build_opts *opts,
 	int err;
 
 	*out = NULL;
-	if (opts && (opts->sz < sizeof(*opts) || !opts->emit))
+	if (opts && opts->sz < sizeof(*opts))
 		return -EINVAL;
 	err = elf_open_fd(fd, &elf);
 	if (err)

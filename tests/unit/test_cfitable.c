@@ -37,6 +37,8 @@
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define PYTHON "/usr/bin/python3.11"
 #define SQLITE "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0"
+/* clang's (tools/deps.sh installs clang), linked by gold. */
+#define LIBLLVM "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
 
 static char *fixture_path;
 
@@ -68,8 +70,9 @@ static struct cfi_table *build(const char *path)
 	return t;
 }
 
-/* The address range of a section, from readelf -S. */
-static void section_range(const char *path, const char *name, uint64_t *start, uint64_t *end)
+/* The address range of a section, from readelf -S; *off: its file offset (may be NULL). */
+static void section_place(const char *path, const char *name, uint64_t *start, uint64_t *end,
+			  uint64_t *off_out)
 {
 	char cmd[1024], line[512], want[64];
 	unsigned long long a, off, size;
@@ -85,14 +88,21 @@ static void section_range(const char *path, const char *name, uint64_t *start, u
 
 		if (!s)
 			continue;
-		cr_assert(sscanf(s + strlen(want), " PROGBITS %llx %llx %llx", &a, &off, &size) == 3,
+		cr_assert(sscanf(s + strlen(want), " %*s %llx %llx %llx", &a, &off, &size) == 3,
 			  "unexpected readelf line: %s", line);
 		*start = a;
 		*end = a + size;
+		if (off_out)
+			*off_out = off;
 		found = true;
 	}
 	cr_assert(pclose(p) == 0);
 	cr_assert(found, "no section %s in %s", name, path);
+}
+
+static void section_range(const char *path, const char *name, uint64_t *start, uint64_t *end)
+{
+	section_place(path, name, start, end, NULL);
 }
 
 static __u32 rule_at(const struct cfi_table *t, uint64_t vaddr)
@@ -384,7 +394,8 @@ static void check_shape(const struct cfi_table *t)
 
 		cr_expect_eq(unwind_rule_cfa(rule_at(t, seg->vaddr + seg->memsz)), UNWIND_CFA_NONE);
 	}
-	cr_assert_null(cfi_table_lookup(t, t->rows[0].pc - 1));
+	if (t->rows[0].pc)	/* a library's segment may start at 0 */
+		cr_assert_null(cfi_table_lookup(t, t->rows[0].pc - 1));
 }
 
 Test(cfitable, libc_rows_match_readelf)
@@ -452,6 +463,29 @@ Test(cfitable, files_without_a_table)
 	cr_assert(system(cmd) == 0);
 }
 
+/* The whole file at path, malloc'd. */
+static unsigned char *load_image(const char *path, size_t *size)
+{
+	unsigned char *img;
+	FILE *f = fopen(path, "rb");
+
+	cr_assert(f && fseek(f, 0, SEEK_END) == 0, "cannot read %s", path);
+	*size = (size_t)ftell(f);
+	img = malloc(*size);
+	cr_assert(img && fseek(f, 0, SEEK_SET) == 0 && fread(img, 1, *size, f) == *size);
+	fclose(f);
+	return img;
+}
+
+/* An anonymous file holding img, as cfi_table_build_fd() takes it. */
+static int image_fd(const char *name, const unsigned char *img, size_t size)
+{
+	int fd = memfd_create(name, 0);
+
+	cr_assert(fd >= 0 && write(fd, img, size) == (ssize_t)size);
+	return fd;
+}
+
 /*
  * A header may claim more code than the file holds (the fuzzer's input: a
  * 10 KiB file whose text segment said 128 MiB kept the builder probing
@@ -465,15 +499,9 @@ Test(cfitable, segment_longer_than_the_file, .fini = free_fixture)
 	unsigned char *img;
 	Elf64_Ehdr *eh;
 	size_t size;
-	FILE *f;
 	int fd, patched = 0;
 
-	f = fopen(path, "rb");
-	cr_assert(f && fseek(f, 0, SEEK_END) == 0);
-	size = (size_t)ftell(f);
-	img = malloc(size);
-	cr_assert(img && fseek(f, 0, SEEK_SET) == 0 && fread(img, 1, size, f) == size);
-	fclose(f);
+	img = load_image(path, &size);
 	eh = (Elf64_Ehdr *)img;
 	cr_assert(eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) <= size);
 	for (int i = 0; i < eh->e_phnum; i++) {
@@ -485,8 +513,7 @@ Test(cfitable, segment_longer_than_the_file, .fini = free_fixture)
 		}
 	}
 	cr_assert_eq(patched, 1);
-	fd = memfd_create("cfi_tree", 0);
-	cr_assert(fd >= 0 && write(fd, img, size) == (ssize_t)size);
+	fd = image_fd("cfi_tree", img, size);
 	cr_assert_eq(cfi_table_build_fd(fd, &got), 0);
 	close(fd);
 	cr_expect_leq(got->stats.gap_bytes, size, "%llu gap bytes probed in a %zu-byte file",
@@ -499,6 +526,195 @@ Test(cfitable, segment_longer_than_the_file, .fini = free_fixture)
 	cfi_table_free(want);
 	cfi_table_free(got);
 	free(img);
+}
+
+/*
+ * The function with the highest address in [lo, hi) that nm lists with a
+ * size (dynamic: from the dynamic symbols, all a stripped file has).
+ */
+static void last_function(const char *path, bool dynamic, uint64_t lo, uint64_t hi,
+			  uint64_t *addr, char *name, size_t len)
+{
+	char cmd[1024], line[1024], sym[512], type;
+	unsigned long long v, sz;
+	bool found = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s '%s'", dynamic ? "-D" : "", path);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%llx %llx %c %511s", &v, &sz, &type, sym) != 4 || !sz ||
+		    (type != 'T' && type != 't') || v < lo || v >= hi || (found && v <= *addr))
+			continue;
+		*addr = v;
+		snprintf(name, len, "%s", sym);
+		found = true;
+	}
+	cr_assert(pclose(p) == 0, "nm failed on %s", path);
+	cr_assert(found, "no function in [%#llx, %#llx) of %s", (unsigned long long)lo,
+		  (unsigned long long)hi, path);
+}
+
+/* The FDE count of .eh_frame_hdr's search table, read from the file. */
+static uint32_t eh_frame_hdr_count(const char *path)
+{
+	uint64_t start, end, off;
+	unsigned char h[12];
+	uint32_t count;
+	int fd;
+
+	section_place(path, ".eh_frame_hdr", &start, &end, &off);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert(fd >= 0 && pread(fd, h, sizeof(h), (off_t)off) == (ssize_t)sizeof(h));
+	close(fd);
+	cr_assert(h[0] == 1 && h[2] == 0x03, "%s: .eh_frame_hdr without a udata4 count", path);
+	memcpy(&count, h + 8, sizeof(count));
+	return count;
+}
+
+/* A table built with a gap-probe budget of budget bytes, rows in memory. */
+static struct cfi_table *build_budget(int fd, uint64_t budget)
+{
+	struct cfi_table_build_opts opts = { .sz = sizeof(opts), .gap_probes_max = budget };
+	struct cfi_table *t;
+	int err = cfi_table_build_fd_opts(fd, &opts, &t);
+
+	cr_assert(err == 0, "cfi_table_build_fd_opts: %s", strerror(-err));
+	cr_assert(t->rows && t->nr > 0);
+	return t;
+}
+
+/*
+ * gold's layout (tests/fixtures/libcfi_gold.c): 384 KiB of relocations in
+ * the executable segment before .init, .rodata and .eh_frame after .fini.
+ * The builder probes bytes without CFI only in the code the section headers
+ * name, so a budget far smaller than those bytes (as libLLVM-14's 13 MB
+ * are larger than the real one) still reaches the end of .text, and every
+ * row is binutils' reading of the CFI. Without section headers the same
+ * budget runs out before the code: the fixture has the shape that emptied
+ * libLLVM's table, and a file without headers stays bounded as before.
+ */
+Test(cfitable, gold_layout_probes_only_code, .fini = free_fixture)
+{
+	enum { BUDGET = 64 << 10 };
+	const char *path = fixture("libcfi_gold.so");
+	uint64_t init, init_end, text, text_end, addr, size;
+	struct readelf_state *s = calloc(1, sizeof(*s));
+	struct cfi_table *t, *bare;
+	char last[512];
+	unsigned char *img;
+	Elf64_Ehdr *eh;
+	size_t img_size;
+	bool rsp16 = false;
+	int fd;
+
+	cr_assert(s);
+	section_range(path, ".init", &init, &init_end);
+	section_range(path, ".text", &text, &text_end);
+	img = load_image(path, &img_size);
+	fd = image_fd("libcfi_gold", img, img_size);
+	t = build_budget(fd, BUDGET);
+	close(fd);
+	cr_assert_eq(t->nr_segs, 1);
+	cr_assert_gt(init - t->segs[0].vaddr, 2 * BUDGET,
+		     "the fixture has %#llx bytes before .init: not gold's layout?",
+		     (unsigned long long)(init - t->segs[0].vaddr));
+
+	cr_expect(!t->stats.gap_truncated, "the budget ran out (%llu gap bytes)",
+		  (unsigned long long)t->stats.gap_bytes);
+	cr_expect_lt(t->stats.gap_bytes, text_end - init, "only bytes of code were probed");
+	cr_expect_geq(t->stats.noncode_bytes, init - t->segs[0].vaddr);
+	check_shape(t);
+	compare_with_readelf(path, t, s);
+	cr_expect_geq(s->checked, 8, "only %lu readelf rows seen", s->checked);
+	cr_expect_gt(s->plt, 0, "no PLT row seen");
+	free(s);
+
+	/* Known shapes: the leaf is rsp+8 throughout, mid pushes. */
+	nm_symbol(path, "cfi_gold_leaf", &addr, &size);
+	for (uint64_t a = addr; a < addr + size; a++)
+		cr_expect_eq(rule_at(t, a), UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0),
+			     "cfi_gold_leaf+%#llx", (unsigned long long)(a - addr));
+	nm_symbol(path, "cfi_gold_mid", &addr, &size);
+	cr_expect_eq(rule_at(t, addr), UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0));
+	for (uint64_t a = addr; a < addr + size; a++)
+		rsp16 |= rule_at(t, a) == UNWIND_RULE(UNWIND_CFA_RSP, 16, UNWIND_RBP_SAME, 0);
+	cr_expect(rsp16, "cfi_gold_mid: no rsp+16 row after its push");
+	/* The end of .text has rows: its last function starts as every function does. */
+	last_function(path, false, text, text_end, &addr, last, sizeof(last));
+	cr_expect_eq(rule_at(t, addr), UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0),
+		     "%s, the last function of .text", last);
+	/* Past .text's code (.fini's end), .rodata and .eh_frame: no code, no rule. */
+	cr_expect_eq(unwind_rule_cfa(rule_at(t, text_end + 0x100)), UNWIND_CFA_NONE);
+
+	/* The same file without section headers: every byte may be code, and the budget holds. */
+	eh = (Elf64_Ehdr *)img;
+	eh->e_shoff = 0;
+	eh->e_shnum = 0;
+	eh->e_shstrndx = 0;
+	fd = image_fd("libcfi_gold-bare", img, img_size);
+	bare = build_budget(fd, BUDGET);
+	close(fd);
+	cr_expect(bare->stats.gap_truncated, "no section headers, yet the budget did not run out");
+	cr_expect_eq(bare->stats.gap_bytes, BUDGET);
+	cr_expect_eq(bare->stats.noncode_bytes, 0);
+	cr_expect_eq(unwind_rule_cfa(rule_at(bare, addr)), UNWIND_CFA_NONE,
+		     "%s has a row though the probes ran out before it", last);
+	cfi_table_free(bare);
+	cfi_table_free(t);
+	free(img);
+}
+
+/*
+ * Debian's libLLVM-14 (clang's, linked by gold): 13 MB of .dynsym, .dynstr
+ * and .rela.dyn before .text in the executable segment left its table
+ * empty. Now every CFI row readelf prints is in the table, within the
+ * default budget, and every exported function of .text starts rsp+8.
+ */
+Test(cfitable, debian_libllvm_gold, .timeout = 300)
+{
+	struct readelf_state *s = calloc(1, sizeof(*s));
+	char cmd[1024], line[1024], sym[512], type;
+	unsigned long long v, sz;
+	uint64_t init, init_end, text, text_end;
+	unsigned long funcs = 0, bad = 0;
+	uint32_t fdes = eh_frame_hdr_count(LIBLLVM);
+	struct cfi_table *t = build(LIBLLVM);
+	FILE *p;
+
+	cr_assert(s);
+	section_range(LIBLLVM, ".init", &init, &init_end);
+	section_range(LIBLLVM, ".text", &text, &text_end);
+	cr_assert_gt(init - t->segs[0].vaddr, CFI_GAP_PROBES_MAX,
+		     "less than the budget before .init: not the layout this test is about");
+	cr_expect(!t->stats.gap_truncated, "the budget ran out (%llu gap bytes)",
+		  (unsigned long long)t->stats.gap_bytes);
+	cr_expect_geq(t->stats.noncode_bytes, init - t->segs[0].vaddr);
+	cr_expect_geq(t->stats.cfi_rows, fdes, "%llu CFI rows for %u FDEs",
+		      (unsigned long long)t->stats.cfi_rows, fdes);
+	check_shape(t);
+	compare_with_readelf(LIBLLVM, t, s);
+	cr_expect_geq(s->checked, t->stats.cfi_rows, "readelf rows checked: %lu of %llu",
+		      s->checked, (unsigned long long)t->stats.cfi_rows);
+	free(s);
+
+	snprintf(cmd, sizeof(cmd), "nm -D -S --defined-only '%s'", LIBLLVM);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%llx %llx %c %511s", &v, &sz, &type, sym) != 4 || !sz ||
+		    type != 'T' || v < text || v >= text_end)
+			continue;
+		funcs++;
+		if (rule_at(t, v) != UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0) &&
+		    bad++ < 5)
+			cr_expect_fail("%s at %#llx: rule %#x", sym, v, rule_at(t, v));
+	}
+	cr_assert(pclose(p) == 0);
+	cr_expect_gt(funcs, 10000, "only %lu exported functions in .text", funcs);
+	cr_expect_eq(bad, 0, "%lu of %lu exported functions do not start rsp+8", bad, funcs);
+	cfi_table_free(t);
 }
 
 /* What a sink got: every row in order, and how it came. */
@@ -557,7 +773,13 @@ Test(cfitable, rows_to_a_sink_in_chunks)
 	cr_expect_eq(cfi_table_build_fd_opts(fd, &opts, &got), -ENOSPC);
 	cr_expect_null(got);
 	cr_expect_eq(log.calls, 2, "the build stopped at the sink's error");
+	/* An opts without emit: the rows into the table, a too small sz refused. */
 	opts.emit = NULL;
+	cr_assert_eq(cfi_table_build_fd_opts(fd, &opts, &got), 0);
+	cr_assert_eq(got->nr, want->nr);
+	cr_expect(!memcmp(got->rows, want->rows, want->nr * sizeof(*want->rows)));
+	cfi_table_free(got);
+	opts.sz = sizeof(size_t);
 	cr_expect_eq(cfi_table_build_fd_opts(fd, &opts, &got), -EINVAL);
 	close(fd);
 	free(log.rows);
