@@ -479,7 +479,8 @@ static int read_code_ranges(struct builder *b)
 			return -ENOMEM;
 		b->code[n++] = (struct code_range){ sh.sh_addr, sh.sh_addr + sh.sh_size };
 	}
-	qsort(b->code, n, sizeof(*b->code), cmp_code_range);
+	if (n)	/* b->code is NULL without one */
+		qsort(b->code, n, sizeof(*b->code), cmp_code_range);
 	b->nr_code = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct code_range *last = b->nr_code ? &b->code[b->nr_code - 1] : NULL;
@@ -613,7 +614,6 @@ static int build(struct cfi_table *t, Elf *elf, int fd, const struct cfi_table_b
 	struct builder b = { .t = t, .elf = elf, .cfi_elf = elf,
 			     .sink = opts && opts->emit ? opts : NULL };
 	enum fde_search search;
-	uint64_t budget = opts && opts->gap_probes_max ? opts->gap_probes_max : CFI_GAP_PROBES_MAX;
 	size_t file_size = 0;
 	int err;
 
@@ -622,7 +622,7 @@ static int build(struct cfi_table *t, Elf *elf, int fd, const struct cfi_table_b
 		return err;
 	if (!elf_rawfile(elf, &file_size))
 		return -EINVAL;
-	b.gap_budget = file_size < budget ? file_size : budget;
+	b.gap_budget = file_size < CFI_GAP_PROBES_MAX ? file_size : CFI_GAP_PROBES_MAX;
 	find_file_map(&b, fd);
 	search = fde_search(elf);
 	b.renew = search != FDE_SEARCH_LINEAR;

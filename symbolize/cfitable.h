@@ -91,8 +91,6 @@ struct cfi_table_build_opts {
 	size_t sz;		/* sizeof(struct cfi_table_build_opts) */
 	int (*emit)(void *ctx, const struct unwind_row *rows, uint32_t nr);
 	void *ctx;
-	/* Bytes without CFI probed at most; 0: CFI_GAP_PROBES_MAX (tests make it small). */
-	uint64_t gap_probes_max;
 };
 
 /*
