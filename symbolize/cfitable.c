@@ -420,6 +420,11 @@ static void drop_pages(struct builder *b)
 		madvise(b->view_drop, b->view_drop_len, MADV_DONTNEED);
 }
 
+static void scan_pages(void *ctx)
+{
+	drop_pages(ctx);
+}
+
 /*
  * After a lookup: every CFI_RENEW_LOOKUPS (see there) the file's pages go
  * back (find_file_map(), open_view()) and, where libdw searches a table, a
@@ -613,6 +618,8 @@ static int build(struct cfi_table *t, Elf *elf, int fd, const struct cfi_table_b
 {
 	struct builder b = { .t = t, .elf = elf, .cfi_elf = elf,
 			     .sink = opts && opts->emit ? opts : NULL };
+	struct cfi_scan_opts scan_opts = { .sz = sizeof(scan_opts), .pages = scan_pages,
+					   .ctx = &b };
 	enum fde_search search;
 	size_t file_size = 0;
 	int err;
@@ -628,11 +635,14 @@ static int build(struct cfi_table *t, Elf *elf, int fd, const struct cfi_table_b
 	b.renew = search != FDE_SEARCH_LINEAR;
 	if (search == FDE_SEARCH_SEGMENT && open_view(&b, fd, file_size))
 		b.renew = false;	/* read as it is, linearly */
-	/* libdw's interpreter trusts register numbers; the file is not ours (cfiscan.h). */
-	err = cfi_scan(b.cfi_elf);
+	/*
+	 * libdw's interpreter trusts register numbers; the file is not ours
+	 * (cfiscan.h). The scan reads all of the CFI (cc1: 2.7 MB, libLLVM-14:
+	 * 5.6): its pages go back as it goes, and before the build.
+	 */
+	err = cfi_scan_opts(b.cfi_elf, &scan_opts);
 	if (err)
 		goto out;
-	/* The scan read all of the CFI (cc1: 2.7 MB): those pages go back before the build. */
 	drop_pages(&b);
 	err = read_code_ranges(&b);
 	if (err)
