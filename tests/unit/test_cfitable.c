@@ -531,31 +531,32 @@ Test(cfitable, segment_longer_than_the_file, .fini = free_fixture)
 	free(img);
 }
 
-/*
- * The function with the highest address in [lo, hi) that nm lists with a
- * size (dynamic: from the dynamic symbols, all a stripped file has).
- */
-static void last_function(const char *path, bool dynamic, uint64_t lo, uint64_t hi,
-			  uint64_t *addr, char *name, size_t len)
-{
-	char cmd[1024], line[1024], sym[512], type;
-	unsigned long long v, sz;
-	bool found = false;
-	FILE *p;
+/* The function with the highest address in [lo, hi): last_function(). */
+struct last_func {
+	uint64_t lo, hi, addr;
+	char name[512];
+	bool found;
+};
 
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s '%s'", dynamic ? "-D" : "", path);
-	p = popen(cmd, "r");
-	cr_assert(p);
-	while (fgets(line, sizeof(line), p)) {
-		if (sscanf(line, "%llx %llx %c %511s", &v, &sz, &type, sym) != 4 || !sz ||
-		    (type != 'T' && type != 't') || v < lo || v >= hi || (found && v <= *addr))
-			continue;
-		*addr = v;
-		snprintf(name, len, "%s", sym);
-		found = true;
-	}
-	cr_assert(pclose(p) == 0, "nm failed on %s", path);
-	cr_assert(found, "no function in [%#llx, %#llx) of %s", (unsigned long long)lo,
+static void take_last(uint64_t value, uint64_t size, char type, const char *name, void *ctx)
+{
+	struct last_func *l = ctx;
+
+	(void)size;
+	if ((type != 'T' && type != 't') || value < l->lo || value >= l->hi ||
+	    (l->found && value <= l->addr))
+		return;
+	l->addr = value;
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	l->found = true;
+}
+
+/* The function with the highest address in [lo, hi) that nm lists with a size. */
+static void last_function(const char *path, uint64_t lo, uint64_t hi, struct last_func *l)
+{
+	*l = (struct last_func){ .lo = lo, .hi = hi };
+	nm_each_sized(path, false, take_last, l);
+	cr_assert(l->found, "no function in [%#llx, %#llx) of %s", (unsigned long long)lo,
 		  (unsigned long long)hi, path);
 }
 
@@ -605,7 +606,7 @@ Test(cfitable, gold_layout_probes_only_code, .fini = free_fixture)
 	uint64_t init, init_end, text, text_end, addr, size;
 	struct readelf_state *s = calloc(1, sizeof(*s));
 	struct cfi_table *t, *bare;
-	char last[512];
+	struct last_func last;
 	unsigned char *img;
 	Elf64_Ehdr *eh;
 	size_t img_size;
@@ -642,9 +643,9 @@ Test(cfitable, gold_layout_probes_only_code, .fini = free_fixture)
 		rsp16 |= rule_at(t, a) == UNWIND_RULE(UNWIND_CFA_RSP, 16, UNWIND_RBP_SAME, 0);
 	cr_expect(rsp16, "cfi_gold_mid: no rsp+16 row after its push");
 	/* The end of .text has rows: its last function starts as every function does. */
-	last_function(path, false, text, text_end, &addr, last, sizeof(last));
-	cr_expect_eq(rule_at(t, addr), UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0),
-		     "%s, the last function of .text", last);
+	last_function(path, text, text_end, &last);
+	cr_expect_eq(rule_at(t, last.addr), UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0),
+		     "%s, the last function of .text", last.name);
 	/* Past .text's code (.fini's end), .rodata and .eh_frame: no code, no rule. */
 	cr_expect_eq(unwind_rule_cfa(rule_at(t, text_end + 0x100)), UNWIND_CFA_NONE);
 
@@ -660,11 +661,33 @@ Test(cfitable, gold_layout_probes_only_code, .fini = free_fixture)
 	cr_expect(bare->stats.gap_truncated, "no section headers, yet the budget did not run out");
 	cr_expect_eq(bare->stats.gap_bytes, CFI_GAP_PROBES_MAX);
 	cr_expect_eq(bare->stats.noncode_bytes, 0);
-	cr_expect_eq(unwind_rule_cfa(rule_at(bare, addr)), UNWIND_CFA_NONE,
-		     "%s has a row though the probes ran out before it", last);
+	cr_expect_eq(unwind_rule_cfa(rule_at(bare, last.addr)), UNWIND_CFA_NONE,
+		     "%s has a row though the probes ran out before it", last.name);
 	cfi_table_free(bare);
 	cfi_table_free(t);
 	free(img);
+}
+
+/* Exported functions in [lo, hi) of t's file, and those whose entry is not rsp+8. */
+struct func_entries {
+	const struct cfi_table *t;
+	uint64_t lo, hi;
+	unsigned long funcs, bad;
+};
+
+static void check_entry(uint64_t value, uint64_t size, char type, const char *name, void *ctx)
+{
+	struct func_entries *e = ctx;
+	const struct unwind_row *r;
+
+	(void)size;
+	if (type != 'T' || value < e->lo || value >= e->hi)
+		return;
+	e->funcs++;
+	r = cfi_table_lookup(e->t, value);
+	if ((!r || r->rule != UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0)) && e->bad++ < 5)
+		cr_expect_fail("%s at %#llx: rule %#x", name, (unsigned long long)value,
+			       r ? r->rule : 0);
 }
 
 /*
@@ -676,13 +699,10 @@ Test(cfitable, gold_layout_probes_only_code, .fini = free_fixture)
 Test(cfitable, debian_libllvm_gold, .timeout = 300)
 {
 	struct readelf_state *s = calloc(1, sizeof(*s));
-	char cmd[1024], line[1024], sym[512], type;
-	unsigned long long v, sz;
 	uint64_t init, init_end, text, text_end;
-	unsigned long funcs = 0, bad = 0;
 	uint32_t fdes = eh_frame_hdr_count(LIBLLVM);
 	struct cfi_table *t = build(LIBLLVM);
-	FILE *p;
+	struct func_entries entries;
 
 	cr_assert(s);
 	section_range(LIBLLVM, ".init", &init, &init_end);
@@ -706,24 +726,11 @@ Test(cfitable, debian_libllvm_gold, .timeout = 300)
 		      s->checked, (unsigned long long)t->stats.cfi_rows);
 	free(s);
 
-	snprintf(cmd, sizeof(cmd), "nm -D -S --defined-only '%s'", LIBLLVM);
-	p = popen(cmd, "r");
-	cr_assert(p);
-	while (fgets(line, sizeof(line), p)) {
-		const struct unwind_row *r;
-
-		if (sscanf(line, "%llx %llx %c %511s", &v, &sz, &type, sym) != 4 || !sz ||
-		    type != 'T' || v < text || v >= text_end)
-			continue;
-		funcs++;
-		r = cfi_table_lookup(t, v);
-		if ((!r || r->rule != UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0)) &&
-		    bad++ < 5)
-			cr_expect_fail("%s at %#llx: rule %#x", sym, v, r ? r->rule : 0);
-	}
-	cr_assert(pclose(p) == 0);
-	cr_expect_gt(funcs, 10000, "only %lu exported functions in .text", funcs);
-	cr_expect_eq(bad, 0, "%lu of %lu exported functions do not start rsp+8", bad, funcs);
+	entries = (struct func_entries){ .t = t, .lo = text, .hi = text_end };
+	nm_each_sized(LIBLLVM, true, check_entry, &entries);
+	cr_expect_gt(entries.funcs, 10000, "only %lu exported functions in .text", entries.funcs);
+	cr_expect_eq(entries.bad, 0, "%lu of %lu exported functions do not start rsp+8",
+		     entries.bad, entries.funcs);
 	cfi_table_free(t);
 }
 
