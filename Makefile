@@ -264,6 +264,15 @@ NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -fno-ipa-
 $(BUILD)/fixtures/nofp_%: tests/fixtures/nofp_%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(NOFP_CFLAGS) -o $@ $<
+# libcfi_gold.so: a library as Debian links libLLVM-14, with gold, which puts
+# the dynamic relocations and .rodata into the executable segment
+# (tests/fixtures/libcfi_gold.c); nofp_gold calls into it from the directory
+# it is in.
+$(BUILD)/fixtures/libcfi_gold.so: tests/fixtures/libcfi_gold.c
+	@mkdir -p $(dir $@)
+	$(CC) $(NOFP_CFLAGS) -shared -fPIC -fuse-ld=gold -o $@ $<
+$(BUILD)/fixtures/nofp_gold: tests/fixtures/nofp_gold.c $(BUILD)/fixtures/libcfi_gold.so
+	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(BUILD)/fixtures -lcfi_gold -Wl,-rpath,'$$ORIGIN'
 # alloc_* fixtures (record --alloc): built as distributions build, like nofp_*.
 $(BUILD)/fixtures/alloc_%: tests/fixtures/alloc_%.c
 	@mkdir -p $(dir $@)

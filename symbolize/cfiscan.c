@@ -27,6 +27,8 @@ struct scan {
 	size_t nr_hdrs;
 	uint64_t budget;	/* bytes still to decode */
 	bool eh_frame_section;	/* libdw takes the sections and never PT_GNU_EH_FRAME */
+	const struct cfi_scan_opts *opts;
+	uint64_t since_pages;	/* bytes decoded since opts->pages was called */
 };
 
 static int spend(struct scan *s, uint64_t n)
@@ -34,6 +36,11 @@ static int spend(struct scan *s, uint64_t n)
 	if (n + 16 > s->budget)
 		return -E2BIG;
 	s->budget -= n + 16;	/* 16: each entry costs something, even an empty one */
+	s->since_pages += n + 16;
+	if (s->since_pages >= CFI_SCAN_PAGES_BYTES && s->opts && s->opts->pages) {
+		s->since_pages = 0;
+		s->opts->pages(s->opts->ctx);
+	}
 	return 0;
 }
 
@@ -484,13 +491,16 @@ static int find_segment(struct scan *s, Elf *elf, const char *file, size_t file_
 	return 0;
 }
 
-int cfi_scan(Elf *elf)
+int cfi_scan_opts(Elf *elf, const struct cfi_scan_opts *opts)
 {
-	struct scan s = { 0 };
+	struct scan s = { .opts = opts };
 	uint64_t bytes = 0;
 	size_t file_size = 0;
 	const char *file;
 	int err;
+
+	if (opts && opts->sz < sizeof(*opts))
+		return -EINVAL;
 
 	s.ident = (const unsigned char *)elf_getident(elf, NULL);
 	file = elf_rawfile(elf, &file_size);
@@ -511,4 +521,9 @@ int cfi_scan(Elf *elf)
 	for (size_t i = 0; i < s.nr_hdrs && !err; i++)
 		err = scan_table(&s, &s.hdrs[i]);
 	return err;
+}
+
+int cfi_scan(Elf *elf)
+{
+	return cfi_scan_opts(elf, NULL);
 }

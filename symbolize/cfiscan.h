@@ -46,4 +46,22 @@
  */
 int cfi_scan(Elf *elf);
 
+/* Bytes of CFI decoded between two calls of cfi_scan_opts.pages, about. */
+#define CFI_SCAN_PAGES_BYTES	(1u << 20)
+
+/*
+ * pages (may be NULL) is called after about every CFI_SCAN_PAGES_BYTES of
+ * CFI decoded: the scan reads all of a file's CFI (libLLVM-14: 5.6 MB), and
+ * a caller that reads the file through a mapping can give its pages back
+ * meanwhile instead of holding them all at once (cfitable.c).
+ */
+struct cfi_scan_opts {
+	size_t sz;		/* sizeof(struct cfi_scan_opts) */
+	void (*pages)(void *ctx);
+	void *ctx;
+};
+
+/* cfi_scan() with opts (NULL: none); -EINVAL for opts whose sz is too small. */
+int cfi_scan_opts(Elf *elf, const struct cfi_scan_opts *opts);
+
 #endif /* SYMBOLIZE_CFISCAN_H */

@@ -32,18 +32,23 @@
 #include "symbolize/util.h"
 
 /*
- * Bytes without CFI the builder probes one by one per file, at most (the
- * biggest real gaps: python3 36 KB, gcc's cc1 298 KB), and never more than
- * the file has bytes: code lies in the file, so only overlapping segments
- * could ask for more.
+ * Bytes of code without CFI the builder probes one by one per file, at most
+ * (the biggest real gaps: python3 36 KB, gcc's cc1 298 KB), and never more
+ * than the file has bytes: code lies in the file, so only overlapping
+ * segments could ask for more. Where the section headers say which bytes
+ * of an executable segment are code (SHF_EXECINSTR sections), only those
+ * are probed: gold puts the dynamic symbols and relocations (13 MB in
+ * Debian's libLLVM-14) and .rodata into the executable segment.
  */
 #define CFI_GAP_PROBES_MAX	(4u << 20)
 
 /* How a table was made: what its rows hold and what was left out. */
 struct cfi_table_stats {
 	uint64_t cfi_rows;	/* rows libdw gave for the code (before merging equal ones) */
-	uint64_t gap_bytes;	/* bytes of code without CFI */
+	uint64_t gap_bytes;	/* bytes of code without CFI (probed) */
 	bool gap_truncated;	/* the probe budget ran out: code after that has no rows */
+	/* Bytes of executable segments that are no code by the section headers (not probed). */
+	uint64_t noncode_bytes;
 	uint64_t plt_rows;	/* UNWIND_CFA_PLT rows */
 	uint64_t unsupported_rows;	/* UNWIND_CFA_UNSUPPORTED rows */
 	uint64_t rbp_lost_rows;	/* rows with UNWIND_RBP_LOST */
@@ -76,11 +81,11 @@ int cfi_table_build(const char *path, struct cfi_table **out);
 int cfi_table_build_fd(int fd, struct cfi_table **out);
 
 /*
- * Where the rows go instead of into cfi_table.rows: emit() gets them in
- * order, in chunks of at most 8192 rows, as the build makes them, so a big
- * file's table (cc1: 480k rows, 3.8 MB) is never in memory whole. The
+ * emit: where the rows go instead of into cfi_table.rows: emit() gets them
+ * in order, in chunks of at most 8192 rows, as the build makes them, so a
+ * big file's table (cc1: 480k rows, 3.8 MB) is never in memory whole. The
  * recorder writes them straight into the row store. An error emit()
- * returns ends the build with that error.
+ * returns ends the build with that error. NULL: into the table.
  */
 struct cfi_table_build_opts {
 	size_t sz;		/* sizeof(struct cfi_table_build_opts) */
@@ -89,10 +94,10 @@ struct cfi_table_build_opts {
 };
 
 /*
- * cfi_table_build_fd(), the rows going to opts->emit (opts NULL: into the
- * table, as cfi_table_build_fd()). On success (*out)->rows is NULL and
- * (*out)->nr is how many rows emit() was given in all; on an error emit()
- * may have had some of them. -EINVAL also for opts without emit.
+ * cfi_table_build_fd() with opts (NULL: as cfi_table_build_fd()). With
+ * opts->emit, on success (*out)->rows is NULL and (*out)->nr is how many
+ * rows emit() was given in all; on an error emit() may have had some of
+ * them. -EINVAL for opts whose sz is too small.
  */
 int cfi_table_build_fd_opts(int fd, const struct cfi_table_build_opts *opts,
 			    struct cfi_table **out);

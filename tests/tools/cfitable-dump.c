@@ -6,8 +6,11 @@
  *   cfitable-dump [--rows] ELF...
  *
  * One line per file: path, rows, bytes, the rows libdw gave before merging,
- * bytes of code without CFI, PLT / unsupported / rbp-lost rows, and the
- * build time in ms (informative: nothing asserts on it). --rows adds one
+ * bytes of code without CFI (probed; truncated=1 when the probe budget ran
+ * out), bytes of executable segments that are no code by the section
+ * headers (not probed), PLT / unsupported / rbp-lost rows, libdw's FDE
+ * caches dropped, and the build time in ms (informative: nothing asserts
+ * on it). --rows adds one
  * line per row: "pc cfa-kind cfa-off rbp-kind rbp-off".
  */
 #include <stdbool.h>
@@ -50,13 +53,16 @@ int main(int argc, char **argv)
 			status = 1;
 			continue;
 		}
-		printf("%s rows=%zu bytes=%zu cfi_rows=%llu gap_bytes=%llu plt=%llu "
-		       "unsupported=%llu rbp_lost=%llu build_ms=%.1f\n",
+		printf("%s rows=%zu bytes=%zu cfi_rows=%llu gap_bytes=%llu truncated=%d "
+		       "noncode_bytes=%llu plt=%llu unsupported=%llu rbp_lost=%llu renewals=%llu "
+		       "build_ms=%.1f\n",
 		       argv[i], t->nr, t->nr * sizeof(t->rows[0]),
 		       (unsigned long long)t->stats.cfi_rows, (unsigned long long)t->stats.gap_bytes,
+		       t->stats.gap_truncated, (unsigned long long)t->stats.noncode_bytes,
 		       (unsigned long long)t->stats.plt_rows,
 		       (unsigned long long)t->stats.unsupported_rows,
-		       (unsigned long long)t->stats.rbp_lost_rows, now_ms() - t0);
+		       (unsigned long long)t->stats.rbp_lost_rows,
+		       (unsigned long long)t->stats.cfi_renewals, now_ms() - t0);
 		for (size_t r = 0; rows && r < t->nr; r++) {
 			__u32 rule = t->rows[r].rule;
 

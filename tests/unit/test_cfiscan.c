@@ -219,3 +219,46 @@ Test(cfiscan, what_it_does_not_decode)
 	cr_expect(build_copy(&im) == -EINVAL, "a block past the end of the FDE");
 	release(&im);
 }
+
+static void count_pages(void *ctx)
+{
+	++*(unsigned long *)ctx;
+}
+
+/*
+ * cfi_scan_opts.pages comes as the scan goes, about every
+ * CFI_SCAN_PAGES_BYTES of CFI decoded (the table builder gives the file's
+ * pages back there): Debian's libLLVM-14 (installed with clang) has 4.8 MB
+ * of .eh_frame, which the scan reads in order and again by its search
+ * table. The answer is cfi_scan()'s.
+ */
+Test(cfiscan, pages_given_back_as_it_goes)
+{
+	static const char *const path = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1";
+	unsigned long calls = 0;
+	struct cfi_scan_opts opts = { .sz = sizeof(opts), .pages = count_pages, .ctx = &calls };
+	size_t shstrndx;
+	uint64_t eh_size = 0;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd;
+
+	cr_assert(elf_open_path(path, &fd, &elf) == 0, "cannot open %s", path);
+	cr_assert(elf_getshdrstrndx(elf, &shstrndx) == 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		cr_assert(gelf_getshdr(scn, &sh));
+		if (!strcmp(elf_strptr(elf, shstrndx, sh.sh_name), ".eh_frame"))
+			eh_size = sh.sh_size;
+	}
+	cr_assert_gt(eh_size, 4 * CFI_SCAN_PAGES_BYTES, "%s: a small .eh_frame", path);
+	cr_expect_eq(cfi_scan_opts(elf, &opts), 0);
+	cr_expect_eq(cfi_scan(elf), 0);
+	cr_expect_geq(calls, eh_size / CFI_SCAN_PAGES_BYTES, "%lu calls for %llu bytes of CFI",
+		      calls, (unsigned long long)eh_size);
+	opts.sz = sizeof(size_t);
+	cr_expect_eq(cfi_scan_opts(elf, &opts), -EINVAL);
+	elf_end(elf);
+	close(fd);
+}

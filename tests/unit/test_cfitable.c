@@ -37,6 +37,8 @@
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define PYTHON "/usr/bin/python3.11"
 #define SQLITE "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0"
+/* clang's (tools/deps.sh installs clang), linked by gold. */
+#define LIBLLVM "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
 
 static char *fixture_path;
 
@@ -68,8 +70,9 @@ static struct cfi_table *build(const char *path)
 	return t;
 }
 
-/* The address range of a section, from readelf -S. */
-static void section_range(const char *path, const char *name, uint64_t *start, uint64_t *end)
+/* The address range of a section, from readelf -S; *off: its file offset (may be NULL). */
+static void section_place(const char *path, const char *name, uint64_t *start, uint64_t *end,
+			  uint64_t *off_out)
 {
 	char cmd[1024], line[512], want[64];
 	unsigned long long a, off, size;
@@ -85,14 +88,21 @@ static void section_range(const char *path, const char *name, uint64_t *start, u
 
 		if (!s)
 			continue;
-		cr_assert(sscanf(s + strlen(want), " PROGBITS %llx %llx %llx", &a, &off, &size) == 3,
+		cr_assert(sscanf(s + strlen(want), " %*s %llx %llx %llx", &a, &off, &size) == 3,
 			  "unexpected readelf line: %s", line);
 		*start = a;
 		*end = a + size;
+		if (off_out)
+			*off_out = off;
 		found = true;
 	}
 	cr_assert(pclose(p) == 0);
 	cr_assert(found, "no section %s in %s", name, path);
+}
+
+static void section_range(const char *path, const char *name, uint64_t *start, uint64_t *end)
+{
+	section_place(path, name, start, end, NULL);
 }
 
 static __u32 rule_at(const struct cfi_table *t, uint64_t vaddr)
@@ -115,7 +125,7 @@ struct readelf_state {
 	uint64_t fde_start, fde_end;
 	bool fde_pending;		/* an FDE whose rows are not printed yet */
 	uint64_t (*fdes)[2];		/* [start, end) of every FDE seen */
-	size_t nr_fdes;
+	size_t nr_fdes, cap_fdes;
 	unsigned long checked, plt, signals, roots, rbp_saved;
 	/* CIE offset -> augmentation has 'S'; CIE offset -> its own row. */
 	unsigned long cie_off[64];
@@ -298,8 +308,11 @@ static void compare_with_readelf(const char *path, const struct cfi_table *t,
 			s->fde_pending = true;
 			s->nr_cols = s->cie_nr_cols[c];
 			memcpy(s->cols, s->cie_cols[c], sizeof(s->cols));
-			s->fdes = realloc(s->fdes, (s->nr_fdes + 1) * sizeof(s->fdes[0]));
-			cr_assert(s->fdes);
+			if (s->nr_fdes == s->cap_fdes) {	/* doubling: libLLVM has 95k */
+				s->cap_fdes = s->cap_fdes ? 2 * s->cap_fdes : 1024;
+				s->fdes = realloc(s->fdes, s->cap_fdes * sizeof(s->fdes[0]));
+				cr_assert(s->fdes);
+			}
 			s->fdes[s->nr_fdes][0] = start;
 			s->fdes[s->nr_fdes++][1] = end;
 			continue;
@@ -384,7 +397,8 @@ static void check_shape(const struct cfi_table *t)
 
 		cr_expect_eq(unwind_rule_cfa(rule_at(t, seg->vaddr + seg->memsz)), UNWIND_CFA_NONE);
 	}
-	cr_assert_null(cfi_table_lookup(t, t->rows[0].pc - 1));
+	if (t->rows[0].pc)	/* a library's segment may start at 0 */
+		cr_assert_null(cfi_table_lookup(t, t->rows[0].pc - 1));
 }
 
 Test(cfitable, libc_rows_match_readelf)
@@ -452,6 +466,29 @@ Test(cfitable, files_without_a_table)
 	cr_assert(system(cmd) == 0);
 }
 
+/* The whole file at path, malloc'd. */
+static unsigned char *load_image(const char *path, size_t *size)
+{
+	unsigned char *img;
+	FILE *f = fopen(path, "rb");
+
+	cr_assert(f && fseek(f, 0, SEEK_END) == 0, "cannot read %s", path);
+	*size = (size_t)ftell(f);
+	img = malloc(*size);
+	cr_assert(img && fseek(f, 0, SEEK_SET) == 0 && fread(img, 1, *size, f) == *size);
+	fclose(f);
+	return img;
+}
+
+/* An anonymous file holding img, as cfi_table_build_fd() takes it. */
+static int image_fd(const char *name, const unsigned char *img, size_t size)
+{
+	int fd = memfd_create(name, 0);
+
+	cr_assert(fd >= 0 && write(fd, img, size) == (ssize_t)size);
+	return fd;
+}
+
 /*
  * A header may claim more code than the file holds (the fuzzer's input: a
  * 10 KiB file whose text segment said 128 MiB kept the builder probing
@@ -465,15 +502,9 @@ Test(cfitable, segment_longer_than_the_file, .fini = free_fixture)
 	unsigned char *img;
 	Elf64_Ehdr *eh;
 	size_t size;
-	FILE *f;
 	int fd, patched = 0;
 
-	f = fopen(path, "rb");
-	cr_assert(f && fseek(f, 0, SEEK_END) == 0);
-	size = (size_t)ftell(f);
-	img = malloc(size);
-	cr_assert(img && fseek(f, 0, SEEK_SET) == 0 && fread(img, 1, size, f) == size);
-	fclose(f);
+	img = load_image(path, &size);
 	eh = (Elf64_Ehdr *)img;
 	cr_assert(eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) <= size);
 	for (int i = 0; i < eh->e_phnum; i++) {
@@ -485,8 +516,7 @@ Test(cfitable, segment_longer_than_the_file, .fini = free_fixture)
 		}
 	}
 	cr_assert_eq(patched, 1);
-	fd = memfd_create("cfi_tree", 0);
-	cr_assert(fd >= 0 && write(fd, img, size) == (ssize_t)size);
+	fd = image_fd("cfi_tree", img, size);
 	cr_assert_eq(cfi_table_build_fd(fd, &got), 0);
 	close(fd);
 	cr_expect_leq(got->stats.gap_bytes, size, "%llu gap bytes probed in a %zu-byte file",
@@ -499,6 +529,209 @@ Test(cfitable, segment_longer_than_the_file, .fini = free_fixture)
 	cfi_table_free(want);
 	cfi_table_free(got);
 	free(img);
+}
+
+/* The function with the highest address in [lo, hi): last_function(). */
+struct last_func {
+	uint64_t lo, hi, addr;
+	char name[512];
+	bool found;
+};
+
+static void take_last(uint64_t value, uint64_t size, char type, const char *name, void *ctx)
+{
+	struct last_func *l = ctx;
+
+	(void)size;
+	if ((type != 'T' && type != 't') || value < l->lo || value >= l->hi ||
+	    (l->found && value <= l->addr))
+		return;
+	l->addr = value;
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	l->found = true;
+}
+
+/* The function with the highest address in [lo, hi) that nm lists with a size. */
+static void last_function(const char *path, uint64_t lo, uint64_t hi, struct last_func *l)
+{
+	*l = (struct last_func){ .lo = lo, .hi = hi };
+	nm_each_sized(path, false, take_last, l);
+	cr_assert(l->found, "no function in [%#llx, %#llx) of %s", (unsigned long long)lo,
+		  (unsigned long long)hi, path);
+}
+
+/* The FDE count of .eh_frame_hdr's search table, read from the file. */
+static uint32_t eh_frame_hdr_count(const char *path)
+{
+	uint64_t start, end, off;
+	unsigned char h[12];
+	uint32_t count;
+	int fd;
+
+	section_place(path, ".eh_frame_hdr", &start, &end, &off);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert(fd >= 0 && pread(fd, h, sizeof(h), (off_t)off) == (ssize_t)sizeof(h));
+	close(fd);
+	cr_assert(h[0] == 1 && h[2] == 0x03, "%s: .eh_frame_hdr without a udata4 count", path);
+	memcpy(&count, h + 8, sizeof(count));
+	return count;
+}
+
+/* The table of the file img holds, built as the recorder builds it: from an fd. */
+static struct cfi_table *build_image(const char *name, const unsigned char *img, size_t size)
+{
+	struct cfi_table *t;
+	int fd = image_fd(name, img, size);
+	int err = cfi_table_build_fd(fd, &t);
+
+	close(fd);
+	cr_assert(err == 0, "cfi_table_build_fd(%s): %s", name, strerror(-err));
+	cr_assert(t->nr > 0);
+	return t;
+}
+
+/*
+ * gold's layout (tests/fixtures/libcfi_gold.c): 4.5 MiB of relocations in
+ * the executable segment before .init, more than the gap-probe budget, and
+ * .eh_frame after .fini. The builder probes bytes without CFI only in the
+ * code the section headers name, so it reaches the end of .text, and every
+ * row is binutils' reading of the CFI. Without section headers the budget
+ * runs out before the code, as it did for every file before: the fixture
+ * has the shape that emptied libLLVM-14's table, and a file without
+ * headers stays bounded.
+ */
+Test(cfitable, gold_layout_probes_only_code, .fini = free_fixture)
+{
+	const char *path = fixture("libcfi_gold.so");
+	uint64_t init, init_end, text, text_end, addr, size;
+	struct readelf_state *s = calloc(1, sizeof(*s));
+	struct cfi_table *t, *bare;
+	struct last_func last;
+	unsigned char *img;
+	Elf64_Ehdr *eh;
+	size_t img_size;
+	bool rsp16 = false;
+
+	cr_assert(s);
+	section_range(path, ".init", &init, &init_end);
+	section_range(path, ".text", &text, &text_end);
+	img = load_image(path, &img_size);
+	t = build_image("libcfi_gold", img, img_size);
+	cr_assert_eq(t->nr_segs, 1);
+	cr_assert_gt(init - t->segs[0].vaddr, CFI_GAP_PROBES_MAX,
+		     "the fixture has %#llx bytes before .init: not gold's layout?",
+		     (unsigned long long)(init - t->segs[0].vaddr));
+
+	cr_expect(!t->stats.gap_truncated, "the budget ran out (%llu gap bytes)",
+		  (unsigned long long)t->stats.gap_bytes);
+	cr_expect_lt(t->stats.gap_bytes, text_end - init, "only bytes of code were probed");
+	cr_expect_geq(t->stats.noncode_bytes, init - t->segs[0].vaddr);
+	check_shape(t);
+	compare_with_readelf(path, t, s);
+	cr_expect_geq(s->checked, 8, "only %lu readelf rows seen", s->checked);
+	cr_expect_gt(s->plt, 0, "no PLT row seen");
+	free(s);
+
+	/* Known shapes: the leaf is rsp+8 throughout, mid pushes. */
+	nm_symbol(path, "cfi_gold_leaf", &addr, &size);
+	for (uint64_t a = addr; a < addr + size; a++)
+		cr_expect_eq(rule_at(t, a), UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0),
+			     "cfi_gold_leaf+%#llx", (unsigned long long)(a - addr));
+	nm_symbol(path, "cfi_gold_mid", &addr, &size);
+	cr_expect_eq(rule_at(t, addr), UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0));
+	for (uint64_t a = addr; a < addr + size; a++)
+		rsp16 |= rule_at(t, a) == UNWIND_RULE(UNWIND_CFA_RSP, 16, UNWIND_RBP_SAME, 0);
+	cr_expect(rsp16, "cfi_gold_mid: no rsp+16 row after its push");
+	/* The end of .text has rows: its last function starts as every function does. */
+	last_function(path, text, text_end, &last);
+	cr_expect_eq(rule_at(t, last.addr), UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0),
+		     "%s, the last function of .text", last.name);
+	/* Past .text's code (.fini's end), .rodata and .eh_frame: no code, no rule. */
+	cr_expect_eq(unwind_rule_cfa(rule_at(t, text_end + 0x100)), UNWIND_CFA_NONE);
+
+	/*
+	 * Without section headers every byte may be code, and the budget holds
+	 * (libdw then searches PT_GNU_EH_FRAME's table: the same CFI).
+	 */
+	eh = (Elf64_Ehdr *)img;
+	eh->e_shoff = 0;
+	eh->e_shnum = 0;
+	eh->e_shstrndx = 0;
+	bare = build_image("libcfi_gold-bare", img, img_size);
+	cr_expect(bare->stats.gap_truncated, "no section headers, yet the budget did not run out");
+	cr_expect_eq(bare->stats.gap_bytes, CFI_GAP_PROBES_MAX);
+	cr_expect_eq(bare->stats.noncode_bytes, 0);
+	cr_expect_eq(unwind_rule_cfa(rule_at(bare, last.addr)), UNWIND_CFA_NONE,
+		     "%s has a row though the probes ran out before it", last.name);
+	cfi_table_free(bare);
+	cfi_table_free(t);
+	free(img);
+}
+
+/* Exported functions in [lo, hi) of t's file, and those whose entry is not rsp+8. */
+struct func_entries {
+	const struct cfi_table *t;
+	uint64_t lo, hi;
+	unsigned long funcs, bad;
+};
+
+static void check_entry(uint64_t value, uint64_t size, char type, const char *name, void *ctx)
+{
+	struct func_entries *e = ctx;
+	const struct unwind_row *r;
+
+	(void)size;
+	if (type != 'T' || value < e->lo || value >= e->hi)
+		return;
+	e->funcs++;
+	r = cfi_table_lookup(e->t, value);
+	if ((!r || r->rule != UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0)) && e->bad++ < 5)
+		cr_expect_fail("%s at %#llx: rule %#x", name, (unsigned long long)value,
+			       r ? r->rule : 0);
+}
+
+/*
+ * Debian's libLLVM-14 (clang's, linked by gold): 13 MB of .dynsym, .dynstr
+ * and .rela.dyn before .text in the executable segment left its table
+ * empty. Now every CFI row readelf prints (~840k) is in the table, within
+ * the default budget, and every exported function of .text starts rsp+8.
+ */
+Test(cfitable, debian_libllvm_gold, .timeout = 300)
+{
+	struct readelf_state *s = calloc(1, sizeof(*s));
+	uint64_t init, init_end, text, text_end;
+	uint32_t fdes = eh_frame_hdr_count(LIBLLVM);
+	struct cfi_table *t = build(LIBLLVM);
+	struct func_entries entries;
+
+	cr_assert(s);
+	section_range(LIBLLVM, ".init", &init, &init_end);
+	section_range(LIBLLVM, ".text", &text, &text_end);
+	cr_assert_gt(init - t->segs[0].vaddr, CFI_GAP_PROBES_MAX,
+		     "less than the budget before .init: not the layout this test is about");
+	cr_expect(!t->stats.gap_truncated, "the budget ran out (%llu gap bytes)",
+		  (unsigned long long)t->stats.gap_bytes);
+	cr_expect_geq(t->stats.noncode_bytes, init - t->segs[0].vaddr);
+	cr_expect_geq(t->stats.cfi_rows, fdes, "%llu CFI rows for %u FDEs",
+		      (unsigned long long)t->stats.cfi_rows, fdes);
+	/*
+	 * .eh_frame_hdr comes after .eh_frame: libdw searched PT_GNU_EH_FRAME's
+	 * table (cfitable.c, open_view()), so its FDE cache was renewed rather
+	 * than holding all of them, and the rows below are the CFI's all the same.
+	 */
+	cr_expect_gt(t->stats.cfi_renewals, 0, "libdw's FDE cache never renewed");
+	check_shape(t);
+	compare_with_readelf(LIBLLVM, t, s);
+	cr_expect_geq(s->checked, t->stats.cfi_rows * 9 / 10, "readelf rows checked: %lu of %llu",
+		      s->checked, (unsigned long long)t->stats.cfi_rows);
+	free(s);
+
+	entries = (struct func_entries){ .t = t, .lo = text, .hi = text_end };
+	nm_each_sized(LIBLLVM, true, check_entry, &entries);
+	cr_expect_gt(entries.funcs, 10000, "only %lu exported functions in .text", entries.funcs);
+	cr_expect_eq(entries.bad, 0, "%lu of %lu exported functions do not start rsp+8",
+		     entries.bad, entries.funcs);
+	cfi_table_free(t);
 }
 
 /* What a sink got: every row in order, and how it came. */
@@ -557,7 +790,13 @@ Test(cfitable, rows_to_a_sink_in_chunks)
 	cr_expect_eq(cfi_table_build_fd_opts(fd, &opts, &got), -ENOSPC);
 	cr_expect_null(got);
 	cr_expect_eq(log.calls, 2, "the build stopped at the sink's error");
+	/* An opts without emit: the rows into the table, a too small sz refused. */
 	opts.emit = NULL;
+	cr_assert_eq(cfi_table_build_fd_opts(fd, &opts, &got), 0);
+	cr_assert_eq(got->nr, want->nr);
+	cr_expect(!memcmp(got->rows, want->rows, want->nr * sizeof(*want->rows)));
+	cfi_table_free(got);
+	opts.sz = sizeof(size_t);
 	cr_expect_eq(cfi_table_build_fd_opts(fd, &opts, &got), -EINVAL);
 	close(fd);
 	free(log.rows);
