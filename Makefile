@@ -41,7 +41,9 @@ WARNINGS := -Wall -Wextra -Werror -Wshadow -Wvla -Wmissing-prototypes -Wstrict-p
 	    -Wformat=2
 CFLAGS   += -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(BUILD)/include \
 	    -fPIC -fvisibility=hidden -MMD -MP
-LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lpthread -lm
+# No libm: loading it faults in ~0.3 MB of its text (its IFUNC relocations)
+# in every bpfrec process, the recorder's peak included; the tests use it.
+LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -ltraceevent -lpthread
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -67,10 +69,20 @@ CLI_SRCS       := $(filter-out $(CLI_MAIN),$(wildcard tools/cli/*.c))
 # into a command the recorder launches; it defines malloc, so libbpfrec
 # never holds any of it.
 PRELOAD_SRCS   := $(wildcard recorder/preload/*.c)
+# The sources that embed a BPF object (a skeleton: 130-190 KB of ELF each,
+# read once, when it is opened; a recording opens one or two), the
+# recorder's own first. They come last in every link, so that their objects
+# follow all the other constants instead of sitting between them: the
+# kernel maps a file's pages 64 KB (or a page-cache folio) at a time around
+# each one read, and the constants in between dragged ~340 KB of unread BPF
+# objects into the resident memory of every bpfrec process, the recorder's
+# peak (the BPF load) included.
+SKEL_SRCS      := recorder/sampler.c \
+		  $(filter-out recorder/sampler.c,$(shell grep -l '\.skel\.h"' recorder/*.c))
 # libbpfrec: everything else.
-LIB_SRCS       := $(TOOLS_LIB_SRCS) $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) $(wildcard recorder/*.c) \
-		  $(filter-out $(CLI_MAIN) $(CLI_SRCS) $(TOOLS_LIB_SRCS),$(wildcard tools/*.c) \
-		  $(wildcard tools/*/*.c))
+LIB_SRCS       := $(filter-out $(SKEL_SRCS),$(TOOLS_LIB_SRCS) $(PERFDATA_SRCS) $(SYMBOLIZE_SRCS) \
+		  $(wildcard recorder/*.c) $(filter-out $(CLI_MAIN) $(CLI_SRCS) $(TOOLS_LIB_SRCS), \
+		  $(wildcard tools/*.c) $(wildcard tools/*/*.c))) $(SKEL_SRCS)
 APP_SRCS       := $(LIB_SRCS) $(CLI_SRCS)
 # The public headers: each in its module as bpfrec_*.h, installed (and, for
 # in-tree users, copied to $(BUILD)/include) under include/bpfrec/.
@@ -159,9 +171,11 @@ $(BUILD)/obj/tools/flamegraph/html.o: $(BUILD)/gen/flame_template.h
 # The command and its BPF programs. Objects that include a skeleton need it first.
 $(call obj,$(APP_SRCS) $(CLI_MAIN)): | $(SKELS) $(PUB_HDRS)
 
-# The command is linked with the static library: it runs wherever it is copied.
+# The command is linked with the static libraries' objects, in the order
+# above (an archive's members would be placed in the order the link pulls
+# them in): it runs wherever it is copied.
 APP_LIBS := $(BUILD)/libbpfrec-cli.a $(BUILD)/libbpfrec.a
-$(BUILD)/bpfrec: $(call obj,$(CLI_MAIN)) $(APP_LIBS)
+$(BUILD)/bpfrec: $(call obj,$(CLI_MAIN) $(CLI_SRCS) $(LIB_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 PREFIX  ?= /usr/local
@@ -202,7 +216,7 @@ install: all
 	  'Version: $(LIB_MAJOR).$(LIB_MINOR).0' 'Cflags: -I$${includedir}' \
 	  'Libs: -L$${libdir} -lbpfrec' \
 	  'Requires.private: libbpf libelf libdw zlib libzstd libtraceevent' \
-	  'Libs.private: -lpthread -lm' > $(DESTDIR)$(LIBDIR)/pkgconfig/bpfrec.pc
+	  'Libs.private: -lpthread' > $(DESTDIR)$(LIBDIR)/pkgconfig/bpfrec.pc
 	install -m 644 Documentation/*.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 $(wildcard Documentation/examples/*.c) $(DESTDIR)$(DOCDIR)/
 
@@ -231,7 +245,7 @@ $(BUILD)/gen/%.skel.h: $(BUILD)/gen/%.bpf.o
 # libraries is linked into its own test only, as an object prerequisite.
 $(BUILD)/tests/%: tests/unit/%.c $(APP_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(filter %.o,$^) $(APP_LIBS) -lcriterion $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(filter %.o,$^) $(APP_LIBS) -lcriterion $(LDLIBS) -lm
 $(BUILD)/tests/test_alloc_inproc: $(call obj,recorder/preload/alloc_inproc.c)
 $(UNIT_BINS): | $(SKELS) $(UNIT_SKELS) $(PUB_HDRS)
 unit-bins: $(UNIT_BINS)

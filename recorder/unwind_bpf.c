@@ -52,10 +52,13 @@ struct unwind_job {
 
 /* Rows written to the store per batch update (the keys are a buffer of this many). */
 #define STORE_BATCH_ROWS	8192
-/* Tables a walk keeps mapped at once (a stack mostly crosses two to four files). */
-#define WALK_WINDOWS		8
+/*
+ * Pages of tables a walk keeps mapped at once (a frame's search needs one;
+ * the frames of a loop or of nearby functions share theirs).
+ */
+#define WALK_WINDOWS		16
 
-/* Rows [first, first + nr) of the store, mapped read-only. */
+/* Rows [first, first + nr) of the store, mapped read-only (one page of a table). */
 struct store_window {
 	void *base;
 	size_t len;
@@ -71,9 +74,17 @@ struct unwind_bpf {
 	uint32_t store_rows;
 	uint64_t budget_bytes;		/* as given: what the store was sized from */
 	uint32_t *keys;			/* STORE_BATCH_ROWS keys for batch updates */
+	/*
+	 * The pc of the first row of every page of the store, as last
+	 * written: a walk maps the one page of a table its search needs, not
+	 * the table (cc1's is 3.7 MB, all of it resident while mapped).
+	 */
+	uint32_t *page_pcs;
+	uint32_t page_rows;		/* rows a page */
+	size_t page;
 	bool no_batch;			/* the kernel refused batch updates: one row a call */
 	struct unwind_proc walk_proc;	/* a walk's copy of its process's entry (16 KiB) */
-	struct store_window windows[WALK_WINDOWS];	/* the tables the walk in hand mapped */
+	struct store_window windows[WALK_WINDOWS];	/* the pages the walk in hand mapped */
 	size_t nr_windows, next_window;
 
 	/* Shared with the recorder's thread, under lock. */
@@ -148,6 +159,9 @@ static int store_write_rows(void *ctx, uint32_t first, const struct unwind_row *
 
 	if (first > u->store_rows || nr > u->store_rows - first)
 		return -ERANGE;
+	for (uint64_t i = ((uint64_t)first + u->page_rows - 1) / u->page_rows * u->page_rows;
+	     i < (uint64_t)first + nr; i += u->page_rows)
+		u->page_pcs[i / u->page_rows] = rows[i - first].pc;
 	while (nr) {
 		uint32_t n = nr < STORE_BATCH_ROWS ? nr : STORE_BATCH_ROWS, count = n;
 
@@ -171,10 +185,10 @@ static int store_write_rows(void *ctx, uint32_t first, const struct unwind_row *
 /* Map store rows [first, first + nr) read-only: 0 or -errno. */
 static int window_map(struct unwind_bpf *u, uint32_t first, uint32_t nr, struct store_window *w)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	uint64_t page = u->page;
 	uint64_t start = (uint64_t)first * sizeof(struct unwind_row);
 	uint64_t end = ((uint64_t)first + nr) * sizeof(struct unwind_row);
-	uint64_t off = start / (uint64_t)page * (uint64_t)page;
+	uint64_t off = start / page * page;
 	void *base;
 
 	if (first > u->store_rows || nr > u->store_rows - first || !nr)
@@ -249,7 +263,11 @@ int unwind_bpf_new(const struct unwind_bpf_opts *opts, struct unwind_bpf **out)
 	u->store_rows = (uint32_t)nr;
 	u->budget_bytes = opts->bytes;
 	u->keys = malloc(STORE_BATCH_ROWS * sizeof(*u->keys));
-	if (!u->keys) {
+	u->page = (size_t)sysconf(_SC_PAGESIZE);
+	u->page_rows = (uint32_t)(u->page / sizeof(struct unwind_row));
+	/* 4 bytes a page of the store: 32 KiB for the default 32 MiB, touched as it fills. */
+	u->page_pcs = calloc(nr / u->page_rows + 1, sizeof(*u->page_pcs));
+	if (!u->keys || !u->page_pcs) {
 		unwind_bpf_free(u);
 		return -ENOMEM;
 	}
@@ -299,6 +317,7 @@ void unwind_bpf_free(struct unwind_bpf *u)
 	pthread_mutex_destroy(&u->mgr_lock);
 	unwind_tables_free(u->tables);
 	free(u->keys);
+	free(u->page_pcs);
 	free(u);
 }
 
@@ -605,20 +624,25 @@ void unwind_bpf_walk_cancel(struct unwind_bpf *u, uint32_t tid, uint64_t time)
 }
 
 /*
- * The rows of a mapping of the walked process, mapped from the store when
- * the manager has a table exactly there; kept mapped for the rest of the
- * walk (the oldest window goes when WALK_WINDOWS are: the walker uses the
- * rows of one frame at a time).
+ * The rows of a mapping of the walked process to search for key, mapped
+ * from the store when the manager has a table exactly there: one page of
+ * them (cfi_page_run()), kept mapped for the rest of the walk (the oldest
+ * window goes when WALK_WINDOWS are: the walker uses the rows of one frame
+ * at a time).
  */
-static const struct unwind_row *manager_rows(void *ctx, const struct unwind_mapping *m)
+static const struct unwind_row *manager_rows(void *ctx, const struct unwind_mapping *m,
+					     uint32_t key, uint32_t *nr)
 {
 	struct unwind_bpf *u = ctx;
 	struct store_window *w;
+	uint32_t first, n;
 
 	if (!unwind_tables_placed_at(u->tables, m->first_row, m->nr_rows))
 		return NULL;
+	cfi_page_run(u->page_pcs, u->page_rows, m->first_row, m->nr_rows, key, &first, &n);
+	*nr = n;
 	for (size_t i = 0; i < u->nr_windows; i++)
-		if (u->windows[i].first == m->first_row && u->windows[i].nr == m->nr_rows)
+		if (u->windows[i].first == first && u->windows[i].nr == n)
 			return u->windows[i].rows;
 	if (u->nr_windows < WALK_WINDOWS) {
 		w = &u->windows[u->nr_windows++];
@@ -627,7 +651,7 @@ static const struct unwind_row *manager_rows(void *ctx, const struct unwind_mapp
 		u->next_window = (u->next_window + 1) % WALK_WINDOWS;
 		window_unmap(w);
 	}
-	if (window_map(u, m->first_row, m->nr_rows, w)) {
+	if (window_map(u, first, n, w)) {
 		*w = u->windows[--u->nr_windows];	/* keep the windows in use packed */
 		return NULL;
 	}

@@ -12,9 +12,11 @@
  * when the map is created: that is the price of a lookup the verifier can
  * inline. The map is mmapable (BPF_F_MMAPABLE) but never mapped whole
  * (the kernel maps every page at once: all of the bound would count in
- * the recorder's resident memory from the start): a table is mapped, read
- * only, for the moment a copied stack is walked with it, and unmapped
- * after.
+ * the recorder's resident memory from the start; whole tables, cc1's 3.7
+ * MB, at once): a copied stack is walked with the one page of each table
+ * its search needs, mapped read only for the walk and unmapped after (the
+ * first row of every page of the store is remembered for the search: 4
+ * bytes a page).
  * unwind_procs is allocated per process (BPF_F_NO_PREALLOC): 16 KiB each.
  *
  * The off-CPU tracer shares these maps (bpf_map__reuse_fd): one set of

@@ -21,6 +21,7 @@ static int step(cfi_rows_fn rows_of, void *ctx, const struct unwind_mapping *map
 	const struct unwind_mapping *m;
 	const struct unwind_row *rows;
 	uint64_t key, ra, slot;
+	uint32_t nr = 0;
 	__u64 cfa;
 	__u32 rule;
 	int i, stop;
@@ -29,13 +30,14 @@ static int step(cfi_rows_fn rows_of, void *ctx, const struct unwind_mapping *map
 	if (i < 0)
 		return UNWIND_STOP_NO_MAPPING;
 	m = &maps[i];
-	rows = m->nr_rows ? rows_of(ctx, m) : NULL;
+	key = *pc - (first ? 0 : 1) - m->bias;
+	rows = m->nr_rows ? rows_of(ctx, m, key > UINT32_MAX ? UINT32_MAX : (uint32_t)key, &nr) :
+			    NULL;
 	if (!rows)
 		return UNWIND_STOP_NO_TABLE;
-	key = *pc - (first ? 0 : 1) - m->bias;
 	if (key > UINT32_MAX)
 		return UNWIND_STOP_NO_ROW;
-	i = unwind_search(rows, m->nr_rows, (__u32)key);
+	i = unwind_search(rows, nr, (__u32)key);
 	if (i < 0)
 		return UNWIND_STOP_NO_ROW;
 	rule = rows[(uint32_t)i].rule;
@@ -97,13 +99,38 @@ struct flat_store {
 	uint32_t nr;
 };
 
-static const struct unwind_row *flat_rows_of(void *ctx, const struct unwind_mapping *m)
+static const struct unwind_row *flat_rows_of(void *ctx, const struct unwind_mapping *m,
+					     uint32_t key, uint32_t *nr)
 {
 	const struct flat_store *f = ctx;
 
+	(void)key;
 	if (m->first_row > f->nr || m->nr_rows > f->nr - m->first_row)
 		return NULL;
+	*nr = m->nr_rows;
 	return f->rows + m->first_row;
+}
+
+void cfi_page_run(const uint32_t *page_pcs, uint32_t page_rows, uint32_t first, uint32_t nr,
+		  uint32_t key, uint32_t *run_first, uint32_t *run_nr)
+{
+	uint64_t per = page_rows, end = (uint64_t)first + nr, start = first, next;
+	/* The pages that start inside the table: [lo, hi). */
+	uint64_t lo = ((uint64_t)first + per - 1) / per, hi = nr ? (end - 1) / per + 1 : lo;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (page_pcs[mid] <= key) {
+			start = mid * per;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	next = (start / per + 1) * per;
+	*run_first = (uint32_t)start;
+	*run_nr = (uint32_t)((next < end ? next : end) - start);
 }
 
 void cfi_walk_stack(const struct unwind_row *rows, uint32_t store_rows,

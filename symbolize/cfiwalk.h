@@ -64,14 +64,30 @@ void cfi_walk_stack(const struct unwind_row *rows, uint32_t store_rows,
 		    const struct cfi_regs *regs, const struct cfi_stack *stack, struct cfi_walk *out);
 
 /*
- * The same where the tables are not one array: rows_of(ctx, m) gives the
- * m->nr_rows rows of mapping m's table (m->first_row says which one it is),
- * or NULL when there are none (the mapping counts as one without a table).
+ * The same where the tables are not one array: rows_of(ctx, m, key, &nr)
+ * gives nr rows of mapping m's table (m->first_row says which one it is)
+ * to search for the ELF address key: all m->nr_rows of them, or a run of
+ * them that holds the row a search of the whole table finds (the last one
+ * at or below key; where there is none, a run whose first row is above
+ * key). NULL when the table is not there (the mapping counts as one
+ * without a table).
  */
-typedef const struct unwind_row *(*cfi_rows_fn)(void *ctx, const struct unwind_mapping *m);
+typedef const struct unwind_row *(*cfi_rows_fn)(void *ctx, const struct unwind_mapping *m,
+						uint32_t key, uint32_t *nr);
 void cfi_walk_stack_with(cfi_rows_fn rows_of, void *ctx, const struct unwind_mapping *maps,
 			 uint32_t nr_maps, const struct cfi_regs *regs,
 			 const struct cfi_stack *stack, struct cfi_walk *out);
+
+/*
+ * For a rows_of that hands out a page of a row store at a time: the run of
+ * the table at rows [first, first + nr) of the store to search for key,
+ * given page_pcs[p], the pc of store row p * page_rows (the first row of
+ * page p). The rows of the last page that starts inside the table at or
+ * below key, or, below all of those, the rows before the table's first
+ * page start: never more than page_rows rows, never across a page start.
+ */
+void cfi_page_run(const uint32_t *page_pcs, uint32_t page_rows, uint32_t first, uint32_t nr,
+		  uint32_t key, uint32_t *run_first, uint32_t *run_nr);
 
 /* A name for a stop reason ("root", "no-row", ...). */
 const char *cfi_walk_stop_name(enum unwind_stop stop);

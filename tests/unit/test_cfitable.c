@@ -952,6 +952,130 @@ Test(cfiwalk, synthetic_chain)
 	}
 }
 
+/* A row store handed out a page (page_rows rows) at a time, as the recorder maps it. */
+struct paged_store {
+	const struct unwind_row *rows;
+	const uint32_t *page_pcs;
+	uint32_t page_rows;
+	uint32_t runs, longest;
+};
+
+static const struct unwind_row *paged_rows_of(void *ctx, const struct unwind_mapping *m,
+					      uint32_t key, uint32_t *nr)
+{
+	struct paged_store *p = ctx;
+	uint32_t first;
+
+	cfi_page_run(p->page_pcs, p->page_rows, m->first_row, m->nr_rows, key, &first, nr);
+	p->runs++;
+	if (*nr > p->longest)
+		p->longest = *nr;
+	return p->rows + first;
+}
+
+/* The first pc of every page of a store of nr rows. */
+static uint32_t *page_pcs_of(const struct unwind_row *rows, uint32_t nr, uint32_t page_rows)
+{
+	uint32_t *pcs = calloc(nr / page_rows + 1, sizeof(*pcs));
+
+	cr_assert(pcs);
+	for (uint32_t i = 0; i < nr; i += page_rows)
+		pcs[i / page_rows] = rows[i].pc;
+	return pcs;
+}
+
+/*
+ * The run cfi_page_run() gives holds what a search of the whole table
+ * finds, for every kind of key, with the table at any offset in the store
+ * and other tables' rows (in no order with its own) around it, and never
+ * crosses a page start.
+ */
+Test(cfiwalk, page_run_finds_what_a_whole_table_search_finds)
+{
+	enum { STORE = 3000, PER = 8 };
+	static struct unwind_row store[STORE];
+	const struct { uint32_t first, nr; } tables[] = {
+		{ 37, 2000 }, { 64, 1000 }, { 3, 4 }, { 8, 8 }, { 9, 1 }, { 2990, 10 }, { 0, 3000 },
+	};
+	uint32_t seed = 1;
+
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		uint32_t first = tables[t].first, nr = tables[t].nr, pc = 0x1000, *pcs;
+
+		/* Other tables' rows: high pcs before it, low ones after. */
+		for (uint32_t i = 0; i < STORE; i++)
+			store[i].pc = i < first ? 0xfff00000u + i : i % 7;
+		for (uint32_t i = 0; i < nr; i++) {
+			seed = seed * 1103515245u + 12345u;
+			pc += 1 + (seed >> 16) % 64;
+			store[first + i].pc = pc;
+		}
+		pcs = page_pcs_of(store, STORE, PER);
+		for (uint32_t i = 0; i <= nr + 1; i++) {
+			uint32_t base = i < nr ? store[first + i].pc : i == nr ? 0 : UINT32_MAX;
+			uint32_t keys[] = { base, base - 1, base + 1 };
+
+			for (size_t k = 0; k < 3; k++) {
+				uint32_t run_first, run_nr;
+				int whole, part;
+
+				cfi_page_run(pcs, PER, first, nr, keys[k], &run_first, &run_nr);
+				cr_assert(run_first >= first && run_first + run_nr <= first + nr,
+					  "table %zu key %#x: run [%u, +%u) outside [%u, +%u)", t,
+					  keys[k], run_first, run_nr, first, nr);
+				cr_assert(run_nr >= 1 && run_nr <= PER &&
+					  run_first / PER == (run_first + run_nr - 1) / PER,
+					  "table %zu key %#x: run [%u, +%u) crosses a page start", t,
+					  keys[k], run_first, run_nr);
+				whole = unwind_search(store + first, nr, keys[k]);
+				part = unwind_search(store + run_first, run_nr, keys[k]);
+				if (part >= 0)
+					part += (int)(run_first - first);
+				cr_assert_eq(part, whole, "table %zu key %#x: row %d in the run, %d in "
+					     "the table", t, keys[k], part, whole);
+			}
+		}
+		free(pcs);
+	}
+}
+
+/* A walk handed one page of rows at a time is the walk over the whole table. */
+Test(cfiwalk, paged_walk_is_the_flat_walk)
+{
+	const struct unwind_row table[] = {
+		{ 0x1000, UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0) },
+		{ 0x1001, UNWIND_RULE(UNWIND_CFA_RSP, 16, UNWIND_RBP_SAME, 0) },
+		{ 0x1100, UNWIND_RULE(UNWIND_CFA_RBP, 16, UNWIND_RBP_AT_CFA, -16) },
+		{ 0x1180, UNWIND_RULE(UNWIND_CFA_RSP, 8, UNWIND_RBP_SAME, 0) },
+		{ 0x1200, UNWIND_RULE(UNWIND_CFA_ROOT, 0, 0, 0) },
+		{ 0x1210, UNWIND_RULE(UNWIND_CFA_NONE, 0, 0, 0) },
+	};
+	struct unwind_row store[16] = { 0 };
+	const uint32_t at = 3;
+	const struct unwind_mapping map = { .start = 0x500000, .end = 0x502000, .bias = 0x500000,
+					    .first_row = at, .nr_rows = 6 };
+	uint64_t stack[8] = { 0 }, base = 0x7ffd0000;
+	struct cfi_stack st = { .base = base, .data = (const uint8_t *)stack, .size = sizeof(stack) };
+	struct cfi_regs regs = { .ip = 0x501050, .sp = base, .bp = base + 16 };
+	struct paged_store p = { .rows = store, .page_rows = 2 };
+	struct cfi_walk flat, paged;
+
+	memcpy(store + at, table, sizeof(table));
+	p.page_pcs = page_pcs_of(store, 16, p.page_rows);
+	stack[1] = 0x501150;	/* frame 0 (rsp+16): ra at sp+8, into the rbp frame */
+	stack[2] = 0x1234;	/* its caller's rbp */
+	stack[3] = 0x501205;	/* into the root */
+	cfi_walk_stack(store, 16, &map, 1, &regs, &st, &flat);
+	cfi_walk_stack_with(paged_rows_of, &p, &map, 1, &regs, &st, &paged);
+	cr_assert_eq(flat.nr, 3, "%u frames, stop %s", flat.nr, cfi_walk_stop_name(flat.stop));
+	cr_assert_eq(paged.nr, flat.nr);
+	cr_assert_eq(paged.stop, flat.stop);
+	cr_assert_arr_eq(paged.pcs, flat.pcs, flat.nr * sizeof(flat.pcs[0]));
+	cr_expect_eq(p.runs, 3);
+	cr_expect_leq(p.longest, 2);
+	free((void *)p.page_pcs);
+}
+
 /*
  * Frames the tables cannot describe are stepped over by frame pointer
  * (return address at rbp + 8, the caller's rbp at rbp, rsp = rbp + 16), and

@@ -125,8 +125,9 @@ static void fill(const struct svg_ctx *x, uint32_t id, const struct fg_node *n, 
 	double r = (h >> 8) / 16777216.0;
 
 	if (x->v->has_base) {
-		double d = delta(x, n), s = x->max_delta ? fmin(1, fabs(d) / x->max_delta) : 0;
-		int l = (int)lround(95 - 45 * s);
+		double d = delta(x, n), s = x->max_delta ? fabs(d) / x->max_delta : 0;
+		/* 50-95 % lightness: rounded by hand, bpfrec links no libm (alloc.c). */
+		int l = (int)(95 - 45 * (s < 1 ? s : 1) + 0.5);
 
 		snprintf(out, len, d > 0 ? "hsl(0,85%%,%d%%)" : d < 0 ? "hsl(220,85%%,%d%%)"
 									: "hsl(0,0%%,%d%%)", l);
@@ -233,9 +234,12 @@ int fg_write_svg(const struct fg_graph *g, size_t view, FILE *f)
 	if (x.v->has_base)
 		for (uint32_t id = 0; id < n; id++) {
 			struct fg_node nd;
+			double d;
 
 			fg_tree_node(x.t, id, &nd);
-			x.max_delta = fmax(x.max_delta, fabs(delta(&x, &nd)));
+			d = fabs(delta(&x, &nd));
+			if (d > x.max_delta)
+				x.max_delta = d;
 		}
 	err = fg_tree_children(x.t, &first, &list);
 	stack = malloc(n * sizeof(*stack));
