@@ -615,7 +615,9 @@ int session_flush_batch(struct record_session *s)
 	/* Tasks that exited before this round have had their last samples. */
 	task_tracker_round_end(s->tracker);
 	s->round_unmarked |= wrote;
-	if (!err && s->round_unmarked && mono_ns() - s->round_mark_ns >= ROUND_MARK_MIN_NS) {
+	/* The last rounds (detached, draining) are marked: the file ends with one, as perf's. */
+	if (!err && s->round_unmarked &&
+	    (s->draining || mono_ns() - s->round_mark_ns >= ROUND_MARK_MIN_NS)) {
 		err = emit_round_end(s->w);
 		s->round_mark_ns = mono_ns();
 		s->round_unmarked = false;
