@@ -129,7 +129,13 @@ for run in "${runs[@]}"; do
 		--label hostname=test-host --spool "$T/spool2" $run >"$T/ev.out" 2>>"$T/ev.err" ||
 		{ cat "$T/ev.err" >&2; fail "bpfrec agent $run failed"; }
 	[ "$(agent_count "$T/ev.err" pushed)" = "$(agent_count "$T/ev.err" requests)" ] || fail "$run: not every request pushed"
-	[ "$(agent_count "$T/ev.err" dropped)" = 0 ] || fail "$run: windows dropped"
+	# A window the worker is too slow to convert is dropped and counted:
+	# --alloc=1's 40k samples a window on an emulated CPU. Off-CPU's few
+	# samples never are; the allocation totals below allow for it.
+	case $run in
+	--alloc*) ;;
+	*) [ "$(agent_count "$T/ev.err" dropped)" = 0 ] || fail "$run: windows dropped" ;;
+	esac
 	mv "$T/ev.err" "$T/ev.err.$((++nrun))"
 done
 cat "$T"/ev.err.* >"$T/ev.err"
@@ -199,7 +205,8 @@ assert_range "off_cpu sleep_wait ms" "$got" "$(awk -v w="$want_sleep" -v c="${cp
 # Allocations over the windows, every one recorded (--alloc=1): exact, unless
 # the recording counted samples lost (an emulated CPU's ring buffer overflows).
 alloc_lost=$(agent_count "$T/ev.err.2" lost)
-echo "alloc run: $alloc_lost samples lost"
+alloc_dropped=$(agent_count "$T/ev.err.2" dropped)
+echo "alloc run: $alloc_lost samples lost, $alloc_dropped windows dropped"
 mapfile -t mem < <(files_of memory alloc_known)
 # No series of service "unknown": an allocation whose record came after a
 # later CPU sample of its process, or after the process exited, in the
@@ -215,12 +222,13 @@ for f in free_small keep_big calloc_grow; do
 	[ -n "$want" ] || fail "alloc_known did not print the truth of $f"
 	got="$(cum_value "$T/alloc.top" $f B) $(cum_value "$T/inuse.top" $f B)"
 	echo "memory over ${#mem[@]} windows: $f alloc_space, the last window's inuse_space: $got (fixture $want)"
-	if [ "$alloc_lost" = 0 ]; then
+	if [ "$alloc_lost" = 0 ] && [ "$alloc_dropped" = 0 ]; then
 		[ "$got" = "$want" ] || fail "memory: $f $got, the fixture $want"
 	else
-		# A slow machine's ring buffer overflowed (counted): never more than the truth.
+		# A slow machine's ring buffer overflowed, or its worker dropped a
+		# window (counted): never more than the truth.
 		awk -v g="${got%% *}" -v w="${want%% *}" 'BEGIN { exit !(g <= w && g > 0) }' ||
-			fail "memory: $f $got, the fixture $want ($alloc_lost samples lost)"
+			fail "memory: $f $got, the fixture $want ($alloc_lost samples lost, $alloc_dropped windows dropped)"
 	fi
 done
 echo "ok"
