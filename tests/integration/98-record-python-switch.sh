@@ -6,9 +6,10 @@
 # still runs (its symbol file, still open to new functions, is filed as it
 # stands before each file is retired).
 #   - py_tree.py (tests/fixtures) runs under a recording cut every second,
-#     for a few seconds and until the test has read its first rotated file
+#     for a few seconds and until the test has read its second rotated file
 #     (PY_TREE_UNTIL: under an emulated CPU reading it takes longer than the
-#     tree's seconds); that file, read while the fixture has not finished
+#     tree's seconds); that file (a whole window of the tree), read while
+#     the fixture has not finished
 #     (it prints its CPU times at its end), names
 #     hot_alpha, hot_beta and cold_gamma in perf report, no sample of a
 #     Python symbol file is left without a name in perf script, and the
@@ -50,13 +51,15 @@ leaves() {
 		END { printf "%d %d %d %d %d\n", named, unnamed, a, b, c }' "$1"
 }
 
-# check_file LABEL FILE: the file names the leaves, every Python frame, at 6:3:1.
+# check_file LABEL FILE: the file names the leaves, every Python frame, at 6:3:1
+# (leaf_n: its leaf samples).
 check_file() {
 	local label=$1 f=$2 named unnamed a b c n
 	run_clean "$T/rep.txt" perf report -i "$f" --stdio --no-children --sort dso,sym -g none
 	run_clean "$T/script.txt" perf script -i "$f" -F ip,sym,dso
 	read -r named unnamed a b c < <(leaves "$T/script.txt")
 	n=$((a + b + c))
+	leaf_n=$n
 	echo "$label: Python frames $named named, $unnamed unnamed; leaf samples hot_alpha $a" \
 		"hot_beta $b cold_gamma $c"
 	# A leaf with a handful of samples (the last file is whatever tail the
@@ -84,17 +87,20 @@ export PY_TREE_UNTIL=$T/read
 "$BPFREC" record -v -g -F 999 --switch-output=1s -o w.data -- \
 	"$(debian_python3)" "$PY_TREE" tree 4 >tree.out 2>tree.err &
 rec=$!
+# The second rotated file: a whole window of the tree (the first can be all
+# of the interpreter's start under an emulated CPU: no leaf in it).
 first=
-for _ in $(seq 3000); do
-	first=$(ls w.data.* 2>/dev/null | sort | head -n 1 || true)
+for _ in $(seq 6000); do
+	first=$(ls w.data.* 2>/dev/null | sort | sed -n 2p || true)
 	[ -n "$first" ] || ! kill -0 "$rec" 2>/dev/null || { sleep 0.01; continue; }
 	break
 done
-[ -n "$first" ] || { cat tree.err >&2; fail "no rotated file while the fixture ran"; }
+[ -n "$first" ] || { cat tree.err >&2; fail "no second rotated file while the fixture ran"; }
 grep -q "Python frames need Linux" tree.err && skip "$(grep -m1 'Python frames need' tree.err)"
 # Read now, as a user may: the fixture has not printed its times, it still runs.
 grep -q ': cpu ' tree.out && fail "the fixture ended before its first rotated file was read: nothing tested"
-check_file "first rotated file $first, read while the fixture runs" "$first"
+check_file "second rotated file $first, read while the fixture runs" "$first"
+at_least "leaf samples in the second rotated file (a whole second of the tree at 999 Hz)" "$leaf_n" 20
 grep -q ': cpu ' tree.out && fail "the fixture ended while its first rotated file was read: it was not read while it ran"
 touch "$T/read"
 
