@@ -141,7 +141,9 @@ done
 cat "$T"/ev.err.* >"$T/ev.err"
 stop_receiver
 cat "$T/ev.err"
-assert_no_grep 'warning' "$T/ev.err"
+# The one warning allowed: a window dropped by a worker behind, counted (above).
+grep -v 'warning: the uploads are [0-9]* windows behind: the oldest window was dropped' "$T/ev.err" >"$T/ev.warn" || true
+assert_no_grep 'warning' "$T/ev.warn"
 jl=$T/recv/requests.jsonl
 # name service file, one line per series; --label hostname replaced the host's name
 # (a second hostname label would have had the receiver refuse the request).
