@@ -110,7 +110,6 @@ struct task_proc {
 	 * an exec before it, reported in its turn, is already in them.
 	 */
 	uint64_t maps_read_time;
-	bool exec_unwritten;	/* that exec's COMM is still to be written */
 	uint64_t next_reread, reread_interval;
 	/* Pages (ip >> 12) found outside every mapping by the last re-reads. */
 	uint64_t unmapped[UNMAPPED_SLOTS];
@@ -796,8 +795,7 @@ static int comm_changed(struct task_tracker *t, struct task_proc *p, struct task
 		return write_comm(t, pid, tid, comm, false, time, cpu);
 
 	readable = !read_maps_of(t, p, &pm);
-	exec = !readable || p->exec_unwritten || maps_replaced(p, &pm);
-	p->exec_unwritten = false;
+	exec = !readable || maps_replaced(p, &pm);
 	err = write_comm(t, pid, tid, comm, exec, time, cpu);
 	if (exec) {
 		/* exec leaves one thread, this one, in a new address space. */
@@ -1004,21 +1002,22 @@ static void exec_pending_add(struct task_tracker *t, uint32_t pid)
 /*
  * Whether an exec of time is what p's mappings were read after: read from
  * /proc ahead of their turn for a later sample (early_turns(), a new
- * process's first sample), or for a sample of the launched command before
- * its exec, described in a round before the exec's. Forgetting it
+ * process's first sample), and nothing of it written yet. Forgetting it
  * then would drop what the hooks built from the new image (unwind tables,
  * Python frames) for as long as the exec's mmap reports take to build it
  * again, and a short burst of work falls entirely in that gap.
  */
 static bool exec_already_read(struct task_proc *p, uint64_t time)
 {
-	if (p->maps_read_time <= time)
+	/*
+	 * Described already (its launcher's last sample, written a round
+	 * before the exec's): forgotten, so that its next record describes
+	 * it afresh with the new name; a COMM exec only at its next sample
+	 * left a window of tracer records (off-CPU) under the launcher's.
+	 */
+	if (p->described || p->maps_read_time <= time)
 		return false;
-	/* Its COMM says it exec'd: the first one, or the next one written. */
-	if (p->described)
-		p->exec_unwritten = true;
-	else
-		p->execd = true;
+	p->execd = true;	/* its COMM says it exec'd */
 	return true;
 }
 

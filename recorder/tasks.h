@@ -155,10 +155,10 @@ void task_tracker_exit(struct task_tracker *t, uint32_t pid, uint32_t tid);
  * the comm stays the same): forget its threads and mappings; its next
  * sample writes a COMM with the exec flag and the new image's MMAP2s. A
  * no-op when task_tracker_exec_begin() already reported this exec. time:
- * the exec's; a process whose mappings were read from /proc after it (a
- * report handed over in its turn, behind samples read ahead or written
- * before it) has the new image already: it is kept, its tables and the
- * hooks' state with it, and only its next COMM gets the exec flag.
+ * the exec's; a process not yet described whose mappings were read from
+ * /proc after it (a report handed over in its turn, behind a sample read
+ * ahead) has the new image already: it is kept, its tables and the hooks'
+ * state with it, and its COMM gets the exec flag.
  */
 void task_tracker_exec(struct task_tracker *t, uint32_t pid, uint64_t time);
 /*
