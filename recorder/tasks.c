@@ -158,7 +158,11 @@ static int read_maps(struct task_tracker *t, uint32_t pid, struct procmaps *pm)
 	return err;
 }
 
-/* read_maps() of p, remembering when (an exec before that is in what it read). */
+/*
+ * read_maps() of p, remembering when: an exec reported before that is in
+ * what it read (exec_already_read(), which asks only of a process not yet
+ * described: the read ahead of task_tracker_prefetch()).
+ */
 static int read_maps_of(struct task_tracker *t, struct task_proc *p, struct procmaps *pm)
 {
 	uint64_t at = t->now();
@@ -722,7 +726,7 @@ static int describe_process(struct task_tracker *t, struct task_proc *p, uint32_
 	 * What the kernel reported since the exec is exact as of this sample's
 	 * time; /proc is as of now, and gone for a process that already exited.
 	 */
-	if (p->complete || read_maps_of(t, p, &pm)) {
+	if (p->complete || read_maps(t, pid, &pm)) {
 		err = write_known_maps(t, p, pid, time, cpu);
 		if (!err)
 			maps_changed(t, p);
@@ -767,7 +771,7 @@ static int reread_maps(struct task_tracker *t, struct task_proc *p, uint32_t tid
 	size_t nr_new = 0;
 	int err = 0;
 
-	if (!read_maps_of(t, p, &pm)) {
+	if (!read_maps(t, p->e.key, &pm)) {
 		err = proc_set_maps(t, p, &pm, tid, time, cpu, false, &nr_new);
 		procmaps_release(&pm);
 	}
@@ -794,7 +798,7 @@ static int comm_changed(struct task_tracker *t, struct task_proc *p, struct task
 	if (tid != pid)
 		return write_comm(t, pid, tid, comm, false, time, cpu);
 
-	readable = !read_maps_of(t, p, &pm);
+	readable = !read_maps(t, pid, &pm);
 	exec = !readable || maps_replaced(p, &pm);
 	err = write_comm(t, pid, tid, comm, exec, time, cpu);
 	if (exec) {
