@@ -85,6 +85,16 @@ struct alloc_tracer {
 	size_t *order;
 	size_t cap_order;
 	uint64_t *ips;
+	/*
+	 * The execs reported since the last inuse walk (hook_exec): the
+	 * blocks a process allocated before its exec went with its old image,
+	 * without a free the probes could see. Sorted and used by write_inuse().
+	 */
+	struct exec_mark {
+		uint32_t pid;
+		uint64_t time;
+	} *execs;
+	size_t nr_execs, cap_execs;
 };
 
 /* The names probed, in enum alloc_func order. */
@@ -317,6 +327,7 @@ static void alloc_free(void *t)
 	free(a->links);
 	free(a->order);
 	free(a->ips);
+	free(a->execs);
 	free(a->proc_root);
 	free(a);
 }
@@ -576,11 +587,23 @@ static void hook_forget(void *ctx, uint32_t pid)
 		a->next_hooks->forget(a->next_hooks_ctx, pid);
 }
 
+static void hook_exec(void *ctx, uint32_t pid, uint64_t time)
+{
+	struct alloc_tracer *a = ctx;
+
+	/* Out of memory: that process's old blocks stay reported, as before. */
+	if (!ARRAY_RESERVE(a->execs, a->cap_execs, a->nr_execs + 1, 64))
+		a->execs[a->nr_execs++] = (struct exec_mark){ .pid = pid, .time = time };
+	if (a->next_hooks && a->next_hooks->exec)
+		a->next_hooks->exec(a->next_hooks_ctx, pid, time);
+}
+
 /* Probes the allocator files of processes whose mappings change, then calls next_hooks. */
 static const struct task_tracker_hooks alloc_tracker_hooks = {
 	.maps_changed = hook_maps_changed,
 	.file_new = hook_file_new,
 	.forget = hook_forget,
+	.exec = hook_exec,
 };
 
 /*
@@ -813,6 +836,45 @@ static int key_cmp(const void *pa, const void *pb)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+static int exec_mark_cmp(const void *pa, const void *pb)
+{
+	const struct exec_mark *x = pa, *y = pb;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static int exec_mark_pid_cmp(const void *pa, const void *pb)
+{
+	const struct exec_mark *x = pa, *y = pb;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The execs since the last walk, one per pid (its latest), sorted by pid. */
+static void execs_sort(struct alloc_tracer *a)
+{
+	size_t n = 0;
+
+	qsort(a->execs, a->nr_execs, sizeof(*a->execs), exec_mark_cmp);
+	for (size_t i = 0; i < a->nr_execs; i++) {
+		if (n && a->execs[n - 1].pid == a->execs[i].pid)
+			n--;
+		a->execs[n++] = a->execs[i];
+	}
+	a->nr_execs = n;
+}
+
+/* When pid last exec'd since the last walk; 0 = it did not. */
+static uint64_t exec_time(const struct alloc_tracer *a, uint32_t pid)
+{
+	struct exec_mark k = { .pid = pid }, *m;
+
+	m = bsearch(&k, a->execs, a->nr_execs, sizeof(k), exec_mark_pid_cmp);
+	return m ? m->time : 0;
+}
+
 /*
  * One inuse SAMPLE per sampled allocation still live, stamped no earlier
  * than *last_time (raised to what is written). Drains and writes alloc
@@ -826,6 +888,7 @@ static int write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct
 	struct alloc_live_key *keys, key, next;
 	struct alloc_sample *v;
 	bool first = true, dead = false;
+	uint64_t exec = 0;
 	int err;
 
 	/* What the ring buffer still holds is older than any inuse sample. */
@@ -854,12 +917,24 @@ static int write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct
 		keys[nr++] = next;
 	}
 	qsort(keys, nr, sizeof(*keys), key_cmp);
+	execs_sort(a);
 	for (size_t i = 0; i < nr && !err; i++) {
 		void *p;
 
 		if ((i && !key_cmp(&keys[i - 1], &keys[i])) ||
 		    bpf_map__lookup_elem(map, &keys[i], sizeof(keys[i]), v, sizeof(*v), 0))
 			continue;
+		/*
+		 * A block allocated before its process's exec went with the old
+		 * image: not held, and its stack names an image no file of the
+		 * process maps any more (perf: [unknown]; pprof: no main binary).
+		 */
+		if (!i || keys[i - 1].pid != keys[i].pid)
+			exec = exec_time(a, keys[i].pid);
+		if (exec && v->hdr.time < exec) {
+			bpf_map__delete_elem(map, &keys[i], sizeof(keys[i]), 0);
+			continue;
+		}
 		/*
 		 * A process gone is reported what it held at its exit in this
 		 * file, then no more: a later file (--switch-output) has
@@ -885,6 +960,7 @@ static int write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct
 	}
 	free(keys);
 	free(v);
+	a->nr_execs = 0;
 	if (!err)
 		err = alloc_flush(a, w, t, UINT64_MAX, last_time);
 	batch_clear(&a->batch);

@@ -1025,12 +1025,19 @@ static bool exec_already_read(struct task_proc *p, uint64_t time)
 	return true;
 }
 
+static void exec_told(struct task_tracker *t, uint32_t pid, uint64_t time)
+{
+	if (t->hooks && t->hooks->exec)
+		t->hooks->exec(t->hooks_ctx, pid, time);
+}
+
 void task_tracker_exec(struct task_tracker *t, uint32_t pid, uint64_t time)
 {
 	struct lru_entry *e;
 
 	if (!pid)
 		return;
+	exec_told(t, pid, time);
 	e = lru_table_find(&t->procs, pid);
 	if (e && exec_already_read(proc_of(e), time))
 		return;
@@ -1051,6 +1058,7 @@ void task_tracker_exec_begin(struct task_tracker *t, uint32_t pid, uint64_t time
 
 	if (!pid)
 		return;
+	exec_told(t, pid, time);
 	e = lru_table_find(&t->procs, pid);
 	if (!e && !t->track_all)
 		return;	/* not a process in scope */

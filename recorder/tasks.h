@@ -81,6 +81,12 @@ struct task_tracker_hooks {
 			 struct task_file *f);
 	/* pid is gone from the tracker: what was kept for it can go. */
 	void (*forget)(void *ctx, uint32_t pid);
+	/*
+	 * pid exec'd at time (each report of it: the kernel's COMM exec and
+	 * the BPF notice may both tell of one exec), whether or not the tracker
+	 * knows it: what pid held before time belonged to the old image.
+	 */
+	void (*exec)(void *ctx, uint32_t pid, uint64_t time);
 };
 
 struct task_tracker_opts {

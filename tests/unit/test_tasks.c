@@ -1266,8 +1266,9 @@ Test(tasks, refused_maps_are_counted)
 /* ---- hooks: what the in-kernel unwinder follows -------------------------------- */
 
 struct hook_log {
-	unsigned int changed, forgot;
-	uint32_t pid;
+	unsigned int changed, forgot, execs;
+	uint32_t pid, exec_pid;
+	uint64_t exec_time;
 	size_t nr;		/* mappings in the last call */
 	uint64_t first_start;
 	char first_path[PATH_MAX];
@@ -1298,9 +1299,19 @@ static void log_forget(void *ctx, uint32_t pid)
 	l->pid = pid;
 }
 
+static void log_exec(void *ctx, uint32_t pid, uint64_t time)
+{
+	struct hook_log *l = ctx;
+
+	l->execs++;
+	l->exec_pid = pid;
+	l->exec_time = time;
+}
+
 static const struct task_tracker_hooks log_hooks = {
 	.maps_changed = log_maps_changed,
 	.forget = log_forget,
+	.exec = log_exec,
 };
 
 static void new_hooked_tracker(struct hook_log *l, bool track_all)
@@ -1335,6 +1346,34 @@ Test(tasks, hooks_follow_reported_mappings_before_samples)
 	rounds_pass();
 	cr_assert_eq(l.forgot, 1);
 	cr_assert_eq(l.pid, 7100);
+}
+
+/*
+ * Every report of an exec reaches the hooks with its time, also of a process
+ * the tracker does not know (--alloc: what it held before went with the
+ * old image, whether or not the file describes it).
+ */
+Test(tasks, hooks_told_of_every_exec_with_its_time)
+{
+	struct hook_log l;
+
+	new_hooked_tracker(&l, false);
+	task_tracker_exec(tt, 7150, 500);
+	cr_assert_eq(l.execs, 1, "an exec of an unknown process is told");
+	cr_assert_eq(l.exec_pid, 7150);
+	cr_assert_eq(l.exec_time, 500);
+	task_tracker_exec_begin(tt, 7151, 600);
+	cr_assert_eq(l.execs, 2, "the kernel's COMM exec of a process out of scope is told");
+	cr_assert_eq(l.exec_pid, 7151);
+	cr_assert_eq(l.exec_time, 600);
+	task_tracker_fork(tt, 7152, 7152, 1);
+	task_tracker_exec_begin(tt, 7152, 700);
+	task_tracker_exec(tt, 7152, 710);
+	cr_assert_eq(l.execs, 4, "both reports of one exec are told");
+	cr_assert_eq(l.exec_time, 710);
+	task_tracker_exec(tt, 0, 800);
+	cr_assert_eq(l.execs, 4, "pid 0 is no process");
+	cr_assert_eq(take(), 0, "telling the hooks writes nothing");
 }
 
 /* -a: the kernel reports every process; only sampled ones are worth tables. */
