@@ -921,31 +921,32 @@ static int write_inuse(struct alloc_tracer *a, struct perfdata_writer *w, struct
 	for (size_t i = 0; i < nr && !err; i++) {
 		void *p;
 
-		if ((i && !key_cmp(&keys[i - 1], &keys[i])) ||
-		    bpf_map__lookup_elem(map, &keys[i], sizeof(keys[i]), v, sizeof(*v), 0))
+		if (i && !key_cmp(&keys[i - 1], &keys[i]))
+			continue;
+		/* Keys are sorted by pid: what is known of a process, once per process. */
+		if (!i || keys[i - 1].pid != keys[i].pid) {
+			exec = exec_time(a, keys[i].pid);
+			/*
+			 * A process gone is reported what it held at its exit in
+			 * this file, then no more: a later file (--switch-output)
+			 * has neither the memory nor the mappings to place it, and
+			 * a long recording would keep every exited process's
+			 * blocks in alloc_live until the map is full.
+			 */
+			dead = drop_dead && kill((pid_t)keys[i].pid, 0) && errno == ESRCH;
+		}
+		if (bpf_map__lookup_elem(map, &keys[i], sizeof(keys[i]), v, sizeof(*v), 0))
 			continue;
 		/*
 		 * A block allocated before its process's exec went with the old
 		 * image: not held, and its stack names an image no file of the
 		 * process maps any more (perf: [unknown]; pprof: no main binary).
 		 */
-		if (!i || keys[i - 1].pid != keys[i].pid)
-			exec = exec_time(a, keys[i].pid);
 		if (exec && v->hdr.time < exec) {
 			bpf_map__delete_elem(map, &keys[i], sizeof(keys[i]), 0);
 			continue;
 		}
-		/*
-		 * A process gone is reported what it held at its exit in this
-		 * file, then no more: a later file (--switch-output) has
-		 * neither the memory nor the mappings to place it, and a long
-		 * recording would keep every exited process's blocks in
-		 * alloc_live until the map is full. Keys are sorted by pid: one
-		 * check per process.
-		 */
-		if (drop_dead && (!i || keys[i - 1].pid != keys[i].pid))
-			dead = kill((pid_t)keys[i].pid, 0) && errno == ESRCH;
-		if (drop_dead && dead)
+		if (dead)
 			bpf_map__delete_elem(map, &keys[i], sizeof(keys[i]), 0);
 		if (!record_ok(v))
 			continue;
