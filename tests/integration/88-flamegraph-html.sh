@@ -53,7 +53,7 @@ assert_range "leaf_a among the leaves" "$(awk -v a="$a" -v b="$b" -v c="$c" 'BEG
 [ "$(j "d['zoom']['zoomed_on'] == d['zoom']['clicked']")" = True ] ||
 	fail "clicking work (frame $(j "d['zoom']['clicked']")) zoomed on frame $(j "d['zoom']['zoomed_on']")" \
 		"after $(j "d['zoom']['attempts']") clicks; under the pointer: frame $(j "d['zoom']['under_pointer']")," \
-		"the click landed on: $(j "d['zoom']['click_landed_on']")"
+		"the click landed on: $(j "d['zoom']['click_landed_on']"), at $(j "d['zoom']['at']") in a viewport of $(j "d['zoom']['viewport']")"
 assert_range "work's width once zoomed" "$(j "d['zoom']['widths']['work']")" 99.9 100.1
 za=$(j "d['zoom']['widths']['leaf_a']")
 near "leaf_a zoomed" "$za" "$(awk -v a="$a" -v w="$(j "d['widths']['work']")" 'BEGIN { print 100 * a / w }')" 0.5

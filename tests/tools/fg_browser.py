@@ -322,6 +322,15 @@ def main():
                 if a.zoom not in m["rects"]:
                     break
                 r = m["rects"][a.zoom]
+                # Into the viewport first: a chart taller than the window
+                # (deeper stacks: a VM's kernel) can have the frame below its
+                # edge, where nothing is under the pointer (3 clicks on
+                # nothing on 6.12 under emulation).
+                b.js("(() => { const e = document.querySelector('#chart .fr[data-id=\"%d\"]');"
+                     " if (e) e.scrollIntoView({block: 'center', inline: 'center'}); })()" % r["id"])
+                b.js("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+                m = b.js(MEASURE % json.dumps(names))
+                r = m["rects"].get(a.zoom, r)
                 # Over it first, as a hand would: hovering writes the frame's
                 # details above the chart, which may move it; then where it is now.
                 b.mouse("mouseMoved", r["x"], r["y"])
@@ -345,7 +354,9 @@ def main():
                 z = b.js(MEASURE % json.dumps(names))
                 res["zoom"] = {"clicked": r["id"], "zoomed_on": b.js("window.flamegraph.zoom()"),
                                "widths": z["widths"], "attempts": attempt,
-                               "under_pointer": hit, "click_landed_on": b.js("window.__fgClicks")}
+                               "under_pointer": hit, "click_landed_on": b.js("window.__fgClicks"),
+                               "at": [r["x"], r["y"]],
+                               "viewport": b.js("[window.innerWidth, window.innerHeight]")}
                 if res["zoom"]["zoomed_on"] == r["id"]:
                     break
                 b.js("document.getElementById('reset').click()")
