@@ -30,7 +30,6 @@ JSON {"mode": "..."}):
   grpc:N        Parca: HTTP 200 with grpc-status N in the trailer (Pyroscope: the Connect code)
   hang          accept and read the request, never answer (until the mode changes)
   max-body:N    like ok, but 413 for a body over N bytes
-  slow:MS       like ok, but answer each push MS milliseconds after reading it
 GET /__stats on the control port: counts so far, as JSON.
 
 Field numbers (write side in tools/agent/request.h):
@@ -51,7 +50,6 @@ import socketserver
 import struct
 import sys
 import threading
-import time
 
 PYROSCOPE_PATH = "/push.v1.PusherService/Push"
 PARCA_PATH = "/parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw"
@@ -235,7 +233,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path == "/__control":
             text = body.decode().strip()
             mode = json.loads(text)["mode"] if text.startswith("{") else text
-            if not re.fullmatch(r"ok|down|hang|(status|grpc|max-body|slow):\d+", mode):
+            if not re.fullmatch(r"ok|down|hang|(status|grpc|max-body):\d+", mode):
                 return self.answer(400, b"unknown mode\n")
             if self.server is st.server:  # it cannot shut itself down from inside: later
                 self.answer(200, b"ok\n")
@@ -274,8 +272,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with st.lock:
                 st.faulted += 1
             return self.answer(413, b"request body too large\n")
-        if mode.startswith("slow:"):
-            time.sleep(int(mode[5:]) / 1000)
         want = "application/grpc-web+proto" if api == "parca" else "application/proto"
         if self.headers.get("Content-Type", "") != want:
             return self.answer(415, b"unsupported content type\n")
